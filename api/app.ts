@@ -1,0 +1,45 @@
+// Builds the Koa application from its dependencies. Nothing here opens
+// connections: the caller (bin/*) composes services and passes them in, so
+// tests can build an app with, say, tiny rate limits or an unreachable Temporal.
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import type { Config } from '../config/env.ts';
+import type { RateLimiters } from '../services/rate-limiters.ts';
+import { buildOpenApiDocument } from './contract/openapi.ts';
+import { allowedMethods, mountRoutes } from './contract/router.ts';
+import type { Authenticator } from './middleware/auth.ts';
+import { jsonBody } from './middleware/body-parser.ts';
+import { errorHandler } from './middleware/error-handler.ts';
+import { requestId } from './middleware/request-id.ts';
+import { requestLog } from './middleware/request-log.ts';
+import { allRoutes, type RouteDeps } from './routes/index.ts';
+
+export interface AppDeps extends RouteDeps {
+  config: Config;
+  logger: Logger;
+  authenticate: Authenticator;
+  rateLimiters: RateLimiters;
+}
+
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: deps.config.http.trustProxy });
+  // Koa's default error listener prints stack traces; our error handler already logged.
+  app.silent = true;
+
+  let document: Record<string, unknown> | undefined;
+  const routes = allRoutes(deps, () => (document ??= buildOpenApiDocument(routes, deps.config.http.publicBaseUrl)));
+  const router = mountRoutes(routes, {
+    authenticate: deps.authenticate,
+    rateLimiters: deps.rateLimiters,
+    clientAddress: (ctx) => ctx.ip,
+    checkResponses: deps.config.env !== 'production',
+  });
+
+  app.use(requestId());
+  app.use(requestLog(deps.logger));
+  app.use(errorHandler(deps.logger));
+  app.use(jsonBody(deps.config.http.bodyLimitBytes));
+  app.use(router.routes());
+  app.use(allowedMethods(router));
+  return app;
+}

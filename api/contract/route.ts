@@ -1,0 +1,67 @@
+// A route is declared once, as data: its request and response schemas validate
+// at run time and build the OpenAPI document. Every route goes through here.
+import type Koa from 'koa';
+import type { z } from 'zod';
+import type { Principal } from '../../services/keys.ts';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+/** none: public; core: core key; workspace: workspace (vault) key. */
+export type AuthKind = 'none' | 'core' | 'workspace';
+
+export interface ResponseSpec {
+  description: string;
+  /** JSON body schema; omit for an opaque or non-JSON body. */
+  schema?: z.ZodType;
+  /** Defaults to application/json. */
+  contentType?: string;
+}
+
+export interface RouteInput<TParams, TQuery, TBody> {
+  params: TParams;
+  query: TQuery;
+  body: TBody;
+  /** Set on authenticated routes. */
+  principal: Principal | undefined;
+  ctx: Koa.Context;
+}
+
+export interface RouteResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteSpec<
+  TParams extends z.ZodType = z.ZodType,
+  TQuery extends z.ZodType = z.ZodType,
+  TBody extends z.ZodType = z.ZodType,
+> {
+  method: HttpMethod;
+  /** OpenAPI-style path, e.g. /v1/agent-runs/{run_id}. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth: AuthKind;
+  /** Which rate limit applies; authenticated routes default to the per-key limit. */
+  rateLimit?: 'trial' | 'per-key' | 'none';
+  request?: { params?: TParams; query?: TQuery; body?: TBody };
+  responses: Record<number, ResponseSpec>;
+  /** Leave out of the OpenAPI document (e.g. static assets of /docs). */
+  hidden?: boolean;
+  handler: (
+    input: RouteInput<z.output<TParams>, z.output<TQuery>, z.output<TBody>>,
+  ) => Promise<RouteResult> | RouteResult;
+}
+
+/** Identity function that keeps each route's handler typed by its own schemas. */
+export function defineRoute<TParams extends z.ZodType, TQuery extends z.ZodType, TBody extends z.ZodType>(
+  spec: RouteSpec<TParams, TQuery, TBody>,
+): RouteSpec {
+  return spec as unknown as RouteSpec;
+}
+
+export function effectiveRateLimit(route: RouteSpec): 'trial' | 'per-key' | 'none' {
+  return route.rateLimit ?? (route.auth === 'none' ? 'none' : 'per-key');
+}

@@ -1,0 +1,103 @@
+// Mounts declared routes on a Koa router: authentication, rate limiting,
+// request validation against the route's zod schemas, then the handler. In
+// development and test the response is checked against its declared schema too,
+// so a handler that drifts from the contract fails loudly.
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { z } from 'zod';
+import { errors } from '../../domain/errors.ts';
+import type { RateLimiters } from '../../services/rate-limiters.ts';
+import { type Authenticator, requireKey } from '../middleware/auth.ts';
+import { rateLimit } from '../middleware/rate-limit.ts';
+import { paramOf } from './param-path.ts';
+import { effectiveRateLimit, type RouteSpec } from './route.ts';
+
+export interface RouterDeps {
+  authenticate: Authenticator;
+  rateLimiters: RateLimiters;
+  clientAddress: (ctx: Koa.Context) => string;
+  checkResponses: boolean;
+}
+
+function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, where: 'body' | 'query' | 'path'): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const param = paramOf(issue, where);
+  if (issue.code === 'unrecognized_keys') throw errors.unsupportedParameter(param ?? issue.keys[0] ?? where);
+  const field = param ?? (where === 'body' ? 'request body' : where);
+  throw errors.invalidRequest(`Invalid ${field}: ${issue.message}`, param);
+}
+
+/** Koa route path (`/runs/:id`) from an OpenAPI path (`/runs/{id}`). */
+function koaPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
+}
+
+function validateInput(route: RouteSpec): Koa.Middleware {
+  const { params, query, body } = route.request ?? {};
+  return async function validateInput(ctx, next) {
+    ctx.state.input = {
+      params: params ? parseOrThrow(params, ctx.params, 'path') : {},
+      query: query ? parseOrThrow(query, ctx.query, 'query') : {},
+      body: body ? parseOrThrow(body, requireJsonBody(ctx), 'body') : undefined,
+    };
+    await next();
+  };
+}
+
+function requireJsonBody(ctx: Koa.Context): unknown {
+  const raw = (ctx.request as { rawBody?: string }).rawBody;
+  if (raw === undefined) {
+    const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+    if (hasBody && !ctx.is('application/json', '+json')) throw errors.unsupportedMediaType();
+    throw errors.invalidRequest('A JSON request body is required.', null);
+  }
+  return ctx.request.body;
+}
+
+function runHandler(route: RouteSpec, checkResponses: boolean): Koa.Middleware {
+  return async function runHandler(ctx) {
+    const input = ctx.state.input as { params: unknown; query: unknown; body: unknown };
+    const result = await route.handler({ ...input, principal: ctx.state.principal, ctx });
+    if (checkResponses) {
+      const schema = route.responses[result.status]?.schema;
+      if (!route.responses[result.status]) {
+        throw new Error(`${route.operationId} answered undeclared status ${result.status}`);
+      }
+      if (schema) {
+        const check = schema.safeParse(result.body);
+        if (!check.success) {
+          throw new Error(`${route.operationId} ${result.status} body breaks its schema: ${check.error.message}`);
+        }
+      }
+    }
+    ctx.status = result.status;
+    if (result.headers) ctx.set(result.headers);
+    ctx.body = result.body;
+  };
+}
+
+export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Router {
+  const router = new Router();
+  for (const route of routes) {
+    const chain: Koa.Middleware[] = [];
+    if (route.auth !== 'none') chain.push(requireKey(route.auth, deps.authenticate));
+    const limit = effectiveRateLimit(route);
+    if (limit === 'per-key') {
+      chain.push(rateLimit(deps.rateLimiters.perKey, (ctx) => (ctx.state.principal as { keyId: string }).keyId));
+    } else if (limit === 'trial') {
+      chain.push(rateLimit(deps.rateLimiters.trial, deps.clientAddress));
+    }
+    chain.push(validateInput(route), runHandler(route, deps.checkResponses));
+    router.register(koaPath(route.path), [route.method.toUpperCase()], chain as never, {
+      name: route.operationId,
+    });
+  }
+  return router;
+}
+
+/** 405 with an Allow header for a known path with another method (the error handler writes the body). */
+export function allowedMethods(router: Router): Koa.Middleware {
+  return router.allowedMethods() as unknown as Koa.Middleware;
+}

@@ -1,0 +1,16 @@
+import type Koa from 'koa';
+import { newId } from '../../domain/ids.ts';
+
+// Echo a caller's id only when it is short and plain, so it is safe in logs and headers.
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Sets ctx.state.requestId and the x-request-id response header on every response. */
+export function requestId(): Koa.Middleware {
+  return async function requestId(ctx, next) {
+    const given = ctx.get('x-request-id');
+    const id = SANE_REQUEST_ID.test(given) ? given : newId('req', 12);
+    ctx.state.requestId = id;
+    ctx.set('x-request-id', id);
+    await next();
+  };
+}

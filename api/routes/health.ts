@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { errors } from '../../domain/errors.ts';
+import type { HealthReport } from '../../services/health.ts';
+import { ErrorObject } from '../contract/common.ts';
+import { defineRoute } from '../contract/route.ts';
+
+export const SERVICE_NAME = 'governed-workspace-service';
+
+const Health = z
+  .object({
+    status: z.literal('ok'),
+    service: z.string(),
+    build_date: z.string().optional(),
+  })
+  .meta({ id: 'Health' });
+
+export function healthRoutes(deps: { checkHealth: () => Promise<HealthReport>; buildDate?: string }) {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/health',
+      operationId: 'getHealth',
+      summary: 'Service health',
+      description: 'Checks the database and Temporal. 503 with the error object when either is unreachable.',
+      tags: ['public'],
+      auth: 'none',
+      responses: {
+        200: { description: 'Healthy.', schema: Health },
+        503: { description: 'The database or Temporal is unreachable.', schema: ErrorObject },
+      },
+      async handler() {
+        const report = await deps.checkHealth();
+        const down = Object.entries(report).filter(([, state]) => state !== 'ok').map(([name]) => name);
+        if (down.length > 0) throw errors.unavailable(`Service unavailable: ${down.join(' and ')} unreachable.`);
+        return { status: 200, body: { status: 'ok', service: SERVICE_NAME, ...(deps.buildDate ? { build_date: deps.buildDate } : {}) } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,29 @@
+// `npm run api` (production): the HTTP API alone, against TEMPORAL_ADDRESS and
+// DATABASE_URL. Run `npm run worker` beside it. It starts even while Temporal
+// is down; /health reports 503 until it is reachable.
+import { createApp } from '../api/app.ts';
+import { listen } from '../api/server.ts';
+import { ensureDatabase, loadConfigOrExit } from '../runtime/boot.ts';
+import { composeApi } from '../runtime/compose-api.ts';
+import { Lifecycle } from '../runtime/lifecycle.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { lazyTemporalClient } from '../runtime/temporal-client.ts';
+
+const config = loadConfigOrExit();
+const logger = createLogger(config, 'gws-api');
+const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
+lifecycle.handleSignals();
+
+try {
+  const address = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+  const database = await ensureDatabase(config, lifecycle, 'npm run api');
+  const handle = lazyTemporalClient(address, config.temporal.namespace);
+  lifecycle.onStop('temporal client', () => handle.connection.close());
+  const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);
+  lifecycle.onStop('http server', () => server.close());
+  logger.info({ url: server.url, temporal: address }, 'api listening');
+} catch (err) {
+  logger.fatal({ err: (err as Error).message }, 'api start-up failed');
+  await lifecycle.stop();
+  process.exit(1);
+}

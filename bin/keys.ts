@@ -1,0 +1,75 @@
+// `npm run keys -- create --tenant NAME --kind core|workspace [--label L] [--json]`
+// `npm run keys -- list [--tenant NAME] [--json]`
+// `npm run keys -- revoke KEY_ID`
+// A new key's secret is printed once; only its hash is stored.
+import { Command, Option } from 'commander';
+import { KEY_KINDS, type KeyKind } from '../domain/api-keys.ts';
+import { createKey, listKeys, revokeKey } from '../services/keys.ts';
+import { ensureDatabase, loadConfigOrExit } from '../runtime/boot.ts';
+import { Lifecycle } from '../runtime/lifecycle.ts';
+import { createLogger } from '../runtime/logger.ts';
+
+const config = loadConfigOrExit();
+const lifecycle = new Lifecycle(createLogger({ logLevel: 'warn' }), config.shutdownTimeoutMs);
+
+async function withDb<T>(fn: (db: Awaited<ReturnType<typeof ensureDatabase>>['db']) => Promise<T>): Promise<T> {
+  try {
+    const database = await ensureDatabase(config, lifecycle, 'npm run keys', { migrate: true });
+    return await fn(database.db);
+  } finally {
+    await lifecycle.stop();
+  }
+}
+
+const program = new Command('keys').description('Manage API keys').showHelpAfterError();
+
+program
+  .command('create')
+  .description('mint a key (printed once); the tenant is created on first use')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .addOption(new Option('--kind <kind>', 'key kind').choices(KEY_KINDS).makeOptionMandatory())
+  .option('--label <label>', 'a note to recognise the key by')
+  .option('--json', 'print JSON')
+  .action(async (opts: { tenant: string; kind: KeyKind; label?: string; json?: boolean }) => {
+    const key = await withDb((db) => createKey(db, { tenant: opts.tenant, kind: opts.kind, label: opts.label }));
+    if (opts.json) {
+      console.log(JSON.stringify({ id: key.id, tenant: key.tenant, kind: key.kind, key: key.secret, prefix: key.prefix }));
+    } else {
+      console.log(`Created ${key.kind} key ${key.id} for tenant "${key.tenant}". It is shown only now:\n\n  ${key.secret}\n`);
+    }
+  });
+
+program
+  .command('list')
+  .description('list keys (metadata only, never secrets)')
+  .option('--tenant <name>', 'only this tenant')
+  .option('--json', 'print JSON lines')
+  .action(async (opts: { tenant?: string; json?: boolean }) => {
+    const keys = await withDb((db) => listKeys(db, { tenant: opts.tenant }));
+    for (const k of keys) {
+      const row = { id: k.id, tenant: k.tenant, kind: k.kind, prefix: k.prefix, label: k.label, created_at: k.createdAt.toISOString(), revoked_at: k.revokedAt?.toISOString() ?? null };
+      console.log(opts.json ? JSON.stringify(row) : `${row.id}  ${row.tenant}  ${row.kind.padEnd(9)}  ${row.prefix}…  ${row.revoked_at ? `revoked ${row.revoked_at}` : 'active'}  ${row.label ?? ''}`);
+    }
+    if (!opts.json && keys.length === 0) console.log('no keys');
+  });
+
+program
+  .command('revoke')
+  .description('revoke a key by id; it stops authenticating at once')
+  .argument('<key-id>')
+  .action(async (keyId: string) => {
+    const done = await withDb((db) => revokeKey(db, keyId));
+    if (!done) {
+      console.error(`No active key with id ${keyId}.`);
+      process.exitCode = 1;
+      return;
+    }
+    console.log(`Revoked ${keyId}.`);
+  });
+
+try {
+  await program.parseAsync();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exitCode = 1;
+}

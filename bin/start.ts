@@ -1,0 +1,68 @@
+// `npm start`: the whole service in one process on embedded defaults. Starts
+// the Temporal dev server (unless TEMPORAL_ADDRESS is set), applies migrations,
+// runs the worker and the API, and on first start prints the dev keys once.
+import { createApp } from '../api/app.ts';
+import { listen } from '../api/server.ts';
+import { type CreatedKey, ensureDevKeys } from '../services/keys.ts';
+import { ensureDatabase, ensureTemporal, loadConfigOrExit } from '../runtime/boot.ts';
+import { composeApi } from '../runtime/compose-api.ts';
+import { Lifecycle } from '../runtime/lifecycle.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
+import { startWorker } from '../runtime/worker.ts';
+
+const config = loadConfigOrExit();
+const logger = createLogger(config);
+const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
+lifecycle.handleSignals();
+
+function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | null): string {
+  const lines = [
+    '',
+    'Governed Workspace Service is running',
+    `  API          ${apiUrl}`,
+    `  Docs         ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)`,
+    `  Temporal UI  ${uiUrl ?? '(external cluster: use its own UI)'}`,
+    `  Database     ${config.database.url ? 'Postgres (DATABASE_URL)' : `embedded PGlite in ${config.database.dataDir}`}`,
+  ];
+  if (keys) {
+    lines.push('', 'Dev tenant "dev" created. These keys are shown ONCE; only their hashes are stored:');
+    for (const key of keys) lines.push(`  ${key.kind.padEnd(9)} ${key.secret}`);
+  } else {
+    lines.push('', 'Dev keys were printed on first start. Mint more with: npm run keys -- create --tenant dev --kind core');
+  }
+  lines.push('', 'Press Ctrl-C to stop.', '');
+  return lines.join('\n');
+}
+
+try {
+  // The database first: for PGlite it takes the data-dir lock, so a second `npm start` stops here.
+  const database = await ensureDatabase(config, lifecycle, 'npm start');
+  const temporal = await ensureTemporal(config, logger, lifecycle);
+  const handle = lazyTemporalClient(temporal.address, config.temporal.namespace);
+  lifecycle.onStop('temporal client', () => handle.connection.close());
+  if (!temporal.uiUrl) await ensureSearchAttributes(handle.connection, config.temporal.namespace, logger);
+
+  const worker = await startWorker({
+    address: temporal.address,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    db: database.db,
+  });
+  lifecycle.onStop('worker', () => worker.stop());
+  worker.done.catch((err: Error) => {
+    logger.fatal({ err: err.message }, 'worker failed');
+    void lifecycle.stop().then(() => process.exit(1));
+  });
+
+  const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);
+  lifecycle.onStop('http server', () => server.close());
+
+  const keys = await ensureDevKeys(database.db);
+  process.stdout.write(banner(server.url, temporal.uiUrl, keys));
+} catch (err) {
+  logger.fatal({ err: (err as Error).message }, 'start-up failed');
+  console.error(`\nStart-up failed: ${(err as Error).message}`);
+  await lifecycle.stop();
+  process.exit(1);
+}

@@ -1,0 +1,39 @@
+// `npm run worker` (production): the Temporal worker alone, loading the
+// workflow bundle that `npm run build` wrote.
+import { existsSync } from 'node:fs';
+import { ensureDatabase, loadConfigOrExit } from '../runtime/boot.ts';
+import { Lifecycle } from '../runtime/lifecycle.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
+import { startWorker } from '../runtime/worker.ts';
+
+const config = loadConfigOrExit();
+const logger = createLogger(config, 'gws-worker');
+const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
+lifecycle.handleSignals();
+
+try {
+  if (!existsSync(config.temporal.workflowBundlePath)) {
+    throw new Error(`No workflow bundle at ${config.temporal.workflowBundlePath}: run \`npm run build\` first.`);
+  }
+  const address = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+  const database = await ensureDatabase(config, lifecycle, 'npm run worker');
+  const handle = lazyTemporalClient(address, config.temporal.namespace);
+  await ensureSearchAttributes(handle.connection, config.temporal.namespace, logger);
+  await handle.connection.close();
+  const worker = await startWorker({
+    address,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    db: database.db,
+    workflowBundlePath: config.temporal.workflowBundlePath,
+  });
+  lifecycle.onStop('worker', () => worker.stop());
+  logger.info({ temporal: address, taskQueue: config.temporal.taskQueue }, 'worker running');
+  await worker.done;
+  await lifecycle.stop();
+} catch (err) {
+  logger.fatal({ err: (err as Error).message }, 'worker failed');
+  await lifecycle.stop();
+  process.exit(1);
+}

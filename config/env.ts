@@ -1,0 +1,125 @@
+// The one place that reads the environment. Every setting is validated here so
+// a bad value stops start-up with a message naming the variable, instead of
+// surfacing later as a confusing runtime failure.
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const flag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const hostPort = z
+  .string()
+  .regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port, for example 127.0.0.1:7233');
+
+/** Environment variables, their defaults and meaning (the README's table is built from this). */
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: port.default(8080),
+  PUBLIC_BASE_URL: z.url().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BUILD_DATE: z.string().min(1).optional(),
+
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATABASE_POOL_SIZE: positiveInt.default(10),
+  MIGRATE_ON_START: flag.default(true),
+
+  TEMPORAL_ADDRESS: hostPort.optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TASK_QUEUE: z.string().min(1).default('governed-workspace'),
+  TEMPORAL_CLI: z.string().min(1).optional(),
+  TEMPORAL_DEV_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).default('./dist/workflow-bundle.js'),
+
+  BODY_LIMIT_BYTES: positiveInt.default(1_048_576),
+  RATE_LIMIT_POINTS: positiveInt.default(600),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
+  TRIAL_RATE_LIMIT_POINTS: positiveInt.default(20),
+  TRIAL_RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
+  TRUST_PROXY: flag.default(false),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(15_000),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  env: Env['NODE_ENV'];
+  http: { host: string; port: number; publicBaseUrl?: string; bodyLimitBytes: number; trustProxy: boolean };
+  logLevel: Env['LOG_LEVEL'];
+  buildDate?: string;
+  database: { url?: string; dataDir: string; poolSize: number; migrateOnStart: boolean };
+  temporal: {
+    /** Set when an existing cluster is used; unset means "start the dev server". */
+    address?: string;
+    namespace: string;
+    taskQueue: string;
+    cliPath?: string;
+    devPort: number;
+    uiPort: number;
+    workflowBundlePath: string;
+  };
+  rateLimits: {
+    perKey: { points: number; windowSeconds: number };
+    trial: { points: number; windowSeconds: number };
+  };
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates the environment; throws ConfigError naming each bad variable. */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings mean "unset" so `FOO= npm start` behaves like not setting FOO.
+  const cleaned = Object.fromEntries(
+    Object.keys(envSchema.shape).map((name) => [name, source[name] === '' ? undefined : source[name]]),
+  );
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`));
+  }
+  const e = parsed.data;
+  return {
+    env: e.NODE_ENV,
+    http: {
+      host: e.HOST,
+      port: e.PORT,
+      publicBaseUrl: e.PUBLIC_BASE_URL,
+      bodyLimitBytes: e.BODY_LIMIT_BYTES,
+      trustProxy: e.TRUST_PROXY,
+    },
+    logLevel: e.LOG_LEVEL,
+    buildDate: e.BUILD_DATE,
+    database: {
+      url: e.DATABASE_URL,
+      dataDir: path.resolve(e.DATA_DIR),
+      poolSize: e.DATABASE_POOL_SIZE,
+      migrateOnStart: e.MIGRATE_ON_START,
+    },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TASK_QUEUE,
+      cliPath: e.TEMPORAL_CLI,
+      devPort: e.TEMPORAL_DEV_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+      workflowBundlePath: path.resolve(e.WORKFLOW_BUNDLE_PATH),
+    },
+    rateLimits: {
+      perKey: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS },
+      trial: { points: e.TRIAL_RATE_LIMIT_POINTS, windowSeconds: e.TRIAL_RATE_LIMIT_WINDOW_SECONDS },
+    },
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,108 @@
+// Errors are values with stable codes, created only here. The HTTP layer turns
+// an ApiError into the contract's error object (svc.public-api.errors.v1);
+// anything that is not an ApiError becomes an opaque 500.
+
+export const ERROR_CONTRACT_ID = 'svc.public-api.errors.v1';
+
+/** The `error.type` values on the wire. */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'not_found'
+  | 'rate_limited'
+  | 'server_error';
+
+/** Every stable `error.code` this service emits. */
+export const ERROR_CODES = [
+  'invalid_json',
+  'invalid_request',
+  'unsupported_parameter',
+  'consent_required',
+  'payload_too_large',
+  'unsupported_media_type',
+  'invalid_api_key',
+  'not_found',
+  'method_not_allowed',
+  'rate_limit_exceeded',
+  'internal_error',
+  'service_unavailable',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    readonly code: ErrorCode,
+    message: string,
+    readonly param: string | null = null,
+    /** Extra response headers, e.g. Retry-After. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const errors = {
+  invalidJson: () =>
+    new ApiError(400, 'invalid_request_error', 'invalid_json', 'The request body is not valid JSON.'),
+  invalidRequest: (message: string, param: string | null) =>
+    new ApiError(400, 'invalid_request_error', 'invalid_request', message, param),
+  unsupportedParameter: (param: string) =>
+    new ApiError(400, 'invalid_request_error', 'unsupported_parameter', `Unsupported parameter: '${param}'.`, param),
+  consentRequired: () =>
+    new ApiError(
+      400,
+      'invalid_request_error',
+      'consent_required',
+      'consent_to_process must be true before the objective can be processed.',
+      'consent_to_process',
+    ),
+  payloadTooLarge: (limitBytes: number) =>
+    new ApiError(
+      413,
+      'invalid_request_error',
+      'payload_too_large',
+      `The request body exceeds the limit of ${limitBytes} bytes.`,
+    ),
+  unsupportedMediaType: () =>
+    new ApiError(
+      415,
+      'invalid_request_error',
+      'unsupported_media_type',
+      'The request body must be sent as application/json.',
+    ),
+  invalidApiKey: () =>
+    new ApiError(
+      401,
+      'authentication_error',
+      'invalid_api_key',
+      'A valid API key is required: send Authorization: Bearer <API_KEY> with a key for this route.',
+    ),
+  notFound: (message = 'No such route.') => new ApiError(404, 'not_found', 'not_found', message),
+  methodNotAllowed: () =>
+    new ApiError(405, 'invalid_request_error', 'method_not_allowed', 'This method is not allowed on this route; see the Allow header.'),
+  rateLimited: (retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      'rate_limited',
+      'rate_limit_exceeded',
+      'Rate limit exceeded: reduce the request rate and retry after the Retry-After interval.',
+      null,
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
+  internal: () =>
+    new ApiError(500, 'server_error', 'internal_error', 'The server hit an unexpected error. Retry with bounded backoff.'),
+  unavailable: (message = 'The service is temporarily unavailable. Retry with bounded backoff.') =>
+    new ApiError(503, 'server_error', 'service_unavailable', message, null, { 'Retry-After': '5' }),
+} as const;
+
+/** The error object of the contract. */
+export interface ErrorBody {
+  error: { message: string; type: ErrorType; param: string | null; code: ErrorCode; request_id: string };
+}
+
+export function toErrorBody(err: ApiError, requestId: string): ErrorBody {
+  return { error: { message: err.message, type: err.type, param: err.param, code: err.code, request_id: requestId } };
+}

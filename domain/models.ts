@@ -1,0 +1,9 @@
+/** The model aliases that chat admits (contract: "Chat completion request"). */
+export const MODEL_IDS = ['svc-workspace', 'svc-workspace-fast', 'svc-workspace-quality'] as const;
+export type ModelId = (typeof MODEL_IDS)[number];
+
+export const MODEL_DESCRIPTIONS: Record<ModelId, string> = {
+  'svc-workspace': 'Balanced default for governed workspace tasks.',
+  'svc-workspace-fast': 'Lower latency and cost; shorter answers.',
+  'svc-workspace-quality': 'Most thorough answers; highest usage.',
+};

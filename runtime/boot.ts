@@ -1,0 +1,71 @@
+// Start-up steps shared by the entry points in bin/.
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { type Config, ConfigError, loadConfig } from '../config/env.ts';
+import { type Database, openDatabase } from '../db/client.ts';
+import { lockDataDir } from './data-dir-lock.ts';
+import type { Lifecycle } from './lifecycle.ts';
+import { isTemporalReachable } from './temporal-client.ts';
+import { resolveTemporalCli, startDevServer } from './temporal-dev-server.ts';
+
+/** Loads the configuration or exits 1 with a message naming each bad variable. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+/** Opens the database (taking the data-dir lock for PGlite), migrating when configured to. */
+export async function ensureDatabase(
+  config: Config,
+  lifecycle: Lifecycle,
+  purpose: string,
+  options: { migrate?: boolean } = {},
+): Promise<Database> {
+  if (!config.database.url) {
+    const release = lockDataDir(config.database.dataDir, purpose);
+    lifecycle.onStop('data-dir lock', async () => release());
+  }
+  const database = openDatabase(config.database);
+  lifecycle.onStop('database', () => database.close());
+  if (options.migrate ?? config.database.migrateOnStart) await database.migrate();
+  return database;
+}
+
+export interface TemporalTarget {
+  address: string;
+  /** Set when this process started the dev server. */
+  uiUrl?: string;
+}
+
+/**
+ * TEMPORAL_ADDRESS when set (it must answer); otherwise starts the dev server,
+ * persisted under DATA_DIR, and stops it on shutdown.
+ */
+export async function ensureTemporal(config: Config, logger: Logger, lifecycle: Lifecycle): Promise<TemporalTarget> {
+  const { temporal } = config;
+  if (temporal.address) {
+    if (!(await isTemporalReachable(temporal.address))) {
+      throw new Error(`TEMPORAL_ADDRESS=${temporal.address} does not answer. Start that server, or unset TEMPORAL_ADDRESS to run the embedded dev server.`);
+    }
+    return { address: temporal.address };
+  }
+  const cliPath = await resolveTemporalCli(temporal.cliPath);
+  logger.info({ cli: cliPath, port: temporal.devPort }, 'starting Temporal dev server');
+  const server = await startDevServer({
+    cliPath,
+    port: temporal.devPort,
+    uiPort: temporal.uiPort,
+    dbFile: path.join(config.database.dataDir, 'temporal.sqlite'),
+    namespace: temporal.namespace,
+    logger,
+  });
+  lifecycle.onStop('temporal dev server', () => server.stop());
+  return { address: server.address, uiUrl: server.uiUrl };
+}

@@ -1,0 +1,24 @@
+// Wires services into the API's dependencies. The API layer only ever sees
+// these functions, never the database or Temporal connection themselves.
+import type { Logger } from 'pino';
+import type { AppDeps } from '../api/app.ts';
+import type { Config } from '../config/env.ts';
+import type { Database } from '../db/client.ts';
+import { healthChecker } from '../services/health.ts';
+import { authenticate } from '../services/keys.ts';
+import { createRateLimiters } from '../services/rate-limiters.ts';
+import { probeTemporal, type TemporalHandle } from './temporal-client.ts';
+
+export function composeApi(config: Config, logger: Logger, database: Database, temporal: TemporalHandle): AppDeps {
+  return {
+    config,
+    logger,
+    buildDate: config.buildDate,
+    authenticate: (secret, kind) => authenticate(database.db, secret, kind),
+    rateLimiters: createRateLimiters(config.rateLimits, database.pool),
+    checkHealth: healthChecker({
+      database: () => database.ping(),
+      temporal: () => probeTemporal(temporal.connection),
+    }),
+  };
+}

@@ -1,0 +1,56 @@
+// Ordered, bounded shutdown on SIGINT/SIGTERM: steps run in reverse order of
+// registration (last started, first stopped). A second signal exits at once.
+import type { Logger } from 'pino';
+
+type Step = { name: string; run: () => Promise<void> };
+
+export class Lifecycle {
+  private readonly steps: Step[] = [];
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Registers a shutdown step; steps registered later stop first. */
+  onStop(name: string, run: () => Promise<void>): void {
+    this.steps.push({ name, run });
+  }
+
+  handleSignals(): void {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.on(signal, () => {
+        if (this.stopping) {
+          this.logger.warn({ signal }, 'second signal: exiting immediately');
+          process.exit(1);
+        }
+        this.logger.info({ signal }, 'shutting down');
+        void this.stop().then(() => process.exit(process.exitCode ?? 0));
+      });
+    }
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.runSteps();
+    return this.stopping;
+  }
+
+  private async runSteps(): Promise<void> {
+    const force = setTimeout(() => {
+      this.logger.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, this.timeoutMs);
+    force.unref();
+    for (const step of [...this.steps].reverse()) {
+      try {
+        await step.run();
+        this.logger.debug({ step: step.name }, 'stopped');
+      } catch (err) {
+        process.exitCode = 1;
+        this.logger.error({ step: step.name, err: (err as Error).message }, 'shutdown step failed');
+      }
+    }
+    clearTimeout(force);
+  }
+}

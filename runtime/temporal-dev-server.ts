@@ -1,0 +1,95 @@
+// Starts and stops `temporal server start-dev` as a child process: the embedded
+// default when no TEMPORAL_ADDRESS is given. Used by `npm start` and by the tests.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { Logger } from 'pino';
+import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';
+import { ensureTemporalCliScript } from './paths.ts';
+import { isTemporalReachable } from './temporal-client.ts';
+
+const execFileAsync = promisify(execFile);
+
+export interface DevServerOptions {
+  cliPath: string;
+  port: number;
+  uiPort: number;
+  /** SQLite file that persists workflows across restarts; omit for in-memory. */
+  dbFile?: string;
+  namespace: string;
+  logger: Logger;
+  readyTimeoutMs?: number;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** The Temporal CLI: TEMPORAL_CLI, else what scripts/ensure-temporal-cli.sh finds or installs. */
+export async function resolveTemporalCli(explicit?: string): Promise<string> {
+  if (explicit) return explicit;
+  try {
+    const { stdout } = await execFileAsync('bash', [ensureTemporalCliScript, '--path'], { timeout: 300_000 });
+    return stdout.trim();
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr ?? '';
+    throw new Error(`No Temporal CLI available.\n${stderr.trim()}`);
+  }
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const address = `127.0.0.1:${options.port}`;
+  if (await isTemporalReachable(address)) {
+    throw new Error(
+      `A Temporal server already answers at ${address}. Stop it, set TEMPORAL_ADDRESS=${address} to use it, or set TEMPORAL_DEV_PORT to another port.`,
+    );
+  }
+  const args = [
+    'server', 'start-dev',
+    '--ip', '127.0.0.1',
+    '--port', String(options.port),
+    '--ui-port', String(options.uiPort),
+    // "default" always exists; naming it again is an error on some CLI versions.
+    ...(options.namespace === 'default' ? [] : ['--namespace', options.namespace]),
+    '--log-level', 'warn',
+    ...Object.entries(CUSTOM_SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+    ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
+  ];
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const stderrTail: string[] = [];
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    for (const line of chunk.split('\n').filter(Boolean)) {
+      stderrTail.push(line);
+      if (stderrTail.length > 20) stderrTail.shift();
+      options.logger.debug({ temporal: line }, 'temporal dev server');
+    }
+  });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited(child);
+      clearTimeout(killer);
+    }
+  };
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  while (!(await isTemporalReachable(address))) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`Temporal dev server exited during start-up:\n${stderrTail.join('\n')}`);
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`Temporal dev server did not become ready at ${address}:\n${stderrTail.join('\n')}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return { address, uiUrl: `http://127.0.0.1:${options.uiPort}`, pid: child.pid!, stop };
+}

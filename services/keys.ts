@@ -1,0 +1,111 @@
+// API key lifecycle: mint (shown once), list (metadata only), revoke, and
+// authenticate a bearer secret for one kind of route.
+import { and, asc, eq, isNull } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { apiKeys, tenants } from '../db/schema.ts';
+import { hashKey, type KeyKind, looksLikeKey, mintKey } from '../domain/api-keys.ts';
+import { newId } from '../domain/ids.ts';
+import { ensureTenant } from './tenants.ts';
+
+export interface KeyRecord {
+  id: string;
+  tenant: string;
+  tenantId: string;
+  kind: KeyKind;
+  prefix: string;
+  label: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface CreatedKey extends KeyRecord {
+  /** The secret; returned only here, never stored or shown again. */
+  secret: string;
+}
+
+/** Who a request authenticated as. */
+export interface Principal {
+  keyId: string;
+  tenantId: string;
+  kind: KeyKind;
+}
+
+export async function createKey(
+  db: Db,
+  input: { tenant: string; kind: KeyKind; label?: string },
+): Promise<CreatedKey> {
+  const tenant = await ensureTenant(db, input.tenant);
+  const minted = mintKey(input.kind);
+  const [row] = await db
+    .insert(apiKeys)
+    .values({
+      id: newId('key'),
+      tenantId: tenant.id,
+      kind: input.kind,
+      prefix: minted.prefix,
+      secretHash: minted.hash,
+      label: input.label ?? null,
+    })
+    .returning();
+  if (!row) throw new Error('key insert returned no row');
+  return { ...toRecord(row, tenant.name), secret: minted.secret };
+}
+
+export async function listKeys(db: Db, filter: { tenant?: string } = {}): Promise<KeyRecord[]> {
+  const rows = await db
+    .select({ key: apiKeys, tenantName: tenants.name })
+    .from(apiKeys)
+    .innerJoin(tenants, eq(apiKeys.tenantId, tenants.id))
+    .where(filter.tenant ? eq(tenants.name, filter.tenant) : undefined)
+    .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+  return rows.map((r) => toRecord(r.key, r.tenantName));
+}
+
+/** Revokes a key by id; returns false when no active key has that id. */
+export async function revokeKey(db: Db, keyId: string): Promise<boolean> {
+  const revoked = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  return revoked.length > 0;
+}
+
+/** The principal for an active key of the required kind, or null. */
+export async function authenticate(db: Db, secret: string, kind: KeyKind): Promise<Principal | null> {
+  if (!looksLikeKey(secret)) return null;
+  const [row] = await db
+    .select({ id: apiKeys.id, tenantId: apiKeys.tenantId, kind: apiKeys.kind })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.secretHash, hashKey(secret)), isNull(apiKeys.revokedAt)));
+  if (!row || row.kind !== kind) return null;
+  return { keyId: row.id, tenantId: row.tenantId, kind: row.kind };
+}
+
+export const DEV_TENANT = 'dev';
+
+/**
+ * First start only: creates the dev tenant with one core and one workspace key
+ * and returns them so they can be printed once. Returns null when the dev
+ * tenant already has keys (a restart reuses them).
+ */
+export async function ensureDevKeys(db: Db): Promise<CreatedKey[] | null> {
+  const existing = await listKeys(db, { tenant: DEV_TENANT });
+  if (existing.length > 0) return null;
+  const core = await createKey(db, { tenant: DEV_TENANT, kind: 'core', label: 'dev (first start)' });
+  const workspace = await createKey(db, { tenant: DEV_TENANT, kind: 'workspace', label: 'dev (first start)' });
+  return [core, workspace];
+}
+
+function toRecord(row: typeof apiKeys.$inferSelect, tenantName: string): KeyRecord {
+  return {
+    id: row.id,
+    tenant: tenantName,
+    tenantId: row.tenantId,
+    kind: row.kind,
+    prefix: row.prefix,
+    label: row.label,
+    createdAt: row.createdAt,
+    revokedAt: row.revokedAt,
+  };
+}

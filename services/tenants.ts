@@ -1,0 +1,17 @@
+import { eq } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { tenants } from '../db/schema.ts';
+import { newId } from '../domain/ids.ts';
+
+export interface Tenant {
+  id: string;
+  name: string;
+}
+
+/** Returns the tenant with this name, creating it on first use (safe under concurrent callers). */
+export async function ensureTenant(db: Db, name: string): Promise<Tenant> {
+  await db.insert(tenants).values({ id: newId('ten'), name }).onConflictDoNothing({ target: tenants.name });
+  const [row] = await db.select({ id: tenants.id, name: tenants.name }).from(tenants).where(eq(tenants.name, name));
+  if (!row) throw new Error(`tenant ${name} vanished after insert`);
+  return row;
+}
