@@ -48,6 +48,7 @@ try {
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     db: database.db,
+    logger,
   });
   lifecycle.onStop('worker', () => worker.stop());
   worker.done.catch((err: Error) => {

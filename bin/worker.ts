@@ -26,6 +26,7 @@ try {
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     db: database.db,
+    logger,
     workflowBundlePath: config.temporal.workflowBundlePath,
   });
   lifecycle.onStop('worker', () => worker.stop());

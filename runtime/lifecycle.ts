@@ -19,12 +19,17 @@ export class Lifecycle {
   }
 
   handleSignals(): void {
+    let firstSignalAt = 0;
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.on(signal, () => {
+        // Ctrl-C reaches us twice (from the terminal and relayed by npm): only a
+        // signal that comes clearly later means "stop waiting".
+        if (this.stopping && Date.now() - firstSignalAt < 2_000) return;
         if (this.stopping) {
           this.logger.warn({ signal }, 'second signal: exiting immediately');
           process.exit(1);
         }
+        firstSignalAt = Date.now();
         this.logger.info({ signal }, 'shutting down');
         void this.stop().then(() => process.exit(process.exitCode ?? 0));
       });

@@ -62,7 +62,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...Object.entries(CUSTOM_SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
     ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
   ];
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Its own process group: Ctrl-C must not kill the server before the worker
+  // has drained; stop() ends it last. If this process dies another way, the
+  // exit hook still ends it.
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   const stderrTail: string[] = [];
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     for (const line of chunk.split('\n').filter(Boolean)) {
@@ -78,6 +83,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       await exited(child);
       clearTimeout(killer);
     }
+    process.off('exit', killOnExit);
   };
 
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);

@@ -3,16 +3,23 @@
 // this process's database.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, type LogEntry, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.ts';
 import type { Db } from '../db/client.ts';
 import { projectRoot } from './paths.ts';
 
+const PINO_LEVEL = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+
 let runtimeInstalled = false;
-/** Our own lifecycle handles SIGINT/SIGTERM, so the SDK must not install its handlers. */
-function installRuntimeOnce(): void {
+/**
+ * Our own lifecycle handles SIGINT/SIGTERM, so the SDK must not install its
+ * handlers; its log lines go to our pino logger (warnings and up).
+ */
+function installRuntimeOnce(logger: Logger): void {
   if (runtimeInstalled) return;
-  Runtime.install({ shutdownSignals: [] });
+  const forward = (entry: LogEntry) => logger[PINO_LEVEL[entry.level]]({ temporal: entry.meta }, entry.message);
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN', forward) });
   runtimeInstalled = true;
 }
 
@@ -21,6 +28,7 @@ export interface WorkerOptions {
   namespace: string;
   taskQueue: string;
   db: Db;
+  logger: Logger;
   /** Path of a bundle built by `npm run build`; when absent, workflows are bundled from source. */
   workflowBundlePath?: string;
 }
@@ -34,7 +42,7 @@ export interface RunningWorker {
 }
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
-  installRuntimeOnce();
+  installRuntimeOnce(options.logger);
   const connection = await NativeConnection.connect({ address: options.address });
   const workflowSource =
     options.workflowBundlePath && existsSync(options.workflowBundlePath)

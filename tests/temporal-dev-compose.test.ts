@@ -1,0 +1,42 @@
+// No Docker engine runs here, so the compose file is checked as data: its
+// services, ports and environment must agree with the config module.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { envSchema, loadConfig } from '../config/env.ts';
+
+type Service = { image?: string; build?: unknown; command?: unknown; ports?: string[]; environment?: Record<string, string>; depends_on?: unknown };
+const compose = parse(readFileSync('temporal-dev.yml', 'utf8')) as { services: Record<string, Service> };
+const defaults = loadConfig({});
+
+describe('temporal-dev.yml', () => {
+  it('has the production-like stack', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['api', 'postgres', 'temporal', 'temporal-ui', 'worker']);
+    expect(compose.services.temporal!.image).toMatch(/^temporalio\/(auto-setup|server)/);
+    expect(compose.services['temporal-ui']!.image).toMatch(/^temporalio\/ui/);
+    expect(compose.services.postgres!.image).toMatch(/^postgres/);
+  });
+
+  it('uses only variables the config module reads, and they parse', () => {
+    for (const name of ['api', 'worker'] as const) {
+      const env = compose.services[name]!.environment ?? {};
+      for (const key of Object.keys(env)) expect(Object.keys(envSchema.shape), `${name}: ${key}`).toContain(key);
+      const config = loadConfig(env);
+      expect(config.temporal.address).toBe('temporal:7233');
+      expect(config.database.url).toMatch(/^postgres:\/\/.*@postgres:5432\//);
+    }
+  });
+
+  it('publishes the ports the config and README name', () => {
+    const api = compose.services.api!;
+    const apiPort = Number(api.environment?.PORT ?? defaults.http.port);
+    expect(api.ports).toContain(`${apiPort}:${apiPort}`);
+    expect(compose.services.temporal!.ports).toContain(`${defaults.temporal.devPort}:7233`);
+    expect(compose.services['temporal-ui']!.ports).toContain(`${defaults.temporal.uiPort}:8080`);
+  });
+
+  it('points the Temporal server and UI at each other and at Postgres', () => {
+    expect(compose.services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgres' });
+    expect(compose.services['temporal-ui']!.environment).toMatchObject({ TEMPORAL_ADDRESS: 'temporal:7233' });
+  });
+});
