@@ -76,6 +76,24 @@ describe('rate limits', () => {
     }
   });
 
+  it('shares per-key counters between replicas through Postgres', async () => {
+    const replicas = [
+      await startTestApp({ RATE_LIMIT_POINTS: '2', RATE_LIMIT_WINDOW_SECONDS: '60' }),
+      await startTestApp({ RATE_LIMIT_POINTS: '2', RATE_LIMIT_WINDOW_SECONDS: '60' }),
+    ];
+    try {
+      const [a, b] = await Promise.all(replicas.map((r) => ApiClient.connect(r.url)));
+      const key = await createKey(replicas[0]!.database.db, { tenant, kind: 'core' });
+      expect((await a!.get('/v1/models', { key: key.secret })).status).toBe(200);
+      expect((await b!.get('/v1/models', { key: key.secret })).status).toBe(200);
+      // Each replica has seen one request, but together they spent the key's two points.
+      expect((await a!.get('/v1/models', { key: key.secret })).status).toBe(429);
+      expect((await b!.get('/v1/models', { key: key.secret })).status).toBe(429);
+    } finally {
+      await Promise.all(replicas.map((r) => r.close()));
+    }
+  });
+
   it('limits the trial per client address', async () => {
     const limited = await startTestApp({ TRIAL_RATE_LIMIT_POINTS: '1', TRUST_PROXY: 'true' });
     try {
