@@ -1,15 +1,33 @@
 // All side effects live in activities. They receive their dependencies through
-// this factory (as in the Temporal samples' dependency-injection pattern) so the
-// worker process decides which database they write to.
+// this factory (the Temporal samples' dependency-injection pattern), so the
+// worker process decides which database and settings they use.
 import type { Db } from '../db/client.ts';
+import type { PlanningProvider } from '../domain/planning/plan.ts';
+import type { PricingTable } from '../domain/pricing.ts';
+import { ledgerActivities } from './ledger.ts';
+import { memoryActivities } from './memory.ts';
+import { planningActivities } from './planning.ts';
+import { projectionActivities } from './projection.ts';
+import { toolActivities } from './tools.ts';
+import { verifyActivities } from './verify.ts';
 
 export interface ActivityDeps {
   db: Db;
+  pricing: PricingTable;
+  planner: PlanningProvider;
+  webhookTimeoutMs: number;
+  journeyRetentionDays: number;
 }
 
-export function createActivities(_deps: ActivityDeps) {
+export function createActivities(deps: ActivityDeps) {
   return {
-    /** Does nothing; used by probeWorkflow. */
+    ...projectionActivities(deps),
+    ...planningActivities(deps),
+    ...ledgerActivities(deps),
+    ...toolActivities(deps),
+    ...verifyActivities(),
+    ...memoryActivities(deps),
+    /** Does nothing; used by probeWorkflow and the benchmark's baseline. */
     async noop(): Promise<void> {},
   };
 }

@@ -10,6 +10,7 @@ import { Lifecycle } from '../runtime/lifecycle.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
 import { startWorker } from '../runtime/worker.ts';
+import { activityDeps } from '../runtime/compose-activities.ts';
 
 const config = loadConfigOrExit();
 const logger = createLogger(config);
@@ -28,6 +29,7 @@ function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | 
   if (keys) {
     lines.push('', 'Dev tenant "dev" created. These keys are shown ONCE; only their hashes are stored:');
     for (const key of keys) lines.push(`  ${key.kind.padEnd(9)} ${key.secret}`);
+    lines.push(`  The dev tenant starts with ${config.runs.devStartingCredits} credits (npm run credits -- grant --tenant dev --amount N for more).`);
   } else {
     lines.push('', 'Dev keys were printed on first start. Mint more with: npm run keys -- create --tenant dev --kind core');
   }
@@ -47,7 +49,7 @@ try {
     address: temporal.address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    db: database.db,
+    activities: activityDeps(config, database.db),
     logger,
   });
   lifecycle.onStop('worker', () => worker.stop());
@@ -59,7 +61,7 @@ try {
   const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);
   lifecycle.onStop('http server', () => server.close());
 
-  const keys = await ensureDevKeys(database.db);
+  const keys = await ensureDevKeys(database.db, config.runs.devStartingCredits);
   process.stdout.write(banner(server.url, temporal.uiUrl, keys));
 } catch (err) {
   logger.fatal({ err: (err as Error).message }, 'start-up failed');

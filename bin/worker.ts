@@ -6,6 +6,7 @@ import { Lifecycle } from '../runtime/lifecycle.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
 import { startWorker } from '../runtime/worker.ts';
+import { activityDeps } from '../runtime/compose-activities.ts';
 
 const config = loadConfigOrExit();
 const logger = createLogger(config, 'gws-worker');
@@ -25,7 +26,7 @@ try {
     address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    db: database.db,
+    activities: activityDeps(config, database.db),
     logger,
     workflowBundlePath: config.temporal.workflowBundlePath,
   });

@@ -3,6 +3,7 @@
 // surfacing later as a confusing runtime failure.
 import path from 'node:path';
 import { z } from 'zod';
+import type { PricingTable } from '../domain/pricing.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -45,6 +46,16 @@ export const envSchema = z.object({
   TRIAL_RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
   TRUST_PROXY: flag.default(false),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(15_000),
+
+  PRICE_CREDITS_PER_1K_TOKENS: positiveInt.default(2),
+  PRICE_MEMORY_RECALL: z.coerce.number().int().min(0).default(1),
+  PRICE_TEXT_ANALYSIS: z.coerce.number().int().min(0).default(1),
+  PRICE_WEBHOOK_DELIVERY: z.coerce.number().int().min(0).default(5),
+  OUTPUT_TOKENS_PER_STEP: positiveInt.default(256),
+  APPROVAL_TIMEOUT_SECONDS: positiveInt.default(86_400),
+  WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
+  JOURNEY_RETENTION_DAYS: positiveInt.default(30),
+  DEV_STARTING_CREDITS: z.coerce.number().int().min(0).default(10_000),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -70,6 +81,8 @@ export interface Config {
     trial: { points: number; windowSeconds: number };
   };
   shutdownTimeoutMs: number;
+  pricing: PricingTable;
+  runs: { approvalTimeoutMs: number; webhookTimeoutMs: number; journeyRetentionDays: number; devStartingCredits: number };
 }
 
 export class ConfigError extends Error {
@@ -121,5 +134,21 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       trial: { points: e.TRIAL_RATE_LIMIT_POINTS, windowSeconds: e.TRIAL_RATE_LIMIT_WINDOW_SECONDS },
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    pricing: {
+      version: 'v1',
+      creditsPer1kTokens: e.PRICE_CREDITS_PER_1K_TOKENS,
+      toolCredits: {
+        memory_recall: e.PRICE_MEMORY_RECALL,
+        text_analysis: e.PRICE_TEXT_ANALYSIS,
+        webhook_delivery: e.PRICE_WEBHOOK_DELIVERY,
+      },
+      outputTokensPerStep: e.OUTPUT_TOKENS_PER_STEP,
+    },
+    runs: {
+      approvalTimeoutMs: e.APPROVAL_TIMEOUT_SECONDS * 1000,
+      webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      journeyRetentionDays: e.JOURNEY_RETENTION_DAYS,
+      devStartingCredits: e.DEV_STARTING_CREDITS,
+    },
   };
 }

@@ -1,11 +1,14 @@
 // Drizzle schema: what the API reads and lists. Temporal holds execution state;
 // these tables hold projections and the records customers query.
 
-import { bigint, index, integer, pgTable, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
 
 export const tenants = pgTable('tenants', {
   id: text('id').primaryKey(),
   name: text('name').notNull().unique(),
+  /** Where the webhook_delivery tool sends run results; null means that tool is not_configured. */
+  webhookUrl: text('webhook_url'),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
@@ -40,4 +43,119 @@ export const rateLimits = pgTable('rate_limits', {
   expire: bigint('expire', { mode: 'number' }),
 });
 
-export const schema = { tenants, apiKeys, rateLimits };
+/**
+ * The API's projection of each run (one Temporal workflow per run; workflow id = run id).
+ * Activities write it as the workflow moves; the API reads and lists it.
+ */
+export const runs = pgTable(
+  'runs',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    /** The caller's Idempotency-Key; kept with the run (never purged), so far longer than 24 h. */
+    idempotencyKey: text('idempotency_key'),
+    requestDigest: text('request_digest').notNull(),
+    status: text('status').notNull(),
+    currentStep: text('current_step'),
+    input: text('input').notNull(),
+    memory: boolean('memory').notNull(),
+    estimate: jsonb('estimate'),
+    reservation: jsonb('reservation'),
+    usage: jsonb('usage'),
+    plan: jsonb('plan'),
+    approval: jsonb('approval'),
+    result: jsonb('result'),
+    receipt: jsonb('receipt'),
+    failure: jsonb('failure'),
+    // Millisecond precision, so list cursors (which carry a JS Date) are exact.
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('runs_tenant_idempotency_idx').on(t.tenantId, t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
+    index('runs_tenant_created_idx').on(t.tenantId, t.createdAt, t.id),
+  ],
+);
+
+/** Credits in and out of a tenant's balance: grants (+) and charges (-). `entryKey` makes each write idempotent. */
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    runId: text('run_id'),
+    kind: text('kind', { enum: ['grant', 'charge'] }).notNull(),
+    amount: bigint('amount', { mode: 'number' }).notNull(),
+    entryKey: text('entry_key').notNull(),
+    note: text('note'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('ledger_entries_key_idx').on(t.entryKey), index('ledger_entries_tenant_idx').on(t.tenantId, t.createdAt)],
+);
+
+/** Reservations: one hold per run and step, so a retried reserve cannot double it. */
+export const ledgerHolds = pgTable(
+  'ledger_holds',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    runId: text('run_id').notNull(),
+    step: text('step').notNull(),
+    amount: bigint('amount', { mode: 'number' }).notNull(),
+    status: text('status', { enum: ['open', 'settled', 'released'] }).notNull(),
+    chargedAmount: bigint('charged_amount', { mode: 'number' }),
+    releasedAmount: bigint('released_amount', { mode: 'number' }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    closedAt: timestamp('closed_at', { withTimezone: true }),
+  },
+  (t) => [uniqueIndex('ledger_holds_run_step_idx').on(t.runId, t.step), index('ledger_holds_tenant_idx').on(t.tenantId, t.status)],
+);
+
+/** Content-free lifecycle history: kind, run, state and time, never input or output text. */
+export const journeyEvents = pgTable(
+  'journey_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    runId: text('run_id'),
+    kind: text('kind').notNull(),
+    state: text('state'),
+    /** Makes a retried activity's write a no-op. */
+    eventKey: text('event_key').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('journey_events_key_idx').on(t.eventKey), index('journey_events_tenant_idx').on(t.tenantId, t.id)],
+);
+
+/** The tenant's memory store; runs with memory: true recall from it and remember into it. */
+export const memoryEntries = pgTable(
+  'memory_entries',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    subject: text('subject').notNull(),
+    content: text('content').notNull(),
+    source: text('source').notNull(),
+    /** Write key: a retried remember activity writes one entry. */
+    entryKey: text('entry_key'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('memory_entries_key_idx').on(t.entryKey),
+    index('memory_entries_tenant_idx').on(t.tenantId),
+    index('memory_entries_search_idx').using('gin', sql`to_tsvector('english', ${t.subject} || ' ' || ${t.content})`),
+  ],
+);
+
+export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, journeyEvents, memoryEntries };

@@ -21,6 +21,11 @@ export const ERROR_CODES = [
   'payload_too_large',
   'unsupported_media_type',
   'invalid_api_key',
+  'invalid_idempotency_key',
+  'idempotency_key_reused',
+  'invalid_cursor',
+  'run_not_awaiting_approval',
+  'run_already_terminal',
   'not_found',
   'method_not_allowed',
   'rate_limit_exceeded',
@@ -92,6 +97,33 @@ export const errors = {
       null,
       { 'Retry-After': String(retryAfterSeconds) },
     ),
+  invalidIdempotencyKey: () =>
+    new ApiError(
+      400,
+      'invalid_request_error',
+      'invalid_idempotency_key',
+      'Idempotency-Key must be 1 to 255 visible ASCII characters.',
+      'Idempotency-Key',
+    ),
+  idempotencyKeyReused: () =>
+    new ApiError(
+      422,
+      'invalid_request_error',
+      'idempotency_key_reused',
+      'This Idempotency-Key was already used with a different request body. Use a new key for a new run.',
+      'Idempotency-Key',
+    ),
+  invalidCursor: () =>
+    new ApiError(400, 'invalid_request_error', 'invalid_cursor', 'The cursor is not one this API returned.', 'cursor'),
+  runNotAwaitingApproval: (status: string) =>
+    new ApiError(
+      409,
+      'invalid_request_error',
+      'run_not_awaiting_approval',
+      `The run is ${status}, not awaiting approval; no decision was recorded.`,
+    ),
+  runAlreadyTerminal: (status: string) =>
+    new ApiError(409, 'invalid_request_error', 'run_already_terminal', `The run already ended (${status}); nothing to cancel.`),
   internal: () =>
     new ApiError(500, 'server_error', 'internal_error', 'The server hit an unexpected error. Retry with bounded backoff.'),
   unavailable: (message = 'The service is temporarily unavailable. Retry with bounded backoff.') =>

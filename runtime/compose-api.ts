@@ -5,7 +5,12 @@ import type { AppDeps } from '../api/app.ts';
 import type { Config } from '../config/env.ts';
 import type { Database } from '../db/client.ts';
 import { healthChecker } from '../services/health.ts';
+import { localPlanner } from '../domain/planning/local-planner.ts';
+import { estimateUsage } from '../domain/pricing.ts';
+import { listJourneyEvents } from '../services/journey.ts';
 import { authenticate } from '../services/keys.ts';
+import { usageSummary } from '../services/ledger.ts';
+import { runControl } from '../services/run-control.ts';
 import { createRateLimiters } from '../services/rate-limiters.ts';
 import { probeTemporal, type TemporalHandle } from './temporal-client.ts';
 
@@ -14,6 +19,19 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
     config,
     logger,
     buildDate: config.buildDate,
+    publicBaseUrl: config.http.publicBaseUrl,
+    runs: runControl({
+      db: database.db,
+      client: temporal.client,
+      taskQueue: config.temporal.taskQueue,
+      approvalTimeoutMs: config.runs.approvalTimeoutMs,
+    }),
+    usage: {
+      summary: (tenantId) => usageSummary(database.db, tenantId),
+      estimate: async (input, memory) => estimateUsage(input, await localPlanner.plan({ input, memory }), config.pricing),
+    },
+    listJourneyEvents: (tenantId, limit) => listJourneyEvents(database.db, tenantId, limit),
+    journeyRetentionDays: config.runs.journeyRetentionDays,
     authenticate: (secret, kind) => authenticate(database.db, secret, kind),
     rateLimiters: createRateLimiters(config.rateLimits, database.pool),
     checkHealth: healthChecker({

@@ -5,8 +5,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DefaultLogger, type LogEntry, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { createActivities } from '../activities/index.ts';
-import type { Db } from '../db/client.ts';
+import { type ActivityDeps, createActivities } from '../activities/index.ts';
 import { projectRoot } from './paths.ts';
 
 const PINO_LEVEL = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
@@ -27,7 +26,7 @@ export interface WorkerOptions {
   address: string;
   namespace: string;
   taskQueue: string;
-  db: Db;
+  activities: ActivityDeps;
   logger: Logger;
   /** Path of a bundle built by `npm run build`; when absent, workflows are bundled from source. */
   workflowBundlePath?: string;
@@ -52,7 +51,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: createActivities({ db: options.db }),
+    activities: createActivities(options.activities),
     ...workflowSource,
   });
   const done = worker.run().finally(() => connection.close());

@@ -5,6 +5,7 @@ import type { Db } from '../db/client.ts';
 import { apiKeys, tenants } from '../db/schema.ts';
 import { hashKey, type KeyKind, looksLikeKey, mintKey } from '../domain/api-keys.ts';
 import { newId } from '../domain/ids.ts';
+import { grantCredits } from './ledger.ts';
 import { ensureTenant } from './tenants.ts';
 
 export interface KeyRecord {
@@ -89,11 +90,14 @@ export const DEV_TENANT = 'dev';
  * and returns them so they can be printed once. Returns null when the dev
  * tenant already has keys (a restart reuses them).
  */
-export async function ensureDevKeys(db: Db): Promise<CreatedKey[] | null> {
+export async function ensureDevKeys(db: Db, startingCredits: number): Promise<CreatedKey[] | null> {
   const existing = await listKeys(db, { tenant: DEV_TENANT });
   if (existing.length > 0) return null;
   const core = await createKey(db, { tenant: DEV_TENANT, kind: 'core', label: 'dev (first start)' });
   const workspace = await createKey(db, { tenant: DEV_TENANT, kind: 'workspace', label: 'dev (first start)' });
+  if (startingCredits > 0) {
+    await grantCredits(db, { tenantId: core.tenantId, amount: startingCredits, entryKey: 'dev-starting-balance', note: 'dev tenant starting balance' });
+  }
   return [core, workspace];
 }
 

@@ -15,3 +15,10 @@ export async function ensureTenant(db: Db, name: string): Promise<Tenant> {
   if (!row) throw new Error(`tenant ${name} vanished after insert`);
   return row;
 }
+
+/** Sets (or with null clears) the URL the webhook_delivery tool posts run results to. */
+export async function setWebhookUrl(db: Db, name: string, url: string | null): Promise<Tenant> {
+  const tenant = await ensureTenant(db, name);
+  await db.update(tenants).set({ webhookUrl: url }).where(eq(tenants.id, tenant.id));
+  return tenant;
+}

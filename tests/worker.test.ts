@@ -5,6 +5,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openPostgres } from '../db/client.ts';
 import { type RunningWorker, startWorker } from '../runtime/worker.ts';
+import { activityDeps } from '../runtime/compose-activities.ts';
+import { loadConfig } from '../config/env.ts';
 import { probeWorkflow } from '../workflows/index.ts';
 
 describe('worker', () => {
@@ -18,7 +20,7 @@ describe('worker', () => {
       address: inject('temporalAddress'),
       namespace: 'default',
       taskQueue,
-      db: database.db,
+      activities: activityDeps(loadConfig({}), database.db),
       logger: pino({ level: 'silent' }),
     });
     connection = await Connection.connect({ address: inject('temporalAddress') });

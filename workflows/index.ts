@@ -1,2 +1,3 @@
 // Every workflow the worker registers.
+export { agentRunWorkflow } from './agent-run.ts';
 export { probeWorkflow } from './probe.ts';

@@ -32,7 +32,7 @@ Rate limits: authenticated routes are limited per key and report the IETF \`Rate
 
 function standardErrorCodes(route: RouteSpec): number[] {
   const codes = new Set<number>([500]);
-  if (route.request?.body || route.request?.query || route.request?.params) codes.add(400);
+  if (route.request) codes.add(400);
   if (route.request?.body) [413, 415].forEach((c) => codes.add(c));
   if (route.auth !== 'none') [401, 503].forEach((c) => codes.add(c));
   if (effectiveRateLimit(route) !== 'none') codes.add(429);
@@ -73,8 +73,10 @@ function operation(route: RouteSpec): ZodOpenApiOperationObject {
     security: route.auth === 'none' ? [] : [{ [route.auth === 'core' ? 'coreKey' : 'workspaceKey']: [] }],
     responses: responses as ZodOpenApiOperationObject['responses'],
   };
-  const { params, query, body } = route.request ?? {};
-  if (params || query) op.requestParams = { path: params, query } as ZodOpenApiOperationObject['requestParams'];
+  const { params, query, body, headers } = route.request ?? {};
+  if (params || query || headers) {
+    op.requestParams = { path: params, query, header: headers } as ZodOpenApiOperationObject['requestParams'];
+  }
   if (body) op.requestBody = { required: true, content: { 'application/json': { schema: body } } };
   return op;
 }

@@ -5,7 +5,7 @@ import type { z } from 'zod';
  * for arrays (`messages[0].content`), the unknown key for an unsupported
  * parameter, or null when the whole body is at fault.
  */
-export function paramOf(issue: z.core.$ZodIssue, where: 'body' | 'query' | 'path'): string | null {
+export function paramOf(issue: z.core.$ZodIssue, where: 'body' | 'query' | 'path' | 'header'): string | null {
   const segments: PropertyKey[] = [...issue.path];
   if (issue.code === 'unrecognized_keys' && issue.keys[0]) segments.push(issue.keys[0]);
   if (segments.length === 0) return where === 'body' ? null : where;

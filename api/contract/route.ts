@@ -20,6 +20,8 @@ export interface RouteInput<TParams, TQuery, TBody> {
   params: TParams;
   query: TQuery;
   body: TBody;
+  /** Validated request headers (lower-case names), when the route declares any. */
+  headers: Record<string, string | undefined>;
   /** Set on authenticated routes. */
   principal: Principal | undefined;
   ctx: Koa.Context;
@@ -46,7 +48,7 @@ export interface RouteSpec<
   auth: AuthKind;
   /** Which rate limit applies; authenticated routes default to the per-key limit. */
   rateLimit?: 'trial' | 'per-key' | 'none';
-  request?: { params?: TParams; query?: TQuery; body?: TBody };
+  request?: { params?: TParams; query?: TQuery; body?: TBody; headers?: z.ZodObject };
   responses: Record<number, ResponseSpec>;
   /** Leave out of the OpenAPI document (e.g. static assets of /docs). */
   hidden?: boolean;

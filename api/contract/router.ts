@@ -19,7 +19,7 @@ export interface RouterDeps {
   checkResponses: boolean;
 }
 
-function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, where: 'body' | 'query' | 'path'): z.output<T> {
+function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, where: 'body' | 'query' | 'path' | 'header'): z.output<T> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
@@ -35,9 +35,10 @@ function koaPath(openApiPath: string): string {
 }
 
 function validateInput(route: RouteSpec): Koa.Middleware {
-  const { params, query, body } = route.request ?? {};
+  const { params, query, body, headers } = route.request ?? {};
   return async function validateInput(ctx, next) {
     ctx.state.input = {
+      headers: headers ? parseOrThrow(headers, ctx.headers, 'header') : {},
       params: params ? parseOrThrow(params, ctx.params, 'path') : {},
       query: query ? parseOrThrow(query, ctx.query, 'query') : {},
       body: body ? parseOrThrow(body, requireJsonBody(ctx), 'body') : undefined,
@@ -58,7 +59,7 @@ function requireJsonBody(ctx: Koa.Context): unknown {
 
 function runHandler(route: RouteSpec, checkResponses: boolean): Koa.Middleware {
   return async function runHandler(ctx) {
-    const input = ctx.state.input as { params: unknown; query: unknown; body: unknown };
+    const input = ctx.state.input as { params: unknown; query: unknown; body: unknown; headers: Record<string, string | undefined> };
     const result = await route.handler({ ...input, principal: ctx.state.principal, ctx });
     if (checkResponses) {
       const schema = route.responses[result.status]?.schema;

@@ -1,6 +1,10 @@
 // Every route of the service, in the order the OpenAPI document lists them.
 import type { RouteSpec } from '../contract/route.ts';
 import type { HealthReport } from '../../services/health.ts';
+import type { RunControl } from '../../services/run-control.ts';
+import { agentRunRoutes } from './agent-runs.ts';
+import { type JourneyLister, journeyRoutes } from './journey-events.ts';
+import { type UsageService, usageRoutes } from './usage.ts';
 import { docsRoutes } from './docs.ts';
 import { healthRoutes } from './health.ts';
 import { jobRoutes } from './jobs.ts';
@@ -10,6 +14,11 @@ import { trialRoutes } from './trial.ts';
 export interface RouteDeps {
   checkHealth: () => Promise<HealthReport>;
   buildDate?: string;
+  publicBaseUrl?: string;
+  runs: RunControl;
+  usage: UsageService;
+  listJourneyEvents: JourneyLister;
+  journeyRetentionDays: number;
 }
 
 export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unknown>): RouteSpec[] {
@@ -18,6 +27,9 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...jobRoutes(),
     ...trialRoutes(),
     ...modelRoutes(),
+    ...agentRunRoutes(deps),
+    ...usageRoutes(deps),
+    ...journeyRoutes({ listJourneyEvents: deps.listJourneyEvents, retentionDays: deps.journeyRetentionDays }),
     ...docsRoutes(getDocument),
   ];
 }

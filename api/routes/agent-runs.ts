@@ -1,0 +1,218 @@
+// Durable runs: create (idempotent), read, list, export, approve, cancel.
+import { Readable } from 'node:stream';
+import type Koa from 'koa';
+import { z } from 'zod';
+import { errors } from '../../domain/errors.ts';
+import type { RunControl } from '../../services/run-control.ts';
+import type { RunCursor, RunFilters, RunRow } from '../../services/runs.ts';
+import { ErrorObject } from '../contract/common.ts';
+import { defineRoute } from '../contract/route.ts';
+import { ApprovalRequestBody, CreateRunRequest, Run, RunList, RunListQuery } from '../schemas/run.ts';
+
+const IdempotencyHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters')
+    .optional()
+    .meta({
+      description:
+        'Makes creation idempotent for this tenant: the same key with the same body returns the same run (200) and creates nothing; with another body, 422. Keys are kept with their run (at least 24 h).',
+    }),
+});
+const RunParams = z.object({ run_id: z.string().min(1).max(64) });
+const EXPORT_PAGE = 200;
+
+function baseUrl(ctx: Koa.Context, configured?: string): string {
+  return configured ?? `${ctx.protocol}://${ctx.host}`;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function runView(row: RunRow, base: string) {
+  return {
+    object: 'agent_run' as const,
+    run_id: row.id,
+    status_url: `${base}/v1/agent-runs/${row.id}`,
+    status: row.status,
+    current_step: row.currentStep,
+    input: row.input,
+    memory: row.memory,
+    idempotency_key: row.idempotencyKey,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    completed_at: iso(row.completedAt),
+    estimate: row.estimate ?? null,
+    reservation: row.reservation ?? null,
+    usage: row.usage ?? null,
+    plan: row.plan ?? null,
+    approval: row.approval ?? null,
+    result: row.result ?? null,
+    receipt: row.receipt ?? null,
+    failure: row.failure ?? null,
+  };
+}
+
+function encodeCursor(c: RunCursor): string {
+  return Buffer.from(JSON.stringify({ t: c.createdAt.toISOString(), id: c.id })).toString('base64url');
+}
+
+function decodeCursor(raw: string): RunCursor {
+  try {
+    const { t, id } = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { t: string; id: string };
+    const createdAt = new Date(t);
+    if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
+    return { createdAt, id };
+  } catch {
+    throw errors.invalidCursor();
+  }
+}
+
+function filtersOf(q: z.output<typeof RunListQuery>): RunFilters {
+  return {
+    status: q.status,
+    createdAfter: q.created_after ? new Date(q.created_after) : undefined,
+    createdBefore: q.created_before ? new Date(q.created_before) : undefined,
+    q: q.q,
+  };
+}
+
+export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string }) {
+  const tags = ['runs'];
+  const notFound = { description: 'No run with this id for your tenant.', schema: ErrorObject };
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/agent-runs',
+      operationId: 'createAgentRun',
+      summary: 'Create a durable run',
+      description:
+        'Starts one Temporal workflow for the run: estimate, reserve, plan, approval (when the plan has external effects), execute, verify, settle. Poll `status_url`.',
+      tags,
+      auth: 'core',
+      request: { body: CreateRunRequest, headers: IdempotencyHeaders },
+      responses: {
+        201: { description: 'A new run.', schema: Run },
+        200: { description: 'The run this Idempotency-Key already created (same body); nothing new was created.', schema: Run },
+        422: { description: 'The Idempotency-Key was used with a different body (code idempotency_key_reused).', schema: ErrorObject },
+      },
+      async handler({ principal, body, headers, ctx }) {
+        const key = headers['idempotency-key'] ?? null;
+        const { created, run } = await deps.runs.create(principal!.tenantId, key, body);
+        return { status: created ? 201 : 200, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/agent-runs',
+      operationId: 'listAgentRuns',
+      summary: 'Your run history',
+      description: 'Newest first, with filters and cursor pagination.',
+      tags,
+      auth: 'core',
+      request: {
+        query: RunListQuery.extend({
+          limit: z.coerce.number().int().min(1).max(100).default(20),
+          cursor: z.string().max(512).optional(),
+        }),
+      },
+      responses: { 200: { description: 'One page of runs.', schema: RunList } },
+      async handler({ principal, query, ctx }) {
+        const page = await deps.runs.list(principal!.tenantId, filtersOf(query), {
+          limit: query.limit,
+          after: query.cursor ? decodeCursor(query.cursor) : undefined,
+        });
+        const base = baseUrl(ctx, deps.publicBaseUrl);
+        return {
+          status: 200,
+          body: {
+            object: 'list',
+            data: page.rows.map((r) => runView(r, base)),
+            has_more: page.next !== null,
+            next_cursor: page.next ? encodeCursor(page.next) : null,
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/agent-runs/export',
+      operationId: 'exportAgentRuns',
+      summary: 'Export your run history as NDJSON',
+      description: 'Streams every matching run, one AgentRun JSON object per line, newest first. Same filters as the list.',
+      tags,
+      auth: 'core',
+      request: { query: RunListQuery },
+      responses: { 200: { description: 'application/x-ndjson stream of AgentRun objects.', contentType: 'application/x-ndjson' } },
+      handler({ principal, query, ctx }) {
+        const filters = filtersOf(query);
+        const base = baseUrl(ctx, deps.publicBaseUrl);
+        async function* lines() {
+          let after: RunCursor | undefined;
+          do {
+            const page = await deps.runs.list(principal!.tenantId, filters, { limit: EXPORT_PAGE, after });
+            for (const row of page.rows) yield `${JSON.stringify(runView(row, base))}\n`;
+            after = page.next ?? undefined;
+          } while (after);
+        }
+        return {
+          status: 200,
+          body: Readable.from(lines()),
+          headers: { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Content-Disposition': 'attachment; filename="agent-runs.ndjson"' },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/agent-runs/{run_id}',
+      operationId: 'getAgentRun',
+      summary: 'A run with its state and completion receipt',
+      tags,
+      auth: 'core',
+      request: { params: RunParams },
+      responses: { 200: { description: 'The run.', schema: Run }, 404: notFound },
+      async handler({ principal, params, ctx }) {
+        const run = await deps.runs.get(principal!.tenantId, params.run_id);
+        return { status: 200, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/agent-runs/{run_id}/approval',
+      operationId: 'decideAgentRunApproval',
+      summary: 'Approve or reject the external effects of a run',
+      description:
+        'Delivered to the workflow as a Temporal Update whose validator refuses it unless the run is awaiting approval (409). Send an Idempotency-Key to make retries of the same request answer the same way. Operators can send the same decision as the `approval` signal.',
+      tags,
+      auth: 'core',
+      request: { params: RunParams, body: ApprovalRequestBody, headers: IdempotencyHeaders },
+      responses: {
+        200: { description: 'Decision recorded; the run as it is now.', schema: Run },
+        404: notFound,
+        409: { description: 'The run is not awaiting approval (code run_not_awaiting_approval).', schema: ErrorObject },
+      },
+      async handler({ principal, params, body, headers, ctx }) {
+        const run = await deps.runs.decide(principal!.tenantId, params.run_id, body, headers['idempotency-key'] ?? null);
+        return { status: 200, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/agent-runs/{run_id}/cancel',
+      operationId: 'cancelAgentRun',
+      summary: 'Cancel a run',
+      description: 'Requests cancellation: the workflow stops, releases the whole hold and ends failed with failure.code cancelled. Poll status_url.',
+      tags,
+      auth: 'core',
+      request: { params: RunParams },
+      responses: {
+        202: { description: 'Cancellation requested.', schema: Run },
+        404: notFound,
+        409: { description: 'The run already ended (code run_already_terminal).', schema: ErrorObject },
+      },
+      async handler({ principal, params, ctx }) {
+        const run = await deps.runs.cancel(principal!.tenantId, params.run_id);
+        return { status: 202, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) };
+      },
+    }),
+  ];
+}

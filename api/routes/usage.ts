@@ -1,0 +1,86 @@
+// Usage and estimates: balance, open reservations and settled charges, and the
+// byte-count estimate the run workflow itself uses.
+import { z } from 'zod';
+import type { UsageEstimate as Estimate } from '../../domain/pricing.ts';
+import { defineRoute } from '../contract/route.ts';
+import { UsageEstimate } from '../schemas/run.ts';
+
+export interface UsageService {
+  summary(tenantId: string): Promise<{
+    balance: number;
+    held: number;
+    available: number;
+    openReservations: { runId: string; amount: number; createdAt: Date }[];
+    settledCharges: { runId: string | null; amount: number; createdAt: Date }[];
+  }>;
+  estimate(input: string, memory: boolean): Promise<Estimate>;
+}
+
+const Usage = z
+  .object({
+    object: z.literal('usage'),
+    unit: z.literal('credit'),
+    balance: z.int().meta({ description: 'Credits granted minus credits charged.' }),
+    held: z.int().meta({ description: 'Credits in open reservations.' }),
+    available: z.int().meta({ description: 'balance - held: what new runs can reserve.' }),
+    open_reservations: z.array(z.object({ run_id: z.string(), amount: z.int(), created_at: z.string() })),
+    settled_charges: z.array(z.object({ run_id: z.string().nullable(), amount: z.int(), created_at: z.string() })).meta({
+      description: 'The newest 100 charges.',
+    }),
+    billing_readiness: z.object({ credits_available: z.boolean(), note: z.string() }),
+  })
+  .meta({ id: 'Usage' });
+
+const EstimateRequest = z
+  .strictObject({
+    input: z.string().trim().min(1).max(20_000),
+    memory: z.boolean().default(false),
+  })
+  .meta({ id: 'UsageEstimateRequest' });
+
+export function usageRoutes(deps: { usage: UsageService }) {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/usage',
+      operationId: 'getUsage',
+      summary: 'Usage, balance and billing readiness',
+      tags: ['usage'],
+      auth: 'core',
+      responses: { 200: { description: 'Current usage state.', schema: Usage } },
+      async handler({ principal }) {
+        const s = await deps.usage.summary(principal!.tenantId);
+        return {
+          status: 200,
+          body: {
+            object: 'usage',
+            unit: 'credit',
+            balance: s.balance,
+            held: s.held,
+            available: s.available,
+            open_reservations: s.openReservations.map((r) => ({ run_id: r.runId, amount: r.amount, created_at: r.createdAt.toISOString() })),
+            settled_charges: s.settledCharges.map((c) => ({ run_id: c.runId, amount: c.amount, created_at: c.createdAt.toISOString() })),
+            billing_readiness: {
+              credits_available: s.available > 0,
+              note: 'Credits are granted by an operator (npm run credits -- grant). Commercial terms are confirmed before paid use.',
+            },
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/usage/estimate',
+      operationId: 'estimateUsage',
+      summary: 'Estimate a run before creating it',
+      description: 'The same byte-count token estimate and pricing that a run\'s estimate step uses; nothing is reserved.',
+      tags: ['usage'],
+      auth: 'core',
+      request: { body: EstimateRequest },
+      responses: { 200: { description: 'The estimate.', schema: UsageEstimate.extend({ object: z.literal('usage_estimate') }) } },
+      async handler({ body }) {
+        return { status: 200, body: { object: 'usage_estimate', ...(await deps.usage.estimate(body.input, body.memory)) } };
+      },
+    }),
+  ];
+}

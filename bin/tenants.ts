@@ -1,0 +1,88 @@
+// Operator commands for tenants:
+//   npm run tenants -- credits grant --tenant NAME --amount N [--note TEXT]
+//   npm run tenants -- credits balance --tenant NAME
+//   npm run tenants -- webhook set --tenant NAME --url URL   |   webhook clear --tenant NAME
+import { Command, InvalidArgumentError } from 'commander';
+import { newId } from '../domain/ids.ts';
+import { balanceOf, grantCredits } from '../services/ledger.ts';
+import { ensureTenant, setWebhookUrl } from '../services/tenants.ts';
+import { ensureDatabase, loadConfigOrExit } from '../runtime/boot.ts';
+import { Lifecycle } from '../runtime/lifecycle.ts';
+import { createLogger } from '../runtime/logger.ts';
+
+const config = loadConfigOrExit();
+const lifecycle = new Lifecycle(createLogger({ logLevel: 'warn' }), config.shutdownTimeoutMs);
+
+async function withDb<T>(fn: (db: Awaited<ReturnType<typeof ensureDatabase>>['db']) => Promise<T>): Promise<T> {
+  try {
+    const database = await ensureDatabase(config, lifecycle, 'npm run tenants', { migrate: true });
+    return await fn(database.db);
+  } finally {
+    await lifecycle.stop();
+  }
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number of credits');
+  return n;
+}
+
+function httpUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url.toString();
+  } catch {}
+  throw new InvalidArgumentError('must be an http(s) URL');
+}
+
+const program = new Command('tenants').description('Tenant administration').showHelpAfterError();
+const credits = program.command('credits').description('credit balance');
+
+credits
+  .command('grant')
+  .requiredOption('--tenant <name>', 'tenant name (created on first use)')
+  .requiredOption('--amount <credits>', 'credits to add', positiveInt)
+  .option('--note <text>', 'why')
+  .option('--json', 'print JSON')
+  .action(async (opts: { tenant: string; amount: number; note?: string; json?: boolean }) => {
+    const balance = await withDb(async (db) => {
+      const tenant = await ensureTenant(db, opts.tenant);
+      await grantCredits(db, { tenantId: tenant.id, amount: opts.amount, entryKey: newId('grant'), note: opts.note });
+      return balanceOf(db, tenant.id);
+    });
+    console.log(opts.json ? JSON.stringify({ tenant: opts.tenant, ...balance }) : `Granted ${opts.amount} credits to "${opts.tenant}". Balance ${balance.balance}, available ${balance.available}.`);
+  });
+
+credits
+  .command('balance')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .option('--json', 'print JSON')
+  .action(async (opts: { tenant: string; json?: boolean }) => {
+    const balance = await withDb(async (db) => balanceOf(db, (await ensureTenant(db, opts.tenant)).id));
+    console.log(opts.json ? JSON.stringify({ tenant: opts.tenant, ...balance }) : `"${opts.tenant}": balance ${balance.balance}, held ${balance.held}, available ${balance.available}.`);
+  });
+
+const webhook = program.command('webhook').description("where the webhook_delivery tool sends a run's result");
+webhook
+  .command('set')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .requiredOption('--url <url>', 'http(s) URL', httpUrl)
+  .action(async (opts: { tenant: string; url: string }) => {
+    await withDb((db) => setWebhookUrl(db, opts.tenant, opts.url));
+    console.log(`Webhook for "${opts.tenant}" set.`);
+  });
+webhook
+  .command('clear')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .action(async (opts: { tenant: string }) => {
+    await withDb((db) => setWebhookUrl(db, opts.tenant, null));
+    console.log(`Webhook for "${opts.tenant}" cleared; webhook_delivery is not_configured for it.`);
+  });
+
+try {
+  await program.parseAsync();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exitCode = 1;
+}

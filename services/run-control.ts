@@ -1,0 +1,124 @@
+// What the API does with runs: create (idempotently) and start the run's
+// workflow, read and list the projection, deliver approval decisions and
+// cancellations to the workflow.
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Db } from '../db/client.ts';
+import { digestOf } from '../domain/digest.ts';
+import { errors } from '../domain/errors.ts';
+import { isTerminal } from '../domain/runs/states.ts';
+import type { AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
+import { type ApprovalDecision, approvalUpdate, NOT_AWAITING_APPROVAL } from '../workflows/messages.ts';
+import { RunStatusKey, TenantIdKey } from '../workflows/search-attributes.ts';
+import { createRun, getRun, listRuns, type RunCursor, type RunFilters, type RunRow } from './runs.ts';
+
+export interface RunControlDeps {
+  db: Db;
+  client: Client;
+  taskQueue: string;
+  approvalTimeoutMs: number;
+}
+
+export interface CreateRunRequest {
+  input: string;
+  memory: boolean;
+}
+
+function isAlreadyClosed(err: unknown): boolean {
+  const e = err as { name?: string; code?: number; message?: string };
+  return e?.name === 'WorkflowNotFoundError' || /already completed|not found/i.test(e?.message ?? '');
+}
+
+export function runControl(deps: RunControlDeps) {
+  /**
+   * Starts the run's workflow (id = run id) unless it exists. Safe to repeat:
+   * a running workflow is reused, a closed one is left alone.
+   */
+  async function ensureStarted(run: RunRow): Promise<void> {
+    const args: AgentRunInput = {
+      runId: run.id,
+      tenantId: run.tenantId,
+      input: run.input,
+      memory: run.memory,
+      approvalTimeoutMs: deps.approvalTimeoutMs,
+    };
+    try {
+      await deps.client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
+        taskQueue: deps.taskQueue,
+        workflowId: run.id,
+        args: [args],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        typedSearchAttributes: [
+          { key: TenantIdKey, value: run.tenantId },
+          { key: RunStatusKey, value: 'accepted' },
+        ],
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+
+  return {
+    /** 'created' (201) or 'replayed' (200); a reused key with another body throws 422. */
+    async create(tenantId: string, idempotencyKey: string | null, request: CreateRunRequest) {
+      const outcome = await createRun(deps.db, {
+        tenantId,
+        idempotencyKey,
+        requestDigest: digestOf(request),
+        input: request.input,
+        memory: request.memory,
+      });
+      if (outcome.kind === 'key_reused') throw errors.idempotencyKeyReused();
+      // Also on replay: if the first attempt stored the row but failed to start, this completes it.
+      if (outcome.kind === 'created' || !isTerminal(outcome.run.status)) await ensureStarted(outcome.run);
+      const run = (await getRun(deps.db, tenantId, outcome.run.id)) ?? outcome.run;
+      return { created: outcome.kind === 'created', run };
+    },
+
+    async get(tenantId: string, runId: string): Promise<RunRow> {
+      const run = await getRun(deps.db, tenantId, runId);
+      if (!run) throw errors.notFound('No such run.');
+      return run;
+    },
+
+    list(tenantId: string, filters: RunFilters, page: { limit: number; after?: RunCursor }) {
+      return listRuns(deps.db, tenantId, filters, page);
+    },
+
+    /** Delivers the decision as a Temporal Update; its validator refuses unless the run awaits approval. */
+    async decide(tenantId: string, runId: string, decision: ApprovalDecision, requestKey: string | null): Promise<RunRow> {
+      const run = await this.get(tenantId, runId);
+      const handle = deps.client.workflow.getHandle(run.id);
+      try {
+        await handle.executeUpdate(approvalUpdate, {
+          args: [decision],
+          ...(requestKey ? { updateId: `approval:${digestOf(requestKey).slice(7, 39)}` } : {}),
+        });
+      } catch (err) {
+        const cause = (err as { cause?: { type?: string } }).cause;
+        if ((err instanceof WorkflowUpdateFailedError && cause?.type === NOT_AWAITING_APPROVAL) || isAlreadyClosed(err)) {
+          const latest = await this.get(tenantId, runId);
+          throw errors.runNotAwaitingApproval(latest.status);
+        }
+        throw err;
+      }
+      return this.get(tenantId, runId);
+    },
+
+    /** Requests cancellation; the workflow releases the hold and ends failed (code cancelled). */
+    async cancel(tenantId: string, runId: string): Promise<RunRow> {
+      const run = await this.get(tenantId, runId);
+      if (isTerminal(run.status)) throw errors.runAlreadyTerminal(run.status);
+      try {
+        await deps.client.workflow.getHandle(run.id).cancel();
+      } catch (err) {
+        if (!isAlreadyClosed(err)) throw err;
+        const latest = await this.get(tenantId, runId);
+        throw errors.runAlreadyTerminal(latest.status);
+      }
+      return this.get(tenantId, runId);
+    },
+  };
+}
+
+export type RunControl = ReturnType<typeof runControl>;

@@ -1,0 +1,87 @@
+// The runs projection: created by the API (so idempotency is decided in one
+// unique index), updated by workflow activities, read and listed by the API.
+import { and, desc, eq, gte, ilike, lt, lte, or, sql } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { runs } from '../db/schema.ts';
+import { newId } from '../domain/ids.ts';
+
+export type RunRow = typeof runs.$inferSelect;
+export type RunPatch = Partial<Pick<RunRow, 'status' | 'currentStep' | 'estimate' | 'reservation' | 'usage' | 'plan' | 'approval' | 'result' | 'receipt' | 'failure' | 'completedAt'>>;
+
+export type CreateRunOutcome =
+  | { kind: 'created'; run: RunRow }
+  | { kind: 'replayed'; run: RunRow }
+  | { kind: 'key_reused'; run: RunRow };
+
+/**
+ * Creates the run row, or finds the one this tenant's Idempotency-Key already
+ * made. Concurrent duplicates meet in the unique index, so exactly one wins.
+ */
+export async function createRun(
+  db: Db,
+  input: { tenantId: string; idempotencyKey: string | null; requestDigest: string; input: string; memory: boolean },
+): Promise<CreateRunOutcome> {
+  const [created] = await db
+    .insert(runs)
+    .values({ id: newId('run', 12), status: 'accepted', currentStep: 'estimate', ...input })
+    .onConflictDoNothing({ target: [runs.tenantId, runs.idempotencyKey], where: sql`${runs.idempotencyKey} is not null` })
+    .returning();
+  if (created) return { kind: 'created', run: created };
+  const [existing] = await db
+    .select()
+    .from(runs)
+    .where(and(eq(runs.tenantId, input.tenantId), eq(runs.idempotencyKey, input.idempotencyKey!)));
+  if (!existing) throw new Error('idempotent run vanished between insert and select');
+  return existing.requestDigest === input.requestDigest ? { kind: 'replayed', run: existing } : { kind: 'key_reused', run: existing };
+}
+
+export async function getRun(db: Db, tenantId: string, runId: string): Promise<RunRow | null> {
+  const [row] = await db.select().from(runs).where(and(eq(runs.tenantId, tenantId), eq(runs.id, runId)));
+  return row ?? null;
+}
+
+export async function updateRun(db: Db, runId: string, patch: RunPatch): Promise<void> {
+  await db.update(runs).set({ ...patch, updatedAt: new Date() }).where(eq(runs.id, runId));
+}
+
+export interface RunFilters {
+  status?: string;
+  createdAfter?: Date;
+  createdBefore?: Date;
+  /** Case-insensitive text contained in the input. */
+  q?: string;
+}
+
+/** Position after a row in created_at desc, id desc order. */
+export interface RunCursor {
+  createdAt: Date;
+  id: string;
+}
+
+/** One page, newest first; `next` is the cursor of the last row when more may follow. */
+export async function listRuns(
+  db: Db,
+  tenantId: string,
+  filters: RunFilters,
+  page: { limit: number; after?: RunCursor },
+): Promise<{ rows: RunRow[]; next: RunCursor | null }> {
+  const conditions = [eq(runs.tenantId, tenantId)];
+  if (filters.status) conditions.push(eq(runs.status, filters.status));
+  if (filters.createdAfter) conditions.push(gte(runs.createdAt, filters.createdAfter));
+  if (filters.createdBefore) conditions.push(lte(runs.createdAt, filters.createdBefore));
+  if (filters.q) conditions.push(ilike(runs.input, `%${filters.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+  if (page.after) {
+    const { createdAt, id } = page.after;
+    conditions.push(or(lt(runs.createdAt, createdAt), and(eq(runs.createdAt, createdAt), lt(runs.id, id)))!);
+  }
+  const rows = await db
+    .select()
+    .from(runs)
+    .where(and(...conditions))
+    .orderBy(desc(runs.createdAt), desc(runs.id))
+    .limit(page.limit + 1);
+  const more = rows.length > page.limit;
+  const pageRows = more ? rows.slice(0, page.limit) : rows;
+  const last = pageRows[pageRows.length - 1];
+  return { rows: pageRows, next: more && last ? { createdAt: last.createdAt, id: last.id } : null };
+}

@@ -1,0 +1,188 @@
+// One workflow per run: estimate, reserve, plan, approval, execute, verify,
+// settle. Deterministic orchestration only; every side effect is an activity.
+import {
+  ApplicationFailure,
+  ActivityFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.ts';
+import type { Plan } from '../domain/planning/plan.ts';
+import type { RunStatus, RunStep } from '../domain/runs/states.ts';
+import type { ApprovalRecord, StepResult } from '../activities/run-types.ts';
+import { approvalSignal, approvalUpdate, type ApprovalDecision, NOT_AWAITING_APPROVAL, type RunLiveState, stateQuery } from './messages.ts';
+import { RunStatusKey } from './search-attributes.ts';
+
+type Activities = ReturnType<typeof createActivities>;
+
+const acts = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 20 },
+});
+// Tools get a heartbeat timeout, so a worker that dies mid-call is noticed in seconds, not minutes.
+const tools = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 5 },
+});
+
+export interface AgentRunInput {
+  runId: string;
+  tenantId: string;
+  input: string;
+  memory: boolean;
+  approvalTimeoutMs: number;
+}
+
+export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
+  const { runId, tenantId } = run;
+  let seq = 0;
+  let decision: ApprovalDecision | undefined;
+  const live: RunLiveState = { status: 'accepted', step: 'estimate', currentPlanStep: null, approval: 'none', stepsDone: 0, stepsTotal: 0 };
+  let approval: ApprovalRecord | null = null;
+
+  setHandler(stateQuery, () => live);
+  setHandler(
+    approvalUpdate,
+    (d) => {
+      decision = d;
+      return { decision: d.decision, accepted: true };
+    },
+    {
+      validator: (d) => {
+        if (live.status !== 'awaiting_approval' || decision) {
+          throw ApplicationFailure.create({ type: NOT_AWAITING_APPROVAL, message: `run is ${live.status}, not awaiting approval`, nonRetryable: true });
+        }
+        if (d?.decision !== 'approve' && d?.decision !== 'reject') {
+          throw ApplicationFailure.create({ type: 'InvalidDecision', message: 'decision must be approve or reject', nonRetryable: true });
+        }
+      },
+    },
+  );
+  setHandler(approvalSignal, (d) => {
+    if (live.status === 'awaiting_approval' && !decision && (d?.decision === 'approve' || d?.decision === 'reject')) decision = d;
+  });
+
+  /** Every state change: search attribute, projection and a content-free journey event. */
+  async function moveTo(status: RunStatus, step: RunStep, patch: Record<string, unknown> = {}, kind?: string) {
+    // A new state is run.<state>; a new step within the same state is run.step.<step>.
+    const eventKind = kind ?? (status !== live.status || seq === 0 ? `run.${status}` : `run.step.${step}`);
+    live.status = status;
+    live.step = step;
+    seq += 1;
+    upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
+    await acts.recordTransition({ runId, tenantId, seq, status, step, patch, kind: eventKind });
+  }
+
+  async function end(status: 'completed' | 'failed' | 'needs_attention', patch: Record<string, unknown>) {
+    await moveTo(status, live.step, { ...patch, completedAt: true });
+    return status;
+  }
+
+  try {
+    await moveTo('accepted', 'estimate');
+    await moveTo('planning', 'estimate');
+    const estimate = await acts.estimateRun({ input: run.input, memory: run.memory });
+
+    await moveTo('planning', 'reserve', { estimate });
+    const hold = await acts.reserveCredits({ tenantId, runId, amount: estimate.amounts.total });
+    if (hold.status === 'insufficient') {
+      return await end('needs_attention', {
+        failure: { code: 'insufficient_credits', message: `The estimate needs ${hold.required} credits; ${hold.available} are available. Nothing was held.` },
+      });
+    }
+    const reservation = { amount: hold.amount, status: 'held' };
+
+    await moveTo('planning', 'plan', { reservation });
+    const plan: Plan = await acts.planRun({ input: run.input, memory: run.memory });
+    live.stepsTotal = plan.steps.length;
+
+    const external = plan.steps.filter((s) => s.effect === 'external');
+    if (external.length > 0) {
+      const deadline = new Date(Date.now() + run.approvalTimeoutMs).toISOString();
+      approval = {
+        state: 'pending',
+        effects: external.map((s) => ({ step_id: s.id, tool: s.tool, why: s.purpose })),
+        reason: 'The plan has external effects; a person must approve them. Possession of a key never approves anything.',
+        deadline,
+        decided_at: null,
+        decision_reason: null,
+      };
+      live.approval = 'pending';
+      await moveTo('awaiting_approval', 'approval', { plan, approval });
+      const decided = await condition(() => decision !== undefined, run.approvalTimeoutMs);
+      const decidedAt = new Date(Date.now()).toISOString();
+      if (!decided) {
+        approval = { ...approval, state: 'expired', decided_at: decidedAt };
+        live.approval = 'expired';
+        await acts.releaseCredits({ runId });
+        return await end('needs_attention', {
+          approval,
+          reservation: { ...reservation, status: 'released' },
+          failure: { code: 'approval_expired', message: `No approval decision before ${deadline}; nothing external was done and the hold was released.` },
+        });
+      }
+      if (decision!.decision === 'reject') {
+        approval = { ...approval, state: 'rejected', decided_at: decidedAt, decision_reason: decision!.reason ?? null };
+        live.approval = 'rejected';
+        await acts.releaseCredits({ runId });
+        return await end('failed', {
+          approval,
+          reservation: { ...reservation, status: 'released' },
+          failure: { code: 'approval_rejected', message: decision!.reason ? `Approval rejected: ${decision!.reason}` : 'Approval rejected.' },
+        });
+      }
+      approval = { ...approval, state: 'approved', decided_at: decidedAt, decision_reason: decision!.reason ?? null };
+      live.approval = 'approved';
+    }
+
+    await moveTo('executing', 'execute', { plan, approval });
+    const results: StepResult[] = [];
+    for (const step of plan.steps) {
+      live.currentPlanStep = step.id;
+      let result: StepResult;
+      try {
+        result = await tools.runTool({ runId, tenantId, step, input: run.input, memory: run.memory, previous: results });
+      } catch (err) {
+        if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+        result = { step_id: step.id, tool: step.tool, status: 'failed', detail: 'The tool kept failing after retries.', output: null, sources: [] };
+      }
+      results.push(result);
+      live.stepsDone = results.length;
+      await moveTo('executing', 'execute', { stepResults: results }, 'run.step_finished');
+    }
+    live.currentPlanStep = null;
+
+    await moveTo('verifying', 'verify');
+    const verified = await acts.verifyRun({ runId, input: run.input, memory: run.memory, plan, results, approval });
+    if (run.memory) await acts.rememberRun({ runId, tenantId, input: run.input, summary: verified.summary });
+
+    await moveTo('verifying', 'settle', { result: verified.result, receipt: verified.receipt });
+    const usage = await acts.settleRun({ runId, input: run.input, results });
+    return await end(verified.receipt.unresolved.length > 0 ? 'needs_attention' : 'completed', {
+      usage,
+      reservation: { ...reservation, status: 'settled' },
+      failure:
+        verified.receipt.unresolved.length > 0
+          ? { code: 'unresolved_remainder', message: `${verified.receipt.unresolved.length} item(s) unresolved; see receipt.unresolved.` }
+          : null,
+    });
+  } catch (err) {
+    // Compensation: whatever went wrong, the hold is released and the run ends failed.
+    const cancelled = isCancellation(err);
+    return await CancellationScope.nonCancellable(async () => {
+      await acts.releaseCredits({ runId });
+      return end('failed', {
+        reservation: { status: 'released' },
+        failure: cancelled
+          ? { code: 'cancelled', message: 'The run was cancelled; nothing further was done and the hold was released.' }
+          : { code: 'run_failed', message: `The run stopped at step ${live.step}; the hold was released. Retry with a new run.` },
+      });
+    });
+  }
+}
+
