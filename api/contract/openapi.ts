@@ -75,7 +75,8 @@ function operation(route: RouteSpec): ZodOpenApiOperationObject {
   };
   const { params, query, body, headers } = route.request ?? {};
   if (params || query || headers) {
-    op.requestParams = { path: params, query, header: headers } as ZodOpenApiOperationObject['requestParams'];
+    const located = Object.entries({ path: params, query, header: headers }).filter(([, schema]) => schema !== undefined);
+    op.requestParams = Object.fromEntries(located) as ZodOpenApiOperationObject['requestParams'];
   }
   if (body) op.requestBody = { required: true, content: { 'application/json': { schema: body } } };
   return op;

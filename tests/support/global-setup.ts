@@ -2,6 +2,11 @@
 // fresh Postgres database with migrations applied. Tests reach both through
 // vitest's inject().
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { projectRoot } from '../../runtime/paths.ts';
 import pg from 'pg';
 import { pino } from 'pino';
 import type { TestProject } from 'vitest/node';
@@ -14,11 +19,14 @@ declare module 'vitest' {
     temporalAddress: string;
     temporalCli: string;
     databaseUrl: string;
+    workflowBundlePath: string;
   }
 }
 
 /** Where the test database is created; CI sets it, a developer may point it elsewhere. */
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const silentBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
 function withDatabase(url: string, name: string): string {
   const u = new URL(url);
@@ -51,6 +59,13 @@ export default async function setup(project: TestProject) {
   await database.migrate();
   await database.close();
 
+  // One workflow bundle for every worker of the run, as production workers load it.
+  const bundleDir = mkdtempSync(path.join(os.tmpdir(), 'gws-bundle-'));
+  const workflowBundlePath = path.join(bundleDir, 'workflow-bundle.js');
+  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'), logger: silentBundlerLogger });
+  writeFileSync(workflowBundlePath, code);
+  project.provide('workflowBundlePath', workflowBundlePath);
+
   project.provide('temporalAddress', temporal.address);
   project.provide('temporalCli', cli);
   project.provide('databaseUrl', databaseUrl);
@@ -59,5 +74,6 @@ export default async function setup(project: TestProject) {
     await temporal.stop();
     await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch(() => {});
     await admin.end();
+    rmSync(bundleDir, { recursive: true, force: true });
   };
 }

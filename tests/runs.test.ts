@@ -1,0 +1,411 @@
+// Durable runs end to end: real API over a socket, real worker, real Temporal
+// dev server, real Postgres. Ledger and memory are checked in the database.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { journeyEvents, ledgerEntries, ledgerHolds, memoryEntries, runs } from '../db/schema.ts';
+import { digestOf } from '../domain/digest.ts';
+import { rememberEntry } from '../services/memory.ts';
+import { setWebhookUrl } from '../services/tenants.ts';
+import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
+
+let stack: RunStack;
+let db: RunStack['app']['database']['db'];
+let temporal: Client;
+let connection: Connection;
+
+beforeAll(async () => {
+  stack = await startRunStack();
+  db = stack.app.database.db;
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+  temporal = new Client({ connection });
+});
+afterAll(async () => {
+  await connection.close();
+  await stack.close();
+});
+
+const create = (t: TestTenant, body: object, idempotencyKey?: string) =>
+  stack.api.post('/v1/agent-runs', body, { key: t.key, headers: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {} });
+
+async function ledgerOf(runId: string) {
+  const holds = await db.select().from(ledgerHolds).where(eq(ledgerHolds.runId, runId));
+  const charges = await db.select().from(ledgerEntries).where(and(eq(ledgerEntries.runId, runId), eq(ledgerEntries.kind, 'charge')));
+  return { holds, charges };
+}
+
+/** A local HTTP server standing in for a customer's webhook. */
+async function webhookReceiver() {
+  const received: { headers: http.IncomingHttpHeaders; body: unknown }[] = [];
+  const server = http.createServer((req, res) => {
+    let data = '';
+    req.on('data', (c) => (data += c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: JSON.parse(data) });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  return { url, received, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe('a run without external effects', () => {
+  it('goes estimate → reserve → plan → execute → verify → settle and completes with a receipt', async () => {
+    const t = await newTenant(db, 1_000);
+    const input = 'Review the vendor contracts for renewal risk; then list the three largest obligations.';
+    const created = await create(t, { input });
+    expect(created.status).toBe(201);
+    expect(created.json.status_url).toBe(`${stack.app.url}/v1/agent-runs/${created.json.run_id}`);
+    const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
+
+    expect(run.status).toBe('completed');
+    expect(run.current_step).toBeNull();
+    expect(run.failure).toBeNull();
+    expect(run.approval).toBeNull();
+    expect(run.plan.steps.map((s: { tool: string }) => s.tool)).toEqual(['text_analysis', 'text_analysis']);
+    expect(run.estimate.amounts.total).toBeGreaterThan(0);
+    expect(run.receipt.verification_class).toBe('verified');
+    expect(run.receipt.unresolved).toEqual([]);
+    expect(run.receipt.digests.input).toBe(digestOf(input));
+    expect(run.receipt.digests.plan).toBe(digestOf(run.plan));
+    expect(run.receipt.digests.result).toBe(digestOf(run.result));
+    expect(run.receipt.action_boundary).toEqual({ effects_requested: [], effects_approved: [], effects_performed: [] });
+
+    // Settle: actual usage, bounded by the hold, the rest released; read back through /v1/usage.
+    const { holds, charges } = await ledgerOf(run.run_id);
+    expect(holds).toHaveLength(1);
+    expect(holds[0]!.amount).toBe(run.estimate.amounts.total);
+    expect(holds[0]!.status).toBe('settled');
+    expect(charges).toHaveLength(1);
+    expect(run.usage.charged).toBe(charges[0]!.amount);
+    expect(run.usage.charged).toBeLessThanOrEqual(holds[0]!.amount);
+    expect(run.usage.charged + run.usage.released).toBe(holds[0]!.amount);
+    const usage = await stack.api.get('/v1/usage', { key: t.key });
+    expect(usage.json).toMatchObject({ balance: 1_000 - run.usage.charged, held: 0, available: 1_000 - run.usage.charged, open_reservations: [] });
+    expect(usage.json.settled_charges).toEqual([expect.objectContaining({ run_id: run.run_id, amount: run.usage.charged })]);
+  });
+
+  it('estimates the same amount through POST /v1/usage/estimate as the run did', async () => {
+    const t = await newTenant(db);
+    const input = 'Draft a migration checklist for the payments database, then flag risky steps.';
+    const estimate = await stack.api.post('/v1/usage/estimate', { input }, { key: t.key });
+    expect(estimate.status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, (await create(t, { input })).json.run_id, isTerminal);
+    expect(estimate.json.amounts).toEqual(run.estimate.amounts);
+    expect(estimate.json.basis.input_tokens).toBe(Math.ceil(Buffer.byteLength(input) / 4));
+  });
+
+  it('ends needs_attention with nothing held when the balance cannot cover the estimate', async () => {
+    const t = await newTenant(db, 0);
+    const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Summarise the quarterly report.' })).json.run_id, isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.failure.code).toBe('insufficient_credits');
+    expect(run.plan).toBeNull();
+    expect(await ledgerOf(run.run_id)).toEqual({ holds: [], charges: [] });
+  });
+});
+
+describe('approval of external effects', () => {
+  it('waits in awaiting_approval, delivers only after approval, and completes', async () => {
+    const hook = await webhookReceiver();
+    try {
+      const t = await newTenant(db);
+      await setWebhookUrl(db, t.name, hook.url);
+      const created = await create(t, { input: 'Summarise the incident timeline and send it to the on-call channel.' });
+      const waiting = await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
+      expect(waiting.current_step).toBe('approval');
+      expect(waiting.approval).toMatchObject({ state: 'pending', effects: [{ tool: 'webhook_delivery' }] });
+      expect(waiting.approval.effects[0].why).toContain('deliver');
+      expect(hook.received).toHaveLength(0);
+
+      const approved = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'approve', reason: 'checked' }, { key: t.key });
+      expect(approved.status).toBe(200);
+      const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
+      expect(run.status).toBe('completed');
+      expect(run.approval).toMatchObject({ state: 'approved', decision_reason: 'checked' });
+      expect(run.receipt.action_boundary).toEqual({
+        effects_requested: ['webhook_delivery:step_2'],
+        effects_approved: ['webhook_delivery:step_2'],
+        effects_performed: ['webhook_delivery:step_2'],
+      });
+      expect(hook.received).toHaveLength(1);
+      expect(hook.received[0]!.headers['idempotency-key']).toBe(`${run.run_id}:step_2`);
+      expect((hook.received[0]!.body as { run_id: string }).run_id).toBe(run.run_id);
+
+      // Nothing left to decide: the Update's validator refuses a second decision.
+      const again = await stack.api.post(`/v1/agent-runs/${run.run_id}/approval`, { decision: 'approve' }, { key: t.key });
+      expect(again.status).toBe(409);
+      expect(again.json.error.code).toBe('run_not_awaiting_approval');
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('a rejection fails the run, performs nothing and releases the hold', async () => {
+    const t = await newTenant(db);
+    const created = await create(t, { input: 'Compile the release notes and publish them to the webhook.' });
+    await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
+    const rejected = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'reject', reason: 'not yet' }, { key: t.key });
+    expect(rejected.status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
+    expect(run.status).toBe('failed');
+    expect(run.failure).toEqual({ code: 'approval_rejected', message: 'Approval rejected: not yet' });
+    expect(run.approval.state).toBe('rejected');
+    const { holds, charges } = await ledgerOf(run.run_id);
+    expect(holds.map((h) => h.status)).toEqual(['released']);
+    expect(charges).toEqual([]);
+  });
+
+  it('the same request with the same Idempotency-Key answers the same way', async () => {
+    const t = await newTenant(db);
+    const created = await create(t, { input: 'Check the backlog and notify the team channel.' });
+    await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
+    const path = `/v1/agent-runs/${created.json.run_id}/approval`;
+    const headers = { 'idempotency-key': 'decision-1' };
+    const first = await stack.api.post(path, { decision: 'reject' }, { key: t.key, headers });
+    const second = await stack.api.post(path, { decision: 'reject' }, { key: t.key, headers });
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
+    expect(run.status).toBe('failed');
+  });
+
+  it('accepts the decision as the `approval` signal, as an operator sends it', async () => {
+    const t = await newTenant(db);
+    const created = await create(t, { input: 'Collect the open invoices and post the list to finance.' });
+    await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
+    await temporal.workflow.getHandle(created.json.run_id).signal('approval', { decision: 'approve' });
+    const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
+    expect(run.approval.state).toBe('approved');
+    // No webhook configured for this tenant: approved, but the effect stays unresolved.
+    expect(run.status).toBe('needs_attention');
+    expect(run.failure.code).toBe('unresolved_remainder');
+    expect(run.receipt.unresolved).toEqual(['step_2 (webhook_delivery): not_configured - No webhook URL is configured for this tenant.']);
+    expect(run.receipt.action_boundary.effects_performed).toEqual([]);
+  });
+
+  it('refuses a malformed decision with 400', async () => {
+    const t = await newTenant(db);
+    const created = await create(t, { input: 'Summarise the notes.' });
+    const r = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'maybe' }, { key: t.key });
+    expect(r.status).toBe(400);
+    expect(r.json.error.param).toBe('decision');
+  });
+});
+
+describe('approval deadline', () => {
+  it('ends needs_attention, does nothing external and releases the hold', async () => {
+    const short = await startRunStack({ APPROVAL_TIMEOUT_SECONDS: '2' });
+    try {
+      const t = await newTenant(short.app.database.db);
+      const created = await short.api.post('/v1/agent-runs', { input: 'Prepare the summary and send it out.' }, { key: t.key });
+      const run = await waitForRun(short.api, t.key, created.json.run_id, isTerminal);
+      expect(run.status).toBe('needs_attention');
+      expect(run.failure.code).toBe('approval_expired');
+      expect(run.approval.state).toBe('expired');
+      expect((await ledgerOf(run.run_id)).holds.map((h) => h.status)).toEqual(['released']);
+    } finally {
+      await short.close();
+    }
+  });
+});
+
+describe('cancel', () => {
+  it('stops a waiting run, releases the hold, and refuses a second cancel', async () => {
+    const t = await newTenant(db);
+    const created = await create(t, { input: 'Draft the customer letter and send it to the mailing webhook.' });
+    await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
+    const cancel = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/cancel`, undefined, { key: t.key });
+    expect(cancel.status).toBe(202);
+    const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
+    expect(run.status).toBe('failed');
+    expect(run.failure.code).toBe('cancelled');
+    expect(await ledgerOf(run.run_id)).toMatchObject({ holds: [expect.objectContaining({ status: 'released' })], charges: [] });
+    const again = await stack.api.post(`/v1/agent-runs/${run.run_id}/cancel`, undefined, { key: t.key });
+    expect(again.status).toBe(409);
+    expect(again.json.error.code).toBe('run_already_terminal');
+  });
+});
+
+describe('idempotent creation', () => {
+  it('replays the same run for the same key and body, creating nothing', async () => {
+    const t = await newTenant(db);
+    const body = { input: 'Outline the onboarding plan for new support staff.', memory: false };
+    const first = await create(t, body, 'key-A');
+    const second = await create(t, body, 'key-A');
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(200);
+    expect(second.json.run_id).toBe(first.json.run_id);
+    await waitForRun(stack.api, t.key, first.json.run_id, isTerminal);
+    const third = await create(t, body, 'key-A');
+    expect(third.status).toBe(200);
+    expect(third.json.status).toBe('completed');
+    const rows = await db.select().from(runs).where(eq(runs.tenantId, t.tenantId));
+    expect(rows).toHaveLength(1);
+    expect((await ledgerOf(first.json.run_id)).charges).toHaveLength(1);
+  });
+
+  it('answers 422 for the same key with a different body', async () => {
+    const t = await newTenant(db);
+    await create(t, { input: 'First body' }, 'key-B');
+    const r = await create(t, { input: 'Second body' }, 'key-B');
+    expect(r.status).toBe(422);
+    expect(r.json.error).toMatchObject({ code: 'idempotency_key_reused', param: 'Idempotency-Key' });
+  });
+
+  it('scopes keys to the tenant, and without a key every request is a new run', async () => {
+    const a = await newTenant(db);
+    const b = await newTenant(db);
+    const ra = await create(a, { input: 'Same text' }, 'shared-key');
+    const rb = await create(b, { input: 'Same text' }, 'shared-key');
+    expect(rb.status).toBe(201);
+    expect(rb.json.run_id).not.toBe(ra.json.run_id);
+    const n1 = await create(a, { input: 'No key' });
+    const n2 = await create(a, { input: 'No key' });
+    expect(n1.json.run_id).not.toBe(n2.json.run_id);
+  });
+
+  it('rejects an unusable Idempotency-Key and bad bodies with 400', async () => {
+    const t = await newTenant(db);
+    const badKey = await create(t, { input: 'x' }, 'has space');
+    expect(badKey.status).toBe(400);
+    expect(badKey.json.error.param).toBe('idempotency-key');
+    expect((await create(t, { input: '' })).json.error.param).toBe('input');
+    expect((await create(t, { input: 'x', memory: 'yes' })).json.error.param).toBe('memory');
+    expect((await create(t, { input: 'x', priority: 1 })).json.error).toMatchObject({ code: 'unsupported_parameter', param: 'priority' });
+  });
+});
+
+describe('tenant isolation', () => {
+  it('hides one tenant\'s runs, events and usage from another on every route', async () => {
+    const a = await newTenant(db);
+    const b = await newTenant(db);
+    const created = await create(a, { input: 'Prepare the board pack and send it to the board webhook.' });
+    const id = created.json.run_id;
+    await waitForRun(stack.api, a.key, id, (r) => r.status === 'awaiting_approval');
+    expect((await stack.api.get(`/v1/agent-runs/${id}`, { key: b.key })).status).toBe(404);
+    expect((await stack.api.post(`/v1/agent-runs/${id}/approval`, { decision: 'approve' }, { key: b.key })).status).toBe(404);
+    expect((await stack.api.post(`/v1/agent-runs/${id}/cancel`, undefined, { key: b.key })).status).toBe(404);
+    expect((await stack.api.get('/v1/agent-runs', { key: b.key })).json.data).toEqual([]);
+    expect((await stack.api.get('/v1/agent-runs/export', { key: b.key })).text).toBe('');
+    expect((await stack.api.get('/v1/journey-events', { key: b.key })).json.data).toEqual([]);
+    expect((await stack.api.get('/v1/usage', { key: b.key })).json.open_reservations).toEqual([]);
+    expect((await stack.api.get(`/v1/agent-runs/${id}`, { key: a.key })).status).toBe(200);
+    await stack.api.post(`/v1/agent-runs/${id}/cancel`, undefined, { key: a.key });
+  });
+});
+
+describe('journey events', () => {
+  it('record every state change without any input text', async () => {
+    const t = await newTenant(db);
+    const marker = 'ZEBRA-MARKER-91c4';
+    const created = await create(t, { input: `Audit the ${marker} ledger; then report the gaps.` });
+    await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
+    const r = await stack.api.get('/v1/journey-events?limit=100', { key: t.key });
+    expect(r.status).toBe(200);
+    expect(r.text).not.toContain(marker);
+    const kinds = (r.json.data as { kind: string }[]).map((e) => e.kind).reverse();
+    expect(kinds).toEqual([
+      'run.accepted',
+      'run.planning',
+      'run.step.reserve',
+      'run.step.plan',
+      'run.executing',
+      'run.step_finished',
+      'run.step_finished',
+      'run.verifying',
+      'run.step.settle',
+      'run.completed',
+    ]);
+    const rows = await db.select().from(journeyEvents).where(eq(journeyEvents.tenantId, t.tenantId));
+    expect(JSON.stringify(rows)).not.toContain(marker);
+  });
+
+  it('honours limit (1 to 100, default 50) and rejects anything else', async () => {
+    const t = await newTenant(db);
+    await waitForRun(stack.api, t.key, (await create(t, { input: 'One; two; three; four.' })).json.run_id, isTerminal);
+    expect((await stack.api.get('/v1/journey-events?limit=2', { key: t.key })).json.data).toHaveLength(2);
+    expect((await stack.api.get('/v1/journey-events', { key: t.key })).json.data.length).toBeGreaterThan(2);
+    for (const bad of ['0', '101', 'ten', '2.5']) {
+      const r = await stack.api.get(`/v1/journey-events?limit=${bad}`, { key: t.key });
+      expect(r.status).toBe(400);
+      expect(r.json.error.param).toBe('limit');
+    }
+  });
+});
+
+describe('memory', () => {
+  it('memory false neither reads nor writes the memory store', async () => {
+    const t = await newTenant(db);
+    await rememberEntry(db, { tenantId: t.tenantId, subject: 'pricing policy', content: 'Discounts above 20% need finance approval.', source: 'test', entryKey: `seed-${t.tenantId}` });
+    const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Explain our pricing policy on discounts.', memory: false })).json.run_id, isTerminal);
+    expect(run.plan.steps.map((s: { tool: string }) => s.tool)).not.toContain('memory_recall');
+    expect(run.receipt.source_coverage.sources.map((s: { source: string }) => s.source)).toEqual(['input']);
+    const entries = await db.select().from(memoryEntries).where(eq(memoryEntries.tenantId, t.tenantId));
+    expect(entries.map((e) => e.source)).toEqual(['test']);
+  });
+
+  it('memory true recalls relevant entries, names them in the receipt, and remembers the run', async () => {
+    const t = await newTenant(db);
+    const seeded = await rememberEntry(db, { tenantId: t.tenantId, subject: 'pricing policy', content: 'Discounts above 20% need finance approval.', source: 'test', entryKey: `seed2-${t.tenantId}` });
+    const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Explain our pricing policy on discounts.', memory: true })).json.run_id, isTerminal);
+    expect(run.status).toBe('completed');
+    expect(run.plan.steps[0].tool).toBe('memory_recall');
+    expect(run.result.steps[0].output.entries.map((e: { id: string }) => e.id)).toEqual([seeded]);
+    expect(run.receipt.source_coverage.sources.map((s: { source: string }) => s.source)).toEqual(['input', `memory:${seeded}`]);
+    const entries = await db.select().from(memoryEntries).where(eq(memoryEntries.tenantId, t.tenantId));
+    expect(entries.map((e) => e.source).sort()).toEqual([`run:${run.run_id}`, 'test']);
+  });
+});
+
+describe('run history', () => {
+  it('filters by status, time and text, pages with a cursor, and exports NDJSON', async () => {
+    const t = await newTenant(db);
+    const ids: string[] = [];
+    for (const word of ['alpha', 'beta', 'gamma']) ids.push((await create(t, { input: `Review the ${word} report.` })).json.run_id);
+    for (const id of ids) await waitForRun(stack.api, t.key, id, isTerminal);
+
+    const page1 = await stack.api.get('/v1/agent-runs?limit=2', { key: t.key });
+    expect(page1.json.data.map((r: { run_id: string }) => r.run_id)).toEqual([ids[2], ids[1]]);
+    expect(page1.json.has_more).toBe(true);
+    const page2 = await stack.api.get(`/v1/agent-runs?limit=2&cursor=${page1.json.next_cursor}`, { key: t.key });
+    expect(page2.json.data.map((r: { run_id: string }) => r.run_id)).toEqual([ids[0]]);
+    expect(page2.json.has_more).toBe(false);
+    expect(page2.json.next_cursor).toBeNull();
+
+    const text = await stack.api.get('/v1/agent-runs?q=BETA', { key: t.key });
+    expect(text.json.data.map((r: { run_id: string }) => r.run_id)).toEqual([ids[1]]);
+    expect((await stack.api.get('/v1/agent-runs?status=failed', { key: t.key })).json.data).toEqual([]);
+    expect((await stack.api.get('/v1/agent-runs?status=completed', { key: t.key })).json.data).toHaveLength(3);
+    const future = new Date(Date.now() + 60_000).toISOString();
+    expect((await stack.api.get(`/v1/agent-runs?created_after=${encodeURIComponent(future)}`, { key: t.key })).json.data).toEqual([]);
+    expect((await stack.api.get('/v1/agent-runs?status=done', { key: t.key })).status).toBe(400);
+    expect((await stack.api.get('/v1/agent-runs?cursor=garbage', { key: t.key })).json.error.code).toBe('invalid_cursor');
+
+    const exported = await stack.api.get('/v1/agent-runs/export?q=report', { key: t.key });
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get('content-type')).toContain('application/x-ndjson');
+    const lines = exported.text.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((r) => r.run_id)).toEqual([ids[2], ids[1], ids[0]]);
+  });
+});
+
+describe('Temporal visibility', () => {
+  it('keeps RunStatus and TenantId current so runs filter in the UI', async () => {
+    const t = await newTenant(db);
+    const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Tidy the glossary.' })).json.run_id, isTerminal);
+    const description = await temporal.workflow.getHandle(run.run_id).describe();
+    const attrs = description.typedSearchAttributes;
+    expect(attrs.getAll().map((p) => [p.key.name, p.value])).toEqual(
+      expect.arrayContaining([
+        ['RunStatus', 'completed'],
+        ['TenantId', t.tenantId],
+      ]),
+    );
+    const state = await temporal.workflow.getHandle(run.run_id).query('state');
+    expect(state).toMatchObject({ status: 'completed', stepsDone: 1, stepsTotal: 1 });
+  });
+});

@@ -1,0 +1,75 @@
+// A test API plus an in-process worker on a task queue of their own, and
+// helpers to make tenants and wait for runs.
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { expect, inject } from 'vitest';
+import { loadConfig } from '../../config/env.ts';
+import type { Db } from '../../db/client.ts';
+import { newId } from '../../domain/ids.ts';
+import { activityDeps } from '../../runtime/compose-activities.ts';
+import { type RunningWorker, startWorker } from '../../runtime/worker.ts';
+import { createKey } from '../../services/keys.ts';
+import { grantCredits } from '../../services/ledger.ts';
+import { ApiClient } from './client.ts';
+import { startTestApp, type TestApp } from './test-app.ts';
+
+export interface RunStack {
+  app: TestApp;
+  api: ApiClient;
+  worker: RunningWorker;
+  taskQueue: string;
+  close(): Promise<void>;
+}
+
+export async function startRunStack(env: Record<string, string> = {}): Promise<RunStack> {
+  const taskQueue = `test-${randomBytes(4).toString('hex')}`;
+  const fullEnv = { TASK_QUEUE: taskQueue, ...env };
+  const app = await startTestApp(fullEnv);
+  const config = loadConfig({ ...fullEnv, DATABASE_URL: inject('databaseUrl') });
+  const worker = await startWorker({
+    address: inject('temporalAddress'),
+    namespace: 'default',
+    taskQueue,
+    activities: activityDeps(config, app.database.db),
+    logger: pino({ level: 'silent' }),
+    workflowBundlePath: inject('workflowBundlePath'),
+  });
+  return {
+    app,
+    api: await ApiClient.connect(app.url),
+    worker,
+    taskQueue,
+    async close() {
+      await worker.stop();
+      await app.close();
+    },
+  };
+}
+
+export interface TestTenant {
+  name: string;
+  tenantId: string;
+  key: string;
+}
+
+export async function newTenant(db: Db, credits = 1_000): Promise<TestTenant> {
+  const name = `t-${randomBytes(5).toString('hex')}`;
+  const key = await createKey(db, { tenant: name, kind: 'core' });
+  if (credits > 0) await grantCredits(db, { tenantId: key.tenantId, amount: credits, entryKey: newId('grant') });
+  return { name, tenantId: key.tenantId, key: key.secret };
+}
+
+/** Polls GET /v1/agent-runs/{id} until `done` holds, returning that run. */
+// biome-ignore lint: tests read arbitrary JSON
+export async function waitForRun(api: ApiClient, key: string, runId: string, done: (run: any) => boolean, timeoutMs = 30_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await api.get(`/v1/agent-runs/${runId}`, { key });
+    expect(r.status).toBe(200);
+    if (done(r.json)) return r.json;
+    if (Date.now() > deadline) throw new Error(`run ${runId} still ${r.json.status}/${r.json.current_step}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+export const isTerminal = (run: { status: string }) => ['completed', 'failed', 'needs_attention'].includes(run.status);
