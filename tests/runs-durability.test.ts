@@ -1,0 +1,178 @@
+// Durability: concurrent duplicate creates across two API processes, and a
+// worker killed with SIGKILL in the middle of execute. Real processes, real
+// Temporal, real Postgres.
+import { type ChildProcess, spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { and, eq } from 'drizzle-orm';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../config/env.ts';
+import { ledgerEntries, ledgerHolds, runs } from '../db/schema.ts';
+import { activityDeps } from '../runtime/compose-activities.ts';
+import { startWorker } from '../runtime/worker.ts';
+import { setWebhookUrl } from '../services/tenants.ts';
+import { ApiClient } from './support/client.ts';
+import { freePort } from './support/free-port.ts';
+import { isTerminal, newTenant, waitForRun } from './support/run-stack.ts';
+import { startTestApp, type TestApp } from './support/test-app.ts';
+
+const children: ChildProcess[] = [];
+let connection: Connection;
+let temporal: Client;
+
+function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: inject('databaseUrl'),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
+    RATE_LIMIT_POINTS: '100000',
+    ...extra,
+  };
+}
+
+function spawnService(entry: 'api' | 'worker', env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', `bin/${entry}.ts`], { env: serviceEnv(env), stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  return child;
+}
+
+async function waitForHealth(url: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`${url} never became healthy`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function ledgerOf(db: TestApp['database']['db'], runId: string) {
+  const holds = await db.select().from(ledgerHolds).where(eq(ledgerHolds.runId, runId));
+  const charges = await db.select().from(ledgerEntries).where(and(eq(ledgerEntries.runId, runId), eq(ledgerEntries.kind, 'charge')));
+  return { holds, charges };
+}
+
+beforeAll(async () => {
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+  temporal = new Client({ connection });
+});
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+  await connection.close();
+});
+
+describe('20 concurrent identical creates over two API processes', () => {
+  it('make one run, one workflow, one hold and one charge', async () => {
+    const taskQueue = `dup-${Date.now()}`;
+    const ports = [await freePort(), await freePort()];
+    for (const port of ports) spawnService('api', { PORT: String(port), TASK_QUEUE: taskQueue });
+    const urls = ports.map((p) => `http://127.0.0.1:${p}`);
+    await Promise.all(urls.map(waitForHealth));
+    const helper = await startTestApp({ TASK_QUEUE: taskQueue });
+    const db = helper.database.db;
+    const worker = await startWorker({
+      address: inject('temporalAddress'),
+      namespace: 'default',
+      taskQueue,
+      activities: activityDeps(loadConfig({}), db),
+      logger: pino({ level: 'silent' }),
+      workflowBundlePath: inject('workflowBundlePath'),
+    });
+    try {
+      const t = await newTenant(db);
+      const clients = await Promise.all(urls.map((u) => ApiClient.connect(u)));
+      const body = { input: 'Reconcile the March payouts; then list mismatches.', memory: false };
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => clients[i % 2]!.post('/v1/agent-runs', body, { key: t.key, headers: { 'idempotency-key': 'same-key' } })),
+      );
+      const ids = new Set(replies.map((r) => r.json.run_id));
+      expect(ids.size).toBe(1);
+      expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
+      expect(replies.filter((r) => r.status === 200)).toHaveLength(19);
+      const runId = [...ids][0] as string;
+
+      const run = await waitForRun(clients[0]!, t.key, runId, isTerminal);
+      expect(run.status).toBe('completed');
+      expect(await db.select({ id: runs.id }).from(runs).where(eq(runs.tenantId, t.tenantId))).toHaveLength(1);
+      const { holds, charges } = await ledgerOf(db, runId);
+      expect(holds).toHaveLength(1);
+      expect(charges).toHaveLength(1);
+
+      // Temporal's visibility is eventually consistent: wait for the count to settle.
+      let executions: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        executions = [];
+        for await (const wf of temporal.workflow.list({ query: `TenantId = '${t.tenantId}'` })) executions.push(wf.runId);
+        if (executions.length > 0) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(executions).toHaveLength(1);
+    } finally {
+      await worker.stop();
+      await helper.close();
+    }
+  });
+});
+
+describe('a worker killed with SIGKILL during execute', () => {
+  it('is replaced, and the run completes with exactly one charge', async () => {
+    const taskQueue = `kill-${Date.now()}`;
+    // The webhook holds the first delivery open, so execute is provably mid-flight when the worker dies.
+    const deliveries: string[] = [];
+    let firstArrived!: () => void;
+    const arrived = new Promise<void>((r) => (firstArrived = r));
+    const hook = http.createServer((req, res) => {
+      deliveries.push(String(req.headers['idempotency-key']));
+      if (deliveries.length === 1) {
+        firstArrived();
+        return; // never answered
+      }
+      req.resume();
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    const app = await startTestApp({ TASK_QUEUE: taskQueue });
+    try {
+      const db = app.database.db;
+      const api = await ApiClient.connect(app.url);
+      const t = await newTenant(db);
+      await setWebhookUrl(db, t.name, `http://127.0.0.1:${(hook.address() as AddressInfo).port}/`);
+
+      const first = spawnService('worker', { TASK_QUEUE: taskQueue });
+      const created = await api.post('/v1/agent-runs', { input: 'Summarise the outage review and send it to the status page.' }, { key: t.key });
+      const runId = created.json.run_id as string;
+      await waitForRun(api, t.key, runId, (r) => r.status === 'awaiting_approval', 60_000);
+      expect((await api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+      await arrived;
+      expect((await api.get(`/v1/agent-runs/${runId}`, { key: t.key })).json.status).toBe('executing');
+
+      first.kill('SIGKILL');
+      await new Promise((r) => first.once('exit', r));
+      expect(first.signalCode).toBe('SIGKILL');
+      spawnService('worker', { TASK_QUEUE: taskQueue });
+
+      const run = await waitForRun(api, t.key, runId, isTerminal, 90_000);
+      expect(run.status).toBe('completed');
+      expect(run.receipt.action_boundary.effects_performed).toEqual(['webhook_delivery:step_2']);
+      const { holds, charges } = await ledgerOf(db, runId);
+      expect(holds).toHaveLength(1);
+      expect(holds[0]!.status).toBe('settled');
+      expect(charges).toHaveLength(1);
+      expect(charges[0]!.amount).toBe(run.usage.charged);
+      // The retried delivery carried the same idempotency key, so the receiver can deduplicate it.
+      expect(deliveries.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(deliveries)).toEqual(new Set([`${runId}:step_2`]));
+    } finally {
+      hook.closeAllConnections();
+      await new Promise((r) => hook.close(r));
+      await app.close();
+    }
+  });
+});
