@@ -71,8 +71,7 @@ export function runControl(deps: RunControlDeps) {
       if (outcome.kind === 'key_reused') throw errors.idempotencyKeyReused();
       // Also on replay: if the first attempt stored the row but failed to start, this completes it.
       if (outcome.kind === 'created' || !isTerminal(outcome.run.status)) await ensureStarted(outcome.run);
-      const run = (await getRun(deps.db, tenantId, outcome.run.id)) ?? outcome.run;
-      return { created: outcome.kind === 'created', run };
+      return { created: outcome.kind === 'created', run: outcome.run };
     },
 
     async get(tenantId: string, runId: string): Promise<RunRow> {
