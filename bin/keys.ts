@@ -5,21 +5,10 @@
 import { Command, Option } from 'commander';
 import { KEY_KINDS, type KeyKind } from '../domain/api-keys.ts';
 import { createKey, listKeys, revokeKey } from '../services/keys.ts';
-import { ensureDatabase, loadConfigOrExit } from '../runtime/boot.ts';
-import { Lifecycle } from '../runtime/lifecycle.ts';
-import { createLogger } from '../runtime/logger.ts';
+import { loadConfigOrExit, withCommandDatabase } from '../runtime/boot.ts';
 
 const config = loadConfigOrExit();
-const lifecycle = new Lifecycle(createLogger({ logLevel: 'warn' }), config.shutdownTimeoutMs);
-
-async function withDb<T>(fn: (db: Awaited<ReturnType<typeof ensureDatabase>>['db']) => Promise<T>): Promise<T> {
-  try {
-    const database = await ensureDatabase(config, lifecycle, 'npm run keys', { migrate: true });
-    return await fn(database.db);
-  } finally {
-    await lifecycle.stop();
-  }
-}
+const withDb = <T>(fn: Parameters<typeof withCommandDatabase<T>>[2]) => withCommandDatabase(config, 'npm run keys', fn);
 
 const program = new Command('keys').description('Manage API keys').showHelpAfterError();
 

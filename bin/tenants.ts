@@ -6,21 +6,10 @@ import { Command, InvalidArgumentError } from 'commander';
 import { newId } from '../domain/ids.ts';
 import { balanceOf, grantCredits } from '../services/ledger.ts';
 import { ensureTenant, setWebhookUrl } from '../services/tenants.ts';
-import { ensureDatabase, loadConfigOrExit } from '../runtime/boot.ts';
-import { Lifecycle } from '../runtime/lifecycle.ts';
-import { createLogger } from '../runtime/logger.ts';
+import { loadConfigOrExit, withCommandDatabase } from '../runtime/boot.ts';
 
 const config = loadConfigOrExit();
-const lifecycle = new Lifecycle(createLogger({ logLevel: 'warn' }), config.shutdownTimeoutMs);
-
-async function withDb<T>(fn: (db: Awaited<ReturnType<typeof ensureDatabase>>['db']) => Promise<T>): Promise<T> {
-  try {
-    const database = await ensureDatabase(config, lifecycle, 'npm run tenants', { migrate: true });
-    return await fn(database.db);
-  } finally {
-    await lifecycle.stop();
-  }
-}
+const withDb = <T>(fn: Parameters<typeof withCommandDatabase<T>>[2]) => withCommandDatabase(config, 'npm run tenants', fn);
 
 function positiveInt(value: string): number {
   const n = Number(value);

@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import { type Config, ConfigError, loadConfig } from '../config/env.ts';
 import { type Database, openDatabase } from '../db/client.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import type { Lifecycle } from './lifecycle.ts';
+import { Lifecycle } from './lifecycle.ts';
+import { createLogger } from './logger.ts';
 import { isTemporalReachable } from './temporal-client.ts';
 import { resolveTemporalCli, startDevServer } from './temporal-dev-server.ts';
 
@@ -68,4 +69,15 @@ export async function ensureTemporal(config: Config, logger: Logger, lifecycle: 
   });
   lifecycle.onStop('temporal dev server', () => server.stop());
   return { address: server.address, uiUrl: server.uiUrl };
+}
+
+/** For one-shot commands: opens (and migrates) the database, runs `fn`, and closes everything. */
+export async function withCommandDatabase<T>(config: Config, purpose: string, fn: (db: Database['db']) => Promise<T>): Promise<T> {
+  const lifecycle = new Lifecycle(createLogger({ logLevel: 'warn' }), config.shutdownTimeoutMs);
+  try {
+    const database = await ensureDatabase(config, lifecycle, purpose, { migrate: true });
+    return await fn(database.db);
+  } finally {
+    await lifecycle.stop();
+  }
 }

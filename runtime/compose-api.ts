@@ -5,13 +5,13 @@ import type { AppDeps } from '../api/app.ts';
 import type { Config } from '../config/env.ts';
 import type { Database } from '../db/client.ts';
 import { healthChecker } from '../services/health.ts';
-import { localPlanner } from '../domain/planning/local-planner.ts';
 import { estimateUsage } from '../domain/pricing.ts';
 import { listJourneyEvents } from '../services/journey.ts';
 import { authenticate } from '../services/keys.ts';
 import { usageSummary } from '../services/ledger.ts';
 import { runControl } from '../services/run-control.ts';
 import { createRateLimiters } from '../services/rate-limiters.ts';
+import { planningProvider } from './compose-activities.ts';
 import { probeTemporal, type TemporalHandle } from './temporal-client.ts';
 
 export function composeApi(config: Config, logger: Logger, database: Database, temporal: TemporalHandle): AppDeps {
@@ -28,7 +28,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
     }),
     usage: {
       summary: (tenantId) => usageSummary(database.db, tenantId),
-      estimate: async (input, memory) => estimateUsage(input, await localPlanner.plan({ input, memory }), config.pricing),
+      estimate: async (input, memory) => estimateUsage(input, await planningProvider.plan({ input, memory }), config.pricing),
     },
     listJourneyEvents: (tenantId, limit) => listJourneyEvents(database.db, tenantId, limit),
     journeyRetentionDays: config.runs.journeyRetentionDays,

@@ -77,19 +77,33 @@ export async function reserve(
   });
 }
 
+type Hold = typeof ledgerHolds.$inferSelect;
+
 /**
- * Charges actual usage, bounded by the hold, and releases the rest. Settling
- * twice returns the first outcome; settling a released hold charges nothing.
+ * Closes the run step's hold inside a transaction: `close` decides the charge
+ * for an open hold; a hold already closed returns its recorded outcome, so
+ * settle and release are both idempotent.
  */
-export async function settle(db: Db, input: { runId: string; step: string; actualAmount: number }): Promise<SettleOutcome> {
+async function closeHold(
+  db: Db,
+  key: { runId: string; step: string },
+  close: (tx: Tx, hold: Hold) => Promise<SettleOutcome>,
+): Promise<SettleOutcome> {
   return db.transaction(async (tx) => {
     const [hold] = await tx
       .select()
       .from(ledgerHolds)
-      .where(and(eq(ledgerHolds.runId, input.runId), eq(ledgerHolds.step, input.step)))
+      .where(and(eq(ledgerHolds.runId, key.runId), eq(ledgerHolds.step, key.step)))
       .for('update');
     if (!hold) return { charged: 0, released: 0 };
     if (hold.status !== 'open') return { charged: hold.chargedAmount ?? 0, released: hold.releasedAmount ?? 0 };
+    return close(tx, hold);
+  });
+}
+
+/** Charges actual usage, bounded by the hold, and releases the rest. */
+export function settle(db: Db, input: { runId: string; step: string; actualAmount: number }): Promise<SettleOutcome> {
+  return closeHold(db, input, async (tx, hold) => {
     const charged = Math.max(0, Math.min(input.actualAmount, hold.amount));
     if (charged > 0) {
       await tx
@@ -106,16 +120,9 @@ export async function settle(db: Db, input: { runId: string; step: string; actua
   });
 }
 
-/** Compensation: releases the whole hold (failure, rejection, cancel). Idempotent. */
-export async function release(db: Db, input: { runId: string; step: string }): Promise<SettleOutcome> {
-  return db.transaction(async (tx) => {
-    const [hold] = await tx
-      .select()
-      .from(ledgerHolds)
-      .where(and(eq(ledgerHolds.runId, input.runId), eq(ledgerHolds.step, input.step)))
-      .for('update');
-    if (!hold) return { charged: 0, released: 0 };
-    if (hold.status !== 'open') return { charged: hold.chargedAmount ?? 0, released: hold.releasedAmount ?? 0 };
+/** Compensation: releases the whole hold (failure, rejection, cancel). */
+export function release(db: Db, input: { runId: string; step: string }): Promise<SettleOutcome> {
+  return closeHold(db, input, async (tx, hold) => {
     await tx
       .update(ledgerHolds)
       .set({ status: 'released', chargedAmount: 0, releasedAmount: hold.amount, closedAt: new Date() })

@@ -5,18 +5,18 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../config/env.ts';
-import { ledgerEntries, ledgerHolds, runs } from '../db/schema.ts';
+import { runs } from '../db/schema.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { startWorker } from '../runtime/worker.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
 import { ApiClient } from './support/client.ts';
 import { freePort } from './support/free-port.ts';
-import { isTerminal, newTenant, waitForRun } from './support/run-stack.ts';
-import { startTestApp, type TestApp } from './support/test-app.ts';
+import { isTerminal, ledgerOf, newTenant, waitForRun } from './support/run-stack.ts';
+import { startTestApp } from './support/test-app.ts';
 
 const children: ChildProcess[] = [];
 let connection: Connection;
@@ -52,11 +52,6 @@ async function waitForHealth(url: string): Promise<void> {
   }
 }
 
-async function ledgerOf(db: TestApp['database']['db'], runId: string) {
-  const holds = await db.select().from(ledgerHolds).where(eq(ledgerHolds.runId, runId));
-  const charges = await db.select().from(ledgerEntries).where(and(eq(ledgerEntries.runId, runId), eq(ledgerEntries.kind, 'charge')));
-  return { holds, charges };
-}
 
 beforeAll(async () => {
   connection = await Connection.connect({ address: inject('temporalAddress') });

@@ -3,13 +3,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { journeyEvents, ledgerEntries, ledgerHolds, memoryEntries, runs } from '../db/schema.ts';
+import { journeyEvents, memoryEntries, runs } from '../db/schema.ts';
 import { digestOf } from '../domain/digest.ts';
 import { rememberEntry } from '../services/memory.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
-import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
+import { isTerminal, ledgerOf as sharedLedgerOf, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 
 let stack: RunStack;
 let db: RunStack['app']['database']['db'];
@@ -30,11 +30,7 @@ afterAll(async () => {
 const create = (t: TestTenant, body: object, idempotencyKey?: string) =>
   stack.api.post('/v1/agent-runs', body, { key: t.key, headers: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {} });
 
-async function ledgerOf(runId: string) {
-  const holds = await db.select().from(ledgerHolds).where(eq(ledgerHolds.runId, runId));
-  const charges = await db.select().from(ledgerEntries).where(and(eq(ledgerEntries.runId, runId), eq(ledgerEntries.kind, 'charge')));
-  return { holds, charges };
-}
+const ledgerOf = (runId: string) => sharedLedgerOf(db, runId);
 
 /** A local HTTP server standing in for a customer's webhook. */
 async function webhookReceiver() {

@@ -3,7 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { expect, inject } from 'vitest';
+import { and, eq } from 'drizzle-orm';
 import { loadConfig } from '../../config/env.ts';
+import { ledgerEntries, ledgerHolds } from '../../db/schema.ts';
 import type { Db } from '../../db/client.ts';
 import { newId } from '../../domain/ids.ts';
 import { activityDeps } from '../../runtime/compose-activities.ts';
@@ -73,3 +75,10 @@ export async function waitForRun(api: ApiClient, key: string, runId: string, don
 }
 
 export const isTerminal = (run: { status: string }) => ['completed', 'failed', 'needs_attention'].includes(run.status);
+
+/** The run's holds and charges, straight from the ledger tables. */
+export async function ledgerOf(db: Db, runId: string) {
+  const holds = await db.select().from(ledgerHolds).where(eq(ledgerHolds.runId, runId));
+  const charges = await db.select().from(ledgerEntries).where(and(eq(ledgerEntries.runId, runId), eq(ledgerEntries.kind, 'charge')));
+  return { holds, charges };
+}
