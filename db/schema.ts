@@ -136,7 +136,12 @@ export const journeyEvents = pgTable(
   (t) => [uniqueIndex('journey_events_key_idx').on(t.eventKey), index('journey_events_tenant_idx').on(t.tenantId, t.id)],
 );
 
-/** The tenant's memory store; runs with memory: true recall from it and remember into it. */
+/**
+ * The customer vault (the tenant's memory store). Runs with memory: true recall
+ * from it and remember into it. `subject` and `content` are the current
+ * version; forgetting nulls them and leaves a content-free tombstone (state
+ * forgotten, digest kept). `digest` covers the current version's fields.
+ */
 export const memoryEntries = pgTable(
   'memory_entries',
   {
@@ -144,18 +149,68 @@ export const memoryEntries = pgTable(
     tenantId: text('tenant_id')
       .notNull()
       .references(() => tenants.id),
-    subject: text('subject').notNull(),
-    content: text('content').notNull(),
+    subject: text('subject'),
+    content: text('content'),
+    tags: jsonb('tags').$type<string[]>().notNull().default([]),
     source: text('source').notNull(),
+    state: text('state', { enum: ['active', 'quarantined', 'forgotten'] }).notNull().default('active'),
+    version: integer('version').notNull().default(1),
+    digest: text('digest').notNull().default(''),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }),
+    quarantineReason: text('quarantine_reason'),
     /** Write key: a retried remember activity writes one entry. */
     entryKey: text('entry_key'),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    forgottenAt: timestamp('forgotten_at', { withTimezone: true }),
   },
   (t) => [
     uniqueIndex('memory_entries_key_idx').on(t.entryKey),
-    index('memory_entries_tenant_idx').on(t.tenantId),
-    index('memory_entries_search_idx').using('gin', sql`to_tsvector('english', ${t.subject} || ' ' || ${t.content})`),
+    index('memory_entries_tenant_idx').on(t.tenantId, t.createdAt, t.id),
+    index('memory_entries_search_idx').using('gin', sql`to_tsvector('english', coalesce(${t.subject}, '') || ' ' || coalesce(${t.content}, ''))`),
   ],
 );
 
-export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, journeyEvents, memoryEntries };
+/** Every version an entry had; a correction adds one. Forgetting nulls their text too. */
+export const memoryEntryVersions = pgTable(
+  'memory_entry_versions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    entryId: text('entry_id')
+      .notNull()
+      .references(() => memoryEntries.id),
+    tenantId: text('tenant_id').notNull(),
+    version: integer('version').notNull(),
+    subject: text('subject'),
+    content: text('content'),
+    digest: text('digest').notNull(),
+    reason: text('reason'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('memory_entry_versions_entry_version_idx').on(t.entryId, t.version)],
+);
+
+/**
+ * Per-tenant hash chain over every vault write (content-free: ids, actions,
+ * digests). The integrity check replays it to spot entries changed or deleted
+ * behind the service's back.
+ */
+export const vaultChain = pgTable(
+  'vault_chain',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    seq: integer('seq').notNull(),
+    entryId: text('entry_id').notNull(),
+    action: text('action').notNull(),
+    entryDigest: text('entry_digest').notNull(),
+    prevHash: text('prev_hash').notNull(),
+    hash: text('hash').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('vault_chain_tenant_seq_idx').on(t.tenantId, t.seq)],
+);
+
+export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, journeyEvents, memoryEntries, memoryEntryVersions, vaultChain };

@@ -26,6 +26,8 @@ export const ERROR_CODES = [
   'invalid_cursor',
   'run_not_awaiting_approval',
   'run_already_terminal',
+  'vault_entry_forgotten',
+  'vault_entry_not_quarantined',
   'not_found',
   'method_not_allowed',
   'rate_limit_exceeded',
@@ -124,6 +126,10 @@ export const errors = {
     ),
   runAlreadyTerminal: (status: string) =>
     new ApiError(409, 'invalid_request_error', 'run_already_terminal', `The run already ended (${status}); nothing to cancel.`),
+  entryForgotten: () =>
+    new ApiError(409, 'invalid_request_error', 'vault_entry_forgotten', 'The entry was forgotten; only its tombstone remains.'),
+  entryNotQuarantined: () =>
+    new ApiError(409, 'invalid_request_error', 'vault_entry_not_quarantined', 'The entry is not quarantined, so there is nothing to release.'),
   internal: () =>
     new ApiError(500, 'server_error', 'internal_error', 'The server hit an unexpected error. Retry with bounded backoff.'),
   unavailable: (message = 'The service is temporarily unavailable. Retry with bounded backoff.') =>

@@ -10,6 +10,7 @@ import { listJourneyEvents } from '../services/journey.ts';
 import { authenticate } from '../services/keys.ts';
 import { usageSummary } from '../services/ledger.ts';
 import { runControl } from '../services/run-control.ts';
+import { vaultService } from '../services/vault/index.ts';
 import { createRateLimiters } from '../services/rate-limiters.ts';
 import { planningProvider } from './compose-activities.ts';
 import { probeTemporal, type TemporalHandle } from './temporal-client.ts';
@@ -32,6 +33,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
     },
     listJourneyEvents: (tenantId, limit) => listJourneyEvents(database.db, tenantId, limit),
     journeyRetentionDays: config.runs.journeyRetentionDays,
+    vault: vaultService(database.db),
     authenticate: (secret, kind) => authenticate(database.db, secret, kind),
     rateLimiters: createRateLimiters(config.rateLimits, database.pool),
     checkHealth: healthChecker({

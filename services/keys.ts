@@ -6,7 +6,7 @@ import { apiKeys, tenants } from '../db/schema.ts';
 import { hashKey, type KeyKind, looksLikeKey, mintKey } from '../domain/api-keys.ts';
 import { newId } from '../domain/ids.ts';
 import { grantCredits } from './ledger.ts';
-import { ensureTenant } from './tenants.ts';
+import { ensureTenant, tenantById } from './tenants.ts';
 
 export interface KeyRecord {
   id: string;
@@ -33,9 +33,9 @@ export interface Principal {
 
 export async function createKey(
   db: Db,
-  input: { tenant: string; kind: KeyKind; label?: string },
+  input: { tenant: string; kind: KeyKind; label?: string } | { tenantId: string; kind: KeyKind; label?: string },
 ): Promise<CreatedKey> {
-  const tenant = await ensureTenant(db, input.tenant);
+  const tenant = 'tenantId' in input ? await tenantById(db, input.tenantId) : await ensureTenant(db, input.tenant);
   const minted = mintKey(input.kind);
   const [row] = await db
     .insert(apiKeys)
@@ -52,22 +52,35 @@ export async function createKey(
   return { ...toRecord(row, tenant.name), secret: minted.secret };
 }
 
-export async function listKeys(db: Db, filter: { tenant?: string } = {}): Promise<KeyRecord[]> {
+export async function listKeys(db: Db, filter: { tenant?: string; tenantId?: string; kind?: KeyKind } = {}): Promise<KeyRecord[]> {
   const rows = await db
     .select({ key: apiKeys, tenantName: tenants.name })
     .from(apiKeys)
     .innerJoin(tenants, eq(apiKeys.tenantId, tenants.id))
-    .where(filter.tenant ? eq(tenants.name, filter.tenant) : undefined)
+    .where(
+      and(
+        filter.tenant ? eq(tenants.name, filter.tenant) : undefined,
+        filter.tenantId ? eq(apiKeys.tenantId, filter.tenantId) : undefined,
+        filter.kind ? eq(apiKeys.kind, filter.kind) : undefined,
+      ),
+    )
     .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
   return rows.map((r) => toRecord(r.key, r.tenantName));
 }
 
-/** Revokes a key by id; returns false when no active key has that id. */
-export async function revokeKey(db: Db, keyId: string): Promise<boolean> {
+/** Revokes a key by id (optionally only within one tenant and kind); false when no such active key. */
+export async function revokeKey(db: Db, keyId: string, scope: { tenantId?: string; kind?: KeyKind } = {}): Promise<boolean> {
   const revoked = await db
     .update(apiKeys)
     .set({ revokedAt: new Date() })
-    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .where(
+      and(
+        eq(apiKeys.id, keyId),
+        isNull(apiKeys.revokedAt),
+        scope.tenantId ? eq(apiKeys.tenantId, scope.tenantId) : undefined,
+        scope.kind ? eq(apiKeys.kind, scope.kind) : undefined,
+      ),
+    )
     .returning({ id: apiKeys.id });
   return revoked.length > 0;
 }

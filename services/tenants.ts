@@ -22,3 +22,9 @@ export async function setWebhookUrl(db: Db, name: string, url: string | null): P
   await db.update(tenants).set({ webhookUrl: url }).where(eq(tenants.id, tenant.id));
   return tenant;
 }
+
+export async function tenantById(db: Db, tenantId: string): Promise<Tenant> {
+  const [row] = await db.select({ id: tenants.id, name: tenants.name }).from(tenants).where(eq(tenants.id, tenantId));
+  if (!row) throw new Error(`no tenant ${tenantId}`);
+  return row;
+}

@@ -6,6 +6,7 @@ import { errors } from '../../domain/errors.ts';
 import type { RunControl } from '../../services/run-control.ts';
 import type { RunCursor, RunFilters, RunRow } from '../../services/runs.ts';
 import { ErrorObject } from '../contract/common.ts';
+import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
 import { defineRoute } from '../contract/route.ts';
 import { ApprovalRequestBody, CreateRunRequest, Run, RunList, RunListQuery } from '../schemas/run.ts';
 
@@ -50,21 +51,6 @@ export function runView(row: RunRow, base: string) {
     receipt: row.receipt ?? null,
     failure: row.failure ?? null,
   };
-}
-
-function encodeCursor(c: RunCursor): string {
-  return Buffer.from(JSON.stringify({ t: c.createdAt.toISOString(), id: c.id })).toString('base64url');
-}
-
-function decodeCursor(raw: string): RunCursor {
-  try {
-    const { t, id } = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { t: string; id: string };
-    const createdAt = new Date(t);
-    if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
-    return { createdAt, id };
-  } catch {
-    throw errors.invalidCursor();
-  }
 }
 
 function filtersOf(q: z.output<typeof RunListQuery>): RunFilters {

@@ -2,6 +2,9 @@
 import type { RouteSpec } from '../contract/route.ts';
 import type { HealthReport } from '../../services/health.ts';
 import type { RunControl } from '../../services/run-control.ts';
+import type { VaultService } from '../../services/vault/index.ts';
+import { vaultAccountRoutes } from './vault-account.ts';
+import { vaultEntryRoutes } from './vault-entries.ts';
 import { agentRunRoutes } from './agent-runs.ts';
 import { type JourneyLister, journeyRoutes } from './journey-events.ts';
 import { type UsageService, usageRoutes } from './usage.ts';
@@ -19,6 +22,7 @@ export interface RouteDeps {
   usage: UsageService;
   listJourneyEvents: JourneyLister;
   journeyRetentionDays: number;
+  vault: VaultService;
 }
 
 export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unknown>): RouteSpec[] {
@@ -30,6 +34,8 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...agentRunRoutes(deps),
     ...usageRoutes(deps),
     ...journeyRoutes({ listJourneyEvents: deps.listJourneyEvents, retentionDays: deps.journeyRetentionDays }),
+    ...vaultEntryRoutes(deps),
+    ...vaultAccountRoutes(deps),
     ...docsRoutes(getDocument),
   ];
 }
