@@ -1,9 +1,10 @@
 // The runs projection: created by the API (so idempotency is decided in one
 // unique index), updated by workflow activities, read and listed by the API.
-import { and, desc, eq, gte, ilike, lt, lte, or, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, ilike, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { runs } from '../db/schema.ts';
 import { newId } from '../domain/ids.ts';
+import { afterPosition, type Position, toPage } from './keyset-page.ts';
 
 export type RunRow = typeof runs.$inferSelect;
 export type RunPatch = Partial<Pick<RunRow, 'status' | 'currentStep' | 'estimate' | 'reservation' | 'usage' | 'plan' | 'approval' | 'result' | 'receipt' | 'failure' | 'completedAt'>>;
@@ -53,10 +54,7 @@ export interface RunFilters {
 }
 
 /** Position after a row in created_at desc, id desc order. */
-export interface RunCursor {
-  createdAt: Date;
-  id: string;
-}
+export type RunCursor = Position;
 
 /** One page, newest first; `next` is the cursor of the last row when more may follow. */
 export async function listRuns(
@@ -70,18 +68,12 @@ export async function listRuns(
   if (filters.createdAfter) conditions.push(gte(runs.createdAt, filters.createdAfter));
   if (filters.createdBefore) conditions.push(lte(runs.createdAt, filters.createdBefore));
   if (filters.q) conditions.push(ilike(runs.input, `%${filters.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
-  if (page.after) {
-    const { createdAt, id } = page.after;
-    conditions.push(or(lt(runs.createdAt, createdAt), and(eq(runs.createdAt, createdAt), lt(runs.id, id)))!);
-  }
+  if (page.after) conditions.push(afterPosition(runs.createdAt, runs.id, page.after));
   const rows = await db
     .select()
     .from(runs)
     .where(and(...conditions))
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(page.limit + 1);
-  const more = rows.length > page.limit;
-  const pageRows = more ? rows.slice(0, page.limit) : rows;
-  const last = pageRows[pageRows.length - 1];
-  return { rows: pageRows, next: more && last ? { createdAt: last.createdAt, id: last.id } : null };
+  return toPage(rows, page.limit);
 }

@@ -1,10 +1,6 @@
 // Opaque list cursors: the (created_at, id) position of the last row of a page.
 import { errors } from '../../domain/errors.ts';
-
-export interface Position {
-  createdAt: Date;
-  id: string;
-}
+import type { Position } from '../../services/keyset-page.ts';
 
 export function encodeCursor(c: Position): string {
   return Buffer.from(JSON.stringify({ t: c.createdAt.toISOString(), id: c.id })).toString('base64url');

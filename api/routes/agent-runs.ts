@@ -1,5 +1,4 @@
 // Durable runs: create (idempotent), read, list, export, approve, cancel.
-import { Readable } from 'node:stream';
 import type Koa from 'koa';
 import { z } from 'zod';
 import { errors } from '../../domain/errors.ts';
@@ -7,6 +6,7 @@ import type { RunControl } from '../../services/run-control.ts';
 import type { RunCursor, RunFilters, RunRow } from '../../services/runs.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
+import { ndjsonExport } from '../contract/ndjson.ts';
 import { defineRoute } from '../contract/route.ts';
 import { ApprovalRequestBody, CreateRunRequest, Run, RunList, RunListQuery } from '../schemas/run.ts';
 
@@ -132,19 +132,11 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
       handler({ principal, query, ctx }) {
         const filters = filtersOf(query);
         const base = baseUrl(ctx, deps.publicBaseUrl);
-        async function* lines() {
-          let after: RunCursor | undefined;
-          do {
-            const page = await deps.runs.list(principal!.tenantId, filters, { limit: EXPORT_PAGE, after });
-            for (const row of page.rows) yield `${JSON.stringify(runView(row, base))}\n`;
-            after = page.next ?? undefined;
-          } while (after);
-        }
-        return {
-          status: 200,
-          body: Readable.from(lines()),
-          headers: { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Content-Disposition': 'attachment; filename="agent-runs.ndjson"' },
-        };
+        return ndjsonExport(
+          (after: RunCursor | undefined) => deps.runs.list(principal!.tenantId, filters, { limit: EXPORT_PAGE, after }),
+          (row: RunRow) => runView(row, base),
+          'agent-runs.ndjson',
+        );
       },
     }),
     defineRoute({

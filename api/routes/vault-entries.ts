@@ -1,12 +1,12 @@
 // Customer vault entries (workspace key): create, list, read, history,
 // correct, quarantine, release, forget, search and export.
-import { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { EntryCursor, EntryRow } from '../../services/vault/entries.ts';
 import { effectiveState } from '../../services/vault/entries.ts';
 import type { VaultService } from '../../services/vault/index.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
+import { ndjsonExport } from '../contract/ndjson.ts';
 import { defineRoute } from '../contract/route.ts';
 import { CorrectVaultEntry, CreateVaultEntry, VaultEntry, VaultEntryList, VaultSearchResult, VaultVersions } from '../schemas/vault.ts';
 
@@ -120,19 +120,11 @@ export function vaultEntryRoutes(deps: { vault: VaultService }) {
       auth: 'workspace',
       responses: { 200: { description: 'application/x-ndjson stream of VaultEntry objects.', contentType: 'application/x-ndjson' } },
       handler({ principal }) {
-        async function* lines() {
-          let after: EntryCursor | undefined;
-          do {
-            const page = await vault.list(principal!.tenantId, { state: 'active' }, { limit: EXPORT_PAGE, after });
-            for (const row of page.rows) yield `${JSON.stringify(entryView(row))}\n`;
-            after = page.next ?? undefined;
-          } while (after);
-        }
-        return {
-          status: 200,
-          body: Readable.from(lines()),
-          headers: { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Content-Disposition': 'attachment; filename="vault.ndjson"' },
-        };
+        return ndjsonExport(
+          (after: EntryCursor | undefined) => vault.list(principal!.tenantId, { state: 'active' }, { limit: EXPORT_PAGE, after }),
+          entryView,
+          'vault.ndjson',
+        );
       },
     }),
     defineRoute({

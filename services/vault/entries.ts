@@ -2,13 +2,14 @@
 // kept), quarantine and release, forget (content gone for good, tombstone
 // kept). Every write locks the tenant, appends to the hash chain and records a
 // content-free journey event in the same transaction.
-import { and, asc, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { memoryEntries, memoryEntryVersions } from '../../db/schema.ts';
 import { errors } from '../../domain/errors.ts';
 import { newId } from '../../domain/ids.ts';
 import { entryDigest, type VaultAction } from '../../domain/vault.ts';
 import { recordJourneyEvent } from '../journey.ts';
+import { afterPosition, type Position, toPage } from '../keyset-page.ts';
 import { appendChain, lockTenant, type Tx } from './chain.ts';
 
 export type EntryRow = typeof memoryEntries.$inferSelect;
@@ -79,10 +80,7 @@ export async function getEntry(db: Db, tenantId: string, entryId: string): Promi
   return row;
 }
 
-export interface EntryCursor {
-  createdAt: Date;
-  id: string;
-}
+export type EntryCursor = Position;
 
 /** Newest first. `state` filters by the state a reader sees (expired included). */
 export async function listEntries(
@@ -97,20 +95,14 @@ export async function listEntries(
   else if (filter.state === 'active') conditions.push(eq(memoryEntries.state, 'active'), notExpired);
   else if (filter.state) conditions.push(eq(memoryEntries.state, filter.state));
   if (filter.tag) conditions.push(sql`${memoryEntries.tags} @> ${JSON.stringify([filter.tag])}::jsonb`);
-  if (page.after) {
-    const { createdAt, id } = page.after;
-    conditions.push(or(lt(memoryEntries.createdAt, createdAt), and(eq(memoryEntries.createdAt, createdAt), lt(memoryEntries.id, id)))!);
-  }
+  if (page.after) conditions.push(afterPosition(memoryEntries.createdAt, memoryEntries.id, page.after));
   const rows = await db
     .select()
     .from(memoryEntries)
     .where(and(...conditions))
     .orderBy(desc(memoryEntries.createdAt), desc(memoryEntries.id))
     .limit(page.limit + 1);
-  const more = rows.length > page.limit;
-  const pageRows = more ? rows.slice(0, page.limit) : rows;
-  const last = pageRows[pageRows.length - 1];
-  return { rows: pageRows, next: more && last ? { createdAt: last.createdAt, id: last.id } : null };
+  return toPage(rows, page.limit);
 }
 
 export async function versionsOf(db: Db, tenantId: string, entryId: string) {
