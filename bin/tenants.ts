@@ -2,10 +2,13 @@
 //   npm run tenants -- credits grant --tenant NAME --amount N [--note TEXT]
 //   npm run tenants -- credits balance --tenant NAME
 //   npm run tenants -- webhook set --tenant NAME --url URL   |   webhook clear --tenant NAME
-import { Command, InvalidArgumentError } from 'commander';
+//   npm run tenants -- routing set --tenant NAME --model ALIAS --provider local|upstream
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { newId } from '../domain/ids.ts';
 import { balanceOf, grantCredits } from '../services/ledger.ts';
 import { ensureTenant, setWebhookUrl } from '../services/tenants.ts';
+import { setRoute } from '../services/routing.ts';
+import { MODEL_IDS } from '../domain/models.ts';
 import { loadConfigOrExit, withCommandDatabase } from '../runtime/boot.ts';
 
 const config = loadConfigOrExit();
@@ -67,6 +70,18 @@ webhook
   .action(async (opts: { tenant: string }) => {
     await withDb((db) => setWebhookUrl(db, opts.tenant, null));
     console.log(`Webhook for "${opts.tenant}" cleared; webhook_delivery is not_configured for it.`);
+  });
+
+program
+  .command('routing')
+  .description('which chat provider serves a model alias for a tenant')
+  .command('set')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .addOption(new Option('--model <alias>', 'model alias').choices(MODEL_IDS).makeOptionMandatory())
+  .addOption(new Option('--provider <id>', 'provider').choices(['local', 'upstream']).makeOptionMandatory())
+  .action(async (opts: { tenant: string; model: string; provider: string }) => {
+    await withDb(async (db) => setRoute(db, (await ensureTenant(db, opts.tenant)).id, opts.model, opts.provider));
+    console.log(`"${opts.tenant}": ${opts.model} -> ${opts.provider}.`);
   });
 
 try {

@@ -56,6 +56,29 @@ export const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   JOURNEY_RETENTION_DAYS: positiveInt.default(30),
   DEV_STARTING_CREDITS: z.coerce.number().int().min(0).default(10_000),
+
+  CHAT_MAX_TOKENS_DEFAULT: positiveInt.default(1024),
+  CHAT_KEEPALIVE_MS: positiveInt.default(15_000),
+  CHAT_REFUSAL_TERMS: z.string().default('build a bomb,make a weapon,synthesize nerve agent,steal credit card numbers'),
+  CONTEXT_URL_ALLOWED_HOSTS: z.string().default(''),
+  CONTEXT_URL_MAX_BYTES: positiveInt.default(262_144),
+  CONTEXT_URL_TIMEOUT_MS: positiveInt.default(5_000),
+  UPSTREAM_BASE_URL: z.url().optional(),
+  UPSTREAM_API_KEY_ENV: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable').optional(),
+  UPSTREAM_MODEL_MAP: z
+    .string()
+    .default('{}')
+    .transform((v, ctx) => {
+      try {
+        const parsed = JSON.parse(v) as unknown;
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed) && Object.values(parsed).every((x) => typeof x === 'string')) {
+          return parsed as Record<string, string>;
+        }
+      } catch {}
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of model alias to upstream model name' });
+      return z.NEVER;
+    }),
+  UPSTREAM_TIMEOUT_MS: positiveInt.default(60_000),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -83,6 +106,18 @@ export interface Config {
   shutdownTimeoutMs: number;
   pricing: PricingTable;
   runs: { approvalTimeoutMs: number; webhookTimeoutMs: number; journeyRetentionDays: number; devStartingCredits: number };
+  chat: {
+    maxTokensDefault: number;
+    keepAliveMs: number;
+    refusalTerms: string[];
+    contextUrl: { allowedHosts: string[]; maxBytes: number; timeoutMs: number };
+    /** The OpenAI-compatible upstream, when configured. The key is a reference: the name of the variable holding it. */
+    upstream?: { baseUrl: string; apiKeyEnv?: string; modelMap: Record<string, string>; timeoutMs: number };
+  };
+}
+
+function listOf(csv: string): string[] {
+  return csv.split(',').map((x) => x.trim()).filter(Boolean);
 }
 
 export class ConfigError extends Error {
@@ -149,6 +184,15 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
       journeyRetentionDays: e.JOURNEY_RETENTION_DAYS,
       devStartingCredits: e.DEV_STARTING_CREDITS,
+    },
+    chat: {
+      maxTokensDefault: e.CHAT_MAX_TOKENS_DEFAULT,
+      keepAliveMs: e.CHAT_KEEPALIVE_MS,
+      refusalTerms: listOf(e.CHAT_REFUSAL_TERMS).map((t) => t.toLowerCase()),
+      contextUrl: { allowedHosts: listOf(e.CONTEXT_URL_ALLOWED_HOSTS).map((h) => h.toLowerCase()), maxBytes: e.CONTEXT_URL_MAX_BYTES, timeoutMs: e.CONTEXT_URL_TIMEOUT_MS },
+      upstream: e.UPSTREAM_BASE_URL
+        ? { baseUrl: e.UPSTREAM_BASE_URL.replace(/\/+$/, ''), apiKeyEnv: e.UPSTREAM_API_KEY_ENV, modelMap: e.UPSTREAM_MODEL_MAP, timeoutMs: e.UPSTREAM_TIMEOUT_MS }
+        : undefined,
     },
   };
 }

@@ -213,4 +213,18 @@ export const vaultChain = pgTable(
   (t) => [uniqueIndex('vault_chain_tenant_seq_idx').on(t.tenantId, t.seq)],
 );
 
-export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, journeyEvents, memoryEntries, memoryEntryVersions, vaultChain };
+/** Which provider serves a model alias for a tenant (absent: the local account-free adapter). */
+export const routingPolicies = pgTable(
+  'routing_policies',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    model: text('model').notNull(),
+    provider: text('provider').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('routing_policies_tenant_model_idx').on(t.tenantId, t.model)],
+);
+
+export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, journeyEvents, memoryEntries, memoryEntryVersions, vaultChain, routingPolicies };

@@ -27,6 +27,9 @@ export const ERROR_CODES = [
   'run_not_awaiting_approval',
   'run_already_terminal',
   'vault_entry_forgotten',
+  'model_not_found',
+  'insufficient_credits',
+  'upstream_unavailable',
   'vault_entry_not_quarantined',
   'not_found',
   'method_not_allowed',
@@ -130,6 +133,16 @@ export const errors = {
     new ApiError(409, 'invalid_request_error', 'vault_entry_forgotten', 'The entry was forgotten; only its tombstone remains.'),
   entryNotQuarantined: () =>
     new ApiError(409, 'invalid_request_error', 'vault_entry_not_quarantined', 'The entry is not quarantined, so there is nothing to release.'),
+  modelNotFound: (model: string) =>
+    new ApiError(404, 'not_found', 'model_not_found', `The model '${model}' does not exist; see GET /v1/models.`, 'model'),
+  insufficientCredits: () =>
+    new ApiError(429, 'rate_limited', 'insufficient_credits', 'The available credits cannot cover this request. Ask your operator to grant credits.'),
+  providerRateLimited: (retryAfterSeconds: number) =>
+    new ApiError(429, 'rate_limited', 'rate_limit_exceeded', 'Rate limit exceeded: retry after the Retry-After interval.', null, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
+  providerUnavailable: () =>
+    new ApiError(502, 'server_error', 'upstream_unavailable', 'The model service is temporarily unavailable. Retry with bounded backoff.'),
   internal: () =>
     new ApiError(500, 'server_error', 'internal_error', 'The server hit an unexpected error. Retry with bounded backoff.'),
   unavailable: (message = 'The service is temporarily unavailable. Retry with bounded backoff.') =>

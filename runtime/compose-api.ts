@@ -11,6 +11,9 @@ import { authenticate } from '../services/keys.ts';
 import { usageSummary } from '../services/ledger.ts';
 import { runControl } from '../services/run-control.ts';
 import { vaultService } from '../services/vault/index.ts';
+import { prepareChat } from '../services/chat/completions.ts';
+import { localProvider } from '../services/chat/providers/local.ts';
+import { upstreamProvider } from '../services/chat/providers/upstream.ts';
 import { createRateLimiters } from '../services/rate-limiters.ts';
 import { planningProvider } from './compose-activities.ts';
 import { probeTemporal, type TemporalHandle } from './temporal-client.ts';
@@ -34,6 +37,22 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
     listJourneyEvents: (tenantId, limit) => listJourneyEvents(database.db, tenantId, limit),
     journeyRetentionDays: config.runs.journeyRetentionDays,
     vault: vaultService(database.db),
+    chat: {
+      prepare: (input, signal) =>
+        prepareChat(
+          {
+            db: database.db,
+            pricing: config.pricing,
+            providers: { local: localProvider, ...(config.chat.upstream ? { upstream: upstreamProvider(config.chat.upstream) } : {}) },
+            maxTokensDefault: config.chat.maxTokensDefault,
+            refusalTerms: config.chat.refusalTerms,
+            contextUrl: config.chat.contextUrl,
+          },
+          input,
+          signal,
+        ),
+    },
+    chatKeepAliveMs: config.chat.keepAliveMs,
     authenticate: (secret, kind) => authenticate(database.db, secret, kind),
     rateLimiters: createRateLimiters(config.rateLimits, database.pool),
     checkHealth: healthChecker({

@@ -47,11 +47,9 @@ function responseObject(route: RouteSpec, status: number, spec: ResponseSpec) {
   }
   if (status === 429 || status === 503) headers['Retry-After'] = retryAfterHeader;
   const contentType = spec.contentType ?? 'application/json';
-  return {
-    description: spec.description,
-    headers: z.object(headers),
-    content: { [contentType]: spec.schema ? { schema: spec.schema } : {} },
-  };
+  const content: Record<string, { schema?: z.ZodType }> = { [contentType]: spec.schema ? { schema: spec.schema } : {} };
+  for (const alt of spec.alternatives ?? []) content[alt.contentType] = alt.schema ? { schema: alt.schema } : {};
+  return { description: spec.description, headers: z.object(headers), content };
 }
 
 function operation(route: RouteSpec): ZodOpenApiOperationObject {

@@ -14,6 +14,8 @@ export interface ResponseSpec {
   schema?: z.ZodType;
   /** Defaults to application/json. */
   contentType?: string;
+  /** Other media types the same status may answer with (e.g. text/event-stream). */
+  alternatives?: { contentType: string; schema?: z.ZodType }[];
 }
 
 export interface RouteInput<TParams, TQuery, TBody> {

@@ -6,6 +6,7 @@ import type { VaultService } from '../../services/vault/index.ts';
 import { vaultAccountRoutes } from './vault-account.ts';
 import { vaultEntryRoutes } from './vault-entries.ts';
 import { agentRunRoutes } from './agent-runs.ts';
+import { type ChatService, chatRoutes } from './chat.ts';
 import { type JourneyLister, journeyRoutes } from './journey-events.ts';
 import { type UsageService, usageRoutes } from './usage.ts';
 import { docsRoutes } from './docs.ts';
@@ -23,6 +24,8 @@ export interface RouteDeps {
   listJourneyEvents: JourneyLister;
   journeyRetentionDays: number;
   vault: VaultService;
+  chat: ChatService;
+  chatKeepAliveMs: number;
 }
 
 export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unknown>): RouteSpec[] {
@@ -31,6 +34,7 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...jobRoutes(),
     ...trialRoutes(),
     ...modelRoutes(),
+    ...chatRoutes({ chat: deps.chat, keepAliveMs: deps.chatKeepAliveMs }),
     ...agentRunRoutes(deps),
     ...usageRoutes(deps),
     ...journeyRoutes({ listJourneyEvents: deps.listJourneyEvents, retentionDays: deps.journeyRetentionDays }),

@@ -1,0 +1,115 @@
+// POST /v1/chat/completions: OpenAI-compatible, JSON or server-sent events.
+import { checkSchemaSubset } from '../../domain/chat/schema-subset.ts';
+import type { ChatMessage } from '../../domain/chat/types.ts';
+import { errors } from '../../domain/errors.ts';
+import type { ChatInput, MemoryOptions, PreparedChat } from '../../services/chat/completions.ts';
+import { ErrorObject } from '../contract/common.ts';
+import { defineRoute } from '../contract/route.ts';
+import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../schemas/chat.ts';
+import { sseCompletion } from './chat-sse.ts';
+import type { z } from 'zod';
+
+export interface ChatService {
+  prepare(input: ChatInput, signal: AbortSignal): Promise<PreparedChat>;
+}
+
+type Body = z.output<typeof ChatCompletionRequest>;
+
+function messagesOf(body: Body): ChatMessage[] {
+  return body.messages.map((m) => ({
+    role: m.role,
+    content: m.content === null ? '' : typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join('\n'),
+  }));
+}
+
+function memoryOf(memory: Body['memory']): MemoryOptions | null {
+  if (memory === undefined || memory === false) return null;
+  if (memory === true) return { recall: true, remember: false, limit: 3 };
+  return {
+    recall: memory.recall ?? true,
+    remember: memory.remember ?? false,
+    limit: memory.limit ?? 3,
+    subject: memory.subject,
+    expiresAt: memory.expires_at ? new Date(memory.expires_at) : undefined,
+  };
+}
+
+export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/chat/completions',
+      operationId: 'createChatCompletion',
+      summary: 'Chat completion (OpenAI-compatible)',
+      description:
+        'Works with the official openai client. With stream true the answer is server-sent events of chat.completion.chunk. Usage is reserved and settled through the ledger. A policy refusal is 200 with message.refusal and finish_reason content_filter, never a 5xx.',
+      tags: ['chat'],
+      auth: 'core',
+      request: { body: ChatCompletionRequest },
+      responses: {
+        200: {
+          description: 'The completion (application/json), or its event stream (text/event-stream) when stream is true.',
+          schema: ChatCompletion,
+          alternatives: [{ contentType: 'text/event-stream', schema: ChatCompletionChunk }],
+        },
+        404: { description: 'Unknown model id (code model_not_found).', schema: ErrorObject },
+        502: { description: 'The model service failed (code upstream_unavailable). Opaque; no provider identity.', schema: ErrorObject },
+      },
+      async handler({ principal, body, ctx }) {
+        if (body.response_format) {
+          const check = checkSchemaSubset(body.response_format.json_schema.schema);
+          if (!check.ok) throw errors.invalidRequest(check.message, check.path);
+        }
+        // A client that goes away aborts the work behind its request.
+        const controller = new AbortController();
+        ctx.res.once('close', () => {
+          if (!ctx.res.writableFinished) controller.abort();
+        });
+        const prepared = await deps.chat.prepare(
+          {
+            tenantId: principal!.tenantId,
+            model: body.model,
+            messages: messagesOf(body),
+            contextUrl: body.context_url,
+            memory: memoryOf(body.memory),
+            responseFormat: body.response_format
+              ? { name: body.response_format.json_schema.name, schema: body.response_format.json_schema.schema }
+              : null,
+            maxTokens: body.max_completion_tokens ?? body.max_tokens,
+          },
+          controller.signal,
+        );
+        if (body.stream) {
+          ctx.req.socket.setNoDelay(true);
+          return {
+            status: 200,
+            body: sseCompletion(prepared, {
+              includeUsage: body.stream_options?.include_usage === true,
+              keepAliveMs: deps.keepAliveMs,
+              signal: controller.signal,
+              requestId: ctx.state.requestId as string,
+            }),
+            headers: {
+              'Content-Type': 'text/event-stream; charset=utf-8',
+              'Cache-Control': 'no-cache, no-transform',
+              Connection: 'keep-alive',
+              'X-Accel-Buffering': 'no',
+            },
+          };
+        }
+        const { output, usage } = await prepared.finish(controller.signal);
+        return {
+          status: 200,
+          body: {
+            id: prepared.id,
+            object: 'chat.completion',
+            created: prepared.created,
+            model: prepared.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: output.content, refusal: output.refusal }, finish_reason: output.finishReason, logprobs: null }],
+            usage,
+          },
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,146 @@
+// One chat completion: validate the model, apply the refusal policy, ground
+// the request (vault recall, context_url), reserve the byte-count estimate,
+// call the routed provider, enforce structured output, settle actual usage,
+// record a content-free journey event, and remember the exchange when asked.
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../../db/client.ts';
+import { isDeclined, POLICY_REFUSAL } from '../../domain/chat/policy.ts';
+import { type ChatMessage, type ChatOutput, type ChatProvider, type ChatRequest, ProviderError } from '../../domain/chat/types.ts';
+import { errors } from '../../domain/errors.ts';
+import { MODEL_IDS, type ModelId } from '../../domain/models.ts';
+import type { PricingTable } from '../../domain/pricing.ts';
+import { estimateTokens } from '../../domain/tokens.ts';
+import { truncate } from '../../domain/text/analyze.ts';
+import { recordJourneyEvent } from '../journey.ts';
+import { release, reserve, settle } from '../ledger.ts';
+import { recallMemory } from '../memory.ts';
+import { providerFor } from '../routing.ts';
+import { createEntry } from '../vault/entries.ts';
+import { type ContextUrlPolicy, fetchContext } from './context-url.ts';
+import { enforceSchema } from './structured-output.ts';
+
+export interface ChatDeps {
+  db: Db;
+  pricing: PricingTable;
+  providers: Record<string, ChatProvider>;
+  maxTokensDefault: number;
+  refusalTerms: string[];
+  contextUrl: ContextUrlPolicy;
+}
+
+export interface MemoryOptions {
+  recall: boolean;
+  remember: boolean;
+  limit: number;
+  subject?: string;
+  expiresAt?: Date;
+}
+
+export interface ChatInput {
+  tenantId: string;
+  model: string;
+  messages: ChatMessage[];
+  contextUrl?: string;
+  memory: MemoryOptions | null;
+  responseFormat: { name: string; schema: Record<string, unknown> } | null;
+  maxTokens?: number;
+}
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface PreparedChat {
+  id: string;
+  created: number;
+  model: ModelId;
+  /** Runs the provider; on abort or failure the hold is released. */
+  finish(signal: AbortSignal): Promise<{ output: ChatOutput; usage: ChatUsage }>;
+}
+
+const HOLD_STEP = 'chat';
+
+function credits(tokens: number, pricing: PricingTable): number {
+  return Math.ceil((tokens * pricing.creditsPer1kTokens) / 1000);
+}
+
+async function journey(db: Db, tenantId: string, id: string, kind: string, state: string): Promise<void> {
+  await recordJourneyEvent(db, { tenantId, runId: id, kind, state, eventKey: `${id}:${kind}` });
+}
+
+/** Everything that can fail with a 4xx happens here, before any response byte is sent. */
+export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: AbortSignal): Promise<PreparedChat> {
+  if (!(MODEL_IDS as readonly string[]).includes(input.model)) throw errors.modelNotFound(input.model);
+  const model = input.model as ModelId;
+  const id = `chatcmpl-${randomBytes(12).toString('hex')}`;
+  const created = Math.floor(Date.now() / 1000);
+  const declined = isDeclined(input.messages, deps.refusalTerms);
+  const lastUser = [...input.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+
+  const memory =
+    !declined && input.memory?.recall
+      ? await recallMemory(deps.db, input.tenantId, [input.memory.subject, lastUser].filter(Boolean).join(' '), input.memory.limit)
+      : [];
+  const document = !declined && input.contextUrl ? await fetchContext(input.contextUrl, deps.contextUrl, signal) : null;
+  const request: ChatRequest = {
+    model,
+    messages: input.messages,
+    grounding: { memory: memory.map((m) => ({ id: m.id, subject: m.subject, content: m.content })), document },
+    responseFormat: input.responseFormat,
+    maxTokens: input.maxTokens ?? deps.maxTokensDefault,
+  };
+  const promptText = [...input.messages.map((m) => m.content), ...memory.map((m) => `${m.subject} ${m.content}`), document ?? '']
+    .filter(Boolean)
+    .join('\n');
+  const promptTokens = estimateTokens(promptText + (input.responseFormat ? JSON.stringify(input.responseFormat.schema) : ''));
+
+  let provider: ChatProvider | undefined;
+  if (!declined) {
+    const hold = await reserve(deps.db, { tenantId: input.tenantId, runId: id, step: HOLD_STEP, amount: credits(promptTokens + request.maxTokens, deps.pricing) });
+    if (hold.status === 'insufficient') throw errors.insufficientCredits();
+    provider = deps.providers[await providerFor(deps.db, input.tenantId, model)];
+    if (!provider) {
+      await release(deps.db, { runId: id, step: HOLD_STEP });
+      throw errors.providerUnavailable();
+    }
+  }
+
+  return {
+    id,
+    created,
+    model,
+    async finish(finishSignal) {
+      let output: ChatOutput;
+      if (!provider) {
+        output = { content: null, refusal: POLICY_REFUSAL, finishReason: 'content_filter' };
+      } else {
+        try {
+          output = await provider.complete(request, finishSignal);
+          if (request.responseFormat) output = enforceSchema(request.responseFormat.schema, output);
+        } catch (err) {
+          await release(deps.db, { runId: id, step: HOLD_STEP });
+          await journey(deps.db, input.tenantId, id, finishSignal.aborted ? 'chat.aborted' : 'chat.failed', 'failed');
+          if (err instanceof ProviderError) throw err.kind === 'rate_limited' ? errors.providerRateLimited(err.retryAfterSeconds ?? 1) : errors.providerUnavailable();
+          throw err;
+        }
+      }
+      const completionTokens = estimateTokens(output.content ?? output.refusal ?? '');
+      if (provider) await settle(deps.db, { runId: id, step: HOLD_STEP, actualAmount: credits(promptTokens + completionTokens, deps.pricing) });
+      await journey(deps.db, input.tenantId, id, output.refusal ? 'chat.refused' : 'chat.completed', output.finishReason);
+      if (input.memory?.remember && output.content) {
+        await createEntry(deps.db, input.tenantId, {
+          subject: input.memory.subject ?? truncate(lastUser, 120),
+          content: `User: ${lastUser}\nAssistant: ${output.content}`,
+          tags: ['chat'],
+          source: `chat:${id}`,
+          expiresAt: input.memory.expiresAt ?? null,
+          entryKey: `chat:${id}`,
+        });
+      }
+      return { output, usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens } };
+    },
+  };
+}
+

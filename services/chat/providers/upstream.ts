@@ -1,0 +1,69 @@
+// An OpenAI-compatible upstream, configured by environment: base URL, the name
+// of the variable holding its key (a reference, never the value in config),
+// and a model mapping. Its failures become ProviderErrors with no identity.
+import { type ChatOutput, type ChatProvider, ProviderError } from '../../../domain/chat/types.ts';
+
+export interface UpstreamConfig {
+  baseUrl: string;
+  apiKeyEnv?: string;
+  modelMap: Record<string, string>;
+  timeoutMs: number;
+}
+
+interface UpstreamReply {
+  choices?: { message?: { content?: string | null; refusal?: string | null }; finish_reason?: string }[];
+}
+
+export function upstreamProvider(config: UpstreamConfig): ChatProvider {
+  return {
+    id: 'upstream',
+    async complete(request, signal) {
+      const key = config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined;
+      let res: Response;
+      try {
+        res = await fetch(`${config.baseUrl}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+          body: JSON.stringify({
+            model: config.modelMap[request.model] ?? request.model,
+            messages: [
+              ...(request.grounding.memory.length || request.grounding.document
+                ? [{ role: 'system', content: groundingPrompt(request.grounding) }]
+                : []),
+              ...request.messages,
+            ],
+            max_tokens: request.maxTokens,
+            ...(request.responseFormat ? { response_format: { type: 'json_schema', json_schema: { ...request.responseFormat, strict: true } } } : {}),
+          }),
+          signal: AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)]),
+        });
+      } catch (err) {
+        if (signal.aborted) throw err;
+        throw new ProviderError('unavailable');
+      }
+      if (res.status === 429) {
+        const retry = Number(res.headers.get('retry-after'));
+        throw new ProviderError('rate_limited', Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : 1);
+      }
+      if (!res.ok) throw new ProviderError('unavailable');
+      let reply: UpstreamReply;
+      try {
+        reply = (await res.json()) as UpstreamReply;
+      } catch {
+        throw new ProviderError('unavailable');
+      }
+      const choice = reply.choices?.[0];
+      if (!choice?.message) throw new ProviderError('unavailable');
+      const finish = choice.finish_reason === 'length' || choice.finish_reason === 'content_filter' ? choice.finish_reason : 'stop';
+      const output: ChatOutput = { content: choice.message.content ?? null, refusal: choice.message.refusal ?? null, finishReason: finish };
+      return output;
+    },
+  };
+}
+
+function groundingPrompt(g: { memory: { subject: string; content: string }[]; document: string | null }): string {
+  const parts = ['Ground your answer in this customer context.'];
+  for (const m of g.memory) parts.push(`Memory - ${m.subject}: ${m.content}`);
+  if (g.document) parts.push(`Linked document: ${g.document}`);
+  return parts.join('\n');
+}
