@@ -40,9 +40,15 @@ function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | 
 try {
   // The database first: for PGlite it takes the data-dir lock, so a second `npm start` stops here.
   const database = await ensureDatabase(config, lifecycle, 'npm start');
-  const temporal = await ensureTemporal(config, logger, lifecycle);
-  const handle = lazyTemporalClient(temporal.address, config.temporal.namespace);
+  const temporalAddress = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+  const handle = lazyTemporalClient(temporalAddress, config.temporal.namespace);
   lifecycle.onStop('temporal client', () => handle.connection.close());
+  // Listen before the dev server starts: it picks random ports of its own, which must not
+  // take ours. Until Temporal is up, /health answers 503.
+  const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);
+  lifecycle.onStop('http server', () => server.close(), { first: true });
+
+  const temporal = await ensureTemporal(config, logger, lifecycle);
   if (!temporal.uiUrl) await ensureSearchAttributes(handle.connection, config.temporal.namespace, logger);
 
   const worker = await startWorker({
@@ -57,9 +63,6 @@ try {
     logger.fatal({ err: err.message }, 'worker failed');
     void lifecycle.stop().then(() => process.exit(1));
   });
-
-  const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);
-  lifecycle.onStop('http server', () => server.close());
 
   const keys = await ensureDevKeys(database.db, config.runs.devStartingCredits);
   process.stdout.write(banner(server.url, temporal.uiUrl, keys));

@@ -2,7 +2,7 @@
 // registration (last started, first stopped). A second signal exits at once.
 import type { Logger } from 'pino';
 
-type Step = { name: string; run: () => Promise<void> };
+type Step = { name: string; run: () => Promise<void>; first: boolean };
 
 export class Lifecycle {
   private readonly steps: Step[] = [];
@@ -13,9 +13,9 @@ export class Lifecycle {
     private readonly timeoutMs: number,
   ) {}
 
-  /** Registers a shutdown step; steps registered later stop first. */
-  onStop(name: string, run: () => Promise<void>): void {
-    this.steps.push({ name, run });
+  /** Registers a shutdown step; steps registered later stop first, and `first` steps before all others. */
+  onStop(name: string, run: () => Promise<void>, options: { first?: boolean } = {}): void {
+    this.steps.push({ name, run, first: options.first ?? false });
   }
 
   handleSignals(): void {
@@ -47,7 +47,8 @@ export class Lifecycle {
       process.exit(1);
     }, this.timeoutMs);
     force.unref();
-    for (const step of [...this.steps].reverse()) {
+    const reversed = [...this.steps].reverse();
+    for (const step of [...reversed.filter((s) => s.first), ...reversed.filter((s) => !s.first)]) {
       try {
         await step.run();
         this.logger.debug({ step: step.name }, 'stopped');

@@ -17,7 +17,21 @@ interface Started {
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gws-start-'));
 const ports = { api: 0, temporal: 0, ui: 0 };
 
+/** Free ports can be taken between picking and binding (other processes here bind random ports): retry with new ones. */
 async function npmStart(): Promise<Started> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await npmStartOnce();
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE|address already in use/i.test((err as Error).message)) throw err;
+      ports.api = await freePort();
+      ports.temporal = await freePort();
+      ports.ui = await freePort();
+    }
+  }
+}
+
+async function npmStartOnce(): Promise<Started> {
   const env = { ...process.env };
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
