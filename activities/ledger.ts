@@ -11,7 +11,7 @@ const HOLD_STEP = 'reserve';
 export function ledgerActivities(deps: { db: Db; pricing: PricingTable }) {
   return {
     reserveCredits(input: { tenantId: string; runId: string; amount: number }): Promise<ReserveOutcome> {
-      return reserve(deps.db, { ...input, step: HOLD_STEP });
+      return reserve(deps.db, { ...input, step: HOLD_STEP, budgetScope: 'runs' });
     },
 
     async settleRun(input: { runId: string; input: string; results: StepResult[] }): Promise<ActualUsage & { charged: number; released: number }> {

@@ -4,6 +4,7 @@
 // A new key's secret is printed once; only its hash is stored.
 import { Command, Option } from 'commander';
 import { KEY_KINDS, type KeyKind } from '../domain/api-keys.ts';
+import { recordAudit } from '../services/audit.ts';
 import { createKey, listKeys, revokeKey } from '../services/keys.ts';
 import { loadConfigOrExit, withCommandDatabase } from '../runtime/boot.ts';
 
@@ -20,7 +21,11 @@ program
   .option('--label <label>', 'a note to recognise the key by')
   .option('--json', 'print JSON')
   .action(async (opts: { tenant: string; kind: KeyKind; label?: string; json?: boolean }) => {
-    const key = await withDb((db) => createKey(db, { tenant: opts.tenant, kind: opts.kind, label: opts.label }));
+    const key = await withDb(async (db) => {
+      const created = await createKey(db, { tenant: opts.tenant, kind: opts.kind, label: opts.label });
+      await recordAudit(db, { tenantId: created.tenantId, keyId: null, action: 'key.create', target: `key:${created.id}`, subject: { id: created.id, kind: created.kind } });
+      return created;
+    });
     if (opts.json) {
       console.log(JSON.stringify({ id: key.id, tenant: key.tenant, kind: key.kind, key: key.secret, prefix: key.prefix }));
     } else {
@@ -47,7 +52,12 @@ program
   .description('revoke a key by id; it stops authenticating at once')
   .argument('<key-id>')
   .action(async (keyId: string) => {
-    const done = await withDb((db) => revokeKey(db, keyId));
+    const done = await withDb(async (db) => {
+      const [key] = await listKeys(db, {}).then((all) => all.filter((k) => k.id === keyId));
+      const revoked = await revokeKey(db, keyId);
+      if (revoked && key) await recordAudit(db, { tenantId: key.tenantId, keyId: null, action: 'key.revoke', target: `key:${keyId}`, subject: { id: keyId } });
+      return revoked;
+    });
     if (!done) {
       console.error(`No active key with id ${keyId}.`);
       process.exitCode = 1;

@@ -79,6 +79,9 @@ export const envSchema = z.object({
       return z.NEVER;
     }),
   UPSTREAM_TIMEOUT_MS: positiveInt.default(60_000),
+
+  SANDBOX_JOBS_ENABLED: flag.default(false),
+  PATCH_CANDIDATES_ENABLED: flag.default(true),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -114,6 +117,7 @@ export interface Config {
     /** The OpenAI-compatible upstream, when configured. The key is a reference: the name of the variable holding it. */
     upstream?: { baseUrl: string; apiKeyEnv?: string; modelMap: Record<string, string>; timeoutMs: number };
   };
+  platform: { sandboxJobsEnabled: boolean; patchCandidatesEnabled: boolean };
 }
 
 function listOf(csv: string): string[] {
@@ -194,5 +198,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         ? { baseUrl: e.UPSTREAM_BASE_URL.replace(/\/+$/, ''), apiKeyEnv: e.UPSTREAM_API_KEY_ENV, modelMap: e.UPSTREAM_MODEL_MAP, timeoutMs: e.UPSTREAM_TIMEOUT_MS }
         : undefined,
     },
+    platform: { sandboxJobsEnabled: e.SANDBOX_JOBS_ENABLED, patchCandidatesEnabled: e.PATCH_CANDIDATES_ENABLED },
   };
 }

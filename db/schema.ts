@@ -227,4 +227,86 @@ export const routingPolicies = pgTable(
   (t) => [uniqueIndex('routing_policies_tenant_model_idx').on(t.tenantId, t.model)],
 );
 
-export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, journeyEvents, memoryEntries, memoryEntryVersions, vaultChain, routingPolicies };
+/** Spending limits per tenant; enforced when runs reserve and when chat reserves. */
+export const budgets = pgTable(
+  'budgets',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    name: text('name').notNull(),
+    scope: text('scope', { enum: ['runs', 'chat', 'all'] }).notNull(),
+    period: text('period', { enum: ['day', 'month', 'total'] }).notNull(),
+    limitCredits: bigint('limit_credits', { mode: 'number' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('budgets_tenant_name_idx').on(t.tenantId, t.name)],
+);
+
+/** Privacy-preserving trace metadata: names, timings, statuses and bounded attributes, never content. */
+export const traces = pgTable(
+  'traces',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    name: text('name').notNull(),
+    runId: text('run_id'),
+    spans: jsonb('spans').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [index('traces_tenant_idx').on(t.tenantId, t.createdAt)],
+);
+
+/** Trace export connection descriptors: a credential reference, never a value; never activated here. */
+export const traceExports = pgTable(
+  'trace_exports',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    name: text('name').notNull(),
+    kind: text('kind').notNull(),
+    endpoint: text('endpoint').notNull(),
+    credentialRef: text('credential_ref'),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('trace_exports_tenant_name_idx').on(t.tenantId, t.name)],
+);
+
+/** Evaluation run records, bound to the digest of the descriptor they ran. */
+export const evaluationRuns = pgTable(
+  'evaluation_runs',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    suiteId: text('suite_id').notNull(),
+    descriptorDigest: text('descriptor_digest').notNull(),
+    execution: text('execution').notNull(),
+    results: jsonb('results').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [index('evaluation_runs_tenant_idx').on(t.tenantId, t.createdAt)],
+);
+
+/** Content-free receipts of control writes: who (key id), what (action), on what (target), when, and a digest. */
+export const auditEvents = pgTable(
+  'audit_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    keyId: text('key_id'),
+    action: text('action').notNull(),
+    target: text('target').notNull(),
+    digest: text('digest').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('audit_events_tenant_idx').on(t.tenantId, t.id)],
+);
+
+export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, journeyEvents, memoryEntries, memoryEntryVersions, vaultChain, routingPolicies, budgets, traces, traceExports, evaluationRuns, auditEvents };

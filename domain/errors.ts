@@ -28,6 +28,12 @@ export const ERROR_CODES = [
   'run_already_terminal',
   'vault_entry_forgotten',
   'model_not_found',
+  'credential_value_refused',
+  'trace_content_refused',
+  'budget_exceeded',
+  'sandbox_jobs_disabled',
+  'not_conformant',
+  'patch_candidate_unavailable',
   'insufficient_credits',
   'upstream_unavailable',
   'vault_entry_not_quarantined',
@@ -143,6 +149,23 @@ export const errors = {
     }),
   providerUnavailable: () =>
     new ApiError(502, 'server_error', 'upstream_unavailable', 'The model service is temporarily unavailable. Retry with bounded backoff.'),
+  credentialValueRefused: (param: string) =>
+    new ApiError(
+      400,
+      'invalid_request_error',
+      'credential_value_refused',
+      'This looks like a credential value. Send a reference to where the credential lives (env:NAME or secret://path), never the value; nothing was stored.',
+      param,
+    ),
+  traceContentRefused: (param: string) =>
+    new ApiError(400, 'invalid_request_error', 'trace_content_refused', 'Traces keep metadata only: prompt, response and other content fields are refused.', param),
+  budgetExceeded: () =>
+    new ApiError(429, 'rate_limited', 'budget_exceeded', 'A budget policy of this tenant does not leave room for this request.'),
+  sandboxJobsDisabled: () =>
+    new ApiError(403, 'invalid_request_error', 'sandbox_jobs_disabled', 'Sandbox jobs are not admitted: the second phase is not enabled on this deployment.'),
+  notConformant: (message: string, param: string) => new ApiError(400, 'invalid_request_error', 'not_conformant', message, param),
+  patchCandidateUnavailable: () =>
+    new ApiError(503, 'server_error', 'patch_candidate_unavailable', 'Patch candidates are not accepted on this deployment right now.', null, { 'Retry-After': '60' }),
   internal: () =>
     new ApiError(500, 'server_error', 'internal_error', 'The server hit an unexpected error. Retry with bounded backoff.'),
   unavailable: (message = 'The service is temporarily unavailable. Retry with bounded backoff.') =>

@@ -11,6 +11,10 @@ import { authenticate } from '../services/keys.ts';
 import { usageSummary } from '../services/ledger.ts';
 import { runControl } from '../services/run-control.ts';
 import { vaultService } from '../services/vault/index.ts';
+import { listAudit } from '../services/audit.ts';
+import { platformStores } from '../services/platform/stores.ts';
+import { tenantStatus } from '../services/platform/tenant-status.ts';
+import { providerFor } from '../services/routing.ts';
 import { prepareChat } from '../services/chat/completions.ts';
 import { localProvider } from '../services/chat/providers/local.ts';
 import { upstreamProvider } from '../services/chat/providers/upstream.ts';
@@ -53,6 +57,13 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
         ),
     },
     chatKeepAliveMs: config.chat.keepAliveMs,
+    platform: {
+      config,
+      providerFor: (tenantId, model) => providerFor(database.db, tenantId, model),
+      stores: platformStores(database.db),
+      tenantStatus: (tenantId) => tenantStatus(database.db, tenantId),
+      listAudit: (tenantId, limit) => listAudit(database.db, tenantId, limit),
+    },
     authenticate: (secret, kind) => authenticate(database.db, secret, kind),
     rateLimiters: createRateLimiters(config.rateLimits, database.pool),
     checkHealth: healthChecker({

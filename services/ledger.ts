@@ -5,6 +5,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { ledgerEntries, ledgerHolds, tenants } from '../db/schema.ts';
+import { type BudgetScope, budgetHeadroom } from './budgets.ts';
 
 export interface Balance {
   balance: number;
@@ -14,7 +15,8 @@ export interface Balance {
 
 export type ReserveOutcome =
   | { status: 'held'; holdId: number; amount: number }
-  | { status: 'insufficient'; required: number; available: number };
+  | { status: 'insufficient'; required: number; available: number }
+  | { status: 'over_budget'; required: number; headroom: number };
 
 export interface SettleOutcome {
   charged: number;
@@ -54,10 +56,13 @@ export async function grantCredits(
   return inserted.length > 0;
 }
 
-/** Holds `amount` for a run step if the tenant can cover it. Repeating it returns the same hold. */
+/**
+ * Holds `amount` for a run step if the tenant's balance and budgets cover it.
+ * Repeating it returns the same hold.
+ */
 export async function reserve(
   db: Db,
-  input: { tenantId: string; runId: string; step: string; amount: number },
+  input: { tenantId: string; runId: string; step: string; amount: number; budgetScope?: BudgetScope },
 ): Promise<ReserveOutcome> {
   return db.transaction(async (tx) => {
     // One reservation at a time per tenant, so two runs cannot both spend the same credits.
@@ -69,6 +74,10 @@ export async function reserve(
     if (existing) return { status: 'held', holdId: existing.id, amount: existing.amount };
     const { available } = await balanceIn(tx, input.tenantId);
     if (available < input.amount) return { status: 'insufficient', required: input.amount, available };
+    if (input.budgetScope) {
+      const headroom = await budgetHeadroom(tx as unknown as Db, input.tenantId, input.budgetScope);
+      if (headroom < input.amount) return { status: 'over_budget', required: input.amount, headroom: Math.max(0, headroom) };
+    }
     const [hold] = await tx
       .insert(ledgerHolds)
       .values({ tenantId: input.tenantId, runId: input.runId, step: input.step, amount: input.amount, status: 'open' })

@@ -9,6 +9,7 @@ import { isTerminal } from '../domain/runs/states.ts';
 import type { AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
 import { type ApprovalDecision, approvalUpdate, NOT_AWAITING_APPROVAL } from '../workflows/messages.ts';
 import { RunStatusKey, TenantIdKey } from '../workflows/search-attributes.ts';
+import { recordAudit } from './audit.ts';
 import { createRun, getRun, listRuns, type RunCursor, type RunFilters, type RunRow } from './runs.ts';
 
 export interface RunControlDeps {
@@ -85,7 +86,7 @@ export function runControl(deps: RunControlDeps) {
     },
 
     /** Delivers the decision as a Temporal Update; its validator refuses unless the run awaits approval. */
-    async decide(tenantId: string, runId: string, decision: ApprovalDecision, requestKey: string | null): Promise<RunRow> {
+    async decide(tenantId: string, runId: string, decision: ApprovalDecision, requestKey: string | null, actorKeyId: string | null = null): Promise<RunRow> {
       const run = await this.get(tenantId, runId);
       const handle = deps.client.workflow.getHandle(run.id);
       try {
@@ -101,6 +102,7 @@ export function runControl(deps: RunControlDeps) {
         }
         throw err;
       }
+      await recordAudit(deps.db, { tenantId, keyId: actorKeyId, action: `run.approval.${decision.decision}`, target: `run:${run.id}`, subject: decision });
       return this.get(tenantId, runId);
     },
 

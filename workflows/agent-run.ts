@@ -95,6 +95,11 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
         failure: { code: 'insufficient_credits', message: `The estimate needs ${hold.required} credits; ${hold.available} are available. Nothing was held.` },
       });
     }
+    if (hold.status === 'over_budget') {
+      return await end('needs_attention', {
+        failure: { code: 'budget_exceeded', message: `The estimate needs ${hold.required} credits; the tenant's budgets leave ${hold.headroom}. Nothing was held.` },
+      });
+    }
     const reservation = { amount: hold.amount, status: 'held' };
 
     await moveTo('planning', 'plan', { reservation });

@@ -52,6 +52,8 @@ export interface RouteSpec<
   rateLimit?: 'trial' | 'per-key' | 'none';
   request?: { params?: TParams; query?: TQuery; body?: TBody; headers?: z.ZodObject };
   responses: Record<number, ResponseSpec>;
+  /** The route takes credential references: any string that looks like a credential value is refused first. */
+  refuseSecrets?: boolean;
   /** Leave out of the OpenAPI document (e.g. static assets of /docs). */
   hidden?: boolean;
   handler: (

@@ -7,6 +7,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { z } from 'zod';
 import { errors } from '../../domain/errors.ts';
+import { findSecret } from '../../domain/secrets.ts';
 import type { RateLimiters } from '../../services/rate-limiters.ts';
 import { type Authenticator, requireKey } from '../middleware/auth.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
@@ -38,6 +39,10 @@ function koaPath(openApiPath: string): string {
 function validateInput(route: RouteSpec): Koa.Middleware {
   const { params, query, body, headers } = route.request ?? {};
   return async function validateInput(ctx, next) {
+    if (route.refuseSecrets) {
+      const secretAt = findSecret(ctx.request.body);
+      if (secretAt) throw errors.credentialValueRefused(secretAt);
+    }
     ctx.state.input = {
       headers: headers ? parseOrThrow(headers, ctx.headers, 'header') : {},
       params: params ? parseOrThrow(params, ctx.params, 'path') : {},

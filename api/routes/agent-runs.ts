@@ -169,7 +169,7 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
         409: { description: 'The run is not awaiting approval (code run_not_awaiting_approval).', schema: ErrorObject },
       },
       async handler({ principal, params, body, headers, ctx }) {
-        const run = await deps.runs.decide(principal!.tenantId, params.run_id, body, headers['idempotency-key'] ?? null);
+        const run = await deps.runs.decide(principal!.tenantId, params.run_id, body, headers['idempotency-key'] ?? null, principal!.keyId);
         return { status: 200, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) };
       },
     }),

@@ -5,7 +5,14 @@ import type { RunControl } from '../../services/run-control.ts';
 import type { VaultService } from '../../services/vault/index.ts';
 import { vaultAccountRoutes } from './vault-account.ts';
 import { vaultEntryRoutes } from './vault-entries.ts';
+import type { Config } from '../../config/env.ts';
+import type { listAudit } from '../../services/audit.ts';
+import type { PlatformStores } from '../../services/platform/stores.ts';
 import { agentRunRoutes } from './agent-runs.ts';
+import { platformCatalogRoutes, type TenantStatus } from './platform-catalogs.ts';
+import { platformStoreRoutes } from './platform-stores.ts';
+import { platformValidationRoutes } from './platform-validation.ts';
+import { sandboxJobRoutes } from './sandbox-jobs.ts';
 import { type ChatService, chatRoutes } from './chat.ts';
 import { type JourneyLister, journeyRoutes } from './journey-events.ts';
 import { type UsageService, usageRoutes } from './usage.ts';
@@ -26,10 +33,17 @@ export interface RouteDeps {
   vault: VaultService;
   chat: ChatService;
   chatKeepAliveMs: number;
+  platform: {
+    config: Config;
+    providerFor(tenantId: string, model: string): Promise<string>;
+    stores: PlatformStores;
+    tenantStatus(tenantId: string): Promise<TenantStatus>;
+    listAudit: (tenantId: string, limit: number) => ReturnType<typeof listAudit>;
+  };
 }
 
 export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unknown>): RouteSpec[] {
-  return [
+  const routes: RouteSpec[] = [
     ...healthRoutes(deps),
     ...jobRoutes(),
     ...trialRoutes(),
@@ -38,8 +52,13 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...agentRunRoutes(deps),
     ...usageRoutes(deps),
     ...journeyRoutes({ listJourneyEvents: deps.listJourneyEvents, retentionDays: deps.journeyRetentionDays }),
+    ...platformCatalogRoutes({ config: deps.platform.config, tenantStatus: deps.platform.tenantStatus, routeCount: () => routes.length }),
+    ...platformValidationRoutes(deps.platform),
+    ...platformStoreRoutes(deps.platform),
+    ...sandboxJobRoutes(deps.platform),
     ...vaultEntryRoutes(deps),
     ...vaultAccountRoutes(deps),
     ...docsRoutes(getDocument),
   ];
+  return routes;
 }

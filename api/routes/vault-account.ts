@@ -87,7 +87,7 @@ export function vaultAccountRoutes(deps: { vault: VaultService }) {
         },
       },
       async handler({ principal, body }) {
-        const key = await vault.keys.create(principal!.tenantId, body.label);
+        const key = await vault.keys.create(principal!.tenantId, body.label, principal!.keyId);
         return { status: 201, body: { ...keyView(key, principal!.keyId), secret: key.secret } };
       },
     }),
@@ -105,7 +105,7 @@ export function vaultAccountRoutes(deps: { vault: VaultService }) {
         404: { description: 'No active workspace key with this id for your tenant.', schema: ErrorObject },
       },
       async handler({ principal, params }) {
-        if (!(await vault.keys.revoke(principal!.tenantId, params.key_id))) throw errors.notFound('No such active workspace key.');
+        if (!(await vault.keys.revoke(principal!.tenantId, params.key_id, principal!.keyId))) throw errors.notFound('No such active workspace key.');
         return { status: 200, body: { id: params.key_id, revoked: true } };
       },
     }),

@@ -233,7 +233,7 @@ export function vaultEntryRoutes(deps: { vault: VaultService }) {
       request: { params: EntryParams },
       responses: { 200: { description: 'The tombstone.', schema: VaultEntry }, 404: notFound },
       async handler({ principal, params }) {
-        return { status: 200, body: entryView(await vault.forget(principal!.tenantId, params.entry_id)) };
+        return { status: 200, body: entryView(await vault.forget(principal!.tenantId, params.entry_id, principal!.keyId)) };
       },
     }),
   ];

@@ -98,8 +98,15 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
 
   let provider: ChatProvider | undefined;
   if (!declined) {
-    const hold = await reserve(deps.db, { tenantId: input.tenantId, runId: id, step: HOLD_STEP, amount: credits(promptTokens + request.maxTokens, deps.pricing) });
+    const hold = await reserve(deps.db, {
+      tenantId: input.tenantId,
+      runId: id,
+      step: HOLD_STEP,
+      amount: credits(promptTokens + request.maxTokens, deps.pricing),
+      budgetScope: 'chat',
+    });
     if (hold.status === 'insufficient') throw errors.insufficientCredits();
+    if (hold.status === 'over_budget') throw errors.budgetExceeded();
     provider = deps.providers[await providerFor(deps.db, input.tenantId, model)];
     if (!provider) {
       await release(deps.db, { runId: id, step: HOLD_STEP });

@@ -1,6 +1,7 @@
 // The customer vault as the API sees it: every operation bound to one database.
 import type { Db } from '../../db/client.ts';
 import type { KeyKind } from '../../domain/api-keys.ts';
+import { recordAudit } from '../audit.ts';
 import { createKey, listKeys, revokeKey } from '../keys.ts';
 import { vaultAccount } from './account.ts';
 import {
@@ -31,14 +32,26 @@ export function vaultService(db: Db) {
     correct: (tenantId: string, id: string, input: Parameters<typeof correctEntry>[3]) => correctEntry(db, tenantId, id, input),
     quarantine: (tenantId: string, id: string, reason: string | null) => quarantineEntry(db, tenantId, id, reason),
     release: (tenantId: string, id: string) => releaseEntry(db, tenantId, id),
-    forget: (tenantId: string, id: string) => forgetEntry(db, tenantId, id),
+    async forget(tenantId: string, id: string, actorKeyId: string | null = null) {
+      const tombstone = await forgetEntry(db, tenantId, id);
+      await recordAudit(db, { tenantId, keyId: actorKeyId, action: 'vault.forget', target: `vault_entry:${id}`, subject: { id, digest: tombstone.digest } });
+      return tombstone;
+    },
     search: (tenantId: string, query: Parameters<typeof searchVault>[2]) => searchVault(db, tenantId, query),
     integrity: (tenantId: string) => checkIntegrity(db, tenantId),
     account: (tenantId: string) => vaultAccount(db, tenantId),
     keys: {
       list: (tenantId: string) => listKeys(db, { tenantId, kind: WORKSPACE }),
-      create: (tenantId: string, label?: string) => createKey(db, { tenantId, kind: WORKSPACE, label }),
-      revoke: (tenantId: string, keyId: string) => revokeKey(db, keyId, { tenantId, kind: WORKSPACE }),
+      async create(tenantId: string, label: string | undefined, actorKeyId: string | null = null) {
+        const key = await createKey(db, { tenantId, kind: WORKSPACE, label });
+        await recordAudit(db, { tenantId, keyId: actorKeyId, action: 'key.create', target: `key:${key.id}`, subject: { id: key.id, kind: key.kind } });
+        return key;
+      },
+      async revoke(tenantId: string, keyId: string, actorKeyId: string | null = null) {
+        const done = await revokeKey(db, keyId, { tenantId, kind: WORKSPACE });
+        if (done) await recordAudit(db, { tenantId, keyId: actorKeyId, action: 'key.revoke', target: `key:${keyId}`, subject: { id: keyId } });
+        return done;
+      },
     },
   };
 }

@@ -1,0 +1,56 @@
+// Credential values must never enter routes that take credential references.
+// This recognises what looks like a secret: known key prefixes, private keys,
+// JWTs, bearer strings, and long high-entropy tokens.
+
+const KNOWN_PREFIXES = [
+  /^sk-[A-Za-z0-9_-]{8,}/, /^sk_(live|test)_/, /^pk_(live|test)_/, /^rk_(live|test)_/, /^ghp_/, /^gho_/, /^ghs_/, /^github_pat_/,
+  /^xox[abpr]-/, /^AKIA[0-9A-Z]{16}$/, /^ASIA[0-9A-Z]{16}$/, /^AIza[0-9A-Za-z_-]{20,}/, /^gws_(core|ws)_/, /^glpat-/, /^hf_[A-Za-z0-9]{20,}/,
+  /^SG\.[A-Za-z0-9_-]{10,}/, /^npm_[A-Za-z0-9]{20,}/,
+];
+
+function shannonBitsPerChar(s: string): number {
+  const counts = new Map<string, number>();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let bits = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    bits -= p * Math.log2(p);
+  }
+  return bits;
+}
+
+export function looksLikeSecret(value: string): boolean {
+  const v = value.trim();
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(v)) return true;
+  if (/^bearer\s+\S{8,}/i.test(v)) return true;
+  if (/^eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/.test(v)) return true;
+  if (KNOWN_PREFIXES.some((p) => p.test(v))) return true;
+  // A long token with no spaces, mixed character classes and high entropy.
+  if (v.length >= 24 && !/\s/.test(v) && !/^[a-z]+:\/\//i.test(v)) {
+    const classes = [/[a-z]/, /[A-Z]/, /[0-9]/].filter((r) => r.test(v)).length;
+    if (classes >= 2 && shannonBitsPerChar(v) >= 3.5) return true;
+  }
+  return false;
+}
+
+/** The path of the first string in `value` that looks like a secret, or null. */
+export function findSecret(value: unknown, path = ''): string | null {
+  if (typeof value === 'string') return looksLikeSecret(value) ? path || null : null;
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) {
+      const hit = findSecret(v, `${path}[${i}]`);
+      if (hit) return hit;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const hit = findSecret(v, path ? `${path}.${k}` : k);
+      if (hit) return hit;
+    }
+  }
+  return null;
+}
+
+/** A credential reference names where a secret lives, never the secret: env:NAME or secret://path. */
+export const CREDENTIAL_REFERENCE = /^(env:[A-Z_][A-Z0-9_]{0,127}|secret:\/\/[A-Za-z0-9._\/-]{1,200})$/;

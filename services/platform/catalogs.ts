@@ -1,0 +1,95 @@
+// Catalogs built from the live configuration and code, never from static
+// blobs: what chat admits, which providers and tools are really available,
+// what adapters can do, and what the sandbox and control plane offer.
+import type { Config } from '../../config/env.ts';
+import { SCHEMA_LIMITS, SUPPORTED_KEYWORDS } from '../../domain/chat/schema-subset.ts';
+import { digestOf } from '../../domain/digest.ts';
+import { ERROR_CONTRACT_ID } from '../../domain/errors.ts';
+import { MODEL_DESCRIPTIONS, MODEL_IDS } from '../../domain/models.ts';
+import { MAX_PLAN_STEPS } from '../../domain/planning/local-planner.ts';
+import { RUN_STATES } from '../../domain/runs/states.ts';
+import { TOOL_IDS, TOOLS } from '../../domain/tools.ts';
+
+export const ADAPTER_CAPABILITIES = ['chat.completions', 'chat.streaming', 'chat.structured_output', 'chat.refusal', 'memory.grounding'] as const;
+export const REQUIRED_CAPABILITIES = ['chat.completions'] as const;
+
+export const SKILL_TYPES = {
+  plan: { tool: null, effect: 'read', description: 'Turn an objective into a bounded plan.' },
+  analyze: { tool: 'text_analysis', effect: 'read', description: 'Extract key phrases, constraints and questions.' },
+  recall: { tool: 'memory_recall', effect: 'read', description: 'Recall tenant memory (workspace vault).' },
+  deliver: { tool: 'webhook_delivery', effect: 'external', description: 'Deliver a result; needs explicit approval.' },
+} as const;
+export const SKILL_LIMITS = { maxSteps: MAX_PLAN_STEPS, maxNameLength: 64, maxCompositions: 1 };
+
+export const EVALUATION_SUITES = [
+  { id: 'trial-determinism', description: 'The same trial request yields the same result and digests.', cases: 3 },
+  { id: 'structured-output-conformance', description: 'Answers with response_format validate against their schema, or refuse.', cases: 4 },
+  { id: 'refusal-policy', description: 'Declined requests refuse with 200 and finish_reason content_filter.', cases: 2 },
+].map((s) => ({ ...s, digest: digestOf(s) }));
+
+export const SANDBOX_PROFILES = [
+  { id: 'restricted', network: 'none', max_runtime_seconds: 300, max_memory_mb: 512, secrets: 'none', artifacts: 'returned only' },
+  { id: 'standard', network: 'allow-listed egress', max_runtime_seconds: 900, max_memory_mb: 2048, secrets: 'references resolved inside the sandbox', artifacts: 'returned only' },
+];
+
+export function providerCatalog(config: Config) {
+  const upstream = config.chat.upstream;
+  return [
+    {
+      id: 'local',
+      kind: 'account_free',
+      status: 'available',
+      models: [...MODEL_IDS],
+      credential_boundary: { requires_credential: false, reference: null },
+    },
+    {
+      id: 'upstream',
+      kind: 'openai_compatible',
+      status: upstream ? 'available' : 'not_configured',
+      models: upstream ? Object.keys(upstream.modelMap).filter((m) => (MODEL_IDS as readonly string[]).includes(m)) : [],
+      credential_boundary: {
+        requires_credential: true,
+        // The name of the variable only: the value never leaves the environment.
+        reference: upstream?.apiKeyEnv ? `env:${upstream.apiKeyEnv}` : null,
+      },
+    },
+  ];
+}
+
+export function adapterCatalog(config: Config) {
+  return providerCatalog(config).map((p) => ({
+    provider: p.id,
+    status: p.status,
+    capabilities: [...ADAPTER_CAPABILITIES],
+    structured_output: { keywords: [...SUPPORTED_KEYWORDS], limits: SCHEMA_LIMITS },
+    streaming: 'server-sent events',
+  }));
+}
+
+export function modelCatalog() {
+  return MODEL_IDS.map((id) => ({ id, description: MODEL_DESCRIPTIONS[id] }));
+}
+
+export function toolCatalog(webhookConfigured: boolean) {
+  return TOOL_IDS.map((id) => ({
+    id,
+    effect: TOOLS[id].effect,
+    description: TOOLS[id].description,
+    requires_approval: TOOLS[id].effect === 'external',
+    status: id === 'webhook_delivery' && !webhookConfigured ? 'not_configured' : 'available',
+  }));
+}
+
+export function protocolCapabilities(config: Config, routeCount: number) {
+  return {
+    api_version: 'current',
+    openapi: '3.1.0',
+    error_contract: ERROR_CONTRACT_ID,
+    auth: { core: 'bearer core key', workspace: 'bearer workspace key (vault only)' },
+    streaming: { chat: 'text/event-stream', keep_alive_ms: config.chat.keepAliveMs },
+    runs: { states: [...RUN_STATES], approval: ['update', 'signal'], idempotency: 'Idempotency-Key header' },
+    rate_limits: { per_key: config.rateLimits.perKey, trial: config.rateLimits.trial, headers: ['RateLimit', 'RateLimit-Policy', 'Retry-After'] },
+    sandbox_jobs: config.platform.sandboxJobsEnabled ? 'enabled' : 'disabled',
+    routes: routeCount,
+  };
+}
