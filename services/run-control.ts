@@ -10,7 +10,7 @@ import type { AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts'
 import { type ApprovalDecision, approvalUpdate, NOT_AWAITING_APPROVAL } from '../workflows/messages.ts';
 import { RunStatusKey, TenantIdKey } from '../workflows/search-attributes.ts';
 import { recordAudit } from './audit.ts';
-import { createRun, getRun, listRuns, type RunCursor, type RunFilters, type RunRow } from './runs.ts';
+import { createRun, getRun, listRuns, type RunCursor, type RunFilters, type RunRow, updateRun } from './runs.ts';
 
 export interface RunControlDeps {
   db: Db;
@@ -71,7 +71,22 @@ export function runControl(deps: RunControlDeps) {
       });
       if (outcome.kind === 'key_reused') throw errors.idempotencyKeyReused();
       // Also on replay: if the first attempt stored the row but failed to start, this completes it.
-      if (outcome.kind === 'created' || !isTerminal(outcome.run.status)) await ensureStarted(outcome.run);
+      if (outcome.kind === 'created' || !isTerminal(outcome.run.status)) {
+        try {
+          await ensureStarted(outcome.run);
+        } catch (err) {
+          // With a key, the caller's retry completes the start; without one, nothing can, so the row says so.
+          if (!idempotencyKey) {
+            await updateRun(deps.db, outcome.run.id, {
+              status: 'failed',
+              currentStep: null,
+              completedAt: new Date(),
+              failure: { code: 'start_failed', message: 'The run could not be started; nothing was reserved. Retry the request.' },
+            });
+          }
+          throw err;
+        }
+      }
       return { created: outcome.kind === 'created', run: outcome.run };
     },
 

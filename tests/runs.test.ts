@@ -9,6 +9,8 @@ import { journeyEvents, memoryEntries, runs } from '../db/schema.ts';
 import { digestOf } from '../domain/digest.ts';
 import { rememberEntry } from '../services/memory.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
+import { ApiClient } from './support/client.ts';
+import { startTestApp } from './support/test-app.ts';
 import { isTerminal, ledgerOf as sharedLedgerOf, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 
 let stack: RunStack;
@@ -403,5 +405,31 @@ describe('Temporal visibility', () => {
     );
     const state = await temporal.workflow.getHandle(run.run_id).query('state');
     expect(state).toMatchObject({ status: 'completed', stepsDone: 1, stepsTotal: 1 });
+  });
+});
+
+describe('Temporal unreachable at creation', () => {
+  it('answers 503; the same Idempotency-Key later starts the stored run, and a keyless run is marked failed', async () => {
+    const down = await startTestApp({ TEMPORAL_ADDRESS: '127.0.0.1:1', TASK_QUEUE: stack.taskQueue });
+    try {
+      const t = await newTenant(db);
+      const client = await ApiClient.connect(down.url);
+      const body = { input: 'Summarise the quarterly metrics.' };
+      const first = await client.post('/v1/agent-runs', body, { key: t.key, headers: { 'idempotency-key': 'outage-1' } });
+      expect(first.status).toBe(503);
+      expect(first.json.error.code).toBe('service_unavailable');
+      const retried = await create(t, body, 'outage-1');
+      expect(retried.status).toBe(200);
+      const run = await waitForRun(stack.api, t.key, retried.json.run_id, isTerminal);
+      expect(run.status).toBe('completed');
+
+      const keyless = await client.post('/v1/agent-runs', body, { key: t.key });
+      expect(keyless.status).toBe(503);
+      const failed = (await stack.api.get('/v1/agent-runs?status=failed', { key: t.key })).json.data;
+      expect(failed).toHaveLength(1);
+      expect(failed[0].failure.code).toBe('start_failed');
+    } finally {
+      await down.close();
+    }
   });
 });

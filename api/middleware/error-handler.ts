@@ -25,8 +25,23 @@ export function errorHandler(logger: Logger): Koa.Middleware {
   };
 }
 
+// Failures that mean "a dependency is unreachable", not "a bug": Postgres connection
+// errors and Temporal's gRPC UNAVAILABLE / DEADLINE_EXCEEDED. They answer 503.
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P03', '08000', '08001', '08003', '08006', '53300']);
+
+function isDependencyOutage(e: { name?: string; code?: unknown; cause?: unknown }): boolean {
+  if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+  if ((e.name === 'ServiceError' || e.name === 'ConnectionError') && [undefined, 4, 14].includes((e.cause as { code?: number })?.code)) return true;
+  if (e.code === 14 || e.code === 4) return true;
+  return false;
+}
+
 function unexpected(caught: unknown, ctx: Koa.Context, logger: Logger): ApiError {
-  const e = caught as { name?: string; message?: string; stack?: string };
+  const e = caught as { name?: string; message?: string; stack?: string; code?: unknown; cause?: unknown };
+  if (e && isDependencyOutage(e)) {
+    logger.warn({ request_id: ctx.state.requestId, err: { name: e.name, code: e.code } }, 'dependency unavailable');
+    return errors.unavailable();
+  }
   logger.error(
     { request_id: ctx.state.requestId, err: { name: e?.name, message: e?.message, stack: e?.stack } },
     'unhandled error',
