@@ -116,15 +116,18 @@ async function createRun(): Promise<string> {
 
 try {
   // (a) start rates
+  const started: string[] = [];
   const rawStarts = await load(N_STARTS, CONCURRENCY, async (i) => {
-    await client.workflow.start<typeof probeWorkflow>('probeWorkflow', { taskQueue: 'bench', workflowId: `bench-start-${i}-${randomBytes(3).toString('hex')}`, args: [0] });
+    const id = `bench-start-${i}-${randomBytes(3).toString('hex')}`;
+    await client.workflow.start<typeof probeWorkflow>('probeWorkflow', { taskQueue: 'bench', workflowId: id, args: [0] });
+    started.push(id);
   });
   const apiStarts = await load(N_STARTS, CONCURRENCY, async () => {
-    await createRun();
+    started.push(await createRun());
   });
 
-  // (b) end-to-end latency, sequential, after the start bursts have drained
-  await new Promise((r) => setTimeout(r, 5_000));
+  // (b) end-to-end latency, sequential, once every workflow of (a) has finished
+  await Promise.all(started.map((id) => client.workflow.getHandle(id).result()));
   const sampleRun = await createRun();
   await client.workflow.getHandle(sampleRun).result();
   const history = await client.workflow.getHandle(sampleRun).fetchHistory();
