@@ -367,6 +367,52 @@ describe('upstream adapter', () => {
     }
   });
 
+  it('streams upstream tokens through as they arrive, without buffering the answer', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const upstream = await fakeUpstream((body, _req, res) => {
+      expect((body as { stream?: boolean }).stream).toBe(true);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = (delta: object, finish: string | null = null) =>
+        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+      chunk({ role: 'assistant', content: 'Hello' });
+      void gate.then(() => {
+        chunk({ content: ' world' });
+        chunk({}, 'stop');
+        res.end('data: [DONE]\n\n');
+      });
+    });
+    const withUpstream = await startTestApp({ UPSTREAM_BASE_URL: upstream.url });
+    try {
+      const t = await tenant(withUpstream.database.db);
+      await setRoute(withUpstream.database.db, t.tenantId, 'svc-workspace', 'upstream');
+      const stream = await clientFor(t, withUpstream.url).chat.completions.create({
+        model: 'svc-workspace',
+        messages: [{ role: 'user', content: 'greet me' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      const contents: string[] = [];
+      let usage: { completion_tokens: number } | undefined;
+      let finish: string | null | undefined;
+      for await (const chunk of stream) {
+        const delta = chunk.choices[0]?.delta.content;
+        if (delta) {
+          contents.push(delta);
+          if (delta === 'Hello') release(); // the upstream is still holding the rest back
+        }
+        finish ??= chunk.choices[0]?.finish_reason;
+        if (chunk.usage) usage = chunk.usage;
+      }
+      expect(contents).toEqual(['Hello', ' world']);
+      expect(finish).toBe('stop');
+      expect(usage!.completion_tokens).toBe(Math.ceil(Buffer.byteLength('Hello world') / 4));
+    } finally {
+      await withUpstream.close();
+      await upstream.close();
+    }
+  });
+
   it('aborts the upstream request when the client disconnects mid-stream, and releases the hold', async () => {
     let upstreamClosed!: () => void;
     const closed = new Promise<void>((r) => (upstreamClosed = r));

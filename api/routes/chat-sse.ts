@@ -5,14 +5,6 @@ import { PassThrough } from 'node:stream';
 import { ApiError, errors, toErrorBody } from '../../domain/errors.ts';
 import type { PreparedChat } from '../../services/chat/completions.ts';
 
-/** Splits text into small deltas (about three words each), keeping every character. */
-export function deltasOf(text: string): string[] {
-  const words = text.match(/\s*\S+\s*/g) ?? (text ? [text] : []);
-  const deltas: string[] = [];
-  for (let i = 0; i < words.length; i += 3) deltas.push(words.slice(i, i + 3).join(''));
-  return deltas;
-}
-
 export function sseCompletion(
   prepared: PreparedChat,
   options: { includeUsage: boolean; keepAliveMs: number; signal: AbortSignal; requestId: string },
@@ -27,11 +19,14 @@ export function sseCompletion(
   const keepAlive = setInterval(() => out.write(': keep-alive\n\n'), options.keepAliveMs);
   void (async () => {
     try {
-      const { output, usage } = await prepared.finish(options.signal);
-      if (output.refusal) chunk({ refusal: output.refusal });
-      else for (const piece of deltasOf(output.content ?? '')) chunk({ content: piece });
-      chunk({}, output.finishReason);
-      if (options.includeUsage) send({ ...base, choices: [], usage });
+      for await (const delta of prepared.stream(options.signal)) {
+        if (delta.kind === 'done') {
+          chunk({}, delta.finishReason);
+          if (options.includeUsage) send({ ...base, choices: [], usage: delta.usage });
+        } else {
+          chunk({ [delta.kind]: delta.text });
+        }
+      }
       out.write('data: [DONE]\n\n');
     } catch (err) {
       // Headers are gone: the failure travels as an error event, then the stream ends.

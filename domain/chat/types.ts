@@ -21,9 +21,17 @@ export interface ChatOutput {
   finishReason: 'stop' | 'length' | 'content_filter';
 }
 
+/** One piece of a streamed answer. */
+export type ChatStreamEvent =
+  | { type: 'content'; text: string }
+  | { type: 'refusal'; text: string }
+  | { type: 'finish'; reason: ChatOutput['finishReason'] };
+
 export interface ChatProvider {
   readonly id: string;
   complete(request: ChatRequest, signal: AbortSignal): Promise<ChatOutput>;
+  /** Token by token, when the provider can; otherwise callers chunk `complete`. */
+  stream?(request: ChatRequest, signal: AbortSignal): AsyncIterable<ChatStreamEvent>;
 }
 
 /** A provider failure, stripped of provider identity before it reaches a client. */

@@ -52,12 +52,24 @@ export interface ChatUsage {
   total_tokens: number;
 }
 
+export type ChatDelta = { kind: 'content' | 'refusal'; text: string } | { kind: 'done'; finishReason: ChatOutput['finishReason']; usage: ChatUsage };
+
 export interface PreparedChat {
   id: string;
   created: number;
   model: ModelId;
   /** Runs the provider; on abort or failure the hold is released. */
   finish(signal: AbortSignal): Promise<{ output: ChatOutput; usage: ChatUsage }>;
+  /** The same, piece by piece: token by token from a streaming provider, else the finished answer in small deltas. */
+  stream(signal: AbortSignal): AsyncIterable<ChatDelta>;
+}
+
+/** Splits text into small deltas (about three words each), keeping every character. */
+export function deltasOf(text: string): string[] {
+  const words = text.match(/\s*\S+\s*/g) ?? (text ? [text] : []);
+  const deltas: string[] = [];
+  for (let i = 0; i < words.length; i += 3) deltas.push(words.slice(i, i + 3).join(''));
+  return deltas;
 }
 
 const HOLD_STEP = 'chat';
@@ -114,40 +126,72 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
     }
   }
 
-  return {
-    id,
-    created,
-    model,
-    async finish(finishSignal) {
-      let output: ChatOutput;
-      if (!provider) {
-        output = { content: null, refusal: POLICY_REFUSAL, finishReason: 'content_filter' };
-      } else {
-        try {
-          output = await provider.complete(request, finishSignal);
-          if (request.responseFormat) output = enforceSchema(request.responseFormat.schema, output);
-        } catch (err) {
-          await release(deps.db, { runId: id, step: HOLD_STEP });
-          await journey(deps.db, input.tenantId, id, finishSignal.aborted ? 'chat.aborted' : 'chat.failed', 'failed');
-          if (err instanceof ProviderError) throw err.kind === 'rate_limited' ? errors.providerRateLimited(err.retryAfterSeconds ?? 1) : errors.providerUnavailable();
-          throw err;
-        }
-      }
-      const completionTokens = estimateTokens(output.content ?? output.refusal ?? '');
-      if (provider) await settle(deps.db, { runId: id, step: HOLD_STEP, actualAmount: credits(promptTokens + completionTokens, deps.pricing) });
-      await journey(deps.db, input.tenantId, id, output.refusal ? 'chat.refused' : 'chat.completed', output.finishReason);
-      if (input.memory?.remember && output.content) {
-        await createEntry(deps.db, input.tenantId, {
-          subject: input.memory.subject ?? truncate(lastUser, 120),
-          content: `User: ${lastUser}\nAssistant: ${output.content}`,
-          tags: ['chat'],
-          source: `chat:${id}`,
-          expiresAt: input.memory.expiresAt ?? null,
-          entryKey: `chat:${id}`,
-        });
-      }
-      return { output, usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens } };
-    },
-  };
-}
+  /** After an answer: settle actual usage, record the event, remember when asked. */
+  async function conclude(output: ChatOutput): Promise<ChatUsage> {
+    const completionTokens = estimateTokens(output.content ?? output.refusal ?? '');
+    if (provider) await settle(deps.db, { runId: id, step: HOLD_STEP, actualAmount: credits(promptTokens + completionTokens, deps.pricing) });
+    await journey(deps.db, input.tenantId, id, output.refusal ? 'chat.refused' : 'chat.completed', output.finishReason);
+    if (input.memory?.remember && output.content) {
+      await createEntry(deps.db, input.tenantId, {
+        subject: input.memory.subject ?? truncate(lastUser, 120),
+        content: `User: ${lastUser}\nAssistant: ${output.content}`,
+        tags: ['chat'],
+        source: `chat:${id}`,
+        expiresAt: input.memory.expiresAt ?? null,
+        entryKey: `chat:${id}`,
+      });
+    }
+    return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  }
 
+  /** After a failure or abort: release the hold, record it, and hide the provider behind a contract error. */
+  async function fail(err: unknown, signal: AbortSignal): Promise<never> {
+    await release(deps.db, { runId: id, step: HOLD_STEP });
+    await journey(deps.db, input.tenantId, id, signal.aborted ? 'chat.aborted' : 'chat.failed', 'failed');
+    if (err instanceof ProviderError) throw err.kind === 'rate_limited' ? errors.providerRateLimited(err.retryAfterSeconds ?? 1) : errors.providerUnavailable();
+    throw err;
+  }
+
+  async function finish(signal: AbortSignal) {
+    if (!provider) {
+      const output: ChatOutput = { content: null, refusal: POLICY_REFUSAL, finishReason: 'content_filter' };
+      return { output, usage: await conclude(output) };
+    }
+    let output: ChatOutput;
+    try {
+      output = await provider.complete(request, signal);
+      if (request.responseFormat) output = enforceSchema(request.responseFormat.schema, output);
+    } catch (err) {
+      return fail(err, signal);
+    }
+    return { output, usage: await conclude(output) };
+  }
+
+  async function* stream(signal: AbortSignal): AsyncIterable<ChatDelta> {
+    // Structured output is validated whole before any of it is sent, so it is not streamed token by token.
+    if (!provider?.stream || request.responseFormat) {
+      const { output, usage } = await finish(signal);
+      if (output.refusal) yield { kind: 'refusal', text: output.refusal };
+      else for (const text of deltasOf(output.content ?? '')) yield { kind: 'content', text };
+      yield { kind: 'done', finishReason: output.finishReason, usage };
+      return;
+    }
+    let content = '';
+    let refusal = '';
+    let finishReason: ChatOutput['finishReason'] = 'stop';
+    try {
+      for await (const event of provider.stream(request, signal)) {
+        if (event.type === 'finish') finishReason = event.reason;
+        else if (event.type === 'content') content += event.text;
+        else refusal += event.text;
+        if (event.type !== 'finish') yield { kind: event.type, text: event.text };
+      }
+    } catch (err) {
+      await fail(err, signal);
+    }
+    const usage = await conclude({ content: content || null, refusal: refusal || null, finishReason });
+    yield { kind: 'done', finishReason, usage };
+  }
+
+  return { id, created, model, finish, stream };
+}

@@ -1,7 +1,8 @@
 // An OpenAI-compatible upstream, configured by environment: base URL, the name
 // of the variable holding its key (a reference, never the value in config),
 // and a model mapping. Its failures become ProviderErrors with no identity.
-import { type ChatOutput, type ChatProvider, ProviderError } from '../../../domain/chat/types.ts';
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { type ChatOutput, type ChatProvider, type ChatRequest, type ChatStreamEvent, ProviderError } from '../../../domain/chat/types.ts';
 
 export interface UpstreamConfig {
   baseUrl: string;
@@ -14,38 +15,51 @@ interface UpstreamReply {
   choices?: { message?: { content?: string | null; refusal?: string | null }; finish_reason?: string }[];
 }
 
+interface UpstreamChunk {
+  choices?: { delta?: { content?: string | null; refusal?: string | null }; finish_reason?: string | null }[];
+}
+
+function finishOf(reason: string | null | undefined): ChatOutput['finishReason'] {
+  return reason === 'length' || reason === 'content_filter' ? reason : 'stop';
+}
+
+/** POSTs the request upstream; transport and HTTP failures become ProviderErrors without identity. */
+async function post(config: UpstreamConfig, request: ChatRequest, signal: AbortSignal, stream: boolean): Promise<Response> {
+  const key = config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined;
+  let res: Response;
+  try {
+    res = await fetch(`${config.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: JSON.stringify({
+        model: config.modelMap[request.model] ?? request.model,
+        messages: [
+          ...(request.grounding.memory.length || request.grounding.document ? [{ role: 'system', content: groundingPrompt(request.grounding) }] : []),
+          ...request.messages,
+        ],
+        max_tokens: request.maxTokens,
+        stream,
+        ...(request.responseFormat ? { response_format: { type: 'json_schema', json_schema: { ...request.responseFormat, strict: true } } } : {}),
+      }),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)]),
+    });
+  } catch (err) {
+    if (signal.aborted) throw err;
+    throw new ProviderError('unavailable');
+  }
+  if (res.status === 429) {
+    const retry = Number(res.headers.get('retry-after'));
+    throw new ProviderError('rate_limited', Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : 1);
+  }
+  if (!res.ok) throw new ProviderError('unavailable');
+  return res;
+}
+
 export function upstreamProvider(config: UpstreamConfig): ChatProvider {
   return {
     id: 'upstream',
     async complete(request, signal) {
-      const key = config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined;
-      let res: Response;
-      try {
-        res = await fetch(`${config.baseUrl}/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-          body: JSON.stringify({
-            model: config.modelMap[request.model] ?? request.model,
-            messages: [
-              ...(request.grounding.memory.length || request.grounding.document
-                ? [{ role: 'system', content: groundingPrompt(request.grounding) }]
-                : []),
-              ...request.messages,
-            ],
-            max_tokens: request.maxTokens,
-            ...(request.responseFormat ? { response_format: { type: 'json_schema', json_schema: { ...request.responseFormat, strict: true } } } : {}),
-          }),
-          signal: AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)]),
-        });
-      } catch (err) {
-        if (signal.aborted) throw err;
-        throw new ProviderError('unavailable');
-      }
-      if (res.status === 429) {
-        const retry = Number(res.headers.get('retry-after'));
-        throw new ProviderError('rate_limited', Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : 1);
-      }
-      if (!res.ok) throw new ProviderError('unavailable');
+      const res = await post(config, request, signal, false);
       let reply: UpstreamReply;
       try {
         reply = (await res.json()) as UpstreamReply;
@@ -54,9 +68,34 @@ export function upstreamProvider(config: UpstreamConfig): ChatProvider {
       }
       const choice = reply.choices?.[0];
       if (!choice?.message) throw new ProviderError('unavailable');
-      const finish = choice.finish_reason === 'length' || choice.finish_reason === 'content_filter' ? choice.finish_reason : 'stop';
-      const output: ChatOutput = { content: choice.message.content ?? null, refusal: choice.message.refusal ?? null, finishReason: finish };
-      return output;
+      return { content: choice.message.content ?? null, refusal: choice.message.refusal ?? null, finishReason: finishOf(choice.finish_reason) };
+    },
+
+    async *stream(request, signal): AsyncIterable<ChatStreamEvent> {
+      const res = await post(config, request, signal, true);
+      if (!res.body) throw new ProviderError('unavailable');
+      const events = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+      let finished = false;
+      for await (const event of events) {
+        if (event.data === '[DONE]') break;
+        let chunk: UpstreamChunk;
+        try {
+          chunk = JSON.parse(event.data) as UpstreamChunk;
+        } catch {
+          throw new ProviderError('unavailable');
+        }
+        const choice = chunk.choices?.[0];
+        if (choice?.delta?.content) yield { type: 'content', text: choice.delta.content };
+        if (choice?.delta?.refusal) yield { type: 'refusal', text: choice.delta.refusal };
+        if (choice?.finish_reason) {
+          finished = true;
+          yield { type: 'finish', reason: finishOf(choice.finish_reason) };
+        }
+      }
+      if (!finished) {
+        if (signal.aborted) throw signal.reason;
+        throw new ProviderError('unavailable');
+      }
     },
   };
 }
