@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { errors } from '../../domain/errors.ts';
 import type { listAudit } from '../../services/audit.ts';
+import type { Principal } from '../../services/keys.ts';
 import type { PlatformStores } from '../../services/platform/stores.ts';
 import { defineRoute } from '../contract/route.ts';
 import { BudgetInput, EvaluationRunInput, RoutingPolicyInput, TraceExportInput, TraceInput } from '../schemas/platform.ts';
@@ -33,108 +34,99 @@ const AuditEvent = z
   .object({ id: z.string(), key_id: z.string().nullable(), action: z.string(), target: z.string(), digest: z.string(), created_at: z.string() })
   .meta({ id: 'AuditEvent', description: 'A content-free receipt of a control write.' });
 
-export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (tenantId: string, limit: number) => ReturnType<typeof listAudit> }) {
-  const { stores } = deps;
+interface StoreSpec<Row, In extends z.ZodType> {
+  path: string;
+  /** Component name of one record, e.g. Budget; `plural` when adding an s is wrong. */
+  name: string;
+  plural?: string;
+  item: z.ZodType;
+  input: In;
+  listSummary: string;
+  writeSummary: string;
+  description?: string;
+  /** Lists with a `limit` query (append-only stores) instead of the whole set (upserted stores). */
+  paged?: boolean;
+  refuseSecrets?: boolean;
+  list: (tenantId: string, limit: number) => Promise<Row[]>;
+  write: (actor: Principal, body: z.output<In>) => Promise<Row>;
+  view: (row: Row) => unknown;
+}
+
+/** A store's pair of routes: GET lists the tenant's records, POST writes one (201). */
+function storeRoutes<Row, In extends z.ZodType>(spec: StoreSpec<Row, In>) {
   const tags = ['platform'];
   const limitQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50) });
-  const budgetView = (b: Awaited<ReturnType<PlatformStores['budgets']['list']>>[number]) => ({
-    name: b.name, scope: b.scope, period: b.period, limit_credits: b.limitCredits, updated_at: iso(b.updatedAt),
-  });
-  const exportView = (e: Awaited<ReturnType<PlatformStores['traceExports']['list']>>[number]) => ({
-    name: e.name, kind: e.kind, endpoint: e.endpoint, credential: e.credentialRef, active: false as const, updated_at: iso(e.updatedAt),
-  });
-  const traceView = (t: Awaited<ReturnType<PlatformStores['traces']['list']>>[number]) => ({
-    id: t.id, name: t.name, run_id: t.runId, spans: t.spans as unknown[], created_at: iso(t.createdAt),
-  });
-  const evalView = (r: Awaited<ReturnType<PlatformStores['evaluationRuns']['list']>>[number]) => ({
-    id: r.id, suite_id: r.suiteId, descriptor_digest: r.descriptorDigest, execution: r.execution, results: r.results, created_at: iso(r.createdAt),
-  });
   return [
     defineRoute({
-      method: 'get', path: '/v1/budgets', operationId: 'listBudgets', summary: 'Budget policies', tags, auth: 'core',
-      responses: { 200: { description: 'Budgets.', schema: listOf('BudgetList', Budget) } },
-      handler: async ({ principal }) => ({ status: 200, body: { object: 'list', data: (await stores.budgets.list(principal!.tenantId)).map(budgetView) } }),
-    }),
-    defineRoute({
-      method: 'post', path: '/v1/budgets', operationId: 'upsertBudget', summary: 'Record a budget policy (upsert by name)',
-      description: 'Enforced when runs reserve (scope runs) and when chat reserves (scope chat); scope all covers both.',
-      tags, auth: 'core', request: { body: BudgetInput },
-      responses: { 201: { description: 'Recorded.', schema: Budget } },
-      async handler({ principal, body }) {
-        const row = await stores.budgets.upsert(principal!, { name: body.name, scope: body.scope, period: body.period, limitCredits: body.limit_credits });
-        return { status: 201, body: budgetView(row) };
-      },
-    }),
-    defineRoute({
-      method: 'get', path: '/v1/routing-policies', operationId: 'listRoutingPolicies', summary: 'Routing policies', tags, auth: 'core',
-      responses: { 200: { description: 'Policies; a model without one uses the local adapter.', schema: listOf('RoutingPolicyList', RoutingPolicy) } },
-      handler: async ({ principal }) => ({
+      method: 'get', path: spec.path, operationId: `list${spec.plural ?? `${spec.name}s`}`, summary: spec.listSummary, tags, auth: 'core',
+      request: spec.paged ? { query: limitQuery } : undefined,
+      responses: { 200: { description: spec.listSummary, schema: listOf(`${spec.name}List`, spec.item) } },
+      handler: async ({ principal, query }) => ({
         status: 200,
-        body: { object: 'list', data: (await stores.routing.list(principal!.tenantId)).map((r) => ({ model: r.model, provider: r.provider, updated_at: iso(r.updatedAt) })) },
+        body: { object: 'list', data: (await spec.list(principal!.tenantId, (query as { limit?: number }).limit ?? 100)).map(spec.view) },
       }),
     }),
     defineRoute({
-      method: 'post', path: '/v1/routing-policies', operationId: 'upsertRoutingPolicy', summary: 'Record a routing policy (upsert by model)',
+      method: 'post', path: spec.path, operationId: `record${spec.name}`, summary: spec.writeSummary,
+      description: spec.description, tags, auth: 'core', refuseSecrets: spec.refuseSecrets, request: { body: spec.input },
+      responses: { 201: { description: 'Recorded.', schema: spec.item } },
+      handler: async ({ principal, body }) => ({ status: 201, body: spec.view(await spec.write(principal!, body as z.output<In>)) }),
+    }),
+  ];
+}
+
+type RowOf<K extends keyof PlatformStores> = Awaited<ReturnType<PlatformStores[K]['list']>>[number];
+
+export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (tenantId: string, limit: number) => ReturnType<typeof listAudit> }) {
+  const { stores } = deps;
+  return [
+    ...storeRoutes({
+      path: '/v1/budgets', name: 'Budget', item: Budget, input: BudgetInput,
+      listSummary: 'Budget policies', writeSummary: 'Record a budget policy (upsert by name)',
+      description: 'Enforced when runs reserve (scope runs) and when chat reserves (scope chat); scope all covers both.',
+      list: (tenantId) => stores.budgets.list(tenantId),
+      write: (actor, b) => stores.budgets.upsert(actor, { name: b.name, scope: b.scope, period: b.period, limitCredits: b.limit_credits }),
+      view: (b: RowOf<'budgets'>) => ({ name: b.name, scope: b.scope, period: b.period, limit_credits: b.limitCredits, updated_at: iso(b.updatedAt) }),
+    }),
+    ...storeRoutes({
+      path: '/v1/routing-policies', name: 'RoutingPolicy', plural: 'RoutingPolicies', item: RoutingPolicy, input: RoutingPolicyInput,
+      listSummary: 'Routing policies (a model without one uses the local adapter)', writeSummary: 'Record a routing policy (upsert by model)',
       description: 'Chooses the provider that serves a model alias for this tenant.',
-      tags, auth: 'core', request: { body: RoutingPolicyInput },
-      responses: { 201: { description: 'Recorded.', schema: RoutingPolicy } },
-      async handler({ principal, body }) {
-        const row = await stores.routing.upsert(principal!, body);
-        return { status: 201, body: { model: row.model, provider: row.provider, updated_at: iso(row.updatedAt) } };
-      },
+      list: (tenantId) => stores.routing.list(tenantId),
+      write: (actor, body) => stores.routing.upsert(actor, body),
+      view: (r: RowOf<'routing'>) => ({ model: r.model, provider: r.provider, updated_at: iso(r.updatedAt) }),
     }),
-    defineRoute({
-      method: 'get', path: '/v1/traces', operationId: 'listTraces', summary: 'Trace metadata', tags, auth: 'core',
-      request: { query: limitQuery },
-      responses: { 200: { description: 'Newest first.', schema: listOf('TraceList', Trace) } },
-      handler: async ({ principal, query }) => ({ status: 200, body: { object: 'list', data: (await stores.traces.list(principal!.tenantId, query.limit)).map(traceView) } }),
-    }),
-    defineRoute({
-      method: 'post', path: '/v1/traces', operationId: 'recordTrace', summary: 'Record metadata-only trace',
+    ...storeRoutes({
+      path: '/v1/traces', name: 'Trace', item: Trace, input: TraceInput, paged: true,
+      listSummary: 'Trace metadata, newest first', writeSummary: 'Record a metadata-only trace',
       description: 'Span names, durations, statuses and small attributes. A body carrying prompt or response content is refused (code trace_content_refused).',
-      tags, auth: 'core', request: { body: TraceInput },
-      responses: { 201: { description: 'Recorded.', schema: Trace } },
-      async handler({ principal, body }) {
+      list: (tenantId, limit) => stores.traces.list(tenantId, limit),
+      async write(actor, body) {
         const contentAt = contentKeyIn(body.spans);
         if (contentAt) throw errors.traceContentRefused(contentAt);
-        const row = await stores.traces.record(principal!.tenantId, { name: body.name, runId: body.run_id ?? null, spans: body.spans });
-        return { status: 201, body: traceView(row) };
+        return stores.traces.record(actor.tenantId, { name: body.name, runId: body.run_id ?? null, spans: body.spans });
       },
+      view: (t: RowOf<'traces'>) => ({ id: t.id, name: t.name, run_id: t.runId, spans: t.spans as unknown[], created_at: iso(t.createdAt) }),
     }),
-    defineRoute({
-      method: 'get', path: '/v1/trace-exports', operationId: 'listTraceExports', summary: 'Trace export connection descriptors', tags, auth: 'core',
-      responses: { 200: { description: 'Descriptors.', schema: listOf('TraceExportList', TraceExport) } },
-      handler: async ({ principal }) => ({ status: 200, body: { object: 'list', data: (await stores.traceExports.list(principal!.tenantId)).map(exportView) } }),
-    }),
-    defineRoute({
-      method: 'post', path: '/v1/trace-exports', operationId: 'upsertTraceExport', summary: 'Record a trace export descriptor (upsert by name)',
+    ...storeRoutes({
+      path: '/v1/trace-exports', name: 'TraceExport', item: TraceExport, input: TraceExportInput, refuseSecrets: true,
+      listSummary: 'Trace export connection descriptors', writeSummary: 'Record a trace export descriptor (upsert by name)',
       description: 'Stored without any credential value and without activating delivery.',
-      tags, auth: 'core', refuseSecrets: true, request: { body: TraceExportInput },
-      responses: { 201: { description: 'Recorded, inactive.', schema: TraceExport } },
-      async handler({ principal, body }) {
-        const row = await stores.traceExports.upsert(principal!, { name: body.name, kind: body.kind, endpoint: body.endpoint, credentialRef: body.credential ?? null });
-        return { status: 201, body: exportView(row) };
-      },
+      list: (tenantId) => stores.traceExports.list(tenantId),
+      write: (actor, body) => stores.traceExports.upsert(actor, { name: body.name, kind: body.kind, endpoint: body.endpoint, credentialRef: body.credential ?? null }),
+      view: (e: RowOf<'traceExports'>) => ({ name: e.name, kind: e.kind, endpoint: e.endpoint, credential: e.credentialRef, active: false as const, updated_at: iso(e.updatedAt) }),
     }),
-    defineRoute({
-      method: 'get', path: '/v1/evaluation-runs', operationId: 'listEvaluationRuns', summary: 'Digest-bound evaluation run records', tags, auth: 'core',
-      request: { query: limitQuery },
-      responses: { 200: { description: 'Newest first.', schema: listOf('EvaluationRunList', EvaluationRun) } },
-      handler: async ({ principal, query }) => ({ status: 200, body: { object: 'list', data: (await stores.evaluationRuns.list(principal!.tenantId, query.limit)).map(evalView) } }),
-    }),
-    defineRoute({
-      method: 'post', path: '/v1/evaluation-runs', operationId: 'createEvaluationRun', summary: 'Record an evaluation run for customer or connected execution',
-      tags, auth: 'core', request: { body: EvaluationRunInput },
-      responses: { 201: { description: 'Recorded, bound to the descriptor digest.', schema: EvaluationRun } },
-      async handler({ principal, body }) {
-        const row = await stores.evaluationRuns.create(principal!.tenantId, { suiteId: body.suite_id, descriptor: body.descriptor, execution: body.execution, results: body.results });
-        return { status: 201, body: evalView(row) };
-      },
+    ...storeRoutes({
+      path: '/v1/evaluation-runs', name: 'EvaluationRun', item: EvaluationRun, input: EvaluationRunInput, paged: true,
+      listSummary: 'Digest-bound evaluation run records, newest first', writeSummary: 'Record an evaluation run for customer or connected execution',
+      list: (tenantId, limit) => stores.evaluationRuns.list(tenantId, limit),
+      write: (actor, body) => stores.evaluationRuns.create(actor.tenantId, { suiteId: body.suite_id, descriptor: body.descriptor, execution: body.execution, results: body.results }),
+      view: (r: RowOf<'evaluationRuns'>) => ({ id: r.id, suite_id: r.suiteId, descriptor_digest: r.descriptorDigest, execution: r.execution, results: r.results, created_at: iso(r.createdAt) }),
     }),
     defineRoute({
       method: 'get', path: '/v1/audit-events', operationId: 'listAuditEvents', summary: 'Bounded tenant control receipts',
       description: 'Key, budget, routing-policy, trace-export, approval and vault-forget writes: key id, action, target, time and digest. The newest 1000 are kept.',
-      tags, auth: 'core', request: { query: limitQuery },
+      tags: ['platform'], auth: 'core', request: { query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(50) }) },
       responses: { 200: { description: 'Newest first.', schema: listOf('AuditEventList', AuditEvent) } },
       handler: async ({ principal, query }) => ({
         status: 200,
