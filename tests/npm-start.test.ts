@@ -111,6 +111,20 @@ describe('npm start', () => {
       expect((await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${workspaceKey}` } })).status).toBe(401);
       expect((await fetch(`http://127.0.0.1:${ports.ui}/`)).status).toBe(200);
 
+      // A whole run on embedded PGlite: ledger, projection, journey, receipt.
+      const json = { authorization: `Bearer ${coreKey}`, 'content-type': 'application/json' };
+      const created = await (await fetch(`${base}/v1/agent-runs`, { method: 'POST', headers: json, body: JSON.stringify({ input: 'Review the backlog; then list the oldest items.', memory: true }) })).json();
+      let run = created;
+      for (let i = 0; i < 100 && !['completed', 'failed', 'needs_attention'].includes(run.status); i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        run = await (await fetch(`${base}/v1/agent-runs/${created.run_id}`, { headers: json })).json();
+      }
+      expect(run.status).toBe('completed');
+      expect(run.usage.charged).toBeGreaterThan(0);
+      // The vault on PGlite: the run remembered itself; the workspace key reads it.
+      const vault = await (await fetch(`${base}/v1/vault/search?q=backlog`, { headers: { authorization: `Bearer ${workspaceKey}` } })).json();
+      expect(vault.data.map((h: { entry: { source: string } }) => h.entry.source)).toEqual([`run:${run.run_id}`]);
+
       const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
       const attrs = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
       await connection.close();
