@@ -1,6 +1,6 @@
 // Usage-based pricing: the estimate shown before money moves, and the actual
 // charge, which never exceeds the reservation. No flat per-run price.
-import type { Plan } from './planning/plan.ts';
+import type { Plan, PlanningProvider } from './planning/plan.ts';
 import { estimateTokens } from './tokens.ts';
 import type { ToolId } from './tools.ts';
 
@@ -77,4 +77,9 @@ export function actualUsage(input: string, outputs: string[], toolsRun: ToolId[]
     tool_calls: calls,
     amount: modelCredits(inputTokens + outputTokens, pricing) + toolCredits(calls, pricing),
   };
+}
+
+/** The estimate of a run: the configured planner's plan for this input, priced. Runs and POST /v1/usage/estimate share it. */
+export async function estimateRunUsage(planner: PlanningProvider, request: { input: string; memory: boolean }, pricing: PricingTable): Promise<UsageEstimate> {
+  return estimateUsage(request.input, await planner.plan(request), pricing);
 }

@@ -5,7 +5,7 @@ import type { AppDeps } from '../api/app.ts';
 import type { Config } from '../config/env.ts';
 import type { Database } from '../db/client.ts';
 import { healthChecker } from '../services/health.ts';
-import { estimateUsage } from '../domain/pricing.ts';
+import { estimateRunUsage } from '../domain/pricing.ts';
 import { listJourneyEvents } from '../services/journey.ts';
 import { authenticate } from '../services/keys.ts';
 import { usageSummary } from '../services/ledger.ts';
@@ -15,7 +15,7 @@ import { listAudit } from '../services/audit.ts';
 import { platformStores } from '../services/platform/stores.ts';
 import { tenantStatus } from '../services/platform/tenant-status.ts';
 import { providerFor } from '../services/routing.ts';
-import { prepareChat } from '../services/chat/completions.ts';
+import { type ChatDeps, prepareChat } from '../services/chat/completions.ts';
 import { localProvider } from '../services/chat/providers/local.ts';
 import { upstreamProvider } from '../services/chat/providers/upstream.ts';
 import { createRateLimiters } from '../services/rate-limiters.ts';
@@ -23,6 +23,15 @@ import { planningProvider } from './compose-activities.ts';
 import { probeTemporal, type TemporalHandle } from './temporal-client.ts';
 
 export function composeApi(config: Config, logger: Logger, database: Database, temporal: TemporalHandle): AppDeps {
+  // Built once: providers and settings do not change per request.
+  const chatDeps: ChatDeps = {
+    db: database.db,
+    pricing: config.pricing,
+    providers: { local: localProvider, ...(config.chat.upstream ? { upstream: upstreamProvider(config.chat.upstream) } : {}) },
+    maxTokensDefault: config.chat.maxTokensDefault,
+    refusalTerms: config.chat.refusalTerms,
+    contextUrl: config.chat.contextUrl,
+  };
   return {
     config,
     logger,
@@ -36,26 +45,12 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
     }),
     usage: {
       summary: (tenantId) => usageSummary(database.db, tenantId),
-      estimate: async (input, memory) => estimateUsage(input, await planningProvider.plan({ input, memory }), config.pricing),
+      estimate: (input, memory) => estimateRunUsage(planningProvider, { input, memory }, config.pricing),
     },
     listJourneyEvents: (tenantId, limit) => listJourneyEvents(database.db, tenantId, limit),
     journeyRetentionDays: config.runs.journeyRetentionDays,
     vault: vaultService(database.db),
-    chat: {
-      prepare: (input, signal) =>
-        prepareChat(
-          {
-            db: database.db,
-            pricing: config.pricing,
-            providers: { local: localProvider, ...(config.chat.upstream ? { upstream: upstreamProvider(config.chat.upstream) } : {}) },
-            maxTokensDefault: config.chat.maxTokensDefault,
-            refusalTerms: config.chat.refusalTerms,
-            contextUrl: config.chat.contextUrl,
-          },
-          input,
-          signal,
-        ),
-    },
+    chat: { prepare: (input, signal) => prepareChat(chatDeps, input, signal) },
     chatKeepAliveMs: config.chat.keepAliveMs,
     platform: {
       config,

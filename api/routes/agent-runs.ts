@@ -1,7 +1,6 @@
 // Durable runs: create (idempotent), read, list, export, approve, cancel.
 import type Koa from 'koa';
 import { z } from 'zod';
-import { errors } from '../../domain/errors.ts';
 import type { RunControl } from '../../services/run-control.ts';
 import type { RunCursor, RunFilters, RunRow } from '../../services/runs.ts';
 import { ErrorObject } from '../contract/common.ts';

@@ -15,18 +15,6 @@ export type RunStatus = (typeof RUN_STATES)[number];
 
 export const TERMINAL_STATES: readonly RunStatus[] = ['completed', 'failed', 'needs_attention'];
 
-/** Allowed moves. Any non-terminal state may also end in failed (cancel) or needs_attention. */
-export const TRANSITIONS: Record<RunStatus, readonly RunStatus[]> = {
-  accepted: ['planning', 'failed', 'needs_attention'],
-  planning: ['awaiting_approval', 'executing', 'failed', 'needs_attention'],
-  awaiting_approval: ['executing', 'failed', 'needs_attention'],
-  executing: ['verifying', 'failed', 'needs_attention'],
-  verifying: ['completed', 'failed', 'needs_attention'],
-  completed: [],
-  failed: [],
-  needs_attention: [],
-};
-
 export function isTerminal(status: string): boolean {
   return (TERMINAL_STATES as readonly string[]).includes(status);
 }

@@ -11,7 +11,7 @@ export interface Reply {
   status: number;
   headers: Headers;
   text: string;
-  // biome-ignore lint: tests read arbitrary JSON
+  // `any`: tests read arbitrary JSON
   json: any;
 }
 

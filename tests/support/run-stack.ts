@@ -62,7 +62,7 @@ export async function newTenant(db: Db, credits = 1_000): Promise<TestTenant> {
 }
 
 /** Polls GET /v1/agent-runs/{id} until `done` holds, returning that run. */
-// biome-ignore lint: tests read arbitrary JSON
+// `any`: tests read arbitrary JSON
 export async function waitForRun(api: ApiClient, key: string, runId: string, done: (run: any) => boolean, timeoutMs = 30_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
