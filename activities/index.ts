@@ -1,9 +1,11 @@
 // All side effects live in activities. They receive their dependencies through
 // this factory (the Temporal samples' dependency-injection pattern), so the
-// worker process decides which database and settings they use.
+// worker process decides which database, providers and settings they use.
 import type { Db } from '../db/client.ts';
 import type { PlanningProvider } from '../domain/planning/plan.ts';
-import type { PricingTable } from '../domain/pricing.ts';
+import type { AgentLimits, PricingTable } from '../domain/pricing.ts';
+import type { Providers } from '../services/model-layer.ts';
+import { agentActivities } from './agent.ts';
 import { ledgerActivities } from './ledger.ts';
 import { memoryActivities } from './memory.ts';
 import { planningActivities } from './planning.ts';
@@ -15,6 +17,8 @@ export interface ActivityDeps {
   db: Db;
   pricing: PricingTable;
   planner: PlanningProvider;
+  providers: Providers;
+  agent: AgentLimits;
   webhookTimeoutMs: number;
   journeyRetentionDays: number;
 }
@@ -23,6 +27,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...projectionActivities(deps),
     ...planningActivities(deps),
+    ...agentActivities({ ...deps, turnMaxTokens: deps.agent.turnMaxTokens }),
     ...ledgerActivities(deps),
     ...toolActivities(deps),
     ...verifyActivities(),

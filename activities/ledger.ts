@@ -1,27 +1,49 @@
 // Money moves only here: the reservation hold, the settlement, and the
 // compensating release. Each is idempotent per run, so retries are safe.
 import type { Db } from '../db/client.ts';
-import { actualUsage, type ActualUsage, type PricingTable } from '../domain/pricing.ts';
+import type { ModelId } from '../domain/models.ts';
+import { actualUsage, type ActualUsage, type PricingTable, type Provider, toolCalls, toolCredits } from '../domain/pricing.ts';
+import type { StepResult } from '../domain/runs/run-types.ts';
 import { release, reserve, type ReserveOutcome, settle } from '../services/ledger.ts';
-import type { StepResult } from './run-types.ts';
+import { modelUsageOf } from '../services/model-usage.ts';
 
 /** Runs hold once, at the reserve step. */
-const HOLD_STEP = 'reserve';
+export const HOLD_STEP = 'reserve';
+
+export interface SettleInput {
+  runId: string;
+  input: string;
+  results: StepResult[];
+  /** Absent in runs started before models were routed: local, svc-workspace. */
+  provider?: Provider;
+  model?: ModelId;
+}
 
 export function ledgerActivities(deps: { db: Db; pricing: PricingTable }) {
+  /** An upstream run's usage: the model calls as the provider reported them, plus the tools that ran. */
+  async function agentUsage(input: SettleInput, ran: StepResult[]): Promise<ActualUsage> {
+    const model = await modelUsageOf(deps.db, input.runId);
+    const calls = toolCalls(ran.map((r) => r.tool));
+    return {
+      input_tokens: model.promptTokens,
+      output_tokens: model.completionTokens,
+      tool_calls: calls,
+      model_calls: model.calls,
+      amount: model.credits + toolCredits(calls, deps.pricing),
+    };
+  }
+
   return {
     reserveCredits(input: { tenantId: string; runId: string; amount: number }): Promise<ReserveOutcome> {
       return reserve(deps.db, { ...input, step: HOLD_STEP, budgetScope: 'runs' });
     },
 
-    async settleRun(input: { runId: string; input: string; results: StepResult[] }): Promise<ActualUsage & { charged: number; released: number }> {
+    async settleRun(input: SettleInput): Promise<ActualUsage & { charged: number; released: number }> {
       const ran = input.results.filter((r) => r.status === 'done');
-      const usage = actualUsage(
-        input.input,
-        ran.map((r) => JSON.stringify(r.output ?? null)),
-        ran.map((r) => r.tool),
-        deps.pricing,
-      );
+      const usage =
+        input.provider === 'upstream'
+          ? await agentUsage(input, ran)
+          : actualUsage(input.input, ran.map((r) => JSON.stringify(r.output ?? null)), ran.map((r) => r.tool), deps.pricing, input.model);
       const outcome = await settle(deps.db, { runId: input.runId, step: HOLD_STEP, actualAmount: usage.amount });
       return { ...usage, ...outcome };
     },

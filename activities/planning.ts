@@ -1,12 +1,13 @@
-// Estimate and plan. Both use the configured planning provider, so the
-// estimate prices the same plan the run will follow.
-import type { PlanningProvider } from '../domain/planning/plan.ts';
-import { estimateRunUsage, type PricingTable } from '../domain/pricing.ts';
+// Estimate and local plan. The estimate resolves the model's provider through
+// the tenant's routing policy (the same as chat) and prices the run the way it
+// will go: the local planner's own plan, or the upstream agent loop's bounds.
+import type { ModelId } from '../domain/models.ts';
+import { estimateRun, type RunEstimateDeps } from '../services/model-layer.ts';
 
-export function planningActivities(deps: { planner: PlanningProvider; pricing: PricingTable }) {
+export function planningActivities(deps: RunEstimateDeps) {
   return {
-    estimateRun(input: { input: string; memory: boolean }) {
-      return estimateRunUsage(deps.planner, input, deps.pricing);
+    estimateRun(input: { tenantId: string; input: string; memory: boolean; model: ModelId }) {
+      return estimateRun(deps, input);
     },
     planRun(input: { input: string; memory: boolean }) {
       return deps.planner.plan(input);

@@ -7,9 +7,9 @@ import type { Db } from '../db/client.ts';
 import { tenants } from '../db/schema.ts';
 import { digestOf } from '../domain/digest.ts';
 import type { PlanStep } from '../domain/planning/plan.ts';
-import { analyzeObjective } from '../domain/text/analyze.ts';
+import { textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { recallMemory } from '../services/memory.ts';
-import type { StepResult } from './run-types.ts';
+import type { StepResult } from '../domain/runs/run-types.ts';
 
 export interface ToolCall {
   runId: string;
@@ -20,22 +20,11 @@ export interface ToolCall {
   previous: StepResult[];
 }
 
-type ToolOutcome = Omit<StepResult, 'step_id' | 'tool'>;
+type ToolOutcome = Omit<StepResult, 'step_id' | 'tool' | 'output_digest'>;
 
 function textAnalysis(scope: string): ToolOutcome {
-  const facts = analyzeObjective(scope);
-  return {
-    status: 'done',
-    detail: `Analysed ${facts.sentences.length} sentence(s).`,
-    output: {
-      key_phrases: facts.keyTerms.map((k) => k.term),
-      constraints: facts.constraints,
-      quantities: facts.quantities,
-      questions: facts.questions,
-      sentences: facts.sentences.length,
-    },
-    sources: ['input'],
-  };
+  const output = textAnalysisOutput(scope);
+  return { status: 'done', detail: `Analysed ${output.sentences} sentence(s).`, output, sources: ['input'] };
 }
 
 async function memoryRecall(db: Db, call: ToolCall): Promise<ToolOutcome> {
@@ -47,6 +36,14 @@ async function memoryRecall(db: Db, call: ToolCall): Promise<ToolOutcome> {
     output: { entries: entries.map((e) => ({ id: e.id, subject: e.subject, content: e.content })) },
     sources: entries.map((e) => `memory:${e.id}`),
   };
+}
+
+// Errors that prove the request never reached the receiver, so sending again is safe.
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function neverSent(err: unknown): boolean {
+  const code = (err as { cause?: { code?: string } })?.cause?.code;
+  return code !== undefined && NOT_SENT.has(code);
 }
 
 /** POSTs the run's results so far to the tenant's webhook, heartbeating while it waits. */
@@ -63,13 +60,26 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number): Promi
   };
   const beat = setInterval(() => ctx.heartbeat(), 1_000);
   try {
-    const res = await fetch(tenant.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': `${call.runId}:${call.step.id}` },
-      body: JSON.stringify(payload),
-      signal: AbortSignal.any([ctx.cancellationSignal, AbortSignal.timeout(timeoutMs)]),
-    });
-    if (!res.ok) throw new Error(`webhook answered ${res.status}`);
+    let res: Response;
+    try {
+      res = await fetch(tenant.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': `${call.runId}:${call.step.id}` },
+        body: JSON.stringify(payload),
+        signal: AbortSignal.any([ctx.cancellationSignal, AbortSignal.timeout(timeoutMs)]),
+      });
+    } catch (err) {
+      if (ctx.cancellationSignal.aborted || neverSent(err)) throw err; // cancelled, or safe to retry
+      // It may have arrived: sending again could repeat the effect, and calling it failed would hide it.
+      return {
+        status: 'outcome_unknown',
+        detail: `No answer from the webhook within ${timeoutMs} ms after sending; the receiver may or may not have it. Check with the receiver (Idempotency-Key ${call.runId}:${call.step.id}).`,
+        output: null,
+        sources: [],
+      };
+    }
+    if (res.status >= 500 || res.status === 429) throw new Error(`webhook answered ${res.status}`); // retried with the same key
+    if (!res.ok) return { status: 'failed', detail: `The webhook refused the delivery (HTTP ${res.status}).`, output: null, sources: [] };
     return {
       status: 'done',
       detail: `Delivered (HTTP ${res.status}).`,
@@ -96,7 +106,8 @@ export function toolActivities(deps: { db: Db; webhookTimeoutMs: number }) {
           outcome = await webhookDelivery(deps.db, call, deps.webhookTimeoutMs);
           break;
       }
-      return { step_id: call.step.id, tool: call.step.tool, ...outcome };
+      const output_digest = outcome.status === 'done' ? digestOf(outcome.output) : null;
+      return { step_id: call.step.id, tool: call.step.tool, ...outcome, scope: call.step.scope, output_digest };
     },
   };
 }

@@ -3,7 +3,7 @@
 // surfacing later as a confusing runtime failure.
 import path from 'node:path';
 import { z } from 'zod';
-import type { PricingTable } from '../domain/pricing.ts';
+import type { AgentLimits, PricingTable } from '../domain/pricing.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -48,12 +48,17 @@ export const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(15_000),
 
   PRICE_CREDITS_PER_1K_TOKENS: positiveInt.default(2),
+  PRICE_CREDITS_PER_1K_TOKENS_FAST: positiveInt.default(1),
+  PRICE_CREDITS_PER_1K_TOKENS_QUALITY: positiveInt.default(4),
   PRICE_MEMORY_RECALL: z.coerce.number().int().min(0).default(1),
   PRICE_TEXT_ANALYSIS: z.coerce.number().int().min(0).default(1),
   PRICE_WEBHOOK_DELIVERY: z.coerce.number().int().min(0).default(5),
   OUTPUT_TOKENS_PER_STEP: positiveInt.default(256),
   APPROVAL_TIMEOUT_SECONDS: positiveInt.default(86_400),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
+  RUN_MAX_MODEL_TURNS: z.coerce.number().int().min(1).max(32).default(6),
+  RUN_TURN_MAX_TOKENS: z.coerce.number().int().min(16).max(16_384).default(1024),
+  RUN_MAX_TOOL_CALLS: z.coerce.number().int().min(1).max(32).default(8),
   JOURNEY_RETENTION_DAYS: positiveInt.default(30),
   DEV_STARTING_CREDITS: z.coerce.number().int().min(0).default(10_000),
 
@@ -108,7 +113,7 @@ export interface Config {
   };
   shutdownTimeoutMs: number;
   pricing: PricingTable;
-  runs: { approvalTimeoutMs: number; webhookTimeoutMs: number; journeyRetentionDays: number; devStartingCredits: number };
+  runs: { approvalTimeoutMs: number; webhookTimeoutMs: number; journeyRetentionDays: number; devStartingCredits: number; agent: AgentLimits };
   chat: {
     maxTokensDefault: number;
     keepAliveMs: number;
@@ -175,7 +180,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     pricing: {
       version: 'v1',
-      creditsPer1kTokens: e.PRICE_CREDITS_PER_1K_TOKENS,
+      modelRates: {
+        'svc-workspace': e.PRICE_CREDITS_PER_1K_TOKENS,
+        'svc-workspace-fast': e.PRICE_CREDITS_PER_1K_TOKENS_FAST,
+        'svc-workspace-quality': e.PRICE_CREDITS_PER_1K_TOKENS_QUALITY,
+      },
       toolCredits: {
         memory_recall: e.PRICE_MEMORY_RECALL,
         text_analysis: e.PRICE_TEXT_ANALYSIS,
@@ -188,6 +197,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
       journeyRetentionDays: e.JOURNEY_RETENTION_DAYS,
       devStartingCredits: e.DEV_STARTING_CREDITS,
+      agent: { maxTurns: e.RUN_MAX_MODEL_TURNS, turnMaxTokens: e.RUN_TURN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
     },
     chat: {
       maxTokensDefault: e.CHAT_MAX_TOKENS_DEFAULT,

@@ -61,6 +61,8 @@ export const runs = pgTable(
     currentStep: text('current_step'),
     input: text('input').notNull(),
     memory: boolean('memory').notNull(),
+    /** The model alias the run asked for; the tenant's routing policy picks its provider at the estimate step. */
+    model: text('model').notNull().default('svc-workspace'),
     estimate: jsonb('estimate'),
     reservation: jsonb('reservation'),
     usage: jsonb('usage'),
@@ -116,6 +118,29 @@ export const ledgerHolds = pgTable(
     closedAt: timestamp('closed_at', { withTimezone: true }),
   },
   (t) => [uniqueIndex('ledger_holds_run_step_idx').on(t.runId, t.step), index('ledger_holds_tenant_idx').on(t.tenantId, t.status)],
+);
+
+/**
+ * Every model call a run made, with the usage the provider reported (or the
+ * byte-count estimate when it reported none). Unique per run and call, so an
+ * activity retry never charges twice. Numbers only, no content.
+ */
+export const runModelCalls = pgTable(
+  'run_model_calls',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    runId: text('run_id').notNull(),
+    callKey: text('call_key').notNull(),
+    model: text('model').notNull(),
+    promptTokens: integer('prompt_tokens').notNull(),
+    completionTokens: integer('completion_tokens').notNull(),
+    credits: integer('credits').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('run_model_calls_run_call_idx').on(t.runId, t.callKey)],
 );
 
 /** Content-free lifecycle history: kind, run, state and time, never input or output text. */

@@ -1,19 +1,49 @@
 // Usage-based pricing: the estimate shown before money moves, and the actual
-// charge, which never exceeds the reservation. No flat per-run price.
-import type { Plan, PlanningProvider } from './planning/plan.ts';
+// charge, which never exceeds the reservation. Each model alias has its own
+// rate. No flat per-run price.
+import type { ModelId } from './models.ts';
+import type { Plan } from './planning/plan.ts';
 import { estimateTokens } from './tokens.ts';
 import type { ToolId } from './tools.ts';
 
 export interface PricingTable {
   version: string;
-  creditsPer1kTokens: number;
+  /** Credits per 1,000 tokens, per model alias. */
+  modelRates: Record<ModelId, number>;
   toolCredits: Record<ToolId, number>;
-  /** Output allowance per plan step, in tokens, on top of the input's own size. */
+  /** Output allowance per plan step, in tokens, on top of the input's own size (local runs). */
   outputTokensPerStep: number;
 }
 
+/** Bounds of an upstream model's agent loop; the estimate reserves for all of it. */
+export interface AgentLimits {
+  /** Model turns in the execute step. */
+  maxTurns: number;
+  /** max_tokens of each model call. */
+  turnMaxTokens: number;
+  /** Tool calls the loop may make. */
+  maxToolCalls: number;
+}
+
+/** Planning asks at most twice: once, and once more when the first plan is invalid. */
+export const PLAN_ATTEMPTS = 2;
+/** Allowance for the service's own instructions and the tool catalog in every model prompt. */
+export const PROMPT_OVERHEAD_TOKENS = 800;
+
+export type Provider = 'local' | 'upstream';
+
 export interface UsageEstimate {
-  basis: { input_tokens: number; output_tokens_max: number; tool_calls: Partial<Record<ToolId, number>> };
+  model: ModelId;
+  provider: Provider;
+  basis: {
+    input_tokens: number;
+    output_tokens_max: number;
+    tool_calls: Partial<Record<ToolId, number>>;
+    /** Upstream runs: the loop's bounds, which the workflow enforces. */
+    model_calls_max?: number;
+    max_turns?: number;
+    max_tool_calls?: number;
+  };
   amounts: { model: number; tools: number; total: number };
   terms: {
     unit: 'credit';
@@ -29,45 +59,86 @@ export interface ActualUsage {
   input_tokens: number;
   output_tokens: number;
   tool_calls: Partial<Record<ToolId, number>>;
+  model_calls?: number;
   amount: number;
 }
 
-function modelCredits(tokens: number, pricing: PricingTable): number {
-  return Math.ceil((tokens * pricing.creditsPer1kTokens) / 1000);
+const SETTLEMENT = 'Only the estimate is held. The charge is actual usage, never more than the hold; the rest is released. No flat per-run price.';
+
+export function modelCredits(tokens: number, model: ModelId, pricing: PricingTable): number {
+  return Math.ceil((tokens * pricing.modelRates[model]) / 1000);
 }
 
-function toolCalls(tools: ToolId[]): Partial<Record<ToolId, number>> {
+export function toolCalls(tools: ToolId[]): Partial<Record<ToolId, number>> {
   const counts: Partial<Record<ToolId, number>> = {};
   for (const t of tools) counts[t] = (counts[t] ?? 0) + 1;
   return counts;
 }
 
-function toolCredits(calls: Partial<Record<ToolId, number>>, pricing: PricingTable): number {
+export function toolCredits(calls: Partial<Record<ToolId, number>>, pricing: PricingTable): number {
   return Object.entries(calls).reduce((sum, [tool, n]) => sum + pricing.toolCredits[tool as ToolId] * (n ?? 0), 0);
 }
 
-export function estimateUsage(input: string, plan: Plan, pricing: PricingTable): UsageEstimate {
-  const inputTokens = estimateTokens(input);
-  const outputMax = inputTokens + pricing.outputTokensPerStep * plan.steps.length;
-  const calls = toolCalls(plan.steps.map((s) => s.tool));
-  const model = modelCredits(inputTokens + outputMax, pricing);
-  const tools = toolCredits(calls, pricing);
+function terms(model: ModelId, pricing: PricingTable, method: string): UsageEstimate['terms'] {
   return {
-    basis: { input_tokens: inputTokens, output_tokens_max: outputMax, tool_calls: calls },
-    amounts: { model, tools, total: model + tools },
-    terms: {
-      unit: 'credit',
-      pricing_version: pricing.version,
-      credits_per_1k_tokens: pricing.creditsPer1kTokens,
-      tool_credits: { ...pricing.toolCredits },
-      method: 'Byte-count token estimate (one token per 4 UTF-8 bytes, rounded up) times the model rate, plus tool credits per call.',
-      settlement: 'Only the estimate is held. The charge is actual usage, never more than the hold; the rest is released. No flat per-run price.',
-    },
+    unit: 'credit',
+    pricing_version: pricing.version,
+    credits_per_1k_tokens: pricing.modelRates[model],
+    tool_credits: { ...pricing.toolCredits },
+    method,
+    settlement: SETTLEMENT,
   };
 }
 
-/** Actual usage of what ran: tokens of the input and of the outputs produced, and the tools actually called. */
-export function actualUsage(input: string, outputs: string[], toolsRun: ToolId[], pricing: PricingTable): ActualUsage {
+/** A local run: the plan is known before money moves, so its steps are priced. */
+export function estimateUsage(input: string, plan: Plan, pricing: PricingTable, model: ModelId = 'svc-workspace'): UsageEstimate {
+  const inputTokens = estimateTokens(input);
+  const outputMax = inputTokens + pricing.outputTokensPerStep * plan.steps.length;
+  const calls = toolCalls(plan.steps.map((s) => s.tool));
+  const modelAmount = modelCredits(inputTokens + outputMax, model, pricing);
+  const tools = toolCredits(calls, pricing);
+  return {
+    model,
+    provider: 'local',
+    basis: { input_tokens: inputTokens, output_tokens_max: outputMax, tool_calls: calls },
+    amounts: { model: modelAmount, tools, total: modelAmount + tools },
+    terms: terms(model, pricing, "Byte-count token estimate (one token per 4 UTF-8 bytes, rounded up) times the model's rate, plus tool credits per call."),
+  };
+}
+
+/**
+ * An upstream run: the plan is the model's, so the estimate covers the whole
+ * bounded loop: every planning attempt and turn at its full max_tokens, and the
+ * dearest tool for every allowed tool call.
+ */
+export function estimateAgentUsage(input: string, model: ModelId, pricing: PricingTable, limits: AgentLimits): UsageEstimate {
+  const inputTokens = estimateTokens(input);
+  const calls = PLAN_ATTEMPTS + limits.maxTurns;
+  const promptPerCall = inputTokens + PROMPT_OVERHEAD_TOKENS;
+  const modelAmount = modelCredits(calls * (promptPerCall + limits.turnMaxTokens), model, pricing);
+  const tools = limits.maxToolCalls * Math.max(...Object.values(pricing.toolCredits));
+  return {
+    model,
+    provider: 'upstream',
+    basis: {
+      input_tokens: inputTokens,
+      output_tokens_max: calls * limits.turnMaxTokens,
+      tool_calls: {},
+      model_calls_max: calls,
+      max_turns: limits.maxTurns,
+      max_tool_calls: limits.maxToolCalls,
+    },
+    amounts: { model: modelAmount, tools, total: modelAmount + tools },
+    terms: terms(
+      model,
+      pricing,
+      `Up to ${calls} model calls (${PLAN_ATTEMPTS} planning, ${limits.maxTurns} turns), each priced at the input's byte-count estimate plus ${PROMPT_OVERHEAD_TOKENS} tokens of instructions and ${limits.turnMaxTokens} output tokens, times the model's rate; plus the dearest tool's credits for each of up to ${limits.maxToolCalls} tool calls. Settled by the usage the model reports.`,
+    ),
+  };
+}
+
+/** Actual usage of a local run: tokens of the input and of the outputs produced, and the tools actually called. */
+export function actualUsage(input: string, outputs: string[], toolsRun: ToolId[], pricing: PricingTable, model: ModelId = 'svc-workspace'): ActualUsage {
   const inputTokens = estimateTokens(input);
   const outputTokens = outputs.reduce((sum, o) => sum + estimateTokens(o), 0);
   const calls = toolCalls(toolsRun);
@@ -75,11 +146,6 @@ export function actualUsage(input: string, outputs: string[], toolsRun: ToolId[]
     input_tokens: inputTokens,
     output_tokens: outputTokens,
     tool_calls: calls,
-    amount: modelCredits(inputTokens + outputTokens, pricing) + toolCredits(calls, pricing),
+    amount: modelCredits(inputTokens + outputTokens, model, pricing) + toolCredits(calls, pricing),
   };
-}
-
-/** The estimate of a run: the configured planner's plan for this input, priced. Runs and POST /v1/usage/estimate share it. */
-export async function estimateRunUsage(planner: PlanningProvider, request: { input: string; memory: boolean }, pricing: PricingTable): Promise<UsageEstimate> {
-  return estimateUsage(request.input, await planner.plan(request), pricing);
 }

@@ -2,17 +2,36 @@
 // (later) durable runs, so both speak the same receipt language.
 
 export type VerificationClass =
-  /** Derived by deterministic rules from the given input only; no outside source consulted. */
+  /** Derived by deterministic rules from the given input only; no outside source consulted (the trial). */
   | 'deterministic_derivation'
-  /** Every step verified against its declared check. */
+  /** Every requested action maps to a performed step whose output digest was recomputed and matched at verification; nothing unresolved. */
   | 'verified'
-  /** Some part could not be verified; see `unresolved`. */
-  | 'partially_verified';
+  /** Some requested actions were performed and checked; the rest are listed in `unresolved`. */
+  | 'partially_verified'
+  /** No requested action was both performed and checked; see `unresolved`. */
+  | 'unverified';
 
 export interface ActionBoundary {
+  /** External effects the request or the plan asked for: `<tool>:<step>` or `action_<n>:<verb>`. */
   effects_requested: string[];
   effects_approved: string[];
+  /** Done, and confirmed by the receiver. */
   effects_performed: string[];
+  /** Certainly not done: refused, rejected, not configured, failed before sending, or no tool can do it. */
+  effects_not_performed?: string[];
+  /** May or may not have happened (a delivery that timed out after sending). Always unresolved. */
+  effects_outcome_unknown?: string[];
+}
+
+/** One requested action of a run's input and what became of it. */
+export interface ActionOutcome {
+  n: number;
+  kind: 'analysis' | 'delivery' | 'unsupported';
+  outcome: 'performed' | 'not_performed' | 'outcome_unknown';
+  /** The steps (or `answer`) that carried it out. */
+  by: string[];
+  /** Whether every output it rests on was recomputed and matched at verification. */
+  checked: boolean;
 }
 
 export interface SourceCoverage {
@@ -30,6 +49,8 @@ export interface CompletionReceipt {
   digests: { algorithm: 'sha256'; input: string; result: string; [part: string]: string };
   unresolved: string[];
   persisted: boolean;
+  /** Runs only: each requested action and its outcome. */
+  actions?: ActionOutcome[];
 }
 
 export function coverageRatio(used: number, total: number): number {

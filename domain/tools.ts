@@ -1,29 +1,58 @@
-// The server-managed tool catalog: what a plan step may call, and its effect class.
+// The server-managed tool catalog: what a plan step may call, its effect class
+// and the JSON Schema of its arguments. The effect class of a step always comes
+// from here, never from a planner or a model, so nothing can relabel an
+// external effect as a read and skip approval.
 
 export const TOOL_IDS = ['memory_recall', 'text_analysis', 'webhook_delivery'] as const;
 export type ToolId = (typeof TOOL_IDS)[number];
 export type EffectClass = 'read' | 'external';
 
+/** What kind of requested action a tool can carry out (see domain/planning/requested-actions.ts). */
+export type ToolCapability = 'recall' | 'analysis' | 'delivery';
+
 export interface ToolSpec {
   id: ToolId;
   effect: EffectClass;
+  capability: ToolCapability;
   description: string;
+  /** JSON Schema of the arguments a model passes in an OpenAI `tool_calls` entry. */
+  parameters: Record<string, unknown>;
 }
 
 export const TOOLS: Record<ToolId, ToolSpec> = {
   memory_recall: {
     id: 'memory_recall',
     effect: 'read',
+    capability: 'recall',
     description: 'Recalls the tenant memory entries most relevant to the run (only when memory is true).',
+    parameters: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['query'],
+      properties: { query: { type: 'string', minLength: 1, maxLength: 200, description: 'What to look for in the tenant memory.' } },
+    },
   },
   text_analysis: {
     id: 'text_analysis',
     effect: 'read',
+    capability: 'analysis',
     description: 'Extracts key phrases, constraints, quantities and open questions from one part of the input.',
+    parameters: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['text'],
+      properties: { text: { type: 'string', minLength: 1, maxLength: 4000, description: 'The part of the input to analyse.' } },
+    },
   },
   webhook_delivery: {
     id: 'webhook_delivery',
     effect: 'external',
+    capability: 'delivery',
     description: "Delivers the run's result to the webhook URL configured for the tenant, only after approval.",
+    parameters: { type: 'object', additionalProperties: false, properties: {} },
   },
 };
+
+export function isToolId(name: string): name is ToolId {
+  return (TOOL_IDS as readonly string[]).includes(name);
+}

@@ -5,7 +5,6 @@ import type { AppDeps } from '../api/app.ts';
 import type { Config } from '../config/env.ts';
 import type { Database } from '../db/client.ts';
 import { healthChecker } from '../services/health.ts';
-import { estimateRunUsage } from '../domain/pricing.ts';
 import { listJourneyEvents } from '../services/journey.ts';
 import { authenticate } from '../services/keys.ts';
 import { usageSummary } from '../services/ledger.ts';
@@ -16,8 +15,7 @@ import { platformStores } from '../services/platform/stores.ts';
 import { tenantStatus } from '../services/platform/tenant-status.ts';
 import { providerFor } from '../services/routing.ts';
 import { type ChatDeps, prepareChat } from '../services/chat/completions.ts';
-import { localProvider } from '../services/chat/providers/local.ts';
-import { upstreamProvider } from '../services/chat/providers/upstream.ts';
+import { buildProviders, estimateRun } from '../services/model-layer.ts';
 import { createRateLimiters } from '../services/rate-limiters.ts';
 import { planningProvider } from './compose-activities.ts';
 import { probeTemporal, type TemporalHandle } from './temporal-client.ts';
@@ -27,7 +25,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
   const chatDeps: ChatDeps = {
     db: database.db,
     pricing: config.pricing,
-    providers: { local: localProvider, ...(config.chat.upstream ? { upstream: upstreamProvider(config.chat.upstream) } : {}) },
+    providers: buildProviders(config.chat.upstream),
     maxTokensDefault: config.chat.maxTokensDefault,
     refusalTerms: config.chat.refusalTerms,
     contextUrl: config.chat.contextUrl,
@@ -45,7 +43,8 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
     }),
     usage: {
       summary: (tenantId) => usageSummary(database.db, tenantId),
-      estimate: (input, memory) => estimateRunUsage(planningProvider, { input, memory }, config.pricing),
+      estimate: (tenantId, request) =>
+        estimateRun({ db: database.db, pricing: config.pricing, planner: planningProvider, agent: config.runs.agent }, { tenantId, ...request }),
     },
     listJourneyEvents: (tenantId, limit) => listJourneyEvents(database.db, tenantId, limit),
     journeyRetentionDays: config.runs.journeyRetentionDays,

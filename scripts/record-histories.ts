@@ -36,7 +36,7 @@ try {
   await rememberEntry(database.db, { tenantId: key.tenantId, subject: 'release policy', content: 'Releases ship on Tuesdays.', source: 'seed', entryKey: 'seed' });
 
   async function record(name: string, input: string, memory: boolean, after: (runId: string) => Promise<void>) {
-    const { run } = await control.create(key.tenantId, null, { input, memory });
+    const { run } = await control.create(key.tenantId, null, { input, memory, model: 'svc-workspace' });
     await after(run.id);
     const handle = client.workflow.getHandle(run.id);
     await handle.result();

@@ -5,6 +5,7 @@ import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailed
 import type { Db } from '../db/client.ts';
 import { digestOf } from '../domain/digest.ts';
 import { errors } from '../domain/errors.ts';
+import type { ModelId } from '../domain/models.ts';
 import { isTerminal } from '../domain/runs/states.ts';
 import type { AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
 import { type ApprovalDecision, approvalUpdate, NOT_AWAITING_APPROVAL } from '../workflows/messages.ts';
@@ -22,6 +23,13 @@ export interface RunControlDeps {
 export interface CreateRunRequest {
   input: string;
   memory: boolean;
+  model: ModelId;
+}
+
+/** What the Idempotency-Key binds: the default model is left out, so keys from before runs took a model still match. */
+function requestDigest(request: CreateRunRequest): string {
+  const { model, ...rest } = request;
+  return digestOf(model === 'svc-workspace' ? rest : request);
 }
 
 function isAlreadyClosed(err: unknown): boolean {
@@ -41,6 +49,7 @@ export function runControl(deps: RunControlDeps) {
       input: run.input,
       memory: run.memory,
       approvalTimeoutMs: deps.approvalTimeoutMs,
+      model: run.model as ModelId,
     };
     try {
       await deps.client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
@@ -65,9 +74,10 @@ export function runControl(deps: RunControlDeps) {
       const outcome = await createRun(deps.db, {
         tenantId,
         idempotencyKey,
-        requestDigest: digestOf(request),
+        requestDigest: requestDigest(request),
         input: request.input,
         memory: request.memory,
+        model: request.model,
       });
       if (outcome.kind === 'key_reused') throw errors.idempotencyKeyReused();
       // Also on replay: if the first attempt stored the row but failed to start, this completes it.

@@ -20,7 +20,7 @@ export type CreateRunOutcome =
  */
 export async function createRun(
   db: Db,
-  input: { tenantId: string; idempotencyKey: string | null; requestDigest: string; input: string; memory: boolean },
+  input: { tenantId: string; idempotencyKey: string | null; requestDigest: string; input: string; memory: boolean; model: string },
 ): Promise<CreateRunOutcome> {
   const [created] = await db
     .insert(runs)

@@ -13,6 +13,7 @@ import { grantCredits } from '../services/ledger.ts';
 import { rememberEntry } from '../services/memory.ts';
 import { setRoute } from '../services/routing.ts';
 import { ApiClient } from './support/client.ts';
+import { fakeUpstream } from './support/fake-servers.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 interface Tenant {
@@ -33,22 +34,6 @@ const clientFor = (t: Tenant, url = app.url, options: Partial<ConstructorParamet
   new OpenAI({ apiKey: t.key, baseURL: `${url}/v1`, maxRetries: 0, ...options });
 
 /** A local OpenAI-compatible server; `handle` decides each reply. */
-async function fakeUpstream(handle: (body: { model: string; messages: unknown[] }, req: http.IncomingMessage, res: http.ServerResponse) => void) {
-  const seen: { auth: string | undefined; body: { model: string; messages: unknown[] } }[] = [];
-  const server = http.createServer((req, res) => {
-    let data = '';
-    req.on('data', (c) => (data += c));
-    req.on('end', () => {
-      const body = JSON.parse(data);
-      seen.push({ auth: req.headers.authorization, body });
-      handle(body, req, res);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  return { url, seen, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
-}
-
 beforeAll(async () => {
   app = await startTestApp();
   api = await ApiClient.connect(app.url);
@@ -152,20 +137,57 @@ describe('structured output', () => {
     additionalProperties: false,
   };
 
-  it('returns content that parses and validates against the requested schema', async () => {
-    const t = await tenant();
-    const completion = await clientFor(t).chat.completions.parse({
+  const parseWith = (t: Tenant, content: string, url = app.url) =>
+    clientFor(t, url).chat.completions.parse({
       model: 'svc-workspace',
-      messages: [{ role: 'user', content: `${ask} This is high priority.` }],
+      messages: [{ role: 'user', content }],
       response_format: { type: 'json_schema', json_schema: { name: 'hosting_brief', strict: true, schema } },
     });
-    const parsed = completion.choices[0]!.message.parsed as unknown as Record<string, unknown>;
-    expect(new Ajv.default().validate(schema, parsed)).toBe(true);
-    expect(parsed.priority).toBe('high');
-    expect(parsed.budget).toBe(2000);
+
+  it('returns exactly the values the text states, parsed and valid against the schema', async () => {
+    const t = await tenant();
+    const completion = await parseWith(t, `${ask} This is high priority. Regions: Frankfurt, Dublin, Paris and Madrid.`);
+    const choice = completion.choices[0]!;
+    expect(choice.finish_reason).toBe('stop');
+    expect(choice.message.refusal).toBeNull();
+    // maxItems 3 keeps the first three stated regions; the title is the text's leading key phrase.
+    expect(choice.message.parsed).toEqual({ title: 'hosting costs', priority: 'high', regions: ['Frankfurt', 'Dublin', 'Paris'], budget: 2000 });
+    expect(new Ajv.default().validate(schema, choice.message.parsed)).toBe(true);
   });
 
-  it('answers with a refusal, not invalid JSON, when the schema cannot be satisfied', async () => {
+  it('refuses instead of inventing when the text holds no value for a required field, and parse() surfaces it', async () => {
+    const t = await tenant();
+    const marker = `HOUR-MARKER-${randomBytes(4).toString('hex')}`;
+    const completion = await clientFor(t).chat.completions.parse({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: `Let's meet at 3pm about ${marker}` }],
+      response_format: {
+        type: 'json_schema',
+        json_schema: {
+          name: 'meeting',
+          strict: true,
+          schema: {
+            type: 'object',
+            properties: { hour: { type: 'integer', minimum: 0, maximum: 23 }, priority: { type: 'string', enum: ['low', 'high'] } },
+            required: ['hour', 'priority'],
+            additionalProperties: false,
+          },
+        },
+      },
+    });
+    const choice = completion.choices[0]!;
+    expect(choice.finish_reason).toBe('stop');
+    expect(choice.message.content).toBeNull();
+    expect(choice.message.parsed).toBeNull();
+    expect(choice.message.refusal).toBe(
+      'The provided text holds no value for the required field(s): hour, priority. Nothing was guessed; add the information and ask again.',
+    );
+    const events = await api.get('/v1/journey-events', { key: t.key });
+    expect(events.json.data[0]).toMatchObject({ kind: 'chat.refused', run_id: completion.id, state: 'stop' });
+    expect(events.text).not.toContain(marker);
+  });
+
+  it('refuses, never pads, when the schema cannot be satisfied', async () => {
     const t = await tenant();
     const completion = await clientFor(t).chat.completions.create({
       model: 'svc-workspace',
@@ -173,8 +195,25 @@ describe('structured output', () => {
       response_format: { type: 'json_schema', json_schema: { name: 'impossible', schema: { type: 'string', minLength: 5, maxLength: 2 } } },
     });
     expect(completion.choices[0]!.message.content).toBeNull();
-    expect(completion.choices[0]!.message.refusal).toContain('schema');
-    expect(completion.choices[0]!.finish_reason).toBe('content_filter');
+    expect(completion.choices[0]!.message.refusal).toContain('required field(s): impossible.');
+    expect(completion.choices[0]!.finish_reason).toBe('stop');
+  });
+
+  it('turns an upstream answer that does not validate into a refusal parse() surfaces', async () => {
+    const upstream = await fakeUpstream((_body, _req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ id: 'up-1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: '{"title":"x","priority":"urgent"}' }, finish_reason: 'stop' }] }));
+    });
+    const withUpstream = await startTestApp({ UPSTREAM_BASE_URL: upstream.url });
+    try {
+      const t = await tenant(withUpstream.database.db);
+      await setRoute(withUpstream.database.db, t.tenantId, 'svc-workspace', 'upstream');
+      const choice = (await parseWith(t, ask, withUpstream.url)).choices[0]!;
+      expect(choice).toMatchObject({ finish_reason: 'stop', message: { content: null, parsed: null, refusal: expect.stringContaining('requested JSON schema') } });
+    } finally {
+      await withUpstream.close();
+      await upstream.close();
+    }
   });
 
   it('refuses an unsupported keyword with 400 naming it', async () => {

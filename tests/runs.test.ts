@@ -10,6 +10,7 @@ import { digestOf } from '../domain/digest.ts';
 import { rememberEntry } from '../services/memory.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
 import { ApiClient } from './support/client.ts';
+import { webhookReceiver } from './support/fake-servers.ts';
 import { startTestApp } from './support/test-app.ts';
 import { isTerminal, ledgerOf as sharedLedgerOf, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 
@@ -34,22 +35,6 @@ const create = (t: TestTenant, body: object, idempotencyKey?: string) =>
 
 const ledgerOf = (runId: string) => sharedLedgerOf(db, runId);
 
-/** A local HTTP server standing in for a customer's webhook. */
-async function webhookReceiver() {
-  const received: { headers: http.IncomingHttpHeaders; body: unknown }[] = [];
-  const server = http.createServer((req, res) => {
-    let data = '';
-    req.on('data', (c) => (data += c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: JSON.parse(data) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return { url, received, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
 describe('a run without external effects', () => {
   it('goes estimate → reserve → plan → execute → verify → settle and completes with a receipt', async () => {
     const t = await newTenant(db, 1_000);
@@ -70,7 +55,13 @@ describe('a run without external effects', () => {
     expect(run.receipt.digests.input).toBe(digestOf(input));
     expect(run.receipt.digests.plan).toBe(digestOf(run.plan));
     expect(run.receipt.digests.result).toBe(digestOf(run.result));
-    expect(run.receipt.action_boundary).toEqual({ effects_requested: [], effects_approved: [], effects_performed: [] });
+    expect(run.receipt.action_boundary).toEqual({ effects_requested: [], effects_approved: [], effects_performed: [], effects_not_performed: [], effects_outcome_unknown: [] });
+    expect(run.receipt.actions).toEqual([
+      { n: 1, kind: 'analysis', outcome: 'performed', by: ['step_1'], checked: true },
+      { n: 2, kind: 'analysis', outcome: 'performed', by: ['step_2'], checked: true },
+    ]);
+    expect(run.receipt.source_coverage.coverage_ratio).toBe(1);
+    expect(run.result.summary).toContain('no other document was read');
 
     // Settle: actual usage, bounded by the hold, the rest released; read back through /v1/usage.
     const { holds, charges } = await ledgerOf(run.run_id);
@@ -128,6 +119,8 @@ describe('approval of external effects', () => {
         effects_requested: ['webhook_delivery:step_2'],
         effects_approved: ['webhook_delivery:step_2'],
         effects_performed: ['webhook_delivery:step_2'],
+        effects_not_performed: [],
+        effects_outcome_unknown: [],
       });
       expect(hook.received).toHaveLength(1);
       expect(hook.received[0]!.headers['idempotency-key']).toBe(`${run.run_id}:step_2`);
@@ -181,7 +174,9 @@ describe('approval of external effects', () => {
     // No webhook configured for this tenant: approved, but the effect stays unresolved.
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('unresolved_remainder');
-    expect(run.receipt.unresolved).toEqual(['step_2 (webhook_delivery): not_configured - No webhook URL is configured for this tenant.']);
+    expect(run.receipt.unresolved).toEqual(['action 2 "post the list to finance": not done; step_2 (webhook_delivery) not_configured: No webhook URL is configured for this tenant.']);
+    expect(run.receipt.verification_class).toBe('partially_verified');
+    expect(run.receipt.action_boundary.effects_not_performed).toEqual(['webhook_delivery:step_2']);
     expect(run.receipt.action_boundary.effects_performed).toEqual([]);
   });
 
@@ -191,6 +186,102 @@ describe('approval of external effects', () => {
     const r = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'maybe' }, { key: t.key });
     expect(r.status).toBe(400);
     expect(r.json.error.param).toBe('decision');
+  });
+});
+
+describe('honest outcomes on the local provider', () => {
+  it('never reports actions no tool can perform as done: delete and pay end needs_attention, unverified', async () => {
+    const t = await newTenant(db);
+    const created = await create(t, { input: 'Delete the old S3 buckets and pay the vendor invoice.' });
+    const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.failure.code).toBe('unresolved_remainder');
+    expect(run.receipt.verification_class).toBe('unverified');
+    expect(run.receipt.unresolved).toEqual([
+      'action 1 "Delete the old S3 buckets": asks to delete, and no configured tool can do that; it was not done.',
+      'action 2 "pay the vendor invoice": asks to pay, and no configured tool can do that; it was not done.',
+    ]);
+    expect(run.receipt.action_boundary).toMatchObject({
+      effects_requested: ['action_1:delete', 'action_2:pay'],
+      effects_performed: [],
+      effects_not_performed: ['action_1:delete', 'action_2:pay'],
+      effects_outcome_unknown: [],
+    });
+    expect(run.plan.gaps.map((g: { action: number }) => g.action)).toEqual([1, 2]);
+    expect(run.receipt.actions.map((a: { outcome: string }) => a.outcome)).toEqual(['not_performed', 'not_performed']);
+  });
+
+  it('covers every sentence of a six-sentence input; what it cannot do is unresolved, nothing is dropped', async () => {
+    const t = await newTenant(db);
+    const input = [
+      'Review the incident report from Tuesday.',
+      'Summarise the customer impact in two lines.',
+      'List the services that failed.',
+      'Identify the root cause and the contributing factors.',
+      'Then book a meeting room for the postmortem on Friday.',
+      'Finally buy the extra monitoring licences.',
+    ].join(' ');
+    const run = await waitForRun(stack.api, t.key, (await create(t, { input })).json.run_id, isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.receipt.actions.map((a: { kind: string; outcome: string; checked: boolean }) => [a.kind, a.outcome, a.checked])).toEqual([
+      ['analysis', 'performed', true],
+      ['analysis', 'performed', true],
+      ['analysis', 'performed', true],
+      ['analysis', 'performed', true],
+      ['unsupported', 'not_performed', false],
+      ['unsupported', 'not_performed', false],
+    ]);
+    expect(run.receipt.unresolved).toEqual([
+      'action 5 "book a meeting room for the postmortem on Friday": asks to book, and no configured tool can do that; it was not done.',
+      'action 6 "buy the extra monitoring licences": asks to buy, and no configured tool can do that; it was not done.',
+    ]);
+    expect(run.receipt.verification_class).toBe('partially_verified');
+    expect(run.receipt.source_coverage.sources[0]).toMatchObject({ units_total: 6, units_used: 4 });
+    expect(run.receipt.source_coverage.coverage_ratio).toBe(0.667);
+  });
+
+  it('analyses all sentences of a long analysis-only input and then, only then, calls it verified', async () => {
+    const t = await newTenant(db);
+    const input = Array.from({ length: 12 }, (_, i) => `Summarise part ${i + 1} of the quarterly review.`).join(' ');
+    const run = await waitForRun(stack.api, t.key, (await create(t, { input })).json.run_id, isTerminal);
+    expect(run.status).toBe('completed');
+    expect(run.receipt.verification_class).toBe('verified');
+    expect(run.receipt.actions).toHaveLength(12);
+    expect(run.receipt.actions.every((a: { outcome: string; checked: boolean }) => a.outcome === 'performed' && a.checked)).toBe(true);
+    expect(run.receipt.source_coverage.coverage_ratio).toBe(1);
+    expect(run.plan.steps.length).toBeLessThanOrEqual(8);
+  });
+});
+
+describe('a delivery whose outcome is unknown', () => {
+  it('a webhook that times out after receiving the POST is outcome_unknown, sent once, and the run needs attention', async () => {
+    const slow = await startRunStack({ WEBHOOK_TIMEOUT_MS: '300' });
+    const hook = await webhookReceiver({ delayMs: 2_000 });
+    try {
+      const t = await newTenant(slow.app.database.db);
+      await setWebhookUrl(slow.app.database.db, t.name, hook.url);
+      const created = await slow.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and send it to the on-call channel.' }, { key: t.key });
+      await waitForRun(slow.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
+      await slow.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'approve' }, { key: t.key });
+      const run = await waitForRun(slow.api, t.key, created.json.run_id, isTerminal);
+      expect(run.status).toBe('needs_attention');
+      expect(run.result.steps[1]).toMatchObject({ step_id: 'step_2', status: 'outcome_unknown' });
+      expect(run.receipt.action_boundary).toMatchObject({
+        effects_requested: ['webhook_delivery:step_2'],
+        effects_approved: ['webhook_delivery:step_2'],
+        effects_performed: [],
+        effects_not_performed: [],
+        effects_outcome_unknown: ['webhook_delivery:step_2'],
+      });
+      expect(run.receipt.unresolved).toHaveLength(1);
+      expect(run.receipt.unresolved[0]).toMatch(/^action 2 "send it to the on-call channel": the outcome is unknown \(No answer from the webhook within 300 ms after sending/);
+      expect(run.receipt.verification_class).toBe('partially_verified');
+      // Sent once: a retry could have repeated an effect that may already have happened.
+      expect(hook.received).toHaveLength(1);
+    } finally {
+      await hook.close();
+      await slow.close();
+    }
   });
 });
 

@@ -11,10 +11,13 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.ts';
-import type { Plan } from '../domain/planning/plan.ts';
+import type { ModelId } from '../domain/models.ts';
+import type { Plan, PlanStep } from '../domain/planning/plan.ts';
+import type { LoopStop } from '../domain/runs/run-types.ts';
 import type { RunStatus, RunStep } from '../domain/runs/states.ts';
-import type { ApprovalRecord, StepResult } from '../activities/run-types.ts';
+import type { ApprovalRecord, StepResult } from '../domain/runs/run-types.ts';
 import { approvalSignal, approvalUpdate, type ApprovalDecision, NOT_AWAITING_APPROVAL, type RunLiveState, stateQuery } from './messages.ts';
+import { executeWithModel, type LoopResult, type ModelContext, planWithModel } from './agent-loop.ts';
 import { RunStatusKey } from './search-attributes.ts';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -36,6 +39,8 @@ export interface AgentRunInput {
   input: string;
   memory: boolean;
   approvalTimeoutMs: number;
+  /** Absent in runs started before runs took a model: svc-workspace. */
+  model?: ModelId;
 }
 
 export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
@@ -86,7 +91,10 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
   try {
     await moveTo('accepted', 'estimate');
     await moveTo('planning', 'estimate');
-    const estimate = await acts.estimateRun({ input: run.input, memory: run.memory });
+    const model = run.model ?? 'svc-workspace';
+    const estimate = await acts.estimateRun({ tenantId, input: run.input, memory: run.memory, model });
+    // The provider is fixed here for the whole run; estimates of runs started before routing had none: local.
+    const upstream: ModelContext | null = estimate.provider === 'upstream' ? { runId, tenantId, model, provider: 'upstream', input: run.input } : null;
 
     await moveTo('planning', 'reserve', { estimate });
     const hold = await acts.reserveCredits({ tenantId, runId, amount: estimate.amounts.total });
@@ -103,7 +111,22 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
     const reservation = { amount: hold.amount, status: 'held' };
 
     await moveTo('planning', 'plan', { reservation });
-    const plan: Plan = await acts.planRun({ input: run.input, memory: run.memory });
+    let plan: Plan;
+    if (upstream) {
+      const planned = await planWithModel(upstream);
+      if (planned.kind === 'stopped') {
+        // The planning calls were made, so they are charged (never past the hold); the rest is released.
+        const usage = await acts.settleRun({ runId, input: run.input, results: [], provider: 'upstream', model });
+        return await end('needs_attention', {
+          usage,
+          reservation: { ...reservation, status: 'settled' },
+          failure: { ...planned.stop, message: `${planned.stop.message} No step was run; only the model calls made were charged.` },
+        });
+      }
+      plan = planned.plan;
+    } else {
+      plan = await acts.planRun({ input: run.input, memory: run.memory });
+    }
     live.stepsTotal = plan.steps.length;
 
     const external = plan.steps.filter((s) => s.effect === 'external');
@@ -146,35 +169,42 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
     }
 
     await moveTo('executing', 'execute', { plan, approval });
-    const results: StepResult[] = [];
-    for (const step of plan.steps) {
+    /** Runs one step through its tool; a tool that kept failing is a failed step, not a failed run. */
+    const runStep = async (step: PlanStep, previous: StepResult[]): Promise<StepResult> => {
       live.currentPlanStep = step.id;
       let result: StepResult;
       try {
-        result = await tools.runTool({ runId, tenantId, step, input: run.input, memory: run.memory, previous: results });
+        result = await tools.runTool({ runId, tenantId, step, input: run.input, memory: run.memory, previous });
       } catch (err) {
         if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
         result = { step_id: step.id, tool: step.tool, status: 'failed', detail: 'The tool kept failing after retries.', output: null, sources: [] };
       }
-      results.push(result);
-      live.stepsDone = results.length;
-      await moveTo('executing', 'execute', { stepResults: results }, 'run.step_finished');
+      live.stepsDone += 1;
+      await moveTo('executing', 'execute', { stepResults: [...previous, result] }, 'run.step_finished');
+      return result;
+    };
+    let loop: LoopResult;
+    if (upstream) {
+      const limits = { maxTurns: estimate.basis.max_turns ?? 1, maxToolCalls: estimate.basis.max_tool_calls ?? 0 };
+      loop = await executeWithModel(upstream, plan, limits, runStep);
+    } else {
+      const results: StepResult[] = [];
+      for (const step of plan.steps) results.push(await runStep(step, results));
+      loop = { results, answer: null, stopped: null, refusals: [] };
     }
+    const results = loop.results;
     live.currentPlanStep = null;
 
     await moveTo('verifying', 'verify');
-    const verified = await acts.verifyRun({ runId, input: run.input, memory: run.memory, plan, results, approval });
+    const verified = await acts.verifyRun({ runId, input: run.input, memory: run.memory, plan, results, approval, answer: loop.answer, stopped: loop.stopped, refusals: loop.refusals });
     if (run.memory) await acts.rememberRun({ runId, tenantId, input: run.input, summary: verified.summary });
 
     await moveTo('verifying', 'settle', { result: verified.result, receipt: verified.receipt });
-    const usage = await acts.settleRun({ runId, input: run.input, results });
+    const usage = await acts.settleRun({ runId, input: run.input, results, provider: estimate.provider, model });
     return await end(verified.receipt.unresolved.length > 0 ? 'needs_attention' : 'completed', {
       usage,
       reservation: { ...reservation, status: 'settled' },
-      failure:
-        verified.receipt.unresolved.length > 0
-          ? { code: 'unresolved_remainder', message: `${verified.receipt.unresolved.length} item(s) unresolved; see receipt.unresolved.` }
-          : null,
+      failure: verified.receipt.unresolved.length > 0 ? remainderFailure(verified.receipt.unresolved.length, loop.stopped) : null,
     });
   } catch (err) {
     // Compensation: whatever went wrong, the hold is released and the run ends failed.
@@ -191,3 +221,9 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
   }
 }
 
+
+/** Why a run with an unresolved remainder needs attention: the loop's stop reason when it stopped early. */
+function remainderFailure(count: number, stopped: LoopStop | null) {
+  const message = `${count} item(s) unresolved; see receipt.unresolved.`;
+  return stopped ? { code: stopped.code, message: `${stopped.message} ${message}` } : { code: 'unresolved_remainder', message };
+}

@@ -37,6 +37,7 @@ export function runView(row: RunRow, base: string) {
     current_step: row.currentStep,
     input: row.input,
     memory: row.memory,
+    model: row.model,
     idempotency_key: row.idempotencyKey,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),

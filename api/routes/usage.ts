@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import type { UsageEstimate as Estimate } from '../../domain/pricing.ts';
 import { defineRoute } from '../contract/route.ts';
-import { UsageEstimate } from '../schemas/run.ts';
+import type { ModelId } from '../../domain/models.ts';
+import { RunModel, UsageEstimate } from '../schemas/run.ts';
 
 export interface UsageService {
   summary(tenantId: string): Promise<{
@@ -13,7 +14,7 @@ export interface UsageService {
     openReservations: { runId: string; amount: number; createdAt: Date }[];
     settledCharges: { runId: string | null; amount: number; createdAt: Date }[];
   }>;
-  estimate(input: string, memory: boolean): Promise<Estimate>;
+  estimate(tenantId: string, request: { input: string; memory: boolean; model: ModelId }): Promise<Estimate>;
 }
 
 const Usage = z
@@ -35,6 +36,7 @@ const EstimateRequest = z
   .strictObject({
     input: z.string().trim().min(1).max(20_000),
     memory: z.boolean().default(false),
+    model: RunModel,
   })
   .meta({ id: 'UsageEstimateRequest' });
 
@@ -73,13 +75,14 @@ export function usageRoutes(deps: { usage: UsageService }) {
       path: '/v1/usage/estimate',
       operationId: 'estimateUsage',
       summary: 'Estimate a run before creating it',
-      description: 'The same byte-count token estimate and pricing that a run\'s estimate step uses; nothing is reserved.',
+      description:
+        "The same estimate a run's estimate step makes, for the provider the tenant's routing policy gives the model: the local planner's plan priced, or the upstream agent loop's bounds. Nothing is reserved.",
       tags: ['usage'],
       auth: 'core',
       request: { body: EstimateRequest },
       responses: { 200: { description: 'The estimate.', schema: UsageEstimate.extend({ object: z.literal('usage_estimate') }) } },
-      async handler({ body }) {
-        return { status: 200, body: { object: 'usage_estimate', ...(await deps.usage.estimate(body.input, body.memory)) } };
+      async handler({ body, principal }) {
+        return { status: 200, body: { object: 'usage_estimate', ...(await deps.usage.estimate(principal!.tenantId, body)) } };
       },
     }),
   ];

@@ -4,17 +4,21 @@ export const CompletionReceipt = z
   .object({
     receipt_id: z.string(),
     subject: z.object({ kind: z.enum(['trial', 'run']), id: z.string() }),
-    verification_class: z.enum(['deterministic_derivation', 'verified', 'partially_verified']).meta({
+    verification_class: z.enum(['deterministic_derivation', 'verified', 'partially_verified', 'unverified']).meta({
       description:
-        'deterministic_derivation: derived by deterministic rules from the input alone, no outside source consulted; verified: every step passed its check; partially_verified: see unresolved.',
+        "deterministic_derivation (trial): derived by deterministic rules from the input alone, no outside source consulted. verified: every requested action maps to a performed step whose output digest was recomputed and matched at verification, and nothing is unresolved. partially_verified: some requested actions were performed and checked; the rest are in unresolved. unverified: no requested action was both performed and checked. An upstream model's analysis counts as performed by its answer (digest `answer`); what the answer says is the model's, not checked by the service.",
     }),
     action_boundary: z
       .object({
-        effects_requested: z.array(z.string()),
+        effects_requested: z.array(z.string()).meta({ description: 'External effects asked for: `<tool>:<step>`, or `action_<n>:<verb>` for a requested action no tool can perform.' }),
         effects_approved: z.array(z.string()),
-        effects_performed: z.array(z.string()),
+        effects_performed: z.array(z.string()).meta({ description: 'Done and confirmed by the receiver.' }),
+        effects_not_performed: z.array(z.string()).optional().meta({ description: 'Certainly not done (rejected, refused, not configured, failed, or no tool can do it).' }),
+        effects_outcome_unknown: z.array(z.string()).optional().meta({
+          description: 'May or may not have happened (a delivery that timed out after sending). Always in unresolved; the run ends needs_attention.',
+        }),
       })
-      .meta({ description: 'External effects requested, approved and actually performed. A trial performs none.' }),
+      .meta({ description: 'External effects requested, approved, performed, not performed and of unknown outcome. A trial performs none.' }),
     source_coverage: z.object({
       sources: z.array(
         z.object({
@@ -33,5 +37,17 @@ export const CompletionReceipt = z
       .meta({ description: 'sha256 over RFC 8785 canonical JSON, written sha256:<hex>.' }),
     unresolved: z.array(z.string()).meta({ description: 'What is still open. Never empty when status is needs_attention.' }),
     persisted: z.boolean().meta({ description: 'Whether anything was stored. Always false for a trial.' }),
+    actions: z
+      .array(
+        z.object({
+          n: z.int(),
+          kind: z.enum(['analysis', 'delivery', 'unsupported']),
+          outcome: z.enum(['performed', 'not_performed', 'outcome_unknown']),
+          by: z.array(z.string()).meta({ description: 'The steps that carried it out, or `answer`.' }),
+          checked: z.boolean().meta({ description: 'Every output it rests on was recomputed and matched.' }),
+        }),
+      )
+      .optional()
+      .meta({ description: "Runs (extension): each action the input requests, in order, and what became of it." }),
   })
   .meta({ id: 'CompletionReceipt', description: 'The evidence a result carries. An explanation alone is not evidence.' });

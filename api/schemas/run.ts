@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RUN_STATES, RUN_STEPS, TRANSITION_GRAPH } from '../../domain/runs/states.ts';
+import { MODEL_IDS } from '../../domain/models.ts';
 import { TOOL_IDS } from '../../domain/tools.ts';
 import { CompletionReceipt } from './receipt.ts';
 
@@ -8,21 +9,34 @@ export const RunStatus = z.enum(RUN_STATES).meta({
   description: `Wire states. failed and needs_attention are real, reportable outcomes. Transitions:\n\n\`\`\`\n${TRANSITION_GRAPH}\n\`\`\``,
 });
 
+export const RunModel = z.enum(MODEL_IDS).default('svc-workspace').meta({
+  description:
+    "The model alias (extension). The tenant's routing policy (POST /v1/routing-policies) sends it to the local provider or the OpenAI-compatible upstream, as for chat; the estimate and the hold use its rate.",
+});
+
 export const CreateRunRequest = z
   .strictObject({
     input: z.string().trim().min(1).max(20_000).meta({ description: 'The work to perform, 1 to 20000 characters.' }),
     memory: z.boolean().default(false).meta({
       description: 'true: the run may recall from and write to the tenant memory store. false (default): it does neither.',
     }),
+    model: RunModel,
   })
   .meta({ id: 'CreateRunRequest' });
 
 export const UsageEstimate = z
   .object({
+    model: z.enum(MODEL_IDS).optional().meta({ description: 'The model alias priced (extension).' }),
+    provider: z.enum(['local', 'upstream']).optional().meta({
+      description: "Where the tenant's routing policy sends the model (extension): the local account-free provider or the configured OpenAI-compatible upstream.",
+    }),
     basis: z.object({
       input_tokens: z.int(),
       output_tokens_max: z.int(),
       tool_calls: z.partialRecord(z.enum(TOOL_IDS), z.int()),
+      model_calls_max: z.int().optional().meta({ description: 'Upstream runs: planning attempts plus turns, each priced at its full max_tokens.' }),
+      max_turns: z.int().optional().meta({ description: 'Upstream runs: model turns the execute loop may take.' }),
+      max_tool_calls: z.int().optional().meta({ description: 'Upstream runs: tool calls the loop may make.' }),
     }),
     amounts: z.object({ model: z.int(), tools: z.int(), total: z.int() }).meta({ description: 'Credits.' }),
     terms: z.object({
@@ -39,17 +53,24 @@ export const UsageEstimate = z
 const PlanStep = z.object({
   id: z.string(),
   tool: z.enum(TOOL_IDS),
-  effect: z.enum(['read', 'external']),
+  effect: z.enum(['read', 'external']).meta({ description: "Always the tool catalog's effect class, whatever a planner or model said." }),
   purpose: z.string(),
   scope: z.string(),
+  covers: z.array(z.int()).optional().meta({ description: 'The requested actions (receipt.actions[].n) this step carries out.' }),
+  arguments: z.record(z.string(), z.unknown()).optional().meta({ description: 'Tool arguments, for steps a model planned.' }),
 });
 
 const StepResult = z.object({
-  step_id: z.string(),
+  step_id: z.string().meta({ description: 'A plan step, or call_<turn>_<k> for an extra read a model asked for.' }),
   tool: z.enum(TOOL_IDS),
-  status: z.enum(['done', 'not_configured', 'failed']),
+  status: z.enum(['done', 'not_configured', 'failed', 'outcome_unknown', 'refused']).meta({
+    description:
+      'done: performed; not_configured: the tool cannot run for this tenant; failed: nothing was done; outcome_unknown: an effect may or may not have happened (a delivery that timed out after sending); refused: not in the approved plan, or invalid. Anything but done is unresolved.',
+  }),
   detail: z.string(),
   output: z.unknown(),
+  scope: z.string().optional(),
+  output_digest: z.string().nullable().optional().meta({ description: 'sha256 of the output when the tool produced it; verification recomputes it.' }),
   sources: z.array(z.string()),
 });
 
@@ -75,6 +96,7 @@ export const Run = z
     current_step: z.enum(RUN_STEPS).nullable().meta({ description: 'The workflow step in progress; null once terminal.' }),
     input: z.string(),
     memory: z.boolean(),
+    model: z.enum(MODEL_IDS).meta({ description: 'The model alias the run asked for (extension).' }),
     idempotency_key: z.string().nullable(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -86,21 +108,34 @@ export const Run = z
         input_tokens: z.int(),
         output_tokens: z.int(),
         tool_calls: z.record(z.string(), z.int()),
+        model_calls: z.int().optional().meta({ description: 'Upstream runs: model calls made, charged by the usage the model reported.' }),
         amount: z.int(),
         charged: z.int(),
         released: z.int(),
       })
       .nullable()
       .meta({ description: 'Actual usage; `charged` never exceeds the reservation, `released` is the rest.' }),
-    plan: z.object({ planner: z.string(), steps: z.array(PlanStep) }).nullable(),
+    plan: z
+      .object({
+        planner: z.string().meta({ description: 'local-deterministic, or model (an upstream model planned against the service\'s plan schema).' }),
+        steps: z.array(PlanStep),
+        gaps: z.array(z.object({ action: z.int(), reason: z.string() })).optional().meta({ description: 'Requested actions no step covers, and why.' }),
+      })
+      .nullable(),
     approval: Approval.nullable(),
     result: z
-      .object({ summary: z.string().optional(), key_phrases: z.array(z.string()).optional(), steps: z.array(StepResult) })
+      .object({
+        summary: z.string().optional(),
+        key_phrases: z.array(z.string()).optional().meta({ description: 'Local runs: key phrases of the analysed text.' }),
+        answer: z.string().optional().meta({ description: "Upstream runs: the model's final answer." }),
+        steps: z.array(StepResult),
+      })
       .nullable()
-      .meta({ description: 'Step results as they finish; the summary once verified.' }),
+      .meta({ description: 'Step results as they finish; the summary (and an upstream model\'s answer) once verified.' }),
     receipt: CompletionReceipt.nullable(),
     failure: z.object({ code: z.string(), message: z.string() }).nullable().meta({
-      description: 'Why a run ended failed or needs_attention: insufficient_credits, approval_rejected, approval_expired, cancelled, unresolved_remainder, run_failed.',
+      description:
+        'Why a run ended failed or needs_attention: insufficient_credits, budget_exceeded, approval_rejected, approval_expired, cancelled, unresolved_remainder, run_failed; upstream runs also plan_invalid, turn_limit, hold_exhausted, model_unavailable, model_refused.',
     }),
   })
   .meta({ id: 'AgentRun' });

@@ -1,41 +1,58 @@
 // The default planning provider: no account, no network. Its plan follows from
-// the input's content: one analysis step per action clause, a memory recall
-// when memory is on, and a webhook delivery only when the input asks for the
-// result to be sent somewhere (the one external effect, which needs approval).
+// the requested actions of the input: analysis of the given text (every
+// analysis clause is covered, grouped into at most MAX_ANALYSIS_STEPS steps),
+// a memory recall when memory is on, and one webhook delivery when the input
+// asks for the result to be sent (the one external effect, which needs
+// approval). Actions no tool can perform are plan gaps, never dropped.
 import { analyzeObjective, truncate } from '../text/analyze.ts';
 import { TOOLS, type ToolId } from '../tools.ts';
 import type { Plan, PlanningProvider, PlanStep } from './plan.ts';
+import { type RequestedAction, requestedActions, unsupportedReason } from './requested-actions.ts';
 
-export const MAX_PLAN_STEPS = 6;
-const MAX_ANALYSIS_STEPS = 4;
-const DELIVERY_INTENT = /\b(send|deliver|notify|post|publish|webhook|forward|push)\b/i;
+const MAX_ANALYSIS_STEPS = 8;
+/** One recall, the analysis steps, one delivery. */
+export const MAX_PLAN_STEPS = MAX_ANALYSIS_STEPS + 2;
+
+type Draft = Omit<PlanStep, 'id' | 'effect'>;
+
+/** Splits `items` into at most `max` consecutive groups of near-equal size. */
+function groups<T>(items: T[], max: number): T[][] {
+  const size = Math.ceil(items.length / max);
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+function analysisDrafts(actions: RequestedAction[]): Draft[] {
+  return groups(actions, MAX_ANALYSIS_STEPS).map((group) => ({
+    tool: 'text_analysis' as ToolId,
+    purpose: `Analyse: ${truncate(group.map((a) => a.clause).join('; '), 80)}`,
+    scope: group.map((a) => a.clause).join('\n'),
+    covers: group.map((a) => a.n),
+  }));
+}
 
 export function planLocally(input: string, memory: boolean): Plan {
-  const facts = analyzeObjective(input);
-  const drafts: { tool: ToolId; purpose: string; scope: string }[] = [];
+  const actions = requestedActions(input);
+  const drafts: Draft[] = [];
   if (memory) {
+    const facts = analyzeObjective(input);
     const query = facts.keyTerms.slice(0, 3).map((k) => k.term).join(' ') || truncate(facts.text, 80);
-    drafts.push({ tool: 'memory_recall', purpose: 'Recall what the tenant memory already holds on this topic', scope: query });
+    drafts.push({ tool: 'memory_recall', purpose: 'Recall what the tenant memory already holds on this topic', scope: query, covers: [] });
   }
-  const clauses = facts.clauses.length > 0 ? facts.clauses : [facts.text];
-  for (const clause of clauses.slice(0, MAX_ANALYSIS_STEPS)) {
-    drafts.push({ tool: 'text_analysis', purpose: `Analyse: ${truncate(clause, 80)}`, scope: clause });
-  }
-  if (DELIVERY_INTENT.test(input)) {
+  drafts.push(...analysisDrafts(actions.filter((a) => a.kind === 'analysis')));
+  const deliveries = actions.filter((a) => a.kind === 'delivery');
+  if (deliveries.length > 0) {
     drafts.push({
       tool: 'webhook_delivery',
       purpose: "The input asks for the result to be delivered: send it to the tenant's configured webhook",
       scope: 'result',
+      covers: deliveries.map((a) => a.n),
     });
   }
-  const steps: PlanStep[] = drafts.slice(0, MAX_PLAN_STEPS).map((d, i) => ({
-    id: `step_${i + 1}`,
-    tool: d.tool,
-    effect: TOOLS[d.tool].effect,
-    purpose: d.purpose,
-    scope: d.scope,
-  }));
-  return { planner: 'local-deterministic', steps };
+  const steps: PlanStep[] = drafts.map((d, i) => ({ ...d, id: `step_${i + 1}`, effect: TOOLS[d.tool].effect }));
+  const gaps = actions.filter((a) => a.kind === 'unsupported').map((a) => ({ action: a.n, reason: unsupportedReason(a) }));
+  return { planner: 'local-deterministic', steps, gaps };
 }
 
 export const localPlanner: PlanningProvider = {

@@ -4,16 +4,29 @@ export interface PlanStep {
   /** step_1, step_2, … in execution order. */
   id: string;
   tool: ToolId;
+  /** Always the catalog's effect class for `tool`, whatever a planner said. */
   effect: EffectClass;
   /** Why the step exists, in words a reviewer can approve or reject. */
   purpose: string;
   /** What the step works on: a part of the input, or a recall query. */
   scope: string;
+  /** The requested actions (RequestedAction.n) this step carries out. */
+  covers?: number[];
+  /** Tool arguments, for steps planned by a model (validated against the catalog's JSON Schema). */
+  arguments?: Record<string, unknown>;
+}
+
+/** A requested action the planner could not cover, and why. */
+export interface PlanGap {
+  action: number;
+  reason: string;
 }
 
 export interface Plan {
   planner: string;
   steps: PlanStep[];
+  /** Requested actions no step covers; verification lists every one of them as unresolved. */
+  gaps?: PlanGap[];
 }
 
 /** Turns a run's input into a bounded plan. The default is the local deterministic planner. */

@@ -84,11 +84,16 @@ export function keyTermsOf(text: string, max = 8): KeyTerm[] {
     .map(([term, { count }]) => ({ term, count }));
 }
 
-function clausesOf(sentences: string[]): string[] {
-  return sentences
-    .flatMap((s) => s.split(CLAUSE_SPLIT))
+/** The clauses of one sentence: split at semicolons, "then", ", and", list markers; fragments under two words dropped. */
+export function clausesOfSentence(sentence: string): string[] {
+  return sentence
+    .split(CLAUSE_SPLIT)
     .map((c) => tidy(c))
     .filter((c) => wordsOf(c).length >= 2);
+}
+
+function clausesOf(sentences: string[]): string[] {
+  return sentences.flatMap(clausesOfSentence);
 }
 
 /** Options named in the text: "X or Y", "X vs Y", "between X and Y", "whether to X". */

@@ -8,13 +8,13 @@ import { isDeclined, POLICY_REFUSAL } from '../../domain/chat/policy.ts';
 import { type ChatMessage, type ChatOutput, type ChatProvider, type ChatRequest, ProviderError } from '../../domain/chat/types.ts';
 import { errors } from '../../domain/errors.ts';
 import { MODEL_IDS, type ModelId } from '../../domain/models.ts';
-import type { PricingTable } from '../../domain/pricing.ts';
+import { modelCredits, type PricingTable } from '../../domain/pricing.ts';
 import { estimateTokens } from '../../domain/tokens.ts';
 import { truncate } from '../../domain/text/analyze.ts';
 import { recordJourneyEvent } from '../journey.ts';
 import { release, reserve, settle } from '../ledger.ts';
 import { recallMemory } from '../memory.ts';
-import { providerFor } from '../routing.ts';
+import { type Providers, routeOf } from '../model-layer.ts';
 import { createEntry } from '../vault/entries.ts';
 import { type ContextUrlPolicy, fetchContext } from './context-url.ts';
 import { enforceSchema } from './structured-output.ts';
@@ -22,7 +22,7 @@ import { enforceSchema } from './structured-output.ts';
 export interface ChatDeps {
   db: Db;
   pricing: PricingTable;
-  providers: Record<string, ChatProvider>;
+  providers: Providers;
   maxTokensDefault: number;
   refusalTerms: string[];
   contextUrl: ContextUrlPolicy;
@@ -74,9 +74,6 @@ export function deltasOf(text: string): string[] {
 
 const HOLD_STEP = 'chat';
 
-function credits(tokens: number, pricing: PricingTable): number {
-  return Math.ceil((tokens * pricing.creditsPer1kTokens) / 1000);
-}
 
 async function journey(db: Db, tenantId: string, id: string, kind: string, state: string): Promise<void> {
   await recordJourneyEvent(db, { tenantId, runId: id, kind, state, eventKey: `${id}:${kind}` });
@@ -114,12 +111,12 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
       tenantId: input.tenantId,
       runId: id,
       step: HOLD_STEP,
-      amount: credits(promptTokens + request.maxTokens, deps.pricing),
+      amount: modelCredits(promptTokens + request.maxTokens, model, deps.pricing),
       budgetScope: 'chat',
     });
     if (hold.status === 'insufficient') throw errors.insufficientCredits();
     if (hold.status === 'over_budget') throw errors.budgetExceeded();
-    provider = deps.providers[await providerFor(deps.db, input.tenantId, model)];
+    provider = deps.providers[await routeOf(deps.db, input.tenantId, model)];
     if (!provider) {
       await release(deps.db, { runId: id, step: HOLD_STEP });
       throw errors.providerUnavailable();
@@ -128,8 +125,10 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
 
   /** After an answer: settle actual usage, record the event, remember when asked. */
   async function conclude(output: ChatOutput): Promise<ChatUsage> {
-    const completionTokens = estimateTokens(output.content ?? output.refusal ?? '');
-    if (provider) await settle(deps.db, { runId: id, step: HOLD_STEP, actualAmount: credits(promptTokens + completionTokens, deps.pricing) });
+    // Reported usage when the provider gives it (an upstream), else the byte-count estimate.
+    const completionTokens = output.usage?.completionTokens ?? estimateTokens(output.content ?? output.refusal ?? '');
+    const prompt = output.usage?.promptTokens ?? promptTokens;
+    if (provider) await settle(deps.db, { runId: id, step: HOLD_STEP, actualAmount: modelCredits(prompt + completionTokens, model, deps.pricing) });
     await journey(deps.db, input.tenantId, id, output.refusal ? 'chat.refused' : 'chat.completed', output.finishReason);
     if (input.memory?.remember && output.content) {
       await createEntry(deps.db, input.tenantId, {
@@ -141,7 +140,7 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
         entryKey: `chat:${id}`,
       });
     }
-    return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    return { prompt_tokens: prompt, completion_tokens: completionTokens, total_tokens: prompt + completionTokens };
   }
 
   /** After a failure or abort: release the hold, record it, and hide the provider behind a contract error. */

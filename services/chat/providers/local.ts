@@ -1,10 +1,11 @@
 // The default provider: local, account-free and deterministic. It answers from
 // the conversation and the grounding (recalled vault entries, fetched context),
 // and fills a JSON schema from the same material.
-import { fillSchema, fillSourceOf } from '../../../domain/chat/fill-schema.ts';
+import { fillSchema } from '../../../domain/chat/fill-schema.ts';
 import type { ChatOutput, ChatProvider, ChatRequest } from '../../../domain/chat/types.ts';
 import { estimateTokens } from '../../../domain/tokens.ts';
 import { analyzeObjective, truncate } from '../../../domain/text/analyze.ts';
+import { ungroundedRefusal } from '../structured-output.ts';
 
 function lastUserText(request: ChatRequest): string {
   return [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
@@ -50,8 +51,10 @@ export const localProvider: ChatProvider = {
   async complete(request) {
     if (request.responseFormat) {
       const grounding = [lastUserText(request), ...request.grounding.memory.map((m) => `${m.subject}. ${m.content}`), request.grounding.document ?? ''].join('\n');
-      const value = fillSchema(request.responseFormat.schema, fillSourceOf(grounding));
-      return { content: JSON.stringify(value), refusal: null, finishReason: 'stop' };
+      const filled = fillSchema(request.responseFormat.schema, grounding, request.responseFormat.name);
+      // A refusal rather than a guessed value; 'stop' so the client's parse() surfaces message.refusal.
+      if (!filled.ok) return { content: null, refusal: ungroundedRefusal(filled.missing), finishReason: 'stop' };
+      return { content: JSON.stringify(filled.value), refusal: null, finishReason: 'stop' };
     }
     return bounded(answerText(request), request.maxTokens);
   },

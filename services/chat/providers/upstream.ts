@@ -2,7 +2,16 @@
 // of the variable holding its key (a reference, never the value in config),
 // and a model mapping. Its failures become ProviderErrors with no identity.
 import { EventSourceParserStream } from 'eventsource-parser/stream';
-import { type ChatOutput, type ChatProvider, type ChatRequest, type ChatStreamEvent, ProviderError } from '../../../domain/chat/types.ts';
+import {
+  type ChatMessage,
+  type ChatOutput,
+  type ChatProvider,
+  type ChatRequest,
+  type ChatStreamEvent,
+  ProviderError,
+  type ReportedUsage,
+  type ToolCallRequest,
+} from '../../../domain/chat/types.ts';
 
 export interface UpstreamConfig {
   baseUrl: string;
@@ -12,7 +21,8 @@ export interface UpstreamConfig {
 }
 
 interface UpstreamReply {
-  choices?: { message?: { content?: string | null; refusal?: string | null }; finish_reason?: string }[];
+  choices?: { message?: { content?: string | null; refusal?: string | null; tool_calls?: ToolCallRequest[] }; finish_reason?: string }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
 }
 
 interface UpstreamChunk {
@@ -20,7 +30,27 @@ interface UpstreamChunk {
 }
 
 function finishOf(reason: string | null | undefined): ChatOutput['finishReason'] {
-  return reason === 'length' || reason === 'content_filter' ? reason : 'stop';
+  return reason === 'length' || reason === 'content_filter' || reason === 'tool_calls' ? reason : 'stop';
+}
+
+function usageOf(reply: UpstreamReply): ReportedUsage | undefined {
+  const u = reply.usage;
+  if (!u || !Number.isInteger(u.prompt_tokens) || !Number.isInteger(u.completion_tokens)) return undefined;
+  return { promptTokens: Math.max(0, u.prompt_tokens!), completionTokens: Math.max(0, u.completion_tokens!) };
+}
+
+function toolCallsOf(calls: unknown): ToolCallRequest[] | undefined {
+  if (!Array.isArray(calls) || calls.length === 0) return undefined;
+  return calls
+    .filter((c) => c && typeof c.id === 'string' && typeof c.function?.name === 'string')
+    .map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: typeof c.function.arguments === 'string' ? c.function.arguments : '{}' } }));
+}
+
+/** OpenAI's wire form of a message: an assistant turn that only called tools has null content. */
+function wireMessage(m: ChatMessage) {
+  if (m.role === 'assistant' && m.tool_calls?.length) return { role: m.role, content: m.content || null, tool_calls: m.tool_calls };
+  if (m.role === 'tool') return { role: m.role, content: m.content, tool_call_id: m.tool_call_id };
+  return { role: m.role, content: m.content };
 }
 
 /** POSTs the request upstream; transport and HTTP failures become ProviderErrors without identity. */
@@ -35,10 +65,11 @@ async function post(config: UpstreamConfig, request: ChatRequest, signal: AbortS
         model: config.modelMap[request.model] ?? request.model,
         messages: [
           ...(request.grounding.memory.length || request.grounding.document ? [{ role: 'system', content: groundingPrompt(request.grounding) }] : []),
-          ...request.messages,
+          ...request.messages.map(wireMessage),
         ],
         max_tokens: request.maxTokens,
         stream,
+        ...(request.tools?.length ? { tools: request.tools } : {}),
         ...(request.responseFormat ? { response_format: { type: 'json_schema', json_schema: { ...request.responseFormat, strict: true } } } : {}),
       }),
       signal: AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)]),
@@ -68,7 +99,14 @@ export function upstreamProvider(config: UpstreamConfig): ChatProvider {
       }
       const choice = reply.choices?.[0];
       if (!choice?.message) throw new ProviderError('unavailable');
-      return { content: choice.message.content ?? null, refusal: choice.message.refusal ?? null, finishReason: finishOf(choice.finish_reason) };
+      const toolCalls = toolCallsOf(choice.message.tool_calls);
+      return {
+        content: choice.message.content ?? null,
+        refusal: choice.message.refusal ?? null,
+        finishReason: toolCalls ? 'tool_calls' : finishOf(choice.finish_reason),
+        ...(toolCalls ? { toolCalls } : {}),
+        ...(usageOf(reply) ? { usage: usageOf(reply) } : {}),
+      };
     },
 
     async *stream(request, signal): AsyncIterable<ChatStreamEvent> {

@@ -1,0 +1,183 @@
+// Model calls of an upstream run: planning (structured output against the
+// service's plan schema, validated with Ajv) and each turn of the execute
+// loop (OpenAI tools / tool_calls). Every call is one activity, checked
+// against the hold before it is made and charged by the usage the provider
+// reports, recorded once per call key so a retry never charges twice.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import Ajv from 'ajv';
+import type { Db } from '../db/client.ts';
+import { type ProposedCall, scopeOf } from '../domain/agent/admission.ts';
+import { executionInstructions, type ModelPlan, PLAN_SCHEMA, planningInstructions } from '../domain/agent/plan-schema.ts';
+import { type ChatMessage, type ChatOutput, type ChatRequest, ProviderError, type ToolDefinition } from '../domain/chat/types.ts';
+import type { ModelId } from '../domain/models.ts';
+import type { Plan, PlanStep } from '../domain/planning/plan.ts';
+import { requestedActions } from '../domain/planning/requested-actions.ts';
+import { modelCredits, type PricingTable, type Provider, toolCalls, toolCredits } from '../domain/pricing.ts';
+import type { LoopStop } from '../domain/runs/run-types.ts';
+import { estimateTokens } from '../domain/tokens.ts';
+import { isToolId, TOOL_IDS, type ToolId, TOOLS } from '../domain/tools.ts';
+import type { Providers } from '../services/model-layer.ts';
+import { heldFor, modelUsageOf, recordModelCall } from '../services/model-usage.ts';
+import { HOLD_STEP } from './ledger.ts';
+
+const ajv = new Ajv.default({ strict: false, allErrors: true });
+const validatePlan = ajv.compile(PLAN_SCHEMA);
+const validateArgs = Object.fromEntries(TOOL_IDS.map((id) => [id, ajv.compile(TOOLS[id].parameters)]));
+
+export interface AgentDeps {
+  db: Db;
+  pricing: PricingTable;
+  providers: Providers;
+  turnMaxTokens: number;
+}
+
+interface CallContext {
+  runId: string;
+  tenantId: string;
+  model: ModelId;
+  provider: Provider;
+}
+
+/** The catalog in OpenAI's `tools` wire format: exactly what GET /v1/tools lists. */
+export function catalogTools(): ToolDefinition[] {
+  return TOOL_IDS.map((id) => ({ type: 'function', function: { name: id, description: TOOLS[id].description, parameters: TOOLS[id].parameters } }));
+}
+
+type Called = { kind: 'output'; output: ChatOutput } | { kind: 'stopped'; stop: LoopStop };
+
+/** One model call: refused if its worst case would pass the hold, charged by reported usage, recorded once. */
+async function callModel(deps: AgentDeps, c: CallContext, callKey: string, request: ChatRequest, toolsRun: ToolId[]): Promise<Called> {
+  const provider = deps.providers[c.provider];
+  if (!provider) return { kind: 'stopped', stop: { code: 'model_unavailable', message: `No provider is configured for ${c.model}; nothing was sent to a model.` } };
+  const hold = await heldFor(deps.db, c.runId, HOLD_STEP);
+  const spent = (await modelUsageOf(deps.db, c.runId)).credits + toolCredits(toolCalls(toolsRun), deps.pricing);
+  const promptTokens = estimateTokens(JSON.stringify([request.messages, request.tools ?? [], request.responseFormat ?? null]));
+  const worstCase = modelCredits(promptTokens + request.maxTokens, c.model, deps.pricing);
+  if (spent + worstCase > hold) {
+    return { kind: 'stopped', stop: { code: 'hold_exhausted', message: `The next model call could cost up to ${worstCase} credits; ${hold - spent} of the ${hold} held remain. It was not made.` } };
+  }
+  let output: ChatOutput;
+  try {
+    output = await provider.complete(request, Context.current().cancellationSignal);
+  } catch (err) {
+    if (err instanceof ProviderError && err.kind === 'rate_limited') {
+      throw ApplicationFailure.retryable('model rate limited', 'ModelRateLimited', undefined, { nextRetryDelay: `${err.retryAfterSeconds ?? 1}s` });
+    }
+    throw err; // a failed call reports no usage and charges nothing; Temporal retries it
+  }
+  const completion = output.content ?? output.refusal ?? JSON.stringify(output.toolCalls ?? []);
+  const usage = output.usage ?? { promptTokens, completionTokens: estimateTokens(completion) };
+  const credits = modelCredits(usage.promptTokens + usage.completionTokens, c.model, deps.pricing);
+  await recordModelCall(deps.db, { tenantId: c.tenantId, runId: c.runId, callKey, model: c.model, ...usage, credits });
+  if (spent + credits > hold) {
+    return { kind: 'stopped', stop: { code: 'hold_exhausted', message: `The model reported usage of ${credits} credits for one call, past the ${hold} held; the run stopped and is charged no more than the hold.` } };
+  }
+  return { kind: 'output', output };
+}
+
+/** The plan a valid model answer describes; effect classes from the catalog, never from the model. */
+function toPlan(plan: ModelPlan): Plan {
+  const steps: PlanStep[] = plan.steps.map((s, i) => {
+    const tool = s.tool as PlanStep['tool'];
+    return { id: `step_${i + 1}`, tool, effect: TOOLS[tool].effect, purpose: s.purpose, scope: scopeOf(tool, s.arguments), covers: s.covers, arguments: s.arguments };
+  });
+  return { planner: 'model', steps, gaps: plan.unresolved };
+}
+
+/** Problems of a model's plan answer, in words the model can fix; empty when it is valid. */
+export function planProblems(content: string | null, actionCount: number): { problems: string[]; plan?: ModelPlan } {
+  let value: unknown;
+  try {
+    value = JSON.parse(content ?? '');
+  } catch {
+    return { problems: ['The answer is not JSON.'] };
+  }
+  const v = value as ModelPlan;
+  const unknownTools = Array.isArray(v?.steps) ? v.steps.map((s, i) => [i, s?.tool] as const).filter(([, t]) => typeof t !== 'string' || !isToolId(t)) : [];
+  if (unknownTools.length) return { problems: unknownTools.map(([i, t]) => `steps[${i}].tool: "${String(t).slice(0, 64)}" is not a tool of the catalog.`) };
+  if (!validatePlan(value)) return { problems: (validatePlan.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`) };
+  const problems: string[] = [];
+  v.steps.forEach((s, i) => {
+    if (!validateArgs[s.tool]!(s.arguments)) problems.push(`steps[${i}].arguments: ${(validateArgs[s.tool]!.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`);
+    for (const n of s.covers) if (n > actionCount) problems.push(`steps[${i}].covers: there is no action ${n}.`);
+  });
+  for (const u of v.unresolved) if (u.action > actionCount) problems.push(`unresolved: there is no action ${u.action}.`);
+  return problems.length ? { problems } : { problems, plan: v };
+}
+
+/** Parses and validates each tool call's arguments against the catalog (the workflow decides admission). */
+function proposedCalls(output: ChatOutput): ProposedCall[] {
+  return (output.toolCalls ?? []).map((call) => {
+    const name = call.function.name;
+    let args: unknown;
+    try {
+      args = JSON.parse(call.function.arguments || '{}');
+    } catch {
+      return { id: call.id, name, arguments: null, problem: 'arguments are not JSON' };
+    }
+    if (!isToolId(name)) return { id: call.id, name, arguments: null, problem: null };
+    const valid = validateArgs[name]!(args);
+    const problem = valid ? null : (validateArgs[name]!.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
+    return { id: call.id, name, arguments: valid ? (args as Record<string, unknown>) : null, problem };
+  });
+}
+
+export type PlanProposal =
+  | { kind: 'planned'; plan: Plan }
+  | { kind: 'invalid'; problems: string[] }
+  | { kind: 'stopped'; stop: LoopStop };
+
+export type TurnOutcome =
+  | { kind: 'answer'; content: string }
+  | { kind: 'tool_calls'; assistant: ChatMessage; calls: ProposedCall[] }
+  | { kind: 'stopped'; stop: LoopStop };
+
+export function agentActivities(deps: AgentDeps) {
+  return {
+    /** Asks the model for a plan; `problems` from an earlier attempt are shown to it once. */
+    async proposePlan(p: CallContext & { input: string; attempt: number; problems: string[] }): Promise<PlanProposal> {
+      const actions = requestedActions(p.input);
+      const messages: ChatMessage[] = [
+        { role: 'system', content: planningInstructions(actions) },
+        { role: 'user', content: p.input },
+        ...(p.problems.length
+          ? [{ role: 'user' as const, content: `Your previous plan was not valid:\n${p.problems.map((x) => `- ${x}`).join('\n')}\nAnswer again with a valid plan.` }]
+          : []),
+      ];
+      const request: ChatRequest = {
+        model: p.model,
+        messages,
+        grounding: { memory: [], document: null },
+        responseFormat: { name: 'run_plan', schema: PLAN_SCHEMA as unknown as Record<string, unknown> },
+        maxTokens: deps.turnMaxTokens,
+      };
+      const called = await callModel(deps, p, `plan:${p.attempt}`, request, []);
+      if (called.kind === 'stopped') return called;
+      if (called.output.refusal) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to plan this request.' } };
+      const { problems, plan } = planProblems(called.output.content, actions.length);
+      return plan ? { kind: 'planned', plan: toPlan(plan) } : { kind: 'invalid', problems: problems.slice(0, 10) };
+    },
+
+    /** One turn of the execute loop: the model sees the approved plan, the input and the tool results so far. */
+    async modelTurn(t: CallContext & { input: string; plan: Plan; transcript: ChatMessage[]; turn: number; toolsRun: ToolId[] }): Promise<TurnOutcome> {
+      const actions = requestedActions(t.input);
+      const planLines = t.plan.steps.map((s) => `${s.id}: ${s.tool} - ${s.purpose}${s.arguments ? ` ${JSON.stringify(s.arguments)}` : ''}`);
+      const request: ChatRequest = {
+        model: t.model,
+        messages: [{ role: 'system', content: executionInstructions(actions, planLines) }, { role: 'user', content: t.input }, ...t.transcript],
+        grounding: { memory: [], document: null },
+        responseFormat: null,
+        maxTokens: deps.turnMaxTokens,
+        tools: catalogTools(),
+      };
+      const called = await callModel(deps, t, `turn:${t.turn}`, request, t.toolsRun);
+      if (called.kind === 'stopped') return called;
+      const { output } = called;
+      if (output.toolCalls?.length) {
+        return { kind: 'tool_calls', assistant: { role: 'assistant', content: output.content ?? '', tool_calls: output.toolCalls }, calls: proposedCalls(output) };
+      }
+      if (output.refusal || output.content === null) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to answer.' } };
+      return { kind: 'answer', content: output.content };
+    },
+  };
+}

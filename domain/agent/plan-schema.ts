@@ -1,0 +1,79 @@
+// The JSON Schema the service owns for a model's plan, and the instructions
+// that go with it. The model chooses tools and arguments; the service decides
+// each step's effect class from the catalog, so the optional `effect` a model
+// may write is never read.
+import type { RequestedAction } from '../planning/requested-actions.ts';
+import { TOOL_IDS, TOOLS } from '../tools.ts';
+
+export const MAX_MODEL_PLAN_STEPS = 8;
+
+export const PLAN_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['steps', 'unresolved'],
+  properties: {
+    steps: {
+      type: 'array',
+      maxItems: MAX_MODEL_PLAN_STEPS,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['tool', 'arguments', 'purpose', 'covers'],
+        properties: {
+          tool: { type: 'string', enum: [...TOOL_IDS], description: 'A tool of the catalog.' },
+          arguments: { type: 'object', description: "The tool's arguments, per its parameters schema." },
+          purpose: { type: 'string', minLength: 1, maxLength: 300, description: 'Why the step exists, for the person who approves it.' },
+          covers: { type: 'array', items: { type: 'integer', minimum: 1 }, description: 'Numbers of the requested actions this step carries out.' },
+          effect: { type: 'string', description: 'Ignored: the service takes the effect class from the catalog.' },
+        },
+      },
+    },
+    unresolved: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['action', 'reason'],
+        properties: { action: { type: 'integer', minimum: 1 }, reason: { type: 'string', minLength: 1, maxLength: 300 } },
+      },
+      description: 'Requested actions that no tool can carry out, with the reason.',
+    },
+  },
+} as const;
+
+export interface ModelPlan {
+  steps: { tool: string; arguments: Record<string, unknown>; purpose: string; covers: number[]; effect?: string }[];
+  unresolved: { action: number; reason: string }[];
+}
+
+function catalogLines(): string[] {
+  return TOOL_IDS.map((id) => `- ${id} (${TOOLS[id].effect === 'external' ? 'external effect, needs a person\'s approval' : 'read only'}): ${TOOLS[id].description} Arguments: ${JSON.stringify(TOOLS[id].parameters)}`);
+}
+
+export function actionLines(actions: RequestedAction[]): string[] {
+  return actions.map((a) => `${a.n}. ${a.clause}`);
+}
+
+export function planningInstructions(actions: RequestedAction[]): string {
+  return [
+    'You plan work for a governed workspace service. Answer only with JSON that matches the given schema.',
+    'Tools you may use (no others exist):',
+    ...catalogLines(),
+    'The request, split into numbered actions:',
+    ...actionLines(actions),
+    'Cover every action: either by steps that carry it out (list its number in `covers`), or in `unresolved` with the reason.',
+    'Analysis and writing based on the given text need no tool: you will do them in your answer. An action that changes something outside (deleting, paying, emailing, deploying, booking, buying...) that no tool above performs must go to `unresolved`.',
+  ].join('\n');
+}
+
+export function executionInstructions(actions: RequestedAction[], planLines: string[]): string {
+  return [
+    'You carry out an approved plan for a governed workspace service.',
+    'Approved steps:',
+    ...planLines,
+    'Requested actions:',
+    ...actionLines(actions),
+    'Call the tools of the approved steps through tool calls. A tool call outside the approved plan is refused.',
+    'When you are done, answer with the result. Never say an action was done unless a tool result shows it was.',
+  ].join('\n');
+}

@@ -1,0 +1,122 @@
+// What a run's input asks for, clause by clause, and whether any tool of the
+// catalog can do it. Deterministic and shared by the local planner (to plan)
+// and by verification (to check every requested action against what was
+// performed), for local and upstream runs alike: no clause is dropped silently.
+import { sentencesOf, tidy, clausesOfSentence, wordsOf } from '../text/analyze.ts';
+import type { ToolCapability } from '../tools.ts';
+
+/** analysis: work on the given text; delivery: send the result (webhook); unsupported: an effect no tool performs. */
+export type ActionKind = Extract<ToolCapability, 'analysis' | 'delivery'> | 'unsupported';
+
+export interface RequestedAction {
+  /** 1-based, in input order; plans cite it in `covers`. */
+  n: number;
+  clause: string;
+  /** 0-based index into sentencesOf(input). */
+  sentence: number;
+  kind: ActionKind;
+  /** The verb that decided the kind, when one did. */
+  verb: string | null;
+}
+
+const ANALYSIS_VERBS = words(`review summarise summarize summary analyse analyze assess evaluate compare contrast list identify
+  extract outline draft plan check flag prioritise prioritize rank explain describe note highlight estimate map find collect
+  compile gather recall consider examine study investigate propose suggest recommend write prepare organise organize
+  categorise categorize group clarify understand determine decide answer read tell show give break summarising
+  what which how why who when where whether is are does do should can could translate rewrite proofread critique`);
+
+const DELIVERY_VERBS = words('send deliver notify post publish forward push share broadcast alert');
+
+// State-changing verbs for which the catalog has no tool. Ambiguous verbs are
+// here on purpose: an action that might not have happened is unresolved.
+const UNSUPPORTED_VERBS = words(`delete remove erase drop purge destroy wipe pay transfer refund charge invoice bill buy purchase
+  order book reserve schedule cancel email e-mail mail call phone text sms message deploy release ship launch install uninstall
+  upgrade update patch restart reboot shutdown shut start stop kill migrate provision scale rollback roll merge commit upload
+  download sign submit file apply approve reject hire fire onboard invite create open close assign move rename archive backup
+  back restore grant revoke rotate reset change set configure enable disable execute run fix implement build print fax
+  contact tweet retire decommission terminate sell renew register subscribe unsubscribe lock unlock rebook`);
+
+const IRREGULAR: Record<string, string> = {
+  paid: 'pay', bought: 'buy', sent: 'send', sold: 'sell', shut: 'shut', built: 'build', ran: 'run', set: 'set',
+  wrote: 'write', written: 'write', drew: 'draw', given: 'give', gave: 'give', shown: 'show', read: 'read',
+};
+
+const FILLER = /^(?:(?:please|kindly|also|and|then|finally|next|first|second|third|lastly|now|so|just)\s+|(?:can|could|would|will) you\s+|(?:i|we) (?:need|want|would like) (?:you )?to\s+|(?:you|we) (?:should|must|need to|have to)\s+|let's\s+|go ahead and\s+)+/i;
+const NEGATED = /^(?:do not|don't|never|without|no need to|avoid)\b/i;
+
+function words(list: string): ReadonlySet<string> {
+  return new Set(list.split(/\s+/).filter(Boolean));
+}
+
+/** The base form of an inflected verb, when it is one of `set`'s verbs. */
+function verbIn(word: string, set: ReadonlySet<string>): string | null {
+  const w = word.toLowerCase();
+  if (set.has(w)) return w;
+  if (IRREGULAR[w] && set.has(IRREGULAR[w]!)) return IRREGULAR[w]!;
+  for (const suffix of ['ing', 'ed', 'es', 's', 'd']) {
+    if (!w.endsWith(suffix)) continue;
+    const stem = w.slice(0, -suffix.length);
+    for (const candidate of [stem, `${stem}e`, stem.slice(0, -1)]) if (candidate.length > 1 && set.has(candidate)) return candidate;
+  }
+  return null;
+}
+
+// Verbs that almost never stand for a noun, so a conjunction or comma before one starts a new action
+// ("…buckets and pay the invoice", "…, pay the invoice"); "open questions and risks" stays one clause.
+const SPLIT_VERBS = [...words(`delete remove erase purge destroy wipe pay transfer refund buy purchase book schedule cancel email
+  deploy install uninstall upgrade restart reboot migrate provision merge upload download sign submit hire fire invite assign
+  rename archive restore revoke rotate configure enable disable execute fix implement print fax contact tweet retire
+  decommission terminate sell renew register subscribe unsubscribe send deliver notify post publish forward share broadcast alert
+  review summarise summarize analyse analyze assess evaluate compare identify extract outline draft check flag prioritise
+  prioritize explain describe highlight estimate collect compile gather examine investigate propose suggest recommend write
+  prepare translate`)];
+const ACTION_SPLIT = new RegExp(`\\s*(?:,|\\band\\b|\\bor\\b|\\bbut\\b|&)\\s+(?:then\\s+|also\\s+|please\\s+)*(?=(?:${SPLIT_VERBS.join('|')})\\b(?!-))`, 'i');
+const PASSIVE = new Set(['be', 'been', 'being', 'is', 'are', 'was', 'were', 'get', 'gets', 'got']);
+
+/** A verb of `set` in the passive ("must be deleted", "should get paid"), anywhere in the words. */
+function passiveVerb(ws: string[], set: ReadonlySet<string>): string | null {
+  for (let i = 1; i < ws.length; i++) {
+    if (!PASSIVE.has(ws[i - 1]!)) continue;
+    const verb = verbIn(ws[i]!, set);
+    if (verb) return verb;
+  }
+  return null;
+}
+
+function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
+  const body = clause.replace(FILLER, '');
+  if (NEGATED.test(body)) return { kind: 'analysis', verb: null }; // a constraint, not a request to act
+  const first = wordsOf(body)[0] ?? '';
+  const byFirst =
+    (verbIn(first, UNSUPPORTED_VERBS) && !verbIn(first, ANALYSIS_VERBS) && { kind: 'unsupported' as const, verb: verbIn(first, UNSUPPORTED_VERBS) }) ||
+    (verbIn(first, DELIVERY_VERBS) && { kind: 'delivery' as const, verb: verbIn(first, DELIVERY_VERBS) }) ||
+    (verbIn(first, ANALYSIS_VERBS) && { kind: 'analysis' as const, verb: verbIn(first, ANALYSIS_VERBS) });
+  if (byFirst) return byFirst;
+  // No leading verb ("The old buckets must be deleted"): an effect in the passive still counts.
+  const ws = wordsOf(body);
+  const unsupported = passiveVerb(ws, UNSUPPORTED_VERBS);
+  if (unsupported) return { kind: 'unsupported', verb: unsupported };
+  const delivery = passiveVerb(ws, DELIVERY_VERBS);
+  if (delivery) return { kind: 'delivery', verb: delivery };
+  return { kind: 'analysis', verb: null };
+}
+
+/** Every action the input requests, in order. An input with no clause of two words or more is one analysis action. */
+export function requestedActions(input: string): RequestedAction[] {
+  const actions: RequestedAction[] = [];
+  const sentences = sentencesOf(input);
+  sentences.forEach((sentence, index) => {
+    for (const clause of clausesOfSentence(sentence)) {
+      for (const part of clause.split(ACTION_SPLIT).map(tidy).filter((p) => wordsOf(p).length >= 1)) {
+        actions.push({ n: actions.length + 1, clause: part, sentence: index, ...kindOf(part) });
+      }
+    }
+  });
+  if (actions.length === 0) actions.push({ n: 1, clause: tidy(input), sentence: 0, kind: 'analysis', verb: null });
+  return actions;
+}
+
+/** Why an unsupported action stays unresolved, in words a person can act on. */
+export function unsupportedReason(action: RequestedAction): string {
+  return `asks to ${action.verb ?? 'act'}, and no configured tool can do that; it was not done`;
+}

@@ -1,0 +1,41 @@
+// Shapes that cross the workflow/activity boundary and feed verification
+// (types only; the workflow imports nothing else from here).
+import type { ToolId } from '../tools.ts';
+
+export interface ApprovalRecord {
+  state: 'pending' | 'approved' | 'rejected' | 'expired';
+  effects: { step_id: string; tool: ToolId; why: string }[];
+  reason: string;
+  deadline: string;
+  decided_at: string | null;
+  decision_reason: string | null;
+}
+
+/**
+ * done: performed, output recorded; not_configured: the tool cannot run for
+ * this tenant; failed: kept failing, nothing was done; outcome_unknown: an
+ * effect may or may not have happened (a delivery that timed out after
+ * sending); refused: the service would not run it (not in the approved plan,
+ * unknown tool, invalid arguments). Anything but done is unresolved.
+ */
+export type StepStatus = 'done' | 'not_configured' | 'failed' | 'outcome_unknown' | 'refused';
+
+export interface StepResult {
+  step_id: string;
+  tool: ToolId;
+  status: StepStatus;
+  detail: string;
+  output: unknown;
+  /** What the tool worked on (for text_analysis, the text analysed), so verification can derive the output again. */
+  scope?: string;
+  /** digestOf(output) when the tool produced it; verification recomputes and compares it. */
+  output_digest?: string | null;
+  /** What the step read: `memory:<entry id>` and the like, for the receipt's source coverage. */
+  sources: string[];
+}
+
+/** Why a model-driven run stopped before its model gave a final answer. */
+export interface LoopStop {
+  code: 'plan_invalid' | 'turn_limit' | 'hold_exhausted' | 'model_unavailable' | 'model_refused';
+  message: string;
+}

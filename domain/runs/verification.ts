@@ -1,0 +1,188 @@
+// Verification of a run: the receipt is computed from what was requested and
+// what was performed, never asserted. Every requested action of the input is
+// mapped to the steps that carried it out; every output is recomputed; every
+// external effect is classed performed, not_performed or outcome_unknown; and
+// whatever is not performed and checked is in `unresolved`.
+import { digestOf } from '../digest.ts';
+import type { Plan, PlanStep } from '../planning/plan.ts';
+import { type RequestedAction, requestedActions, unsupportedReason } from '../planning/requested-actions.ts';
+import { type ActionOutcome, type CompletionReceipt, coverageRatio, type VerificationClass } from '../receipt.ts';
+import { sentencesOf, truncate } from '../text/analyze.ts';
+import { TOOLS } from '../tools.ts';
+import type { ApprovalRecord, LoopStop, StepResult } from './run-types.ts';
+import { textAnalysisOutput } from './tool-outputs.ts';
+
+export interface VerifyInput {
+  runId: string;
+  input: string;
+  memory: boolean;
+  plan: Plan;
+  results: StepResult[];
+  approval: ApprovalRecord | null;
+  /** The model's final answer (upstream runs); analysis actions no step covers rest on it. */
+  answer?: string | null;
+  /** Why a model-driven run stopped early, if it did. */
+  stopped?: LoopStop | null;
+  /** Tool calls of a model that named no tool of the catalog, refused. */
+  refusals?: string[];
+}
+
+export interface RunResult {
+  summary: string;
+  key_phrases?: string[];
+  answer?: string;
+  steps: StepResult[];
+}
+
+/** Whether the recorded output is the one the tool produced: digest recomputed, deterministic tools derived again. */
+export function outputChecks(result: StepResult, step: PlanStep | undefined): boolean {
+  if (result.status !== 'done' || !result.output_digest) return false;
+  if (digestOf(result.output) !== result.output_digest) return false;
+  const scope = result.scope ?? step?.scope;
+  if (result.tool === 'text_analysis' && scope !== undefined) return digestOf(textAnalysisOutput(scope)) === result.output_digest;
+  return true;
+}
+
+const quote = (a: RequestedAction) => `action ${a.n} "${truncate(a.clause, 120)}"`;
+
+interface Assessment {
+  outcomes: ActionOutcome[];
+  unresolved: string[];
+  /** Steps already accounted for by an action's unresolved item. */
+  accounted: Set<string>;
+}
+
+const stepNote = (step: PlanStep, result: StepResult | undefined) =>
+  result ? `${step.id} (${step.tool}) ${result.status}: ${result.detail}` : `${step.id} (${step.tool}) was never run`;
+
+/** Maps each requested action to the performed steps of its kind that cover it. */
+function assessActions(v: VerifyInput, actions: RequestedAction[]): Assessment {
+  const resultOf = new Map(v.results.map((r) => [r.step_id, r]));
+  const modelPlanned = v.plan.planner !== 'local-deterministic';
+  const gapOf = new Map((v.plan.gaps ?? []).map((g) => [g.action, g.reason]));
+  const outcomes: ActionOutcome[] = [];
+  const unresolved: string[] = [];
+  const accounted = new Set<string>();
+  for (const a of actions) {
+    if (a.kind === 'unsupported') {
+      outcomes.push({ n: a.n, kind: a.kind, outcome: 'not_performed', by: [], checked: false });
+      unresolved.push(`${quote(a)}: ${unsupportedReason(a)}.`);
+      continue;
+    }
+    const steps = v.plan.steps.filter((s) => s.covers?.includes(a.n) && TOOLS[s.tool].capability === a.kind);
+    const results = steps.map((s) => ({ step: s, result: resultOf.get(s.id) }));
+    for (const s of steps) accounted.add(s.id);
+    const done = results.filter((x) => x.result?.status === 'done');
+    const unknown = results.filter((x) => x.result?.status === 'outcome_unknown');
+    if (done.length > 0 && done.length === results.length) {
+      const checked = done.every((x) => outputChecks(x.result!, x.step));
+      outcomes.push({ n: a.n, kind: a.kind, outcome: 'performed', by: done.map((x) => x.step.id), checked });
+      if (!checked) unresolved.push(`${quote(a)}: performed, but its recorded output did not match when recomputed.`);
+    } else if (unknown.length > 0) {
+      outcomes.push({ n: a.n, kind: a.kind, outcome: 'outcome_unknown', by: unknown.map((x) => x.step.id), checked: false });
+      unresolved.push(`${quote(a)}: the outcome is unknown (${unknown.map((x) => x.result!.detail).join(' ')}).`);
+    } else if (steps.length === 0 && a.kind === 'analysis' && modelPlanned && v.answer && !gapOf.has(a.n)) {
+      // An upstream model analyses in its answer; the answer is the step, its digest the check.
+      outcomes.push({ n: a.n, kind: a.kind, outcome: 'performed', by: ['answer'], checked: true });
+    } else {
+      outcomes.push({ n: a.n, kind: a.kind, outcome: 'not_performed', by: [], checked: false });
+      const why =
+        gapOf.get(a.n) ??
+        (steps.length === 0
+          ? `no step of the plan ${a.kind === 'delivery' ? 'delivers it' : 'carries it out'}`
+          : results.filter((x) => x.result?.status !== 'done').map((x) => stepNote(x.step, x.result)).join('; '));
+      unresolved.push(`${quote(a)}: not done; ${why.replace(/\.$/, '')}.`);
+    }
+  }
+  return { outcomes, unresolved, accounted };
+}
+
+/** Each external effect's ref and what became of it. */
+function effectBoundary(v: VerifyInput, actions: RequestedAction[]) {
+  const resultOf = new Map(v.results.map((r) => [r.step_id, r]));
+  const planned = v.plan.steps.filter((s) => s.effect === 'external');
+  const ref = (s: { tool: string; id: string }) => `${s.tool}:${s.id}`;
+  const unsupported = actions.filter((a) => a.kind === 'unsupported').map((a) => `action_${a.n}:${a.verb ?? 'act'}`);
+  const refused = v.results.filter((r) => r.status === 'refused' && TOOLS[r.tool].effect === 'external').map((r) => `${r.tool}:${r.step_id}`);
+  const statusOf = (s: PlanStep) => resultOf.get(s.id)?.status;
+  return {
+    effects_requested: [...planned.map(ref), ...refused, ...unsupported],
+    effects_approved: v.approval?.state === 'approved' ? planned.map(ref) : [],
+    effects_performed: planned.filter((s) => statusOf(s) === 'done').map(ref),
+    effects_not_performed: [...planned.filter((s) => !['done', 'outcome_unknown'].includes(statusOf(s) ?? '')).map(ref), ...refused, ...unsupported],
+    effects_outcome_unknown: planned.filter((s) => statusOf(s) === 'outcome_unknown').map(ref),
+  };
+}
+
+function classOf(outcomes: ActionOutcome[], unresolved: string[]): VerificationClass {
+  const checked = outcomes.filter((o) => o.outcome === 'performed' && o.checked).length;
+  if (checked === 0) return 'unverified';
+  return unresolved.length === 0 && checked === outcomes.length ? 'verified' : 'partially_verified';
+}
+
+export function buildRunResult(v: VerifyInput, outcomes: ActionOutcome[], unresolvedCount: number): RunResult {
+  const phrases = [
+    ...new Set(v.results.filter((r) => r.tool === 'text_analysis' && r.status === 'done').flatMap((r) => (r.output as { key_phrases: string[] }).key_phrases)),
+  ];
+  const performed = outcomes.filter((o) => o.outcome === 'performed').length;
+  const basis = v.answer != null ? "the model's answer and the tool results" : 'analysis of the text given in the input (no other document was read)';
+  const summary =
+    `${performed} of ${outcomes.length} requested action(s) performed, by ${basis}` +
+    (unresolvedCount ? `; ${unresolvedCount} item(s) unresolved, see receipt.unresolved` : '') +
+    (phrases.length ? `. Key phrases: ${phrases.slice(0, 8).join(', ')}.` : '.');
+  return { summary, ...(v.answer != null ? { answer: v.answer } : { key_phrases: phrases }), steps: v.results };
+}
+
+/** The run's result and its receipt, with nothing claimed that was not done and checked. */
+export function verifyRun(v: VerifyInput): { result: RunResult; receipt: CompletionReceipt } {
+  const actions = requestedActions(v.input);
+  const { outcomes, unresolved, accounted } = assessActions(v, actions);
+  const stepOf = new Map(v.plan.steps.map((s) => [s.id, s]));
+  for (const r of v.results) {
+    if (accounted.has(r.step_id)) continue;
+    if (r.status !== 'done') unresolved.push(`${r.step_id} (${r.tool}) ${r.status}: ${r.detail}`);
+    else if (!outputChecks(r, stepOf.get(r.step_id))) unresolved.push(`${r.step_id} (${r.tool}): its recorded output did not match when recomputed.`);
+  }
+  const ran = new Set(v.results.map((r) => r.step_id));
+  for (const s of v.plan.steps) if (!ran.has(s.id) && !accounted.has(s.id)) unresolved.push(`${stepNote(s, undefined)}.`);
+  unresolved.push(...(v.refusals ?? []));
+  if (v.stopped) unresolved.push(`${v.stopped.code}: ${v.stopped.message}`);
+  const uniqueUnresolved = [...new Set(unresolved)];
+
+  const result = buildRunResult(v, outcomes, uniqueUnresolved.length);
+  const sentences = sentencesOf(v.input);
+  const usedSentences = new Set(outcomes.filter((o) => o.outcome === 'performed').map((o) => actions[o.n - 1]!.sentence));
+  const memorySources = v.results
+    .filter((r) => r.tool === 'memory_recall' && r.status === 'done')
+    .flatMap((r) => (r.output as { entries: { id: string; content: string }[] }).entries)
+    .map((e) => ({ source: `memory:${e.id}`, digest: digestOf(e.content), characters: e.content.length, units_total: 1, units_used: 1 }));
+  const stepDigests = Object.fromEntries(v.results.filter((r) => r.status === 'done').map((r) => [`step:${r.step_id}`, digestOf(r.output)]));
+  const resultDigest = digestOf(result);
+  return {
+    result,
+    receipt: {
+      receipt_id: `rcpt_${resultDigest.slice(7, 31)}`,
+      subject: { kind: 'run', id: v.runId },
+      verification_class: classOf(outcomes, uniqueUnresolved),
+      action_boundary: effectBoundary(v, actions),
+      source_coverage: {
+        sources: [
+          { source: 'input', digest: digestOf(v.input), characters: v.input.length, units_total: sentences.length, units_used: usedSentences.size },
+          ...memorySources,
+        ],
+        coverage_ratio: coverageRatio(usedSentences.size, sentences.length),
+      },
+      digests: {
+        algorithm: 'sha256',
+        input: digestOf(v.input),
+        plan: digestOf(v.plan),
+        result: resultDigest,
+        ...(v.answer != null ? { answer: digestOf(v.answer) } : {}),
+        ...stepDigests,
+      },
+      unresolved: uniqueUnresolved,
+      persisted: true,
+      actions: outcomes,
+    },
+  };
+}

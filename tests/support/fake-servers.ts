@@ -1,0 +1,71 @@
+// Local HTTP servers the tests start: an OpenAI-compatible upstream (handled
+// freely, or scripted reply by reply) and a customer's webhook receiver.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+// `any`: tests read arbitrary JSON
+export type UpstreamBody = { model: string; messages: any[]; tools?: any[]; response_format?: any; max_tokens?: number };
+
+async function listen(server: http.Server, path: string) {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
+  const close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
+  return { url, close };
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let data = '';
+    req.on('data', (c) => (data += c));
+    req.on('end', () => resolve(data));
+  });
+}
+
+/** An OpenAI-compatible upstream whose every request goes to `handle`. */
+export async function fakeUpstream(handle: (body: UpstreamBody, req: http.IncomingMessage, res: http.ServerResponse) => void) {
+  const seen: { auth: string | undefined; body: UpstreamBody }[] = [];
+  const server = http.createServer(async (req, res) => {
+    const body = JSON.parse(await readBody(req)) as UpstreamBody;
+    seen.push({ auth: req.headers.authorization, body });
+    handle(body, req, res);
+  });
+  return { ...(await listen(server, '/v1')), seen };
+}
+
+/** One scripted upstream reply: an HTTP status, or a chat.completion message with optional usage. */
+export type ScriptedReply =
+  | { status: number }
+  | { content?: string | null; tool_calls?: { name: string; arguments: unknown }[]; usage?: { prompt_tokens: number; completion_tokens: number } };
+
+/** An upstream that answers each request with the next scripted reply (500 once the script runs out). */
+export async function scriptedUpstream(script: ScriptedReply[]) {
+  const replies = [...script];
+  return fakeUpstream((_body, _req, res) => {
+    const next = replies.shift() ?? { status: 500 };
+    if ('status' in next) return void res.writeHead(next.status, { 'content-type': 'application/json' }).end('{"error":{"message":"scripted failure"}}');
+    const toolCalls = next.tool_calls?.map((c, i) => ({ id: `call_${Math.random().toString(36).slice(2, 8)}_${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+    res.setHeader('content-type', 'application/json');
+    res.end(
+      JSON.stringify({
+        id: 'scripted',
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content: next.content ?? null, ...(toolCalls ? { tool_calls: toolCalls } : {}) }, finish_reason: toolCalls ? 'tool_calls' : 'stop' }],
+        usage: next.usage ? { ...next.usage, total_tokens: next.usage.prompt_tokens + next.usage.completion_tokens } : { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
+      }),
+    );
+  });
+}
+
+/** A customer's webhook: records each delivery; `delayMs` holds the answer back (to time the sender out). */
+export async function webhookReceiver(options: { delayMs?: number } = {}) {
+  const received: { headers: http.IncomingHttpHeaders; body: unknown }[] = [];
+  const server = http.createServer(async (req, res) => {
+    received.push({ headers: req.headers, body: JSON.parse(await readBody(req)) });
+    setTimeout(() => res.writeHead(204).end(), options.delayMs ?? 0);
+  });
+  return { ...(await listen(server, '/hook')), received };
+}

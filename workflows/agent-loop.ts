@@ -1,0 +1,99 @@
+// The upstream model's part of a run, inside the workflow's steps: planning
+// (asked once more when the plan is invalid) and the execute loop, where each
+// model turn and each tool call is its own activity. Which tool call runs is
+// decided here, deterministically (domain/agent/admission.ts): an external
+// effect only as a step a person approved.
+import { ActivityFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.ts';
+import type { PlanProposal } from '../activities/agent.ts';
+import { admitCall } from '../domain/agent/admission.ts';
+import type { ChatMessage } from '../domain/chat/types.ts';
+import type { ModelId } from '../domain/models.ts';
+import type { Plan, PlanStep } from '../domain/planning/plan.ts';
+import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
+
+type Activities = ReturnType<typeof createActivities>;
+
+// A failed model call charges nothing, so it is retried a few times; then the run stops needs_attention.
+const models = proxyActivities<Activities>({
+  startToCloseTimeout: '3 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
+
+export interface ModelContext {
+  runId: string;
+  tenantId: string;
+  model: ModelId;
+  provider: 'upstream';
+  input: string;
+}
+
+const unavailable = (what: string): LoopStop => ({ code: 'model_unavailable', message: `The model did not answer ${what} after retries.` });
+
+/** Runs `call`; a model activity that kept failing becomes a stop, cancellation still propagates. */
+async function orStop<T>(call: () => Promise<T>, what: string): Promise<T | { kind: 'stopped'; stop: LoopStop }> {
+  try {
+    return await call();
+  } catch (err) {
+    if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+    return { kind: 'stopped', stop: unavailable(what) };
+  }
+}
+
+/** The model's plan, or why there is none: asked twice at most. */
+export async function planWithModel(c: ModelContext): Promise<{ kind: 'planned'; plan: Plan } | { kind: 'stopped'; stop: LoopStop }> {
+  let problems: string[] = [];
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    const proposal: PlanProposal = await orStop(() => models.proposePlan({ ...c, attempt, problems }), 'the planning request');
+    if (proposal.kind !== 'invalid') return proposal;
+    problems = proposal.problems;
+  }
+  return { kind: 'stopped', stop: { code: 'plan_invalid', message: `The model's plan was invalid twice: ${problems.slice(0, 3).join(' ')}` } };
+}
+
+export interface LoopResult {
+  results: StepResult[];
+  answer: string | null;
+  stopped: LoopStop | null;
+  refusals: string[];
+}
+
+export interface LoopLimits {
+  maxTurns: number;
+  maxToolCalls: number;
+}
+
+/**
+ * Model turns until the model answers, a limit is reached or the hold would
+ * be passed. `runStep` runs one admitted tool call (and records progress).
+ */
+export async function executeWithModel(c: ModelContext, plan: Plan, limits: LoopLimits, runStep: (step: PlanStep, done: StepResult[]) => Promise<StepResult>): Promise<LoopResult> {
+  const transcript: ChatMessage[] = [];
+  const results: StepResult[] = [];
+  const refusals: string[] = [];
+  const used = new Set<string>();
+  const stop = (s: LoopStop): LoopResult => ({ results, answer: null, stopped: s, refusals });
+  for (let turn = 1; turn <= limits.maxTurns; turn++) {
+    const toolsRun = results.filter((r) => r.status === 'done').map((r) => r.tool);
+    const outcome = await orStop(() => models.modelTurn({ ...c, plan, transcript, turn, toolsRun }), `turn ${turn}`);
+    if (outcome.kind === 'stopped') return stop(outcome.stop);
+    if (outcome.kind === 'answer') return { results, answer: outcome.content, stopped: null, refusals };
+    transcript.push(outcome.assistant);
+    for (const [k, call] of outcome.calls.entries()) {
+      const admission = admitCall(call, { plan: plan.steps, used, callsSoFar: used.size, maxToolCalls: limits.maxToolCalls, ref: `call_${turn}_${k + 1}` });
+      let result: StepResult | null = null;
+      if (admission.admitted) {
+        used.add(admission.step.id);
+        result = await runStep(admission.step, results);
+      } else if (admission.tool) {
+        result = { step_id: admission.stepId, tool: admission.tool, status: 'refused', detail: admission.reason, output: null, sources: [] };
+      } else {
+        refusals.push(`${admission.stepId}: ${admission.reason} Refused.`);
+      }
+      if (result) results.push(result);
+      const content = result ? { status: result.status, detail: result.detail, output: result.output } : { status: 'refused', detail: admission.admitted ? '' : admission.reason };
+      transcript.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(content) });
+    }
+  }
+  return stop({ code: 'turn_limit', message: `The model gave no final answer within ${limits.maxTurns} turns.` });
+}
