@@ -41,10 +41,10 @@ export type ScriptedReply =
   | { status: number }
   | { content?: string | null; tool_calls?: { name: string; arguments: unknown }[]; usage?: { prompt_tokens: number; completion_tokens: number } };
 
-/** An upstream that answers each request with the next scripted reply (500 once the script runs out). */
-export async function scriptedUpstream(script: ScriptedReply[]) {
-  const replies = [...script];
-  return fakeUpstream((_body, _req, res) => {
+/** An upstream that answers each request with the next reply of the loaded script (500 once it runs out). */
+export async function scriptedUpstream() {
+  const replies: ScriptedReply[] = [];
+  const upstream = await fakeUpstream((_body, _req, res) => {
     const next = replies.shift() ?? { status: 500 };
     if ('status' in next) return void res.writeHead(next.status, { 'content-type': 'application/json' }).end('{"error":{"message":"scripted failure"}}');
     const toolCalls = next.tool_calls?.map((c, i) => ({ id: `call_${Math.random().toString(36).slice(2, 8)}_${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
@@ -58,6 +58,14 @@ export async function scriptedUpstream(script: ScriptedReply[]) {
       }),
     );
   });
+  return {
+    ...upstream,
+    /** Replaces the script and forgets the requests seen so far. */
+    load(script: ScriptedReply[]) {
+      replies.splice(0, replies.length, ...script);
+      upstream.seen.length = 0;
+    },
+  };
 }
 
 /** A customer's webhook: records each delivery; `delayMs` holds the answer back (to time the sender out). */

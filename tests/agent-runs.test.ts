@@ -1,0 +1,228 @@
+// Runs on an upstream model: the agent loop inside the workflow's steps,
+// against a scripted OpenAI-compatible upstream the test starts, with the real
+// API, worker, Temporal dev server and Postgres.
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runModelCalls } from '../db/schema.ts';
+import { setRoute } from '../services/routing.ts';
+import { setWebhookUrl } from '../services/tenants.ts';
+import { scriptedUpstream, webhookReceiver } from './support/fake-servers.ts';
+import { isTerminal, ledgerOf, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
+
+let stack: RunStack;
+let upstream: Awaited<ReturnType<typeof scriptedUpstream>>;
+let hook: Awaited<ReturnType<typeof webhookReceiver>>;
+
+beforeAll(async () => {
+  upstream = await scriptedUpstream();
+  hook = await webhookReceiver();
+  stack = await startRunStack({ UPSTREAM_BASE_URL: upstream.url, UPSTREAM_MODEL_MAP: '{"svc-workspace":"scripted-model"}' });
+});
+afterAll(async () => {
+  await stack.close();
+  await upstream.close();
+  await hook.close();
+});
+beforeEach(() => {
+  hook.received.length = 0;
+});
+
+const db = () => stack.app.database.db;
+
+/** A tenant whose svc-workspace runs go to the upstream, with a webhook configured. */
+async function upstreamTenant(): Promise<TestTenant> {
+  const t = await newTenant(db());
+  await setRoute(db(), t.tenantId, 'svc-workspace', 'upstream');
+  await setWebhookUrl(db(), t.name, hook.url);
+  return t;
+}
+
+const plan = (steps: object[], unresolved: object[] = []) => ({ content: JSON.stringify({ steps, unresolved }) });
+const analyse = (text: string, covers: number[]) => ({ tool: 'text_analysis', arguments: { text }, purpose: 'Analyse the request', covers });
+const deliver = (covers: number[], extra: object = {}) => ({ tool: 'webhook_delivery', arguments: {}, purpose: 'Send the summary', covers, ...extra });
+
+async function startRun(t: TestTenant, input: string) {
+  const created = await stack.api.post('/v1/agent-runs', { input }, { key: t.key });
+  expect(created.status).toBe(201);
+  return created.json.run_id as string;
+}
+
+async function modelCallsOf(runId: string) {
+  return db().select().from(runModelCalls).where(eq(runModelCalls.runId, runId));
+}
+
+describe('an upstream run', () => {
+  it('plans as structured output, waits for approval, calls tools turn by turn and ends verified with the answer as result', async () => {
+    const t = await upstreamTenant();
+    upstream.load([
+      plan([analyse('the incident timeline', [1]), deliver([2])]),
+      { tool_calls: [{ name: 'text_analysis', arguments: { text: 'Summarise the incident timeline: the database failed over at 09:12.' } }] },
+      { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] },
+      { content: 'The database failed over at 09:12; the summary was delivered to your webhook.' },
+    ]);
+    const runId = await startRun(t, 'Summarise the incident timeline and send it to the on-call channel.');
+    const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
+    expect(waiting.status).toBe('awaiting_approval');
+    expect(waiting.estimate).toMatchObject({ model: 'svc-workspace', provider: 'upstream', basis: { max_turns: 6, max_tool_calls: 8 } });
+    expect(waiting.plan.planner).toBe('model');
+    expect(waiting.plan.steps.map((s: { tool: string; effect: string }) => [s.tool, s.effect])).toEqual([
+      ['text_analysis', 'read'],
+      ['webhook_delivery', 'external'],
+    ]);
+    expect(hook.received).toHaveLength(0);
+
+    // The planning request: the service's plan schema, as structured output, to the mapped model.
+    const planning = upstream.seen[0]!.body;
+    expect(planning.model).toBe('scripted-model');
+    expect(planning.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'run_plan', strict: true } });
+    expect(planning.tools).toBeUndefined();
+
+    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key });
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run.status).toBe('completed');
+    expect(run.receipt.verification_class).toBe('verified');
+    expect(run.receipt.unresolved).toEqual([]);
+    expect(run.result.answer).toBe('The database failed over at 09:12; the summary was delivered to your webhook.');
+    expect(run.receipt.digests.answer).toMatch(/^sha256:/);
+    expect(run.receipt.actions).toEqual([
+      { n: 1, kind: 'analysis', outcome: 'performed', by: ['step_1'], checked: true },
+      { n: 2, kind: 'delivery', outcome: 'performed', by: ['step_2'], checked: true },
+    ]);
+    expect(run.receipt.action_boundary).toMatchObject({ effects_performed: ['webhook_delivery:step_2'], effects_outcome_unknown: [] });
+    expect(hook.received).toHaveLength(1);
+
+    // Each turn saw the tool results in OpenAI's wire format.
+    const second = upstream.seen[2]!.body.messages;
+    expect(second.at(-2)).toMatchObject({ role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'text_analysis' } }] });
+    expect(second.at(-1)).toMatchObject({ role: 'tool', tool_call_id: second.at(-2).tool_calls[0].id });
+    expect(JSON.parse(second.at(-1).content).status).toBe('done');
+
+    // Charged by reported usage (4 calls of 120 tokens at 2 credits per 1k) plus the two tools, once.
+    const calls = await modelCallsOf(runId);
+    expect(calls.map((c) => c.callKey).sort()).toEqual(['plan:1', 'turn:1', 'turn:2', 'turn:3']);
+    expect(calls.every((c) => c.promptTokens === 100 && c.completionTokens === 20 && c.credits === 1)).toBe(true);
+    expect(run.usage).toMatchObject({ model_calls: 4, input_tokens: 400, output_tokens: 80, tool_calls: { text_analysis: 1, webhook_delivery: 1 }, amount: 4 + 1 + 5 });
+    const { holds, charges } = await ledgerOf(db(), runId);
+    expect(charges.map((c) => c.amount)).toEqual([10]);
+    expect(holds[0]!.amount).toBe(run.estimate.amounts.total);
+  });
+
+  it('offers the model exactly the tool catalog of GET /v1/tools, in the OpenAI tools format', async () => {
+    const t = await upstreamTenant();
+    upstream.load([plan([]), { content: 'Done.' }]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    expect(run.status).toBe('completed');
+    const catalog = (await stack.api.get('/v1/tools', { key: t.key })).json;
+    const offered = upstream.seen[1]!.body.tools!;
+    const listed = catalog.data ?? catalog.tools;
+    expect(offered.map((x: { type: string; function: { name: string; description: string } }) => [x.type, x.function.name, x.function.description])).toEqual(
+      listed.map((x: { id: string; description: string }) => ['function', x.id, x.description]),
+    );
+  });
+
+  it('asks again once after a malformed plan, showing the model what was wrong', async () => {
+    const t = await upstreamTenant();
+    upstream.load([{ content: 'Sure! Here is my plan: analyse it.' }, plan([]), { content: 'The board approved the budget.' }]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes from the board meeting.'), isTerminal);
+    expect(run.status).toBe('completed');
+    // No tool needed: the model's answer carries the analysis, and the receipt says so.
+    expect(run.receipt.actions).toEqual([{ n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: true }]);
+    expect(upstream.seen[1]!.body.messages.at(-1).content).toContain('Your previous plan was not valid:\n- The answer is not JSON.');
+    expect((await modelCallsOf(run.run_id)).map((c) => c.callKey).sort()).toEqual(['plan:1', 'plan:2', 'turn:1']);
+  });
+
+  it('ends needs_attention when the plan names an unknown tool twice, charging only the calls made', async () => {
+    const t = await upstreamTenant();
+    const unknown = plan([{ tool: 'delete_bucket', arguments: { name: 'old' }, purpose: 'Delete it', covers: [1] }]);
+    upstream.load([unknown, unknown]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Delete the old S3 buckets.'), isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.failure.code).toBe('plan_invalid');
+    expect(run.failure.message).toContain('steps[0].tool: "delete_bucket" is not a tool of the catalog.');
+    expect(run.plan).toBeNull();
+    expect(upstream.seen).toHaveLength(2);
+    expect(upstream.seen[1]!.body.messages.at(-1).content).toContain('"delete_bucket" is not a tool of the catalog');
+    const { holds, charges } = await ledgerOf(db(), run.run_id);
+    expect(charges.map((c) => c.amount)).toEqual([2]);
+    expect(holds[0]).toMatchObject({ status: 'settled', chargedAmount: 2 });
+  });
+
+  it('takes the effect class from the catalog: a webhook the model labels "read" still waits for a person', async () => {
+    const t = await upstreamTenant();
+    upstream.load([plan([deliver([2], { effect: 'read' }), analyse('the notes', [1])])]);
+    const runId = await startRun(t, 'Summarise the notes and send them to the team.');
+    const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
+    expect(waiting.status).toBe('awaiting_approval');
+    expect(waiting.plan.steps[0]).toMatchObject({ tool: 'webhook_delivery', effect: 'external' });
+    expect(waiting.approval.effects).toEqual([{ step_id: 'step_1', tool: 'webhook_delivery', why: 'Send the summary' }]);
+    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.key });
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run.status).toBe('failed');
+    expect(hook.received).toHaveLength(0);
+  });
+
+  it('refuses an external tool call outside the approved plan; nothing is sent and the run needs attention', async () => {
+    const t = await upstreamTenant();
+    upstream.load([plan([analyse('the notes', [1])]), { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] }, { content: 'I sent the notes to your webhook.' }]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(hook.received).toHaveLength(0);
+    expect(run.result.steps).toEqual([expect.objectContaining({ step_id: 'call_1_1', tool: 'webhook_delivery', status: 'refused' })]);
+    expect(run.receipt.action_boundary).toMatchObject({ effects_requested: ['webhook_delivery:call_1_1'], effects_performed: [], effects_not_performed: ['webhook_delivery:call_1_1'] });
+    expect(run.receipt.unresolved).toContain('call_1_1 (webhook_delivery) refused: webhook_delivery is an external effect and no approved step of the plan is left for it; nothing was sent.');
+    // The model's claim of sending is its answer, not a performed effect.
+    expect(run.result.answer).toBe('I sent the notes to your webhook.');
+  });
+
+  it('does not count actions no tool performs as done, whatever the model answers', async () => {
+    const t = await upstreamTenant();
+    upstream.load([plan([analyse('buckets and invoice', [1, 2])]), { content: 'Deleted the buckets and paid the invoice.' }]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Delete the old S3 buckets and pay the vendor invoice.'), isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.receipt.verification_class).toBe('unverified');
+    expect(run.receipt.action_boundary.effects_not_performed).toEqual(['action_1:delete', 'action_2:pay']);
+    expect(run.receipt.unresolved).toEqual([
+      'action 1 "Delete the old S3 buckets": asks to delete, and no configured tool can do that; it was not done.',
+      'action 2 "pay the vendor invoice": asks to pay, and no configured tool can do that; it was not done.',
+      'step_1 (text_analysis) was never run.',
+    ]);
+  });
+
+  it('retries a model call that failed and charges only the one that answered', async () => {
+    const t = await upstreamTenant();
+    upstream.load([{ status: 500 }, plan([]), { status: 503 }, { content: 'Summary of the notes.' }]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    expect(run.status).toBe('completed');
+    expect(upstream.seen).toHaveLength(4);
+    expect((await modelCallsOf(run.run_id)).map((c) => c.callKey).sort()).toEqual(['plan:1', 'turn:1']);
+    expect(run.usage.model_calls).toBe(2);
+    const { charges } = await ledgerOf(db(), run.run_id);
+    expect(charges.map((c) => c.amount)).toEqual([2]);
+  });
+
+  it('stops needs_attention when reported usage would pass the hold, and never charges more than the hold', async () => {
+    const t = await upstreamTenant();
+    upstream.load([{ ...plan([analyse('the notes', [1])]), usage: { prompt_tokens: 5_000_000, completion_tokens: 10 } }]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.failure.code).toBe('hold_exhausted');
+    expect(upstream.seen).toHaveLength(1);
+    const { holds, charges } = await ledgerOf(db(), run.run_id);
+    expect(charges.map((c) => c.amount)).toEqual([holds[0]!.amount]);
+    expect(run.usage.charged).toBe(holds[0]!.amount);
+    expect(run.usage.released).toBe(0);
+  });
+
+  it('makes no model call whose worst case would pass what the hold has left', async () => {
+    const t = await upstreamTenant();
+    // The plan call reports most of the hold spent; the next turn's worst case no longer fits.
+    const hold = (await stack.api.post('/v1/usage/estimate', { input: 'Summarise the notes.' }, { key: t.key })).json.amounts.total;
+    upstream.load([{ ...plan([analyse('the notes', [1])]), usage: { prompt_tokens: (hold - 2) * 500, completion_tokens: 0 } }, { content: 'never asked' }]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.failure.code).toBe('hold_exhausted');
+    expect(run.failure.message).toMatch(/The next model call could cost up to \d+ credits; 2 of the \d+ held remain/);
+    expect(upstream.seen).toHaveLength(1);
+    expect(run.usage.charged).toBeLessThanOrEqual(hold);
+  });
+});
