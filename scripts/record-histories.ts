@@ -1,8 +1,11 @@
 // Records workflow histories for the replay test (tests/replay.test.ts):
-//   node --import tsx scripts/record-histories.ts
+//   node --import tsx scripts/record-histories.ts [NAME ...]
+// With names, only those fixtures are (re)recorded, so histories recorded by
+// older code stay as they are and keep proving that runs in flight replay.
 // Run it after an intentional workflow change and commit the new fixtures. The
 // replay test then fails whenever code changes break determinism for runs
-// already in flight.
+// already in flight. The upstream run talks to a scripted OpenAI-compatible
+// server on loopback.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -19,9 +22,14 @@ import { grantCredits } from '../services/ledger.ts';
 import { rememberEntry } from '../services/memory.ts';
 import { runControl } from '../services/run-control.ts';
 import { approvalUpdate } from '../workflows/messages.ts';
+import { scriptedUpstream } from '../tests/support/fake-servers.ts';
+import type { ModelId } from '../domain/models.ts';
+import { setRoute } from '../services/routing.ts';
 
+const only = new Set(process.argv.slice(2));
 const logger = pino({ level: 'warn' });
-const config = loadConfig({ TASK_QUEUE: 'record-histories' });
+const upstream = await scriptedUpstream();
+const config = loadConfig({ TASK_QUEUE: 'record-histories', UPSTREAM_BASE_URL: upstream.url });
 const server = await startDevServer({ cliPath: await resolveTemporalCli(), port: 27_399, uiPort: 27_400, namespace: 'default', logger });
 const database = openPglite('memory');
 await database.migrate();
@@ -35,8 +43,9 @@ try {
   await grantCredits(database.db, { tenantId: key.tenantId, amount: 1_000, entryKey: 'recorder-grant' });
   await rememberEntry(database.db, { tenantId: key.tenantId, subject: 'release policy', content: 'Releases ship on Tuesdays.', source: 'seed', entryKey: 'seed' });
 
-  async function record(name: string, input: string, memory: boolean, after: (runId: string) => Promise<void>) {
-    const { run } = await control.create(key.tenantId, null, { input, memory, model: 'svc-workspace' });
+  async function record(name: string, input: string, memory: boolean, after: (runId: string) => Promise<void>, model: ModelId = 'svc-workspace') {
+    if (only.size > 0 && !only.has(name)) return;
+    const { run } = await control.create(key.tenantId, null, { input, memory, model });
     await after(run.id);
     const handle = client.workflow.getHandle(run.id);
     await handle.result();
@@ -63,7 +72,34 @@ try {
     await client.workflow.getHandle(runId).cancel();
   });
   await record('read-only', 'Review the vendor contracts; then list the renewal dates.', false, async () => {});
+
+  // An upstream run: model plan, approval, two tool calls, the model's answer.
+  await setRoute(database.db, key.tenantId, 'svc-workspace-quality', 'upstream');
+  const plan = {
+    steps: [
+      { tool: 'text_analysis', arguments: { text: 'the incident timeline' }, purpose: 'Read the timeline', covers: [1] },
+      { tool: 'webhook_delivery', arguments: {}, purpose: 'Send the summary', covers: [2] },
+    ],
+    unresolved: [],
+  };
+  upstream.load([
+    { content: JSON.stringify(plan) },
+    { tool_calls: [{ name: 'text_analysis', arguments: { text: 'Summarise the incident timeline.' } }] },
+    { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] },
+    { content: 'The timeline is summarised; the webhook is not configured.' },
+  ]);
+  await record(
+    'upstream-agent-loop',
+    'Summarise the incident timeline and send it to the on-call channel.',
+    false,
+    async (runId) => {
+      await awaitingApproval(runId);
+      await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
+    },
+    'svc-workspace-quality',
+  );
 } finally {
+  await upstream.close();
   await worker.stop();
   await connection.close();
   await database.close();

@@ -11,7 +11,7 @@ const files = readdirSync(dir).filter((f) => f.endsWith('.history.json'));
 
 describe('workflow replay', () => {
   it('has recorded histories to replay', () => {
-    expect(files.sort()).toEqual(['approved-with-memory.history.json', 'cancelled.history.json', 'read-only.history.json']);
+    expect(files.sort()).toEqual(['approved-with-memory.history.json', 'cancelled.history.json', 'read-only.history.json', 'upstream-agent-loop.history.json']);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
