@@ -189,6 +189,45 @@ describe('approval of external effects', () => {
   });
 });
 
+describe('the run model', () => {
+  it('prices the estimate and the hold at the chosen model\'s rate, the same as POST /v1/usage/estimate', async () => {
+    const t = await newTenant(db);
+    const input = 'Summarise the release checklist.';
+    const run = await waitForRun(stack.api, t.key, (await create(t, { input, model: 'svc-workspace-quality' })).json.run_id, isTerminal);
+    expect(run.model).toBe('svc-workspace-quality');
+    expect(run.estimate).toMatchObject({ model: 'svc-workspace-quality', provider: 'local', terms: { credits_per_1k_tokens: 4 } });
+    const fast = await stack.api.post('/v1/usage/estimate', { input, model: 'svc-workspace-fast' }, { key: t.key });
+    const quality = await stack.api.post('/v1/usage/estimate', { input, model: 'svc-workspace-quality' }, { key: t.key });
+    expect(quality.json.amounts).toEqual(run.estimate.amounts);
+    expect(fast.json.terms.credits_per_1k_tokens).toBe(1);
+    expect(fast.json.amounts.model).toBeLessThan(quality.json.amounts.model);
+    expect((await ledgerOf(run.run_id)).holds[0]!.amount).toBe(run.estimate.amounts.total);
+    const models = await stack.api.get('/v1/models', { key: t.key });
+    expect(models.json.data.map((m: { id: string; credits_per_1k_tokens: number }) => [m.id, m.credits_per_1k_tokens])).toEqual([
+      ['svc-workspace', 2],
+      ['svc-workspace-fast', 1],
+      ['svc-workspace-quality', 4],
+    ]);
+  });
+
+  it('answers 404 model_not_found for an unknown model, as chat does, and creates nothing', async () => {
+    const t = await newTenant(db);
+    const r = await create(t, { input: 'Summarise the notes.', model: 'gpt-unknown' }, 'model-404');
+    expect(r.status).toBe(404);
+    expect(r.json.error).toMatchObject({ type: 'not_found', code: 'model_not_found', param: 'model' });
+    expect(await db.select().from(runs).where(eq(runs.tenantId, t.tenantId))).toEqual([]);
+  });
+
+  it('treats an omitted model and the default model as the same request for the Idempotency-Key', async () => {
+    const t = await newTenant(db);
+    const first = await create(t, { input: 'Summarise the notes.' }, 'same-model');
+    const second = await create(t, { input: 'Summarise the notes.', model: 'svc-workspace' }, 'same-model');
+    const other = await create(t, { input: 'Summarise the notes.', model: 'svc-workspace-fast' }, 'same-model');
+    expect([first.status, second.status, other.status]).toEqual([201, 200, 422]);
+    expect(second.json.run_id).toBe(first.json.run_id);
+  });
+});
+
 describe('honest outcomes on the local provider', () => {
   it('never reports actions no tool can perform as done: delete and pay end needs_attention, unverified', async () => {
     const t = await newTenant(db);

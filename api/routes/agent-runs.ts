@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import { z } from 'zod';
 import type { RunControl } from '../../services/run-control.ts';
 import type { RunCursor, RunFilters, RunRow } from '../../services/runs.ts';
+import { admitModel } from '../../domain/models.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
 import { ndjsonExport } from '../contract/ndjson.ts';
@@ -72,18 +73,19 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
       operationId: 'createAgentRun',
       summary: 'Create a durable run',
       description:
-        'Starts one Temporal workflow for the run: estimate, reserve, plan, approval (when the plan has external effects), execute, verify, settle. Poll `status_url`.',
+        "Starts one Temporal workflow for the run: estimate, reserve, plan, approval (when the plan has external effects), execute, verify, settle. Poll `status_url`. With the local provider the run analyses the given text; with an upstream model (the tenant's routing policy for `model`) it is an agent loop: the model plans against the service's plan schema, a person approves external effects, and each model turn and tool call is an activity. The receipt never claims more than was performed and checked; anything else is in `receipt.unresolved` and the run ends needs_attention.",
       tags,
       auth: 'core',
       request: { body: CreateRunRequest, headers: IdempotencyHeaders },
       responses: {
         201: { description: 'A new run.', schema: Run },
         200: { description: 'The run this Idempotency-Key already created (same body); nothing new was created.', schema: Run },
+        404: { description: 'Unknown model id (code model_not_found).', schema: ErrorObject },
         422: { description: 'The Idempotency-Key was used with a different body (code idempotency_key_reused).', schema: ErrorObject },
       },
       async handler({ principal, body, headers, ctx }) {
         const key = headers['idempotency-key'] ?? null;
-        const { created, run } = await deps.runs.create(principal!.tenantId, key, body);
+        const { created, run } = await deps.runs.create(principal!.tenantId, key, { ...body, model: admitModel(body.model) });
         return { status: created ? 201 : 200, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) };
       },
     }),

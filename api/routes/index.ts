@@ -47,7 +47,7 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...healthRoutes(deps),
     ...jobRoutes(),
     ...trialRoutes(),
-    ...modelRoutes(),
+    ...modelRoutes(deps.platform.config.pricing),
     ...chatRoutes({ chat: deps.chat, keepAliveMs: deps.chatKeepAliveMs }),
     ...agentRunRoutes(deps),
     ...usageRoutes(deps),

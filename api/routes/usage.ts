@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import type { UsageEstimate as Estimate } from '../../domain/pricing.ts';
 import { defineRoute } from '../contract/route.ts';
-import type { ModelId } from '../../domain/models.ts';
+import { admitModel, type ModelId } from '../../domain/models.ts';
+import { ErrorObject } from '../contract/common.ts';
 import { RunModel, UsageEstimate } from '../schemas/run.ts';
 
 export interface UsageService {
@@ -80,9 +81,13 @@ export function usageRoutes(deps: { usage: UsageService }) {
       tags: ['usage'],
       auth: 'core',
       request: { body: EstimateRequest },
-      responses: { 200: { description: 'The estimate.', schema: UsageEstimate.extend({ object: z.literal('usage_estimate') }) } },
+      responses: {
+        200: { description: 'The estimate.', schema: UsageEstimate.extend({ object: z.literal('usage_estimate') }) },
+        404: { description: 'Unknown model id (code model_not_found).', schema: ErrorObject },
+      },
       async handler({ body, principal }) {
-        return { status: 200, body: { object: 'usage_estimate', ...(await deps.usage.estimate(principal!.tenantId, body)) } };
+        const estimate = await deps.usage.estimate(principal!.tenantId, { ...body, model: admitModel(body.model) });
+        return { status: 200, body: { object: 'usage_estimate', ...estimate } };
       },
     }),
   ];

@@ -60,7 +60,10 @@ const Usage = z.object({ prompt_tokens: z.int(), completion_tokens: z.int(), tot
   id: 'ChatUsage',
   description: 'Byte-count token estimate (one token per 4 UTF-8 bytes), the basis of the credits reserved and settled.',
 });
-const FinishReason = z.enum(['stop', 'length', 'content_filter']).meta({ description: 'content_filter is the refusal stop signal.' });
+const FinishReason = z.enum(['stop', 'length', 'content_filter']).meta({
+  description:
+    'content_filter is the stop signal of a policy refusal. A structured-output refusal (no grounded value for a required field, or an answer that does not validate) finishes stop, with message.refusal set and content null.',
+});
 
 export const ChatCompletion = z
   .object({

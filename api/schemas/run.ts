@@ -9,10 +9,14 @@ export const RunStatus = z.enum(RUN_STATES).meta({
   description: `Wire states. failed and needs_attention are real, reportable outcomes. Transitions:\n\n\`\`\`\n${TRANSITION_GRAPH}\n\`\`\``,
 });
 
-export const RunModel = z.enum(MODEL_IDS).default('svc-workspace').meta({
-  description:
-    "The model alias (extension). The tenant's routing policy (POST /v1/routing-policies) sends it to the local provider or the OpenAI-compatible upstream, as for chat; the estimate and the hold use its rate.",
-});
+export const RunModel = z
+  .string()
+  .min(1)
+  .max(100)
+  .default('svc-workspace')
+  .meta({
+    description: `The model alias (extension): one of ${MODEL_IDS.join(', ')} (default svc-workspace); any other id is 404 model_not_found, as in chat. The tenant's routing policy (POST /v1/routing-policies) sends it to the local provider or the OpenAI-compatible upstream, as for chat; the estimate and the hold use its rate.`,
+  });
 
 export const CreateRunRequest = z
   .strictObject({

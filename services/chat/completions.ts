@@ -7,7 +7,7 @@ import type { Db } from '../../db/client.ts';
 import { isDeclined, POLICY_REFUSAL } from '../../domain/chat/policy.ts';
 import { type ChatMessage, type ChatOutput, type ChatProvider, type ChatRequest, ProviderError } from '../../domain/chat/types.ts';
 import { errors } from '../../domain/errors.ts';
-import { MODEL_IDS, type ModelId } from '../../domain/models.ts';
+import { admitModel, type ModelId } from '../../domain/models.ts';
 import { modelCredits, type PricingTable } from '../../domain/pricing.ts';
 import { estimateTokens } from '../../domain/tokens.ts';
 import { truncate } from '../../domain/text/analyze.ts';
@@ -81,8 +81,7 @@ async function journey(db: Db, tenantId: string, id: string, kind: string, state
 
 /** Everything that can fail with a 4xx happens here, before any response byte is sent. */
 export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: AbortSignal): Promise<PreparedChat> {
-  if (!(MODEL_IDS as readonly string[]).includes(input.model)) throw errors.modelNotFound(input.model);
-  const model = input.model as ModelId;
+  const model = admitModel(input.model);
   const id = `chatcmpl-${randomBytes(12).toString('hex')}`;
   const created = Math.floor(Date.now() / 1000);
   const declined = isDeclined(input.messages, deps.refusalTerms);
