@@ -18,7 +18,7 @@ try {
   const address = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
   const database = await ensureDatabase(config, lifecycle, 'npm run api');
   const handle = lazyTemporalClient(address, config.temporal.namespace);
-  lifecycle.onStop('temporal client', () => handle.connection.close());
+  lifecycle.onStop('temporal client', () => handle.close());
   const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);
   lifecycle.onStop('http server', () => server.close());
   logger.info({ url: server.url, temporal: address }, 'api listening');

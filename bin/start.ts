@@ -42,7 +42,7 @@ try {
   const database = await ensureDatabase(config, lifecycle, 'npm start');
   const temporalAddress = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
   const handle = lazyTemporalClient(temporalAddress, config.temporal.namespace);
-  lifecycle.onStop('temporal client', () => handle.connection.close());
+  lifecycle.onStop('temporal client', () => handle.close());
   // Listen before the dev server starts: it picks random ports of its own, which must not
   // take ours. Until Temporal is up, /health answers 503.
   const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);

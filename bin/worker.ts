@@ -21,7 +21,7 @@ try {
   const database = await ensureDatabase(config, lifecycle, 'npm run worker');
   const handle = lazyTemporalClient(address, config.temporal.namespace);
   await ensureSearchAttributes(handle.connection, config.temporal.namespace, logger);
-  await handle.connection.close();
+  await handle.close();
   const worker = await startWorker({
     address,
     namespace: config.temporal.namespace,

@@ -18,7 +18,7 @@ import { type ChatDeps, prepareChat } from '../services/chat/completions.ts';
 import { buildProviders, estimateRun } from '../services/model-layer.ts';
 import { createRateLimiters } from '../services/rate-limiters.ts';
 import { planningProvider } from './compose-activities.ts';
-import { probeTemporal, type TemporalHandle } from './temporal-client.ts';
+import type { TemporalHandle } from './temporal-client.ts';
 
 export function composeApi(config: Config, logger: Logger, database: Database, temporal: TemporalHandle): AppDeps {
   // Built once: providers and settings do not change per request.
@@ -62,7 +62,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
     rateLimiters: createRateLimiters(config.rateLimits, database.pool),
     checkHealth: healthChecker({
       database: () => database.ping(),
-      temporal: () => probeTemporal(temporal.connection),
+      temporal: temporal.probe,
     }),
   };
 }

@@ -9,11 +9,22 @@ import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';
 export interface TemporalHandle {
   connection: Connection;
   client: Client;
+  /** Reports reachability now: no retry interceptor, so no retry timer outlives a probe (or the process's shutdown). */
+  probe: () => Promise<void>;
+  close(): Promise<void>;
 }
 
 export function lazyTemporalClient(address: string, namespace: string): TemporalHandle {
   const connection = Connection.lazy({ address, connectTimeout: '3 seconds' });
-  return { connection, client: new Client({ connection, namespace }) };
+  const probeConnection = Connection.lazy({ address, connectTimeout: '2 seconds', interceptors: [] });
+  return {
+    connection,
+    client: new Client({ connection, namespace }),
+    probe: () => probeTemporal(probeConnection),
+    async close() {
+      await Promise.all([connection.close(), probeConnection.close()]);
+    },
+  };
 }
 
 /** Resolves when the frontend answers a health check within the deadline. */

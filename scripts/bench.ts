@@ -177,7 +177,7 @@ try {
   await server.close();
   await worker.stop();
   await connection.close();
-  await handle.connection.close();
+  await handle.close();
   await database.close();
   await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
   await admin.end();

@@ -71,9 +71,12 @@ const SPLIT_VERBS = [...words(`delete remove erase purge destroy wipe pay transf
   prioritize explain describe highlight estimate collect compile gather examine investigate propose suggest recommend write
   prepare translate`)];
 const ACTION_SPLIT = new RegExp(`\\s*(?:,|\\band\\b|\\bor\\b|\\bbut\\b|&)\\s+(?:then\\s+|also\\s+|please\\s+)*(?=(?:${SPLIT_VERBS.join('|')})\\b(?!-))`, 'i');
-const PASSIVE = new Set(['be', 'been', 'being', 'is', 'are', 'was', 'were', 'get', 'gets', 'got']);
+// Only the bare forms ask for something ("must be deleted", "should get paid"); "was restarted" reports it.
+const PASSIVE = new Set(['be', 'get']);
+// A leading word followed by one of these is a noun ("Update on…", "Release notes…", "Open questions are…").
+const NOUN_CUES = new Set(['on', 'of', 'about', 'regarding', 'notes', 'questions', 'items', 'is', 'are', 'was', 'were', 'has', 'have', 'had', 'from']);
 
-/** A verb of `set` in the passive ("must be deleted", "should get paid"), anywhere in the words. */
+/** A request to do something in the passive ("must be deleted", "should get paid"), anywhere in the words. */
 function passiveVerb(ws: string[], set: ReadonlySet<string>): string | null {
   for (let i = 1; i < ws.length; i++) {
     if (!PASSIVE.has(ws[i - 1]!)) continue;
@@ -86,11 +89,14 @@ function passiveVerb(ws: string[], set: ReadonlySet<string>): string | null {
 function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
   const body = clause.replace(FILLER, '');
   if (NEGATED.test(body)) return { kind: 'analysis', verb: null }; // a constraint, not a request to act
-  const first = wordsOf(body)[0] ?? '';
+  const [first = '', second = ''] = wordsOf(body);
+  // An imperative starts with the bare verb; "Sent the report" or "Open questions:" state, they do not ask.
+  const imperative = !NOUN_CUES.has(second) && !new RegExp(`^\\W*${first}\\s*:`, 'i').test(body);
   const byFirst =
-    (verbIn(first, UNSUPPORTED_VERBS) && !verbIn(first, ANALYSIS_VERBS) && { kind: 'unsupported' as const, verb: verbIn(first, UNSUPPORTED_VERBS) }) ||
-    (verbIn(first, DELIVERY_VERBS) && { kind: 'delivery' as const, verb: verbIn(first, DELIVERY_VERBS) }) ||
-    (verbIn(first, ANALYSIS_VERBS) && { kind: 'analysis' as const, verb: verbIn(first, ANALYSIS_VERBS) });
+    imperative &&
+    ((UNSUPPORTED_VERBS.has(first) && !ANALYSIS_VERBS.has(first) && { kind: 'unsupported' as const, verb: first }) ||
+      (DELIVERY_VERBS.has(first) && { kind: 'delivery' as const, verb: first }) ||
+      (ANALYSIS_VERBS.has(first) && { kind: 'analysis' as const, verb: first }));
   if (byFirst) return byFirst;
   // No leading verb ("The old buckets must be deleted"): an effect in the passive still counts.
   const ws = wordsOf(body);
@@ -101,12 +107,32 @@ function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
   return { kind: 'analysis', verb: null };
 }
 
-/** Every action the input requests, in order. An input with no clause of two words or more is one analysis action. */
+/**
+ * The clauses of a sentence, in order. clausesOfSentence drops fragments of one word, but a
+ * lone word that asks for an effect ("…, then deploy.", "Pay.") is a request all the same.
+ */
+function clausesWithLoneEffects(sentence: string): string[] {
+  const loneEffects = (gap: string) => gap.split(/\s+/).map(tidy).filter((w) => wordsOf(w).length === 1 && kindOf(w).kind !== 'analysis');
+  const out: string[] = [];
+  let from = 0;
+  for (const clause of clausesOfSentence(sentence)) {
+    const at = sentence.indexOf(clause, from);
+    if (at < 0) {
+      out.push(clause);
+      continue;
+    }
+    out.push(...loneEffects(sentence.slice(from, at)), clause);
+    from = at + clause.length;
+  }
+  return [...out, ...loneEffects(sentence.slice(from))];
+}
+
+/** Every action the input requests, in order. An input with no clause of two words or more (and no lone effect verb) is one analysis action. */
 export function requestedActions(input: string): RequestedAction[] {
   const actions: RequestedAction[] = [];
   const sentences = sentencesOf(input);
   sentences.forEach((sentence, index) => {
-    for (const clause of clausesOfSentence(sentence)) {
+    for (const clause of clausesWithLoneEffects(sentence)) {
       for (const part of clause.split(ACTION_SPLIT).map(tidy).filter((p) => wordsOf(p).length >= 1)) {
         actions.push({ n: actions.length + 1, clause: part, sentence: index, ...kindOf(part) });
       }

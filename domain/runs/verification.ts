@@ -43,6 +43,13 @@ export function outputChecks(result: StepResult, step: PlanStep | undefined): bo
   return true;
 }
 
+/** Whether `step` carries out `action`; plans made before steps named their actions match by text (analysis) or kind (delivery). */
+function covers(step: PlanStep, action: RequestedAction): boolean {
+  if (TOOLS[step.tool].capability !== action.kind) return false;
+  if (step.covers) return step.covers.includes(action.n);
+  return action.kind === 'delivery' || step.scope.includes(action.clause) || action.clause.includes(step.scope);
+}
+
 const quote = (a: RequestedAction) => `action ${a.n} "${truncate(a.clause, 120)}"`;
 
 interface Assessment {
@@ -69,7 +76,7 @@ function assessActions(v: VerifyInput, actions: RequestedAction[]): Assessment {
       unresolved.push(`${quote(a)}: ${unsupportedReason(a)}.`);
       continue;
     }
-    const steps = v.plan.steps.filter((s) => s.covers?.includes(a.n) && TOOLS[s.tool].capability === a.kind);
+    const steps = v.plan.steps.filter((s) => covers(s, a));
     const results = steps.map((s) => ({ step: s, result: resultOf.get(s.id) }));
     for (const s of steps) accounted.add(s.id);
     const done = results.filter((x) => x.result?.status === 'done');
@@ -122,7 +129,9 @@ function classOf(outcomes: ActionOutcome[], unresolved: string[]): VerificationC
 
 export function buildRunResult(v: VerifyInput, outcomes: ActionOutcome[], unresolvedCount: number): RunResult {
   const phrases = [
-    ...new Set(v.results.filter((r) => r.tool === 'text_analysis' && r.status === 'done').flatMap((r) => (r.output as { key_phrases: string[] }).key_phrases)),
+    ...new Set(
+      v.results.filter((r) => r.tool === 'text_analysis' && r.status === 'done').flatMap((r) => (r.output as { key_phrases?: string[] } | null)?.key_phrases ?? []),
+    ),
   ];
   const performed = outcomes.filter((o) => o.outcome === 'performed').length;
   const basis = v.answer != null ? "the model's answer and the tool results" : 'analysis of the text given in the input (no other document was read)';
@@ -145,16 +154,22 @@ export function verifyRun(v: VerifyInput): { result: RunResult; receipt: Complet
   }
   const ran = new Set(v.results.map((r) => r.step_id));
   for (const s of v.plan.steps) if (!ran.has(s.id) && !accounted.has(s.id)) unresolved.push(`${stepNote(s, undefined)}.`);
+  // The workflow sends nothing external before approval; the receipt checks that for itself.
+  for (const r of v.results) {
+    if (r.status === 'done' && TOOLS[r.tool].effect === 'external' && v.approval?.state !== 'approved') {
+      unresolved.push(`${r.step_id} (${r.tool}): performed without a recorded approval.`);
+    }
+  }
   unresolved.push(...(v.refusals ?? []));
   if (v.stopped) unresolved.push(`${v.stopped.code}: ${v.stopped.message}`);
   const uniqueUnresolved = [...new Set(unresolved)];
 
   const result = buildRunResult(v, outcomes, uniqueUnresolved.length);
   const sentences = sentencesOf(v.input);
-  const usedSentences = new Set(outcomes.filter((o) => o.outcome === 'performed').map((o) => actions[o.n - 1]!.sentence));
+  const usedSentences = new Set(outcomes.filter((o) => o.outcome === 'performed' && o.checked).map((o) => actions[o.n - 1]!.sentence));
   const memorySources = v.results
     .filter((r) => r.tool === 'memory_recall' && r.status === 'done')
-    .flatMap((r) => (r.output as { entries: { id: string; content: string }[] }).entries)
+    .flatMap((r) => (r.output as { entries?: { id: string; content: string }[] } | null)?.entries ?? [])
     .map((e) => ({ source: `memory:${e.id}`, digest: digestOf(e.content), characters: e.content.length, units_total: 1, units_used: 1 }));
   const stepDigests = Object.fromEntries(v.results.filter((r) => r.status === 'done').map((r) => [`step:${r.step_id}`, digestOf(r.output)]));
   const resultDigest = digestOf(result);

@@ -33,7 +33,7 @@ export async function startTestApp(env: Record<string, string> = {}, logger?: Lo
     database,
     async close() {
       await server.close(1_000);
-      await temporal.connection.close().catch(() => {});
+      await temporal.close().catch(() => {});
       await database.close();
     },
   };

@@ -1,0 +1,203 @@
+// Unit tests: how a run's input is split into requested actions and classed,
+// and how the local planner turns those actions into steps and gaps.
+// Pure functions only: no database, no Temporal, no HTTP.
+import { describe, expect, it } from 'vitest';
+import { planLocally } from '../domain/planning/local-planner.ts';
+import { type ActionKind, type RequestedAction, requestedActions } from '../domain/planning/requested-actions.ts';
+
+/** The kind and deciding verb of each action, in order. */
+const kinds = (input: string) => requestedActions(input).map((a) => [a.kind, a.verb]);
+
+const action = (n: number, clause: string, kind: ActionKind, verb: string | null, sentence = 0): RequestedAction => ({
+  n,
+  clause,
+  sentence,
+  kind,
+  verb,
+});
+
+describe('requestedActions: splitting and classification', () => {
+  it('splits two effects joined by "and" into two unsupported actions', () => {
+    expect(requestedActions('Delete the old S3 buckets and pay the vendor invoice.')).toEqual([
+      action(1, 'Delete the old S3 buckets', 'unsupported', 'delete'),
+      action(2, 'pay the vendor invoice', 'unsupported', 'pay'),
+    ]);
+  });
+
+  it('splits analysis from delivery: summarise, then send', () => {
+    expect(requestedActions('Summarise the incident timeline and send it to the on-call channel.')).toEqual([
+      action(1, 'Summarise the incident timeline', 'analysis', 'summarise'),
+      action(2, 'send it to the on-call channel', 'delivery', 'send'),
+    ]);
+  });
+
+  it('splits analysis from delivery: collect, then post (the adjective "open" is not a verb here)', () => {
+    expect(requestedActions('Collect the open invoices and post the list to finance.')).toEqual([
+      action(1, 'Collect the open invoices', 'analysis', 'collect'),
+      action(2, 'post the list to finance', 'delivery', 'post'),
+    ]);
+  });
+
+  it('keeps a list of nouns as one analysis action ("open questions" does not start a new action)', () => {
+    expect(requestedActions('List the risks, open questions and deadlines.')).toEqual([
+      action(1, 'List the risks, open questions and deadlines', 'analysis', 'list'),
+    ]);
+  });
+
+  it('does not split at hyphenated words that start with a verb', () => {
+    expect(kinds('Review the post-mortem and send-off notes.')).toEqual([['analysis', 'review']]);
+  });
+
+  it.each([
+    ['The old cluster must be decommissioned by March.', 'decommission'],
+    ['The vendor invoice should be paid by Friday.', 'pay'],
+  ])('classes an effect in the passive voice as unsupported: %s', (input, verb) => {
+    expect(kinds(input)).toEqual([['unsupported', verb]]);
+  });
+
+  it('classes a delivery in the passive voice as delivery', () => {
+    expect(kinds('The report must be sent to finance.')).toEqual([['delivery', 'send']]);
+  });
+
+  it('classes email as unsupported (no tool sends email), after dropping "Please"', () => {
+    expect(requestedActions('Please email Bob the summary.')).toEqual([action(1, 'Please email Bob the summary', 'unsupported', 'email')]);
+  });
+
+  it.each(["Don't delete anything.", 'Do not delete anything.', 'Never pay the invoice.', 'Avoid deploying on Fridays.'])(
+    'treats a negated effect as a constraint, not a request: %s',
+    (input) => {
+      expect(kinds(input)).toEqual([['analysis', null]]);
+    },
+  );
+
+  it('keeps a negated effect and a following request apart', () => {
+    expect(kinds('Do not email anyone; summarise the doc.')).toEqual([
+      ['analysis', null],
+      ['analysis', 'summarise'],
+    ]);
+  });
+
+  it.each([
+    ['Can you summarise the notes?', [['analysis', 'summarise']]],
+    ['We need you to deploy the service.', [['unsupported', 'deploy']]],
+    ['Check the logs and restart the service.', [['analysis', 'check'], ['unsupported', 'restart']]],
+    ['Schedule a meeting and notify the team.', [['unsupported', 'schedule'], ['delivery', 'notify']]],
+    ['Send the summary to finance and post it to the team channel.', [['delivery', 'send'], ['delivery', 'post']]],
+  ])('classes each clause of %j', (input, expected) => {
+    expect(kinds(input)).toEqual(expected);
+  });
+
+  it('gives one analysis action for an input with no verb at all', () => {
+    expect(requestedActions('Hello')).toEqual([action(1, 'Hello', 'analysis', null)]);
+  });
+
+  it.each([
+    ['Summarise the notes, then deploy.', [['analysis', 'summarise'], ['unsupported', 'deploy']]],
+    ['Summarise the notes. Pay.', [['analysis', 'summarise'], ['unsupported', 'pay']]],
+    ['Deploy.', [['unsupported', 'deploy']]],
+  ])('does not drop an effect asked for in a single word: %j', (input, expected) => {
+    expect(kinds(input)).toEqual(expected);
+  });
+
+  it('records the 0-based sentence of each action and numbers actions 1, 2, … in input order', () => {
+    const actions = requestedActions('Review the contract. Summarise the notes and send them to the team. Delete the drafts. What are the risks?');
+    expect(actions.map((a) => [a.n, a.sentence, a.clause, a.kind, a.verb])).toEqual([
+      [1, 0, 'Review the contract', 'analysis', 'review'],
+      [2, 1, 'Summarise the notes', 'analysis', 'summarise'],
+      [3, 1, 'send them to the team', 'delivery', 'send'],
+      [4, 2, 'Delete the drafts', 'unsupported', 'delete'],
+      [5, 3, 'What are the risks?', 'analysis', null],
+    ]);
+  });
+});
+
+describe('requestedActions: statements are not requests', () => {
+  it.each([
+    ['At 10:02 the database was restarted.'],
+    ['The bug was fixed yesterday.'],
+    ['Sent the report yesterday.'],
+    ['Open questions: who owns billing?'],
+    ['Update on the migration: it is late.'],
+    ['Release notes for v2 are attached.'],
+    ['Text of the contract follows.'],
+  ])('%s is analysis of the given text', (input) => {
+    expect(requestedActions(input).map((a) => a.kind)).toEqual(['analysis']);
+  });
+
+  it('still reads the bare passive and the imperative of the same verbs as requests', () => {
+    expect(requestedActions('The database must be restarted. Update the wiki.').map((a) => [a.kind, a.verb])).toEqual([
+      ['unsupported', 'restart'],
+      ['unsupported', 'update'],
+    ]);
+  });
+});
+
+describe('planLocally', () => {
+  const covered = (steps: { covers?: number[] }[]) => steps.flatMap((s) => s.covers ?? []);
+
+  it('covers every analysis action exactly once, in at most 8 text_analysis steps, even with 20 sentences', () => {
+    const input = Array.from({ length: 20 }, (_, i) => `Review section ${i + 1} of the report.`).join(' ');
+    const actions = requestedActions(input);
+    expect(actions.map((a) => a.kind)).toEqual(Array(20).fill('analysis'));
+
+    const plan = planLocally(input, false);
+    expect(plan.steps.length).toBeLessThanOrEqual(8);
+    expect(plan.steps).toHaveLength(7); // groups of ceil(20 / 8) = 3
+    expect(plan.steps.map((s) => [s.id, s.tool, s.effect])).toEqual(
+      plan.steps.map((_, i) => [`step_${i + 1}`, 'text_analysis', 'read']),
+    );
+    expect(covered(plan.steps)).toEqual(actions.map((a) => a.n));
+    for (const step of plan.steps) expect(step.scope).toBe(step.covers!.map((n) => actions[n - 1]!.clause).join('\n'));
+    expect(plan.gaps).toEqual([]);
+  });
+
+  it('plans one text_analysis step per analysis action when there are at most 8', () => {
+    const plan = planLocally('Review the contract. List the risks. What are the open questions?', false);
+    expect(plan.steps.map((s) => [s.tool, s.covers, s.scope])).toEqual([
+      ['text_analysis', [1], 'Review the contract'],
+      ['text_analysis', [2], 'List the risks'],
+      ['text_analysis', [3], 'What are the open questions?'],
+    ]);
+  });
+
+  it('plans one external webhook_delivery step for the delivery action', () => {
+    const plan = planLocally('Summarise the incident timeline and send it to the on-call channel.', false);
+    expect(plan.steps).toEqual([
+      expect.objectContaining({ id: 'step_1', tool: 'text_analysis', effect: 'read', covers: [1], scope: 'Summarise the incident timeline' }),
+      expect.objectContaining({ id: 'step_2', tool: 'webhook_delivery', effect: 'external', covers: [2], scope: 'result' }),
+    ]);
+    expect(plan.gaps).toEqual([]);
+  });
+
+  it('plans a single webhook_delivery step for several delivery actions, and no analysis step when none is asked', () => {
+    const plan = planLocally('Send the summary to finance and post it to the team channel.', false);
+    expect(plan.steps.map((s) => [s.id, s.tool, s.effect, s.covers])).toEqual([['step_1', 'webhook_delivery', 'external', [1, 2]]]);
+  });
+
+  it('turns unsupported actions into gaps, with no step covering them', () => {
+    const plan = planLocally('Summarise the notes and delete the drafts. Pay the vendor invoice.', false);
+    expect(plan.steps.map((s) => [s.tool, s.covers])).toEqual([['text_analysis', [1]]]);
+    expect(plan.gaps).toEqual([
+      { action: 2, reason: 'asks to delete, and no configured tool can do that; it was not done' },
+      { action: 3, reason: 'asks to pay, and no configured tool can do that; it was not done' },
+    ]);
+  });
+
+  it('plans no step at all when every action is unsupported', () => {
+    const plan = planLocally('Delete the old S3 buckets and pay the vendor invoice.', false);
+    expect(plan.steps).toEqual([]);
+    expect(plan.gaps!.map((g) => g.action)).toEqual([1, 2]);
+  });
+
+  it('with memory on, recalls first (covering no action) and numbers the other steps after it', () => {
+    const input = 'Summarise the incident timeline and send it to the on-call channel.';
+    const plan = planLocally(input, true);
+    expect(plan.steps.map((s) => [s.id, s.tool, s.effect, s.covers])).toEqual([
+      ['step_1', 'memory_recall', 'read', []],
+      ['step_2', 'text_analysis', 'read', [1]],
+      ['step_3', 'webhook_delivery', 'external', [2]],
+    ]);
+    expect(plan.steps[0]!.scope).not.toBe('');
+    expect(planLocally(input, false).steps.map((s) => s.tool)).toEqual(['text_analysis', 'webhook_delivery']);
+  });
+});
