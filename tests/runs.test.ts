@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { journeyEvents, memoryEntries, runs } from '../db/schema.ts';
 import { digestOf } from '../domain/digest.ts';
 import { rememberEntry } from '../services/memory.ts';
+import { setRoute } from '../services/routing.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
 import { ApiClient } from './support/client.ts';
 import { webhookReceiver } from './support/fake-servers.ts';
@@ -216,6 +217,17 @@ describe('the run model', () => {
     expect(r.status).toBe(404);
     expect(r.json.error).toMatchObject({ type: 'not_found', code: 'model_not_found', param: 'model' });
     expect(await db.select().from(runs).where(eq(runs.tenantId, t.tenantId))).toEqual([]);
+  });
+
+  it('needs attention, charging nothing, when the routing policy names an upstream this deployment does not have', async () => {
+    const t = await newTenant(db);
+    await setRoute(db, t.tenantId, 'svc-workspace', 'upstream');
+    const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Summarise the notes.' })).json.run_id, isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.estimate.provider).toBe('upstream');
+    expect(run.failure.code).toBe('model_unavailable');
+    expect(run.usage).toMatchObject({ model_calls: 0, charged: 0 });
+    expect((await ledgerOf(run.run_id)).charges).toEqual([]);
   });
 
   it('treats an omitted model and the default model as the same request for the Idempotency-Key', async () => {
