@@ -363,6 +363,7 @@ describe('cancel', () => {
     const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
     expect(run.status).toBe('failed');
     expect(run.failure.code).toBe('cancelled');
+    expect(run.approval.state).toBe('cancelled');
     expect(await ledgerOf(run.run_id)).toMatchObject({ holds: [expect.objectContaining({ status: 'released' })], charges: [] });
     const again = await stack.api.post(`/v1/agent-runs/${run.run_id}/cancel`, undefined, { key: t.key });
     expect(again.status).toBe(409);

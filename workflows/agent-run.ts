@@ -8,6 +8,7 @@ import {
   isCancellation,
   proxyActivities,
   setHandler,
+  TemporalFailure,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.ts';
@@ -22,9 +23,12 @@ import { RunStatusKey } from './search-attributes.ts';
 
 type Activities = ReturnType<typeof createActivities>;
 
+// Projection, ledger, estimate, plan, verify and memory activities are idempotent, so they retry for as
+// long as a database outage lasts (no attempt limit), at most every 30 s. Compensation (releaseCredits)
+// is one of them: it cannot give up either.
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 20 },
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' }, // no maximumAttempts: unlimited
 });
 // Tools get a heartbeat timeout, so a worker that dies mid-call is noticed in seconds, not minutes.
 const tools = proxyActivities<Activities>({
@@ -207,11 +211,16 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
       failure: verified.receipt.unresolved.length > 0 ? remainderFailure(verified.receipt.unresolved.length, loop.stopped) : null,
     });
   } catch (err) {
-    // Compensation: whatever went wrong, the hold is released and the run ends failed.
+    // Only business failures compensate. Anything else is a bug in this code: it fails the workflow
+    // task, Temporal retries the task, and a fixed worker resumes the run where it was.
+    if (!(err instanceof TemporalFailure)) throw err;
+    // Compensation: the hold is released and the run ends failed.
     const cancelled = isCancellation(err);
+    const undecided = approval?.state === 'pending' ? { ...approval, state: 'cancelled' as const, decided_at: new Date(Date.now()).toISOString() } : approval;
     return await CancellationScope.nonCancellable(async () => {
       await acts.releaseCredits({ runId });
       return end('failed', {
+        ...(undecided !== approval ? { approval: undecided } : {}),
         reservation: { status: 'released' },
         failure: cancelled
           ? { code: 'cancelled', message: 'The run was cancelled; nothing further was done and the hold was released.' }

@@ -80,7 +80,7 @@ const StepResult = z.object({
 
 export const Approval = z
   .object({
-    state: z.enum(['pending', 'approved', 'rejected', 'expired']),
+    state: z.enum(['pending', 'approved', 'rejected', 'expired', 'cancelled']).meta({ description: 'cancelled: the run was cancelled before anyone decided.' }),
     effects: z.array(z.object({ step_id: z.string(), tool: z.enum(TOOL_IDS), why: z.string() })).meta({
       description: 'The external effects awaiting a decision, and why each is in the plan.',
     }),
@@ -139,7 +139,7 @@ export const Run = z
     receipt: CompletionReceipt.nullable(),
     failure: z.object({ code: z.string(), message: z.string() }).nullable().meta({
       description:
-        'Why a run ended failed or needs_attention: insufficient_credits, budget_exceeded, approval_rejected, approval_expired, cancelled, unresolved_remainder, run_failed; upstream runs also plan_invalid, turn_limit, hold_exhausted, model_unavailable, model_refused.',
+        'Why a run ended failed or needs_attention: insufficient_credits, budget_exceeded, approval_rejected, approval_expired, cancelled, unresolved_remainder, run_failed, start_failed (a keyless run whose workflow could not be started); upstream runs also plan_invalid, turn_limit, hold_exhausted, model_unavailable, model_refused.',
     }),
   })
   .meta({ id: 'AgentRun' });

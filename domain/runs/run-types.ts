@@ -3,7 +3,8 @@
 import type { ToolId } from '../tools.ts';
 
 export interface ApprovalRecord {
-  state: 'pending' | 'approved' | 'rejected' | 'expired';
+  /** cancelled: the run was cancelled before anyone decided. */
+  state: 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled';
   effects: { step_id: string; tool: ToolId; why: string }[];
   reason: string;
   deadline: string;
