@@ -6,4 +6,5 @@ RUN npm ci --ignore-scripts
 COPY . .
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 ENV NODE_ENV=production
-CMD ["npm", "run", "api"]
+# node itself is PID 1's command, so SIGTERM reaches it and the API and worker drain (npm would not pass it on).
+CMD ["node", "dist/bin/api.js"]

@@ -1,5 +1,7 @@
-// Listens on a socket and closes gracefully: stop accepting, let in-flight
-// requests finish, then drop idle keep-alive connections.
+// Listens on a socket and closes gracefully: stop accepting, tell keep-alive
+// clients to reconnect elsewhere (`Connection: close` on every response from
+// then on, including those in flight), let in-flight requests finish, and drop
+// idle connections.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
@@ -13,6 +15,13 @@ export interface RunningServer {
 export async function listen(app: Koa, host: string, port: number): Promise<RunningServer> {
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
+  let closing = false;
+  const inFlight = new Set<http.ServerResponse>();
+  server.on('request', (_req, res: http.ServerResponse) => {
+    if (closing) res.setHeader('connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -23,6 +32,8 @@ export async function listen(app: Koa, host: string, port: number): Promise<Runn
     url: `http://${shownHost}:${address.port}`,
     port: address.port,
     close(timeoutMs = 10_000) {
+      closing = true;
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
       return new Promise((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
         force.unref();

@@ -57,6 +57,7 @@ try {
     taskQueue: config.temporal.taskQueue,
     activities: activityDeps(config, database.db),
     logger,
+    shutdownGraceMs: config.workerShutdownGraceMs,
   });
   lifecycle.onStop('worker', () => worker.stop());
   worker.done.catch((err: Error) => {

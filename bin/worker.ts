@@ -29,6 +29,7 @@ try {
     activities: activityDeps(config, database.db),
     logger,
     workflowBundlePath: config.temporal.workflowBundlePath,
+    shutdownGraceMs: config.workerShutdownGraceMs,
   });
   lifecycle.onStop('worker', () => worker.stop());
   logger.info({ temporal: address, taskQueue: config.temporal.taskQueue }, 'worker running');

@@ -46,6 +46,7 @@ export const envSchema = z.object({
   TRIAL_RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
   TRUST_PROXY: flag.default(false),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(15_000),
+  WORKER_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
 
   PRICE_CREDITS_PER_1K_TOKENS: positiveInt.default(2),
   PRICE_CREDITS_PER_1K_TOKENS_FAST: positiveInt.default(1),
@@ -112,6 +113,8 @@ export interface Config {
     trial: { points: number; windowSeconds: number };
   };
   shutdownTimeoutMs: number;
+  /** How long a stopping worker lets in-flight activities finish before cancelling them. */
+  workerShutdownGraceMs: number;
   pricing: PricingTable;
   runs: { approvalTimeoutMs: number; webhookTimeoutMs: number; journeyRetentionDays: number; devStartingCredits: number; agent: AgentLimits };
   chat: {
@@ -147,6 +150,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`));
   }
   const e = parsed.data;
+  if (e.WORKER_SHUTDOWN_GRACE_MS >= e.SHUTDOWN_TIMEOUT_MS) {
+    throw new ConfigError([`WORKER_SHUTDOWN_GRACE_MS: must be less than SHUTDOWN_TIMEOUT_MS (${e.SHUTDOWN_TIMEOUT_MS}), or the process exits before in-flight activities finish`]);
+  }
   return {
     env: e.NODE_ENV,
     http: {
@@ -178,6 +184,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       trial: { points: e.TRIAL_RATE_LIMIT_POINTS, windowSeconds: e.TRIAL_RATE_LIMIT_WINDOW_SECONDS },
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
     pricing: {
       version: 'v1',
       modelRates: {

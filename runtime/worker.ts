@@ -30,6 +30,8 @@ export interface WorkerOptions {
   logger: Logger;
   /** Path of a bundle built by `npm run build`; when absent, workflows are bundled from source. */
   workflowBundlePath?: string;
+  /** How long stop() lets in-flight activities finish before they are cancelled (the SDK's default is 0). */
+  shutdownGraceMs?: number;
 }
 
 export interface RunningWorker {
@@ -52,6 +54,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: createActivities(options.activities),
+    shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
     ...workflowSource,
   });
   const done = worker.run().finally(() => connection.close());

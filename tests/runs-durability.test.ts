@@ -171,3 +171,51 @@ describe('a worker killed with SIGKILL during execute', () => {
     }
   });
 });
+
+describe('a worker stopped with SIGTERM during a delivery', () => {
+  it('lets the in-flight delivery finish within the grace time, exits cleanly, and nothing is sent twice', async () => {
+    const taskQueue = `drain-${Date.now()}`;
+    // The webhook answers the delivery only after the worker has been told to stop.
+    const deliveries: string[] = [];
+    let firstArrived!: () => void;
+    const arrived = new Promise<void>((r) => (firstArrived = r));
+    const hook = http.createServer((req, res) => {
+      deliveries.push(String(req.headers['idempotency-key']));
+      req.resume();
+      firstArrived();
+      setTimeout(() => res.writeHead(204).end(), 2_000);
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    const app = await startTestApp({ TASK_QUEUE: taskQueue });
+    try {
+      const db = app.database.db;
+      const api = await ApiClient.connect(app.url);
+      const t = await newTenant(db);
+      await setWebhookUrl(db, t.name, `http://127.0.0.1:${(hook.address() as AddressInfo).port}/`);
+
+      const first = spawnService('worker', { TASK_QUEUE: taskQueue, WORKER_SHUTDOWN_GRACE_MS: '10000' });
+      const created = await api.post('/v1/agent-runs', { input: 'Summarise the outage review and send it to the status page.' }, { key: t.key });
+      const runId = created.json.run_id as string;
+      await waitForRun(api, t.key, runId, (r) => r.status === 'awaiting_approval', 50_000);
+      expect((await api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+      await arrived;
+
+      const stoppedAt = Date.now();
+      first.kill('SIGTERM');
+      await new Promise((r) => first.once('exit', r));
+      expect(first.exitCode).toBe(0);
+      expect(Date.now() - stoppedAt).toBeGreaterThan(1_500); // it waited for the delivery's answer
+      spawnService('worker', { TASK_QUEUE: taskQueue });
+
+      const run = await waitForRun(api, t.key, runId, isTerminal, 50_000);
+      expect(run.status).toBe('completed');
+      expect(run.receipt.action_boundary.effects_performed).toEqual(['webhook_delivery:step_2']);
+      expect(deliveries).toEqual([`${runId}:step_2`]);
+      expect((await ledgerOf(db, runId)).charges).toHaveLength(1);
+    } finally {
+      hook.closeAllConnections();
+      await new Promise((r) => hook.close(r));
+      await app.close();
+    }
+  });
+});

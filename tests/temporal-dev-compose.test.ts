@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { envSchema, loadConfig } from '../config/env.ts';
 
-type Service = { image?: string; build?: unknown; command?: unknown; ports?: string[]; environment?: Record<string, string>; depends_on?: unknown };
+type Service = { image?: string; build?: unknown; command?: unknown; stop_grace_period?: string; ports?: string[]; environment?: Record<string, string>; depends_on?: unknown };
 const compose = parse(readFileSync('temporal-dev.yml', 'utf8')) as { services: Record<string, Service> };
 const defaults = loadConfig({});
 
@@ -33,6 +33,15 @@ describe('temporal-dev.yml', () => {
     expect(api.ports).toContain(`${apiPort}:${apiPort}`);
     expect(compose.services.temporal!.ports).toContain(`${defaults.temporal.devPort}:7233`);
     expect(compose.services['temporal-ui']!.ports).toContain(`${defaults.temporal.uiPort}:8080`);
+  });
+
+  it('runs node itself, so SIGTERM reaches it, and waits longer than the shutdown timeout', () => {
+    expect(compose.services.api!.command).toEqual(['node', 'dist/bin/api.js']);
+    expect(compose.services.worker!.command).toEqual(['node', 'dist/bin/worker.js']);
+    for (const name of ['api', 'worker'] as const) {
+      expect(Number.parseInt(compose.services[name]!.stop_grace_period!, 10) * 1000).toBeGreaterThan(defaults.shutdownTimeoutMs);
+    }
+    expect(readFileSync('Dockerfile', 'utf8')).toMatch(/^CMD \["node", "dist\/bin\/api\.js"\]$/m);
   });
 
   it('points the Temporal server and UI at each other and at Postgres', () => {
