@@ -10,6 +10,7 @@ import { ledgerActivities } from './ledger.ts';
 import { memoryActivities } from './memory.ts';
 import { planningActivities } from './planning.ts';
 import { projectionActivities } from './projection.ts';
+import { reconcileActivities } from './reconcile.ts';
 import { toolActivities } from './tools.ts';
 import { verifyActivities } from './verify.ts';
 
@@ -21,6 +22,8 @@ export interface ActivityDeps {
   agent: AgentLimits;
   webhookTimeoutMs: number;
   journeyRetentionDays: number;
+  approvalTimeoutMs: number;
+  reconcileGraceMs: number;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -32,6 +35,7 @@ export function createActivities(deps: ActivityDeps) {
     ...toolActivities(deps),
     ...verifyActivities(),
     ...memoryActivities(deps),
+    ...reconcileActivities(deps),
     /** Does nothing; used by probeWorkflow and the benchmark's baseline. */
     async noop(): Promise<void> {},
   };

@@ -9,6 +9,7 @@ import { composeApi } from '../runtime/compose-api.ts';
 import { Lifecycle } from '../runtime/lifecycle.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
+import { ensureReconcileSchedule } from '../runtime/schedules.ts';
 import { startWorker } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 
@@ -60,6 +61,7 @@ try {
     shutdownGraceMs: config.workerShutdownGraceMs,
   });
   lifecycle.onStop('worker', () => worker.stop());
+  await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
   worker.done.catch((err: Error) => {
     logger.fatal({ err: err.message }, 'worker failed');
     void lifecycle.stop().then(() => process.exit(1));

@@ -5,6 +5,7 @@ import { ensureDatabase, loadConfigOrExit } from '../runtime/boot.ts';
 import { Lifecycle } from '../runtime/lifecycle.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
+import { ensureReconcileSchedule } from '../runtime/schedules.ts';
 import { startWorker } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 
@@ -21,6 +22,7 @@ try {
   const database = await ensureDatabase(config, lifecycle, 'npm run worker');
   const handle = lazyTemporalClient(address, config.temporal.namespace);
   await ensureSearchAttributes(handle.connection, config.temporal.namespace, logger);
+  await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
   await handle.close();
   const worker = await startWorker({
     address,

@@ -61,6 +61,8 @@ export const envSchema = z.object({
   RUN_TURN_MAX_TOKENS: z.coerce.number().int().min(16).max(16_384).default(1024),
   RUN_MAX_TOOL_CALLS: z.coerce.number().int().min(1).max(32).default(8),
   JOURNEY_RETENTION_DAYS: positiveInt.default(30),
+  RECONCILE_INTERVAL_SECONDS: positiveInt.default(60),
+  RECONCILE_GRACE_SECONDS: positiveInt.default(30),
   DEV_STARTING_CREDITS: z.coerce.number().int().min(0).default(10_000),
 
   CHAT_MAX_TOKENS_DEFAULT: positiveInt.default(1024),
@@ -116,7 +118,11 @@ export interface Config {
   /** How long a stopping worker lets in-flight activities finish before cancelling them. */
   workerShutdownGraceMs: number;
   pricing: PricingTable;
-  runs: { approvalTimeoutMs: number; webhookTimeoutMs: number; journeyRetentionDays: number; devStartingCredits: number; agent: AgentLimits };
+  runs: { approvalTimeoutMs: number; webhookTimeoutMs: number; journeyRetentionDays: number; devStartingCredits: number; agent: AgentLimits;
+    /** How often the reconcile Schedule looks for runs whose workflow never started, and how old such a row must be. */
+    reconcileIntervalSeconds: number;
+    reconcileGraceMs: number;
+  };
   chat: {
     maxTokensDefault: number;
     keepAliveMs: number;
@@ -205,6 +211,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       journeyRetentionDays: e.JOURNEY_RETENTION_DAYS,
       devStartingCredits: e.DEV_STARTING_CREDITS,
       agent: { maxTurns: e.RUN_MAX_MODEL_TURNS, turnMaxTokens: e.RUN_TURN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
+      reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
+      reconcileGraceMs: e.RECONCILE_GRACE_SECONDS * 1000,
     },
     chat: {
       maxTokensDefault: e.CHAT_MAX_TOKENS_DEFAULT,

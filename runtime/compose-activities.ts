@@ -17,5 +17,7 @@ export function activityDeps(config: Config, db: Db): ActivityDeps {
     agent: config.runs.agent,
     webhookTimeoutMs: config.runs.webhookTimeoutMs,
     journeyRetentionDays: config.runs.journeyRetentionDays,
+    approvalTimeoutMs: config.runs.approvalTimeoutMs,
+    reconcileGraceMs: config.runs.reconcileGraceMs,
   };
 }

@@ -41,6 +41,29 @@ export async function getRun(db: Db, tenantId: string, runId: string): Promise<R
   return row ?? null;
 }
 
+/**
+ * Rows still as the API wrote them (accepted, at the estimate step) and older
+ * than `before`: candidates for the reconciler, which checks Temporal for each.
+ */
+export async function possiblyStrandedRuns(db: Db, before: Date, limit: number): Promise<RunRow[]> {
+  return db
+    .select()
+    .from(runs)
+    .where(and(eq(runs.status, 'accepted'), eq(runs.currentStep, 'estimate'), lte(runs.createdAt, before)))
+    .orderBy(runs.createdAt)
+    .limit(limit);
+}
+
+/** Ends a run whose workflow could not be started and that nobody can start safely (it has no Idempotency-Key). */
+export function markStartFailed(db: Db, runId: string): Promise<void> {
+  return updateRun(db, runId, {
+    status: 'failed',
+    currentStep: null,
+    completedAt: new Date(),
+    failure: { code: 'start_failed', message: 'The run could not be started; nothing was reserved. Retry the request.' },
+  });
+}
+
 export async function updateRun(db: Db, runId: string, patch: RunPatch): Promise<void> {
   await db.update(runs).set({ ...patch, updatedAt: new Date() }).where(eq(runs.id, runId));
 }

@@ -1,3 +1,4 @@
 // Every workflow the worker registers.
 export { agentRunWorkflow } from './agent-run.ts';
 export { probeWorkflow } from './probe.ts';
+export { reconcileRunsWorkflow } from './reconcile.ts';

@@ -27,7 +27,7 @@ export async function startRunStack(env: Record<string, string> = {}): Promise<R
   const taskQueue = `test-${randomBytes(4).toString('hex')}`;
   const fullEnv = { TASK_QUEUE: taskQueue, ...env };
   const app = await startTestApp(fullEnv);
-  const config = loadConfig({ ...fullEnv, DATABASE_URL: inject('databaseUrl') });
+  const config = loadConfig({ DATABASE_URL: inject('databaseUrl'), ...fullEnv });
   const worker = await startWorker({
     address: inject('temporalAddress'),
     namespace: 'default',

@@ -1,0 +1,44 @@
+// The reconciler: a row the API wrote whose workflow never started (the API
+// died between the insert and the start, or Temporal was down and the client
+// gave up) is started now if it has an Idempotency-Key (the client's retry
+// would start it too), and ended start_failed if it has none (its client never
+// learned the run id, so running it would be work nobody asked to follow).
+import { Context } from '@temporalio/activity';
+import type { Db } from '../db/client.ts';
+import { markStartFailed, possiblyStrandedRuns } from '../services/runs.ts';
+import { runWorkflowExists, startRunWorkflow } from '../services/run-workflow.ts';
+
+export interface ReconcileDeps {
+  db: Db;
+  approvalTimeoutMs: number;
+  /** A row younger than this is still being started by its API request. */
+  reconcileGraceMs: number;
+}
+
+export interface ReconcileOutcome {
+  checked: number;
+  started: string[];
+  markedFailed: string[];
+}
+
+export function reconcileActivities(deps: ReconcileDeps) {
+  return {
+    async reconcileStrandedRuns(): Promise<ReconcileOutcome> {
+      const { client, info } = Context.current();
+      const candidates = await possiblyStrandedRuns(deps.db, new Date(Date.now() - deps.reconcileGraceMs), 200);
+      const outcome: ReconcileOutcome = { checked: candidates.length, started: [], markedFailed: [] };
+      for (const run of candidates) {
+        if (await runWorkflowExists(client, run.id)) continue; // started; its worker just has not recorded progress yet
+        if (run.idempotencyKey) {
+          await startRunWorkflow(client, { taskQueue: info.taskQueue, approvalTimeoutMs: deps.approvalTimeoutMs }, run);
+          outcome.started.push(run.id);
+        } else {
+          await markStartFailed(deps.db, run.id);
+          outcome.markedFailed.push(run.id);
+        }
+        Context.current().heartbeat();
+      }
+      return outcome;
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// The reconciler repairs rows whose workflow never started: the API died
+// between its insert and the start, or Temporal was down and a keyed client
+// gave up. It runs against a database of its own, so it cannot touch the rows
+// other test files leave behind on purpose.
+import { randomBytes } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openPostgres } from '../db/client.ts';
+import { reconcileScheduleId, ensureReconcileSchedule } from '../runtime/schedules.ts';
+import { createRun, getRun } from '../services/runs.ts';
+import { ApiClient } from './support/client.ts';
+import { isTerminal, newTenant, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
+import { startTestApp } from './support/test-app.ts';
+
+let stack: RunStack;
+let connection: Connection;
+let temporal: Client;
+let databaseUrl: string;
+const dbName = `gws_reconcile_${randomBytes(4).toString('hex')}`;
+
+function adminQuery(sql: string) {
+  const admin = new pg.Client({ connectionString: inject('databaseUrl') });
+  return admin.connect().then(() => admin.query(sql)).finally(() => admin.end());
+}
+
+beforeAll(async () => {
+  await adminQuery(`CREATE DATABASE "${dbName}"`);
+  const url = new URL(inject('databaseUrl'));
+  url.pathname = `/${dbName}`;
+  databaseUrl = url.toString();
+  const database = openPostgres(databaseUrl);
+  await database.migrate();
+  await database.close();
+  stack = await startRunStack({ DATABASE_URL: databaseUrl, RECONCILE_GRACE_SECONDS: '1' });
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+  temporal = new Client({ connection });
+});
+afterAll(async () => {
+  await stack.close();
+  await connection.close();
+  await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+});
+
+const reconcile = () =>
+  temporal.workflow.execute('reconcileRunsWorkflow', { taskQueue: stack.taskQueue, workflowId: `reconcile-${randomBytes(4).toString('hex')}` }) as Promise<{
+    checked: number;
+    started: string[];
+    markedFailed: string[];
+  }>;
+
+describe('the reconciler', () => {
+  it('starts a keyed row whose workflow never started, ends a keyless one start_failed, and leaves started workflows alone', async () => {
+    const db = stack.app.database.db;
+    const t = await newTenant(db);
+    const body = { tenantId: t.tenantId, requestDigest: 'sha256:test', input: 'Summarise the release notes.', memory: false, model: 'svc-workspace' };
+    // As the API leaves them when it dies between its insert and the start:
+    const keyed = await createRun(db, { ...body, idempotencyKey: 'crashed-after-insert' });
+    const keyless = await createRun(db, { ...body, idempotencyKey: null });
+    // A run whose workflow did start, on a queue no worker polls: its row stays accepted, and must stay untouched.
+    const idle = await startTestApp({ DATABASE_URL: databaseUrl, TASK_QUEUE: `idle-${randomBytes(3).toString('hex')}` });
+    let waiting: string;
+    try {
+      const created = await (await ApiClient.connect(idle.url)).post('/v1/agent-runs', { input: 'Outline the plan.' }, { key: t.key });
+      expect(created.status).toBe(201);
+      waiting = created.json.run_id;
+    } finally {
+      await idle.close();
+    }
+    await new Promise((r) => setTimeout(r, 1_200)); // past RECONCILE_GRACE_SECONDS
+
+    const outcome = await reconcile();
+    expect(outcome.started).toEqual([keyed.run.id]);
+    expect(outcome.markedFailed).toEqual([keyless.run.id]);
+    expect(outcome.checked).toBe(3);
+
+    const run = await waitForRun(stack.api, t.key, keyed.run.id, isTerminal);
+    expect(run.status).toBe('completed');
+    expect((await getRun(db, t.tenantId, keyless.run.id))!.failure).toMatchObject({ code: 'start_failed' });
+    expect((await getRun(db, t.tenantId, waiting))!.status).toBe('accepted');
+    await temporal.workflow.getHandle(waiting).terminate('test cleanup');
+
+    // Nothing left to repair: a second pass changes nothing.
+    const again = await reconcile();
+    expect([again.started, again.markedFailed]).toEqual([[], []]);
+  });
+
+  it('is a Schedule on the worker\'s task queue, created once and updated in place', async () => {
+    const logger = pino({ level: 'silent' });
+    await ensureReconcileSchedule(temporal, stack.taskQueue, 60, logger);
+    await ensureReconcileSchedule(temporal, stack.taskQueue, 45, logger);
+    const handle = temporal.schedule.getHandle(reconcileScheduleId(stack.taskQueue));
+    try {
+      const described = await handle.describe();
+      expect(described.action).toMatchObject({ type: 'startWorkflow', workflowType: 'reconcileRunsWorkflow', taskQueue: stack.taskQueue });
+      expect(described.spec.intervals?.map((i) => i.every)).toEqual([45_000]);
+      expect(described.policies.overlap).toBe('SKIP');
+    } finally {
+      await handle.delete();
+    }
+  });
+});
