@@ -42,8 +42,9 @@ async function memoryRecall(db: Db, call: ToolCall): Promise<ToolOutcome> {
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 function neverSent(err: unknown): boolean {
-  const code = (err as { cause?: { code?: string } })?.cause?.code;
-  return code !== undefined && NOT_SENT.has(code);
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  // fetch itself refuses some URLs (a port on its block list) before it opens a connection.
+  return (cause?.code !== undefined && NOT_SENT.has(cause.code)) || cause?.message === 'bad port';
 }
 
 /** POSTs the run's results so far to the tenant's webhook, heartbeating while it waits. */

@@ -1,80 +1,131 @@
 // Records workflow histories for the replay test (tests/replay.test.ts):
-//   node --import tsx scripts/record-histories.ts [NAME ...]
-// With names, only those fixtures are (re)recorded, so histories recorded by
-// older code stay as they are and keep proving that runs in flight replay.
-// Run it after an intentional workflow change and commit the new fixtures. The
-// replay test then fails whenever code changes break determinism for runs
-// already in flight. The upstream run talks to a scripted OpenAI-compatible
-// server on loopback.
-import { writeFileSync } from 'node:fs';
+//   node --import tsx scripts/record-histories.ts
+// Histories are append-only: each is written as tests/fixtures/<VERSION>-<path>.history.json
+// and an existing file is never overwritten, so the histories recorded by older code keep
+// proving that runs started on it still replay on the new code. After a workflow change
+// that alters its commands (guard it with patched(), see workflows/agent-run.ts), bump
+// HISTORY_VERSION (tests/support/history-paths.ts) and run this once: it records every path
+// for the new version. The
+// upstream run talks to a scripted OpenAI-compatible server on loopback.
+import { existsSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { pino } from 'pino';
 import { loadConfig } from '../config/env.ts';
 import { openPglite } from '../db/client.ts';
+import { digestOf } from '../domain/digest.ts';
+import type { ModelId } from '../domain/models.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { projectRoot } from '../runtime/paths.ts';
 import { resolveTemporalCli, startDevServer } from '../runtime/temporal-dev-server.ts';
 import { startWorker } from '../runtime/worker.ts';
+import { upsertBudget } from '../services/budgets.ts';
 import { createKey } from '../services/keys.ts';
 import { grantCredits } from '../services/ledger.ts';
 import { rememberEntry } from '../services/memory.ts';
-import { runControl } from '../services/run-control.ts';
-import { approvalUpdate } from '../workflows/messages.ts';
-import { scriptedUpstream } from '../tests/support/fake-servers.ts';
-import type { ModelId } from '../domain/models.ts';
 import { setRoute } from '../services/routing.ts';
+import { startRunWorkflow } from '../services/run-workflow.ts';
+import { createRun } from '../services/runs.ts';
+import { setWebhookUrl } from '../services/tenants.ts';
+import { scriptedUpstream } from '../tests/support/fake-servers.ts';
+import { HISTORY_VERSION as VERSION, type HistoryPath } from '../tests/support/history-paths.ts';
+import { approvalUpdate } from '../workflows/messages.ts';
 
-const only = new Set(process.argv.slice(2));
 const logger = pino({ level: 'warn' });
 const upstream = await scriptedUpstream();
 const config = loadConfig({ TASK_QUEUE: 'record-histories', UPSTREAM_BASE_URL: upstream.url });
 const server = await startDevServer({ cliPath: await resolveTemporalCli(), port: 27_399, uiPort: 27_400, namespace: 'default', logger });
 const database = openPglite('memory');
 await database.migrate();
+const db = database.db;
 const connection = await Connection.connect({ address: server.address });
 const client = new Client({ connection });
-const worker = await startWorker({ address: server.address, namespace: 'default', taskQueue: config.temporal.taskQueue, activities: activityDeps(config, database.db), logger });
-const control = runControl({ db: database.db, client, taskQueue: config.temporal.taskQueue, approvalTimeoutMs: 60_000 });
+const worker = await startWorker({ address: server.address, namespace: 'default', taskQueue: config.temporal.taskQueue, activities: activityDeps(config, db), logger });
+
+async function tenant(name: string, credits: number): Promise<string> {
+  const key = await createKey(db, { tenant: name, kind: 'core' });
+  if (credits > 0) await grantCredits(db, { tenantId: key.tenantId, amount: credits, entryKey: `${name}-grant` });
+  return key.tenantId;
+}
+
+/** A loopback port nothing listens on (connections are refused). */
+async function closedPort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((r) => probe.close(r));
+  return port;
+}
+
+async function awaitingApproval(runId: string): Promise<void> {
+  for (;;) {
+    const state = await client.workflow.getHandle(runId).query<{ status: string }>('state');
+    if (state.status === 'awaiting_approval') return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const decide = (decision: 'approve' | 'reject') => async (runId: string) => {
+  await awaitingApproval(runId);
+  await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [{ decision }] });
+};
+
+interface Recording {
+  tenantId: string;
+  input: string;
+  memory?: boolean;
+  model?: ModelId;
+  approvalTimeoutMs?: number;
+  after?: (runId: string) => Promise<void>;
+}
+
+async function record(name: HistoryPath, r: Recording): Promise<void> {
+  const file = path.join(projectRoot, 'tests', 'fixtures', `${VERSION}-${name}.history.json`);
+  if (existsSync(file)) {
+    console.log(`kept ${path.relative(projectRoot, file)} (histories are append-only)`);
+    return;
+  }
+  const request = { input: r.input, memory: r.memory ?? false, model: r.model ?? 'svc-workspace' };
+  const { run } = await createRun(db, { tenantId: r.tenantId, idempotencyKey: null, requestDigest: digestOf(request), ...request });
+  await startRunWorkflow(client, { taskQueue: config.temporal.taskQueue, approvalTimeoutMs: r.approvalTimeoutMs ?? 60_000 }, run);
+  await r.after?.(run.id);
+  const handle = client.workflow.getHandle(run.id);
+  await handle.result();
+  const history = await handle.fetchHistory();
+  writeFileSync(file, `${historyToJSON(history)}\n`);
+  console.log(`recorded ${path.relative(projectRoot, file)} (${history.events?.length} events)`);
+}
 
 try {
-  const key = await createKey(database.db, { tenant: 'recorder', kind: 'core' });
-  await grantCredits(database.db, { tenantId: key.tenantId, amount: 1_000, entryKey: 'recorder-grant' });
-  await rememberEntry(database.db, { tenantId: key.tenantId, subject: 'release policy', content: 'Releases ship on Tuesdays.', source: 'seed', entryKey: 'seed' });
-
-  async function record(name: string, input: string, memory: boolean, after: (runId: string) => Promise<void>, model: ModelId = 'svc-workspace') {
-    if (only.size > 0 && !only.has(name)) return;
-    const { run } = await control.create(key.tenantId, null, { input, memory, model });
-    await after(run.id);
-    const handle = client.workflow.getHandle(run.id);
-    await handle.result();
-    const history = await handle.fetchHistory();
-    const file = path.join(projectRoot, 'tests', 'fixtures', `${name}.history.json`);
-    writeFileSync(file, `${historyToJSON(history)}\n`);
-    console.log(`recorded ${path.relative(projectRoot, file)} (${history.events?.length} events)`);
-  }
-
-  const awaitingApproval = async (runId: string) => {
-    for (;;) {
-      const state = await client.workflow.getHandle(runId).query<{ status: string }>('state');
-      if (state.status === 'awaiting_approval') return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-
-  await record('approved-with-memory', 'Check the release policy; then send the summary to the team.', true, async (runId) => {
-    await awaitingApproval(runId);
-    await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [{ decision: 'approve', reason: 'fine' }] });
+  const recorder = await tenant('recorder', 1_000);
+  await rememberEntry(db, { tenantId: recorder, subject: 'release policy', content: 'Releases ship on Tuesdays.', source: 'seed', entryKey: 'seed' });
+  await record('approved-with-memory', { tenantId: recorder, input: 'Check the release policy; then send the summary to the team.', memory: true, after: decide('approve') });
+  await record('rejected', { tenantId: recorder, input: 'Compile the release notes and publish them.', after: decide('reject') });
+  await record('expired', { tenantId: recorder, input: 'Draft the memo and publish it.', approvalTimeoutMs: 1_000 });
+  await record('cancelled', {
+    tenantId: recorder,
+    input: 'Draft the memo and publish it.',
+    after: async (runId) => {
+      await awaitingApproval(runId);
+      await client.workflow.getHandle(runId).cancel();
+    },
   });
-  await record('cancelled', 'Draft the memo and publish it.', false, async (runId) => {
-    await awaitingApproval(runId);
-    await client.workflow.getHandle(runId).cancel();
-  });
-  await record('read-only', 'Review the vendor contracts; then list the renewal dates.', false, async () => {});
+  await record('read-only', { tenantId: recorder, input: 'Review the vendor contracts; then list the renewal dates.' });
+  await record('insufficient-credits', { tenantId: await tenant('broke', 0), input: 'Summarise the quarterly report.' });
+
+  const budgeted = await tenant('budgeted', 1_000);
+  await upsertBudget(db, budgeted, { name: 'runs', scope: 'runs', period: 'month', limitCredits: 1 });
+  await record('over-budget', { tenantId: budgeted, input: 'Summarise the quarterly report.' });
+
+  // A webhook nobody listens on: every delivery attempt fails before sending, so the step fails.
+  const unreachable = await tenant('unreachable', 1_000);
+  await setWebhookUrl(db, 'unreachable', `http://127.0.0.1:${await closedPort()}/hook`);
+  await record('failing-tool', { tenantId: unreachable, input: 'Summarise the incident and send it to the team.', after: decide('approve') });
 
   // An upstream run: model plan, approval, two tool calls, the model's answer.
-  await setRoute(database.db, key.tenantId, 'svc-workspace-quality', 'upstream');
+  await setRoute(db, recorder, 'svc-workspace-quality', 'upstream');
   const plan = {
     steps: [
       { tool: 'text_analysis', arguments: { text: 'the incident timeline' }, purpose: 'Read the timeline', covers: [1] },
@@ -88,16 +139,12 @@ try {
     { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] },
     { content: 'The timeline is summarised; the webhook is not configured.' },
   ]);
-  await record(
-    'upstream-agent-loop',
-    'Summarise the incident timeline and send it to the on-call channel.',
-    false,
-    async (runId) => {
-      await awaitingApproval(runId);
-      await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
-    },
-    'svc-workspace-quality',
-  );
+  await record('upstream-agent-loop', {
+    tenantId: recorder,
+    input: 'Summarise the incident timeline and send it to the on-call channel.',
+    model: 'svc-workspace-quality',
+    after: decide('approve'),
+  });
 } finally {
   await upstream.close();
   await worker.stop();

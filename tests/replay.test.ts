@@ -1,17 +1,27 @@
-// Determinism guard: recorded histories of real runs must replay against the
-// current workflow code. A change that would break runs already in flight
-// fails here. Re-record on purpose with scripts/record-histories.ts.
+// Determinism guard: every recorded history (tests/fixtures/<version>-<path>.history.json)
+// must replay against the current workflow code, so a change that would break runs
+// already in flight fails here. Histories are append-only: older versions stay, and the
+// current version must cover every path a run can take. Record a new version with
+// scripts/record-histories.ts after a change guarded by patched().
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
+import { HISTORY_PATHS, HISTORY_VERSION } from './support/history-paths.ts';
 
 const dir = path.join(import.meta.dirname, 'fixtures');
-const files = readdirSync(dir).filter((f) => f.endsWith('.history.json'));
+const files = readdirSync(dir).filter((f) => f.endsWith('.history.json')).sort();
 
 describe('workflow replay', () => {
-  it('has recorded histories to replay', () => {
-    expect(files.sort()).toEqual(['approved-with-memory.history.json', 'cancelled.history.json', 'read-only.history.json', 'upstream-agent-loop.history.json']);
+  it(`has a ${HISTORY_VERSION} history for every path, and keeps the older versions`, () => {
+    const current = files.filter((f) => f.startsWith(`${HISTORY_VERSION}-`)).map((f) => f.slice(HISTORY_VERSION.length + 1, -'.history.json'.length));
+    expect(current.sort()).toEqual([...HISTORY_PATHS].sort());
+    expect(files.filter((f) => f.startsWith('v1-'))).toEqual([
+      'v1-approved-with-memory.history.json',
+      'v1-cancelled.history.json',
+      'v1-read-only.history.json',
+      'v1-upstream-agent-loop.history.json',
+    ]);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

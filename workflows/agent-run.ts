@@ -6,7 +6,9 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   TemporalFailure,
   upsertSearchAttributes,
@@ -15,6 +17,7 @@ import type { createActivities } from '../activities/index.ts';
 import type { ModelId } from '../domain/models.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
 import type { LoopStop } from '../domain/runs/run-types.ts';
+import type { RunProjectionPatch, RunTransition } from '../domain/runs/transition.ts';
 import type { RunStatus, RunStep } from '../domain/runs/states.ts';
 import type { ApprovalRecord, StepResult } from '../domain/runs/run-types.ts';
 import { approvalSignal, approvalUpdate, type ApprovalDecision, NOT_AWAITING_APPROVAL, type RunLiveState, stateQuery } from './messages.ts';
@@ -30,6 +33,22 @@ const acts = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' }, // no maximumAttempts: unlimited
 });
+// State changes are recorded as local activities: no round trip through the server's task queue per
+// transition (measured: a 17-activity run took 902 ms with remote projection writes, 404 ms local).
+const projection = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' }, // unlimited, as for acts
+});
+/**
+ * Versioning, the worked example: runs started before projection writes became local activities
+ * have ScheduleActivityTask commands for them in their histories, so they must keep making the same
+ * commands on replay. `patched` is true for runs that reach this point on the new code (it records a
+ * marker) and false when replaying a history without the marker. Once no run started before the
+ * change can still be open (longer than APPROVAL_TIMEOUT_SECONDS plus retention), the old branch
+ * goes and `patched` becomes `deprecatePatch(PROJECTION_AS_LOCAL_ACTIVITY)`; a release later, that goes too.
+ */
+export const PROJECTION_AS_LOCAL_ACTIVITY = 'projection-as-local-activity';
+
 // Tools get a heartbeat timeout, so a worker that dies mid-call is noticed in seconds, not minutes.
 const tools = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
@@ -77,18 +96,20 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
   });
 
   /** Every state change: search attribute, projection and a content-free journey event. */
-  async function moveTo(status: RunStatus, step: RunStep, patch: Record<string, unknown> = {}, kind?: string) {
+  async function moveTo(status: RunStatus, step: RunStep, patch: RunProjectionPatch = {}, kind?: string) {
     // A new state is run.<state>; a new step within the same state is run.step.<step>.
     const eventKind = kind ?? (status !== live.status || seq === 0 ? `run.${status}` : `run.step.${step}`);
     live.status = status;
     live.step = step;
     seq += 1;
     upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
-    await acts.recordTransition({ runId, tenantId, seq, status, step, patch, kind: eventKind });
+    const transition: RunTransition = { runId, tenantId, seq, status, step, patch, kind: eventKind };
+    if (patched(PROJECTION_AS_LOCAL_ACTIVITY)) await projection.recordTransition(transition);
+    else await acts.recordTransition(transition);
   }
 
-  async function end(status: 'completed' | 'failed' | 'needs_attention', patch: Record<string, unknown>) {
-    await moveTo(status, live.step, { ...patch, completedAt: true });
+  async function end(status: 'completed' | 'failed' | 'needs_attention', patch: RunProjectionPatch) {
+    await moveTo(status, live.step, { ...patch, completed: true });
     return status;
   }
 
@@ -112,7 +133,7 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
         failure: { code: 'budget_exceeded', message: `The estimate needs ${hold.required} credits; the tenant's budgets leave ${hold.headroom}. Nothing was held.` },
       });
     }
-    const reservation = { amount: hold.amount, status: 'held' };
+    const reservation = { amount: hold.amount, status: 'held' as const };
 
     await moveTo('planning', 'plan', { reservation });
     let plan: Plan;
