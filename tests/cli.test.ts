@@ -1,6 +1,6 @@
 // The operator commands: `npm run keys` and the Temporal CLI installer script.
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, copyFileSync, symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -72,9 +72,17 @@ describe('scripts/ensure-temporal-cli.sh', () => {
   });
 
   it('honours TEMPORAL_CLI', () => {
-    const cli = inject('temporalCli');
-    const out = execFileSync('bash', ['scripts/ensure-temporal-cli.sh', '--path'], { encoding: 'utf8', env: { ...process.env, TEMPORAL_CLI: cli } });
-    expect(out.trim()).toBe(cli);
+    // A copy that only the variable can name: no fallback (PATH, .tools/) would find this path.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gws-cli-var-'));
+    const cli = path.join(dir, 'temporal-named-by-variable');
+    copyFileSync(inject('temporalCli'), cli);
+    chmodSync(cli, 0o755);
+    try {
+      const out = execFileSync('bash', ['scripts/ensure-temporal-cli.sh', '--path'], { encoding: 'utf8', env: { ...process.env, TEMPORAL_CLI: cli } });
+      expect(out.trim()).toBe(cli);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('exits non-zero with the alternatives when no CLI can be had', () => {

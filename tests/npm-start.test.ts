@@ -15,6 +15,10 @@ interface Started {
 }
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gws-start-'));
+/** Process groups this file started; whatever a failed or timed-out test leaves is killed in afterAll. */
+const groups: number[] = [];
+// Longer than npmStart's wait (150 s) plus ctrlC's (40 s), so the test's own checks report, not vitest's timeout.
+const START_TEST_TIMEOUT_MS = 240_000;
 const ports = { api: 0, temporal: 0, ui: 0 };
 
 /** Free ports can be taken between picking and binding (other processes here bind random ports): retry with new ones. */
@@ -44,6 +48,7 @@ async function npmStartOnce(): Promise<Started> {
   });
   // detached: its own process group, as a terminal gives it; Ctrl-C signals that whole group.
   const child = spawn('npm', ['start'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  groups.push(child.pid!);
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -89,7 +94,19 @@ async function ctrlC(started: Started): Promise<string> {
 
 describe('npm start', () => {
   let coreKey = '';
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  afterAll(() => {
+    for (const pgid of groups) {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {} // already gone, as it should be
+    }
+    for (const pid of processesUsing(dataDir)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {}
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
   it('starts everything on embedded defaults and prints the dev keys once', async () => {
     ports.api = await freePort();
@@ -134,7 +151,7 @@ describe('npm start', () => {
       expect(log).not.toContain('shutdown step failed');
       expect(log).not.toContain('shutdown timed out');
     }
-  });
+  }, START_TEST_TIMEOUT_MS);
 
   it('reuses the data and keys on a second start, and stops cleanly again', async () => {
     expect(coreKey).not.toBe('');
@@ -147,5 +164,5 @@ describe('npm start', () => {
     } finally {
       expect(await ctrlC(started)).not.toContain('shutdown step failed');
     }
-  });
+  }, START_TEST_TIMEOUT_MS);
 });

@@ -169,7 +169,7 @@ describe('a worker killed with SIGKILL during execute', () => {
       await new Promise((r) => hook.close(r));
       await app.close();
     }
-  });
+  }, 180_000); // waits up to 60 s for approval and 90 s for the end
 });
 
 describe('a worker stopped with SIGTERM during a delivery', () => {
@@ -217,5 +217,5 @@ describe('a worker stopped with SIGTERM during a delivery', () => {
       await new Promise((r) => hook.close(r));
       await app.close();
     }
-  });
+  }, 130_000); // waits up to 50 s twice
 });
