@@ -3,7 +3,7 @@
 // this process's database.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { DefaultLogger, type LogEntry, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, type LogEntry, NativeConnection, Runtime, Worker, type WorkerInterceptors } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../activities/index.ts';
 import { projectRoot } from './paths.ts';
@@ -32,6 +32,8 @@ export interface WorkerOptions {
   workflowBundlePath?: string;
   /** How long stop() lets in-flight activities finish before they are cancelled (the SDK's default is 0). */
   shutdownGraceMs?: number;
+  /** Worker interceptors (the fault-injection tests use one to crash after an activity committed). */
+  interceptors?: WorkerInterceptors;
 }
 
 export interface RunningWorker {
@@ -55,6 +57,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     taskQueue: options.taskQueue,
     activities: createActivities(options.activities),
     shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
+    ...(options.interceptors ? { interceptors: options.interceptors } : {}),
     ...workflowSource,
   });
   const done = worker.run().finally(() => connection.close());

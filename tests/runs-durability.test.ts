@@ -219,3 +219,44 @@ describe('a worker stopped with SIGTERM during a delivery', () => {
     }
   }, 130_000); // waits up to 50 s twice
 });
+
+describe('the money path under retries', () => {
+  // The worker dies after the ledger write committed but before Temporal heard of it, so the
+  // activity runs again (after its 30 s start-to-close timeout) on a fresh worker.
+  it.concurrent.for(['reserveCredits', 'settleRun'])(
+    'a worker killed right after %s committed: the retry holds once and charges once',
+    { timeout: 150_000 },
+    async (activity, { expect }) => {
+      const taskQueue = `money-${activity}-${Date.now()}`;
+      const app = await startTestApp({ TASK_QUEUE: taskQueue });
+      try {
+        const db = app.database.db;
+        const api = await ApiClient.connect(app.url);
+        const t = await newTenant(db);
+        const crashing = spawn(process.execPath, ['--import', 'tsx', 'tests/support/crashing-worker.ts'], {
+          env: serviceEnv({ TASK_QUEUE: taskQueue, CRASH_AFTER_ACTIVITY: activity }),
+          stdio: ['ignore', 'ignore', 'inherit'],
+        });
+        children.push(crashing);
+        const created = await api.post('/v1/agent-runs', { input: 'Review the vendor contracts; then list the renewal dates.' }, { key: t.key });
+        const runId = created.json.run_id as string;
+        await new Promise((r) => crashing.once('exit', r));
+        expect(crashing.signalCode).toBe('SIGKILL');
+        // The effect is already in the ledger; only Temporal does not know it yet.
+        const before = await ledgerOf(db, runId);
+        expect(before.holds).toHaveLength(1);
+        expect(before.charges).toHaveLength(activity === 'settleRun' ? 1 : 0);
+
+        spawnService('worker', { TASK_QUEUE: taskQueue });
+        const run = await waitForRun(api, t.key, runId, isTerminal, 100_000);
+        expect(run.status).toBe('completed');
+        const { holds, charges } = await ledgerOf(db, runId);
+        expect(holds.map((h) => h.status)).toEqual(['settled']);
+        expect(charges.map((c) => c.amount)).toEqual([run.usage.charged]);
+        expect(holds[0]!.amount).toBe(run.estimate.amounts.total);
+      } finally {
+        await app.close();
+      }
+    },
+  );
+});
