@@ -317,7 +317,7 @@ export const evaluationRuns = pgTable(
   (t) => [index('evaluation_runs_tenant_idx').on(t.tenantId, t.createdAt)],
 );
 
-/** Content-free receipts of control writes: who (key id), what (action), on what (target), when, and a digest. */
+/** Content-free receipts of control writes: who (key id), what (action), on what (target), when, and a digest of what was written. */
 export const auditEvents = pgTable(
   'audit_events',
   {
@@ -329,9 +329,14 @@ export const auditEvents = pgTable(
     action: text('action').notNull(),
     target: text('target').notNull(),
     digest: text('digest').notNull(),
+    /**
+     * Set for writes that must be recorded once however often they are retried (an approval: run id and
+     * the decision's Update id, which an Idempotency-Key fixes); null for the others.
+     */
+    eventKey: text('event_key'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('audit_events_tenant_idx').on(t.tenantId, t.id)],
+  (t) => [index('audit_events_tenant_idx').on(t.tenantId, t.id), uniqueIndex('audit_events_event_key_idx').on(t.eventKey)],
 );
 
 export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, journeyEvents, memoryEntries, memoryEntryVersions, vaultChain, routingPolicies, budgets, traces, traceExports, evaluationRuns, auditEvents };

@@ -124,6 +124,14 @@ export const errors = {
       'This Idempotency-Key was already used with a different request body. Use a new key for a new run.',
       'Idempotency-Key',
     ),
+  approvalKeyReused: () =>
+    new ApiError(
+      422,
+      'invalid_request_error',
+      'idempotency_key_reused',
+      'This Idempotency-Key was already used on this run with a different decision or reason; nothing was recorded.',
+      'Idempotency-Key',
+    ),
   invalidCursor: () =>
     new ApiError(400, 'invalid_request_error', 'invalid_cursor', 'The cursor is not one this API returned.', 'cursor'),
   runNotAwaitingApproval: (status: string) =>
@@ -170,6 +178,28 @@ export const errors = {
     new ApiError(500, 'server_error', 'internal_error', 'The server hit an unexpected error. Retry with bounded backoff.'),
   unavailable: (message = 'The service is temporarily unavailable. Retry with bounded backoff.') =>
     new ApiError(503, 'server_error', 'service_unavailable', message, null, { 'Retry-After': '5' }),
+  /** Temporal is unreachable or did not confirm a run's start or cancellation within the API's deadline. */
+  workflowServiceUnavailable: (action: 'start' | 'cancel', deadlineSeconds: number) =>
+    new ApiError(
+      503,
+      'server_error',
+      'service_unavailable',
+      action === 'start'
+        ? `The run's workflow could not be started: the workflow service is unreachable or did not answer within ${deadlineSeconds} s. Retry with bounded backoff and the same Idempotency-Key; it never starts the run twice.`
+        : `The cancellation was not confirmed: the workflow service is unreachable or did not answer within ${deadlineSeconds} s. Retry with bounded backoff.`,
+      null,
+      { 'Retry-After': '5' },
+    ),
+  /** An approval decision that Temporal or the run's workflow did not confirm within the API's deadline (workflow service or workers down). */
+  decisionNotConfirmed: (deadlineSeconds: number) =>
+    new ApiError(
+      503,
+      'server_error',
+      'service_unavailable',
+      `The decision was not confirmed: the workflow service is unreachable, or the run's workflow did not apply it within ${deadlineSeconds} s (no worker running). It may still take effect once Temporal and its workers are back. Retry with bounded backoff and the same Idempotency-Key: the retry answers as the decision did, and it is never applied or recorded twice.`,
+      null,
+      { 'Retry-After': '5' },
+    ),
 } as const;
 
 /** The error object of the contract. */

@@ -8,7 +8,7 @@ import { healthChecker } from '../services/health.ts';
 import { listJourneyEvents } from '../services/journey.ts';
 import { authenticate } from '../services/keys.ts';
 import { usageSummary } from '../services/ledger.ts';
-import { runControl } from '../services/run-control.ts';
+import { runControl, TEMPORAL_CALL_DEADLINE_MS } from '../services/run-control.ts';
 import { vaultService } from '../services/vault/index.ts';
 import { listAudit } from '../services/audit.ts';
 import { platformStores } from '../services/platform/stores.ts';
@@ -40,6 +40,10 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
       client: temporal.client,
       taskQueue: config.temporal.taskQueue,
       approvalTimeoutMs: config.runs.approvalTimeoutMs,
+      // Start, approval and cancel answer 503 at once when the probe finds Temporal unreachable, and
+      // after this long when it does not answer (or, for an approval, no worker applies the decision).
+      temporalDeadlineMs: TEMPORAL_CALL_DEADLINE_MS,
+      probe: temporal.probe,
     }),
     usage: {
       summary: (tenantId) => usageSummary(database.db, tenantId),

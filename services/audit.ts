@@ -16,10 +16,45 @@ export interface AuditInput {
   subject: unknown;
 }
 
+export type AuditEvent = typeof auditEvents.$inferSelect;
+
+async function dropBeyondRetention(db: Db, tenantId: string): Promise<void> {
+  const cutoff = sql`(select ${auditEvents.id} from ${auditEvents} where ${auditEvents.tenantId} = ${tenantId} order by ${auditEvents.id} desc offset ${AUDIT_RETENTION_COUNT - 1} limit 1)`;
+  await db.delete(auditEvents).where(and(eq(auditEvents.tenantId, tenantId), lt(auditEvents.id, cutoff)));
+}
+
 export async function recordAudit(db: Db, e: AuditInput): Promise<void> {
   await db.insert(auditEvents).values({ tenantId: e.tenantId, keyId: e.keyId, action: e.action, target: e.target, digest: digestOf(e.subject) });
-  const cutoff = sql`(select ${auditEvents.id} from ${auditEvents} where ${auditEvents.tenantId} = ${e.tenantId} order by ${auditEvents.id} desc offset ${AUDIT_RETENTION_COUNT - 1} limit 1)`;
-  await db.delete(auditEvents).where(and(eq(auditEvents.tenantId, e.tenantId), lt(auditEvents.id, cutoff)));
+  await dropBeyondRetention(db, e.tenantId);
+}
+
+/**
+ * Records the event unless one with `eventKey` exists (a retry, or a concurrent
+ * twin of the same request). Returns the stored event, whichever request wrote
+ * it, so the caller can compare its digest with its own.
+ */
+export async function recordAuditOnce(db: Db, e: AuditInput & { eventKey: string }): Promise<{ event: AuditEvent; inserted: boolean }> {
+  const [inserted] = await db
+    .insert(auditEvents)
+    .values({ tenantId: e.tenantId, keyId: e.keyId, action: e.action, target: e.target, digest: digestOf(e.subject), eventKey: e.eventKey })
+    .onConflictDoNothing({ target: auditEvents.eventKey })
+    .returning();
+  if (inserted) {
+    await dropBeyondRetention(db, e.tenantId);
+    return { event: inserted, inserted: true };
+  }
+  const existing = await findAuditEvent(db, e.tenantId, e.eventKey);
+  if (!existing) throw new Error('audit event vanished between insert and select');
+  return { event: existing, inserted: false };
+}
+
+/** The event recorded under `eventKey` for this tenant, if any. */
+export async function findAuditEvent(db: Db, tenantId: string, eventKey: string): Promise<AuditEvent | null> {
+  const [row] = await db
+    .select()
+    .from(auditEvents)
+    .where(and(eq(auditEvents.tenantId, tenantId), eq(auditEvents.eventKey, eventKey)));
+  return row ?? null;
 }
 
 export function listAudit(db: Db, tenantId: string, limit: number) {

@@ -1,23 +1,41 @@
 // What the API does with runs: create (idempotently) and start the run's
 // workflow, read and list the projection, deliver approval decisions and
 // cancellations to the workflow.
-import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import {
+  type Client,
+  isGrpcDeadlineError,
+  isGrpcServiceError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
 import type { Db } from '../db/client.ts';
 import { digestOf } from '../domain/digest.ts';
 import { errors } from '../domain/errors.ts';
 import type { ModelId } from '../domain/models.ts';
 import { isTerminal } from '../domain/runs/states.ts';
-import type { AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
-import { type ApprovalDecision, approvalUpdate, NOT_AWAITING_APPROVAL } from '../workflows/messages.ts';
-import { RunStatusKey, TenantIdKey } from '../workflows/search-attributes.ts';
-import { recordAudit } from './audit.ts';
-import { createRun, getRun, listRuns, type RunCursor, type RunFilters, type RunRow, updateRun } from './runs.ts';
+import { type ApprovalDecision, type ApprovalOutcome, approvalUpdate, NOT_AWAITING_APPROVAL } from '../workflows/messages.ts';
+import { findAuditEvent, recordAuditOnce } from './audit.ts';
+import { runWorkflowExists, startRunWorkflow } from './run-workflow.ts';
+import { cancelBeforeStart, createRun, getRun, listRuns, markStartFailed, type RunCursor, type RunFilters, type RunRow } from './runs.ts';
+
+/**
+ * How long one Temporal call (start, approval Update, cancel) may take before
+ * the API answers 503. Without a deadline the client's own gRPC retries keep a
+ * request waiting about 20 s while Temporal is down, and an approval Update
+ * waits without end while no worker runs.
+ */
+export const TEMPORAL_CALL_DEADLINE_MS = 5_000;
 
 export interface RunControlDeps {
   db: Db;
   client: Client;
   taskQueue: string;
   approvalTimeoutMs: number;
+  /** Deadline of each Temporal call; TEMPORAL_CALL_DEADLINE_MS when absent. */
+  temporalDeadlineMs?: number;
+  /** Fails fast (without retries) when Temporal is unreachable; checked before each call when given. */
+  probe?: () => Promise<void>;
 }
 
 export interface CreateRunRequest {
@@ -37,34 +55,62 @@ function isAlreadyClosed(err: unknown): boolean {
   return e?.name === 'WorkflowNotFoundError' || /already completed|not found/i.test(e?.message ?? '');
 }
 
+/** The reachability probe failed: Temporal is down, so the call was not attempted. */
+class TemporalUnreachable extends Error {
+  override name = 'TemporalUnreachable';
+}
+
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_UNAVAILABLE = 14;
+
+/** Temporal (or, for an Update, its workers) did not answer in time or could not be reached. */
+function isTemporalOutage(err: unknown): boolean {
+  if (err instanceof TemporalUnreachable || err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(err)) return true;
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if (isGrpcServiceError(e) && (e.code === GRPC_UNAVAILABLE || e.code === GRPC_DEADLINE_EXCEEDED)) return true;
+  }
+  return false;
+}
+
+/** The Update id of an approval: fixed by the Idempotency-Key, so Temporal applies a retried decision once. */
+function approvalUpdateId(requestKey: string | null): string {
+  return requestKey ? `approval:${digestOf(requestKey).slice(7, 39)}` : `approval:${randomUUID()}`;
+}
+
 export function runControl(deps: RunControlDeps) {
+  const deadlineMs = deps.temporalDeadlineMs ?? TEMPORAL_CALL_DEADLINE_MS;
+  const deadlineSeconds = Math.ceil(deadlineMs / 1000);
+
+  /**
+   * Runs one Temporal call under a deadline. The probe first (its own
+   * connection, no retries, at most 2 s) answers "unreachable" at once: the
+   * API's client retries UNAVAILABLE with backoff, and a retry pending past the
+   * answer would outlive the request (and, at shutdown, the connection). Then
+   * the call gets a gRPC deadline, which also ends an Update that no worker
+   * picks up.
+   */
+  async function withinDeadline<T>(call: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + deadlineMs;
+    if (deps.probe) {
+      try {
+        await deps.probe();
+      } catch (err) {
+        throw new TemporalUnreachable('Temporal did not answer its health check', { cause: err });
+      }
+    }
+    return deps.client.withDeadline(deadline, call);
+  }
+
   /**
    * Starts the run's workflow (id = run id) unless it exists. Safe to repeat:
    * a running workflow is reused, a closed one is left alone.
    */
   async function ensureStarted(run: RunRow): Promise<void> {
-    const args: AgentRunInput = {
-      runId: run.id,
-      tenantId: run.tenantId,
-      input: run.input,
-      memory: run.memory,
-      approvalTimeoutMs: deps.approvalTimeoutMs,
-      model: run.model as ModelId,
-    };
     try {
-      await deps.client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
-        taskQueue: deps.taskQueue,
-        workflowId: run.id,
-        args: [args],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        typedSearchAttributes: [
-          { key: TenantIdKey, value: run.tenantId },
-          { key: RunStatusKey, value: 'accepted' },
-        ],
-      });
+      await withinDeadline(() => startRunWorkflow(deps.client, { taskQueue: deps.taskQueue, approvalTimeoutMs: deps.approvalTimeoutMs }, run));
     } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      if (isTemporalOutage(err)) throw errors.workflowServiceUnavailable('start', deadlineSeconds);
+      throw err;
     }
   }
 
@@ -86,14 +132,7 @@ export function runControl(deps: RunControlDeps) {
           await ensureStarted(outcome.run);
         } catch (err) {
           // With a key, the caller's retry completes the start; without one, nothing can, so the row says so.
-          if (!idempotencyKey) {
-            await updateRun(deps.db, outcome.run.id, {
-              status: 'failed',
-              currentStep: null,
-              completedAt: new Date(),
-              failure: { code: 'start_failed', message: 'The run could not be started; nothing was reserved. Retry the request.' },
-            });
-          }
+          if (!idempotencyKey) await markStartFailed(deps.db, outcome.run.id);
           throw err;
         }
       }
@@ -110,16 +149,30 @@ export function runControl(deps: RunControlDeps) {
       return listRuns(deps.db, tenantId, filters, page);
     },
 
-    /** Delivers the decision as a Temporal Update; its validator refuses unless the run awaits approval. */
+    /**
+     * Delivers the decision as a Temporal Update; its validator refuses unless the run awaits approval (409).
+     * With an Idempotency-Key the Update id comes from the key, so Temporal applies a retried decision once,
+     * and its audit event is keyed by run and Update id, so it is recorded once. The key's first body is
+     * kept as that event's digest: a repeat with the same body answers as the first did (even after the run
+     * ended, without asking Temporal); with another body, 422 and nothing is written.
+     */
     async decide(tenantId: string, runId: string, decision: ApprovalDecision, requestKey: string | null, actorKeyId: string | null = null): Promise<RunRow> {
       const run = await this.get(tenantId, runId);
-      const handle = deps.client.workflow.getHandle(run.id);
+      const updateId = approvalUpdateId(requestKey);
+      const eventKey = `run:${run.id}:${updateId}`;
+      const requestDigest = digestOf(decision);
+      if (requestKey) {
+        const recorded = await findAuditEvent(deps.db, tenantId, eventKey);
+        if (recorded) {
+          if (recorded.digest !== requestDigest) throw errors.approvalKeyReused();
+          return run;
+        }
+      }
+      let outcome: ApprovalOutcome;
       try {
-        await handle.executeUpdate(approvalUpdate, {
-          args: [decision],
-          ...(requestKey ? { updateId: `approval:${digestOf(requestKey).slice(7, 39)}` } : {}),
-        });
+        outcome = await withinDeadline(() => deps.client.workflow.getHandle(run.id).executeUpdate(approvalUpdate, { args: [decision], updateId }));
       } catch (err) {
+        if (isTemporalOutage(err)) throw errors.decisionNotConfirmed(deadlineSeconds);
         const cause = (err as { cause?: { type?: string } }).cause;
         if ((err instanceof WorkflowUpdateFailedError && cause?.type === NOT_AWAITING_APPROVAL) || isAlreadyClosed(err)) {
           const latest = await this.get(tenantId, runId);
@@ -127,7 +180,18 @@ export function runControl(deps: RunControlDeps) {
         }
         throw err;
       }
-      await recordAudit(deps.db, { tenantId, keyId: actorKeyId, action: `run.approval.${decision.decision}`, target: `run:${run.id}`, subject: decision });
+      // Temporal answers a known Update id with that Update's outcome, whatever this request's body says.
+      if (outcome.decision !== decision.decision) throw errors.approvalKeyReused();
+      const { event } = await recordAuditOnce(deps.db, {
+        tenantId,
+        keyId: actorKeyId,
+        action: `run.approval.${decision.decision}`,
+        target: `run:${run.id}`,
+        subject: decision,
+        eventKey,
+      });
+      // A concurrent request with the same key and another reason recorded first.
+      if (event.digest !== requestDigest) throw errors.approvalKeyReused();
       return this.get(tenantId, runId);
     },
 
@@ -136,9 +200,16 @@ export function runControl(deps: RunControlDeps) {
       const run = await this.get(tenantId, runId);
       if (isTerminal(run.status)) throw errors.runAlreadyTerminal(run.status);
       try {
-        await deps.client.workflow.getHandle(run.id).cancel();
+        await withinDeadline(() => deps.client.workflow.getHandle(run.id).cancel());
       } catch (err) {
+        if (isTemporalOutage(err)) throw errors.workflowServiceUnavailable('cancel', deadlineSeconds);
         if (!isAlreadyClosed(err)) throw err;
+        // Temporal says "not found" both for a closed workflow and for one that never started.
+        if (!(await withinDeadline(() => runWorkflowExists(deps.client, run.id)))) {
+          // The row was written but its workflow never started: nothing was reserved or done, so the run ends here.
+          await cancelBeforeStart(deps.db, run.id);
+          return this.get(tenantId, runId);
+        }
         const latest = await this.get(tenantId, runId);
         throw errors.runAlreadyTerminal(latest.status);
       }

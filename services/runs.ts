@@ -64,6 +64,20 @@ export function markStartFailed(db: Db, runId: string): Promise<void> {
   });
 }
 
+/** Cancels a run whose workflow never started (the reconciler has not started it either: it is still accepted). */
+export async function cancelBeforeStart(db: Db, runId: string): Promise<void> {
+  await db
+    .update(runs)
+    .set({
+      status: 'failed',
+      currentStep: null,
+      completedAt: new Date(),
+      updatedAt: new Date(),
+      failure: { code: 'cancelled', message: 'The run was cancelled before its work started; nothing was reserved or done.' },
+    })
+    .where(and(eq(runs.id, runId), eq(runs.status, 'accepted')));
+}
+
 export async function updateRun(db: Db, runId: string, patch: RunPatch): Promise<void> {
   await db.update(runs).set({ ...patch, updatedAt: new Date() }).where(eq(runs.id, runId));
 }

@@ -86,6 +86,18 @@ describe('the reconciler', () => {
     expect([again.started, again.markedFailed]).toEqual([[], []]);
   });
 
+  it('lets a run whose workflow never started be cancelled: it ends cancelled, not "already ended"', async () => {
+    const db = stack.app.database.db;
+    const t = await newTenant(db);
+    const { run } = await createRun(db, { tenantId: t.tenantId, idempotencyKey: 'orphan-cancel', requestDigest: 'sha256:test', input: 'Outline it.', memory: false, model: 'svc-workspace' });
+    const cancel = await stack.api.post(`/v1/agent-runs/${run.id}/cancel`, undefined, { key: t.key });
+    expect(cancel.status).toBe(202);
+    expect(cancel.json).toMatchObject({ status: 'failed', failure: { code: 'cancelled' } });
+    // Nothing for the reconciler to start afterwards.
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect((await reconcile()).started).not.toContain(run.id);
+  });
+
   it('is a Schedule on the worker\'s task queue, created once and updated in place', async () => {
     const logger = pino({ level: 'silent' });
     await ensureReconcileSchedule(temporal, stack.taskQueue, 60, logger);

@@ -20,6 +20,16 @@ const IdempotencyHeaders = z.object({
         'Makes creation idempotent for this tenant: the same key with the same body returns the same run (200) and creates nothing; with another body, 422. Keys are kept with their run (at least 24 h).',
     }),
 });
+const ApprovalIdempotencyHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters')
+    .optional()
+    .meta({
+      description:
+        'Makes the decision idempotent for this run: retries with the same key and body apply and record it once and answer as the first did (200), also after the run ended; with another body, 422 and nothing is recorded. Send one, so a 503 can be retried safely.',
+    }),
+});
 const RunParams = z.object({ run_id: z.string().min(1).max(64) });
 const EXPORT_PAGE = 200;
 
@@ -82,6 +92,11 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
         200: { description: 'The run this Idempotency-Key already created (same body); nothing new was created.', schema: Run },
         404: { description: 'Unknown model id (code model_not_found).', schema: ErrorObject },
         422: { description: 'The Idempotency-Key was used with a different body (code idempotency_key_reused).', schema: ErrorObject },
+        503: {
+          description:
+            'The database is unavailable, or Temporal is unreachable or did not start the run within 5 s (code service_unavailable). With an Idempotency-Key, retry with the same key: the stored run is started, never twice. Without one, the run is kept as failed (failure.code start_failed).',
+          schema: ErrorObject,
+        },
       },
       async handler({ principal, body, headers, ctx }) {
         const key = headers['idempotency-key'] ?? null;
@@ -161,14 +176,23 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
       operationId: 'decideAgentRunApproval',
       summary: 'Approve or reject the external effects of a run',
       description:
-        'Delivered to the workflow as a Temporal Update whose validator refuses it unless the run is awaiting approval (409). Send an Idempotency-Key to make retries of the same request answer the same way. Operators can send the same decision as the `approval` signal.',
+        "Delivered to the workflow as a Temporal Update whose validator refuses it unless the run is awaiting approval (409); the answer waits until the workflow has applied the decision. A run takes one decision, and each applied decision writes one audit event (`run.approval.approve` or `run.approval.reject`). " +
+        'With an Idempotency-Key the Update id is derived from the key, so Temporal applies a retried decision once and its audit event is written once; a retry with the same key and body answers 200 with the run as it is now, also after the run ended; the same key with another decision or reason answers 422 (idempotency_key_reused) and records nothing. ' +
+        'Deadline: when Temporal is unreachable the answer is 503 service_unavailable (with Retry-After) at once, and when the workflow does not apply the decision within 5 s (no worker running) it is 503 after 5 s; never a hang and never a 202: nothing was confirmed and no audit event was written, but an Update Temporal had already received may still be applied when a worker returns. Retry with the same Idempotency-Key: it answers 200 if that decision was applied meanwhile, delivers it otherwise, and never applies or records it twice. ' +
+        'Operators can send the same decision as the `approval` signal.',
       tags,
       auth: 'core',
-      request: { params: RunParams, body: ApprovalRequestBody, headers: IdempotencyHeaders },
+      request: { params: RunParams, body: ApprovalRequestBody, headers: ApprovalIdempotencyHeaders },
       responses: {
-        200: { description: 'Decision recorded; the run as it is now.', schema: Run },
+        200: { description: 'Decision applied (or, for a repeated Idempotency-Key, applied before); the run as it is now.', schema: Run },
         404: notFound,
-        409: { description: 'The run is not awaiting approval (code run_not_awaiting_approval).', schema: ErrorObject },
+        409: { description: 'The run is not awaiting approval (code run_not_awaiting_approval); nothing was recorded.', schema: ErrorObject },
+        422: { description: 'The Idempotency-Key was already used on this run with another decision or reason (code idempotency_key_reused); nothing was recorded.', schema: ErrorObject },
+        503: {
+          description:
+            'The decision was not confirmed: Temporal is unreachable, no worker applied it within 5 s, or the database is unavailable (code service_unavailable). Nothing was recorded; it may still take effect when workers return. Retry with bounded backoff and the same Idempotency-Key.',
+          schema: ErrorObject,
+        },
       },
       async handler({ principal, params, body, headers, ctx }) {
         const run = await deps.runs.decide(principal!.tenantId, params.run_id, body, headers['idempotency-key'] ?? null, principal!.keyId);
@@ -180,7 +204,8 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
       path: '/v1/agent-runs/{run_id}/cancel',
       operationId: 'cancelAgentRun',
       summary: 'Cancel a run',
-      description: 'Requests cancellation: the workflow stops, releases the whole hold and ends failed with failure.code cancelled. Poll status_url.',
+      description:
+        'Requests cancellation: the workflow stops, releases the whole hold and ends failed with failure.code cancelled. Poll status_url. The request is recorded by Temporal, so it is accepted (202) while workers are down and takes effect when they return; if Temporal is unreachable or does not confirm it within 5 s, 503.',
       tags,
       auth: 'core',
       request: { params: RunParams },
@@ -188,6 +213,10 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
         202: { description: 'Cancellation requested.', schema: Run },
         404: notFound,
         409: { description: 'The run already ended (code run_already_terminal).', schema: ErrorObject },
+        503: {
+          description: 'The database is unavailable, or Temporal is unreachable or did not confirm the cancellation within 5 s (code service_unavailable). Retry with bounded backoff.',
+          schema: ErrorObject,
+        },
       },
       async handler({ principal, params, ctx }) {
         const run = await deps.runs.cancel(principal!.tenantId, params.run_id);

@@ -1,0 +1,195 @@
+// Approval decisions end to end (real API, worker, Temporal dev server and
+// Postgres): one audit event per decision however often it is retried, 422 for
+// a reused Idempotency-Key, and bounded answers while Temporal or its workers
+// are down.
+import { and, eq, like } from 'drizzle-orm';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../config/env.ts';
+import { auditEvents } from '../db/schema.ts';
+import { activityDeps } from '../runtime/compose-activities.ts';
+import { type RunningWorker, startWorker } from '../runtime/worker.ts';
+import { createRun } from '../services/runs.ts';
+import { ApiClient } from './support/client.ts';
+import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
+import { startTestApp } from './support/test-app.ts';
+
+/** Upper bound on any answer while Temporal (or its workers) is down: the API's deadline is 5 s. */
+const OUTAGE_ANSWER_MS = 8_000;
+
+let stack: RunStack;
+let db: RunStack['app']['database']['db'];
+
+beforeAll(async () => {
+  stack = await startRunStack();
+  db = stack.app.database.db;
+});
+afterAll(async () => {
+  await stack.close();
+});
+
+/** A run that stops at awaiting_approval (its plan has an external effect). */
+async function awaitingRun(s: RunStack, t: TestTenant): Promise<string> {
+  const created = await s.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and send it to the on-call channel.' }, { key: t.key });
+  expect(created.status).toBe(201);
+  await waitForRun(s.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
+  return created.json.run_id;
+}
+
+const decide = (s: RunStack, t: TestTenant, runId: string, body: object, key?: string) =>
+  s.api.post(`/v1/agent-runs/${runId}/approval`, body, { key: t.key, headers: key ? { 'idempotency-key': key } : {} });
+
+/** The run's approval audit events, straight from the audit table. */
+const approvalEvents = (runId: string) =>
+  db
+    .select()
+    .from(auditEvents)
+    .where(and(eq(auditEvents.target, `run:${runId}`), like(auditEvents.action, 'run.approval.%')));
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ result: T; ms: number }> {
+  const started = Date.now();
+  const result = await fn();
+  return { result, ms: Date.now() - started };
+}
+
+describe('approval idempotency', () => {
+  it('three retries of one Idempotency-Key, sent together, apply and record the decision once', async () => {
+    const t = await newTenant(db);
+    const runId = await awaitingRun(stack, t);
+    const body = { decision: 'approve', reason: 'checked' };
+    const replies = await Promise.all([1, 2, 3].map(() => decide(stack, t, runId, body, 'approve-1')));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
+    const later = await decide(stack, t, runId, body, 'approve-1');
+    expect(later.status).toBe(200);
+
+    const events = await approvalEvents(runId);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ tenantId: t.tenantId, action: 'run.approval.approve' });
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run.approval).toMatchObject({ state: 'approved', decision_reason: 'checked' });
+    // The tenant's audit listing shows the one event too.
+    const listed = await stack.api.get('/v1/audit-events?limit=100', { key: t.key });
+    expect(listed.json.data.filter((e: { target: string }) => e.target === `run:${runId}`)).toHaveLength(1);
+  });
+
+  it('the same key with another decision or reason answers 422 and records nothing, before and after the run ends', async () => {
+    const t = await newTenant(db);
+    const runId = await awaitingRun(stack, t);
+    expect((await decide(stack, t, runId, { decision: 'approve' }, 'k-1')).status).toBe(200);
+
+    const other = await decide(stack, t, runId, { decision: 'reject' }, 'k-1');
+    expect(other.status).toBe(422);
+    expect(other.json.error).toMatchObject({ code: 'idempotency_key_reused', param: 'Idempotency-Key' });
+    const otherReason = await decide(stack, t, runId, { decision: 'approve', reason: 'changed my mind' }, 'k-1');
+    expect(otherReason.status).toBe(422);
+
+    await waitForRun(stack.api, t.key, runId, isTerminal);
+    const afterEnd = await decide(stack, t, runId, { decision: 'reject' }, 'k-1');
+    expect(afterEnd.status).toBe(422);
+    expect(afterEnd.json.error.code).toBe('idempotency_key_reused');
+
+    const events = await approvalEvents(runId);
+    expect(events.map((e) => e.action)).toEqual(['run.approval.approve']);
+  });
+
+  it('a repeat after the run completed answers 200 as the first did; another key gets 409', async () => {
+    const t = await newTenant(db);
+    const runId = await awaitingRun(stack, t);
+    const first = await decide(stack, t, runId, { decision: 'reject', reason: 'not now' }, 'reject-1');
+    expect(first.status).toBe(200);
+    const ended = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(ended.status).toBe('failed');
+
+    const repeat = await decide(stack, t, runId, { decision: 'reject', reason: 'not now' }, 'reject-1');
+    expect(repeat.status).toBe(200);
+    expect(repeat.json).toMatchObject({ run_id: runId, status: 'failed', approval: { state: 'rejected', decision_reason: 'not now' } });
+
+    const fresh = await decide(stack, t, runId, { decision: 'reject', reason: 'not now' }, 'reject-2');
+    expect(fresh.status).toBe(409);
+    expect(fresh.json.error.code).toBe('run_not_awaiting_approval');
+    expect(await approvalEvents(runId)).toHaveLength(1);
+  });
+
+  it('when the first answer never recorded its event, a retry after the run ended records it once (Temporal keeps the Update outcome)', async () => {
+    const t = await newTenant(db);
+    const runId = await awaitingRun(stack, t);
+    expect((await decide(stack, t, runId, { decision: 'approve' }, 'lost-1')).status).toBe(200);
+    // As if the audit write of that request had failed after Temporal applied the decision.
+    await db.delete(auditEvents).where(eq(auditEvents.target, `run:${runId}`));
+    await waitForRun(stack.api, t.key, runId, isTerminal);
+
+    const other = await decide(stack, t, runId, { decision: 'reject' }, 'lost-1');
+    expect(other.status).toBe(422);
+    expect(await approvalEvents(runId)).toHaveLength(0);
+
+    const retries = await Promise.all([1, 2].map(() => decide(stack, t, runId, { decision: 'approve' }, 'lost-1')));
+    expect(retries.map((r) => r.status)).toEqual([200, 200]);
+    expect((await approvalEvents(runId)).map((e) => e.action)).toEqual(['run.approval.approve']);
+  });
+});
+
+describe('bounded answers while Temporal is down', () => {
+  it('create, approve and cancel each answer 503 within the deadline when Temporal is unreachable', async () => {
+    const down = await startTestApp({ TEMPORAL_ADDRESS: '127.0.0.1:1', TASK_QUEUE: stack.taskQueue });
+    try {
+      const client = await ApiClient.connect(down.url);
+      const t = await newTenant(db);
+      const row = async () =>
+        (await createRun(db, { tenantId: t.tenantId, idempotencyKey: null, requestDigest: 'sha256:test', input: 'Summarise the notes.', memory: false, model: 'svc-workspace' }))
+          .run.id;
+      const [forApproval, forCancel] = [await row(), await row()];
+
+      const calls = {
+        create: () => client.post('/v1/agent-runs', { input: 'Summarise the quarterly metrics.' }, { key: t.key, headers: { 'idempotency-key': 'down-1' } }),
+        approve: () => client.post(`/v1/agent-runs/${forApproval}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'down-2' } }),
+        cancel: () => client.post(`/v1/agent-runs/${forCancel}/cancel`, undefined, { key: t.key }),
+      };
+      for (const [name, call] of Object.entries(calls)) {
+        const { result, ms } = await timed(call);
+        expect({ name, status: result.status, code: result.json?.error?.code }).toEqual({ name, status: 503, code: 'service_unavailable' });
+        expect(result.headers.get('retry-after')).toBe('5');
+        expect(ms, `${name} answered after ${ms} ms`).toBeLessThan(OUTAGE_ANSWER_MS);
+      }
+      expect(await approvalEvents(forApproval)).toHaveLength(0);
+    } finally {
+      await down.close();
+    }
+  });
+
+  it('an approval while no worker runs answers 503 within the deadline; the same key later answers 200 and records one event', async () => {
+    const own = await startRunStack();
+    let revived: RunningWorker | undefined;
+    try {
+      const t = await newTenant(own.app.database.db);
+      const runId = await awaitingRun(own, t);
+      await own.worker.stop();
+
+      const { result: unconfirmed, ms } = await timed(() => decide(own, t, runId, { decision: 'approve' }, 'no-worker-1'));
+      expect(unconfirmed.status).toBe(503);
+      expect(unconfirmed.json.error.code).toBe('service_unavailable');
+      expect(unconfirmed.json.error.message).toContain('same Idempotency-Key');
+      expect(ms, `approval answered after ${ms} ms`).toBeLessThan(OUTAGE_ANSWER_MS);
+      expect(await approvalEvents(runId)).toHaveLength(0);
+
+      revived = await startWorker({
+        address: inject('temporalAddress'),
+        namespace: 'default',
+        taskQueue: own.taskQueue,
+        activities: activityDeps(loadConfig({ TASK_QUEUE: own.taskQueue, DATABASE_URL: inject('databaseUrl') }), own.app.database.db),
+        logger: pino({ level: 'silent' }),
+        workflowBundlePath: inject('workflowBundlePath'),
+      });
+      // Whether Temporal kept the first Update (and applied it when the worker came back) or the retry
+      // delivers it, the answer is the same and the decision is applied and recorded once.
+      let retried = await decide(own, t, runId, { decision: 'approve' }, 'no-worker-1');
+      for (let i = 0; retried.status === 503 && i < 5; i++) retried = await decide(own, t, runId, { decision: 'approve' }, 'no-worker-1');
+      expect(retried.status).toBe(200);
+      const run = await waitForRun(own.api, t.key, runId, isTerminal);
+      expect(run.approval.state).toBe('approved');
+      expect((await approvalEvents(runId)).map((e) => e.action)).toEqual(['run.approval.approve']);
+    } finally {
+      await revived?.stop();
+      await own.close();
+    }
+  });
+});
