@@ -267,7 +267,8 @@ describe('errors through the client', () => {
   });
 
   it('maps 429 to RateLimitError, and the client honours Retry-After when it retries', async () => {
-    const limited = await startTestApp({ RATE_LIMIT_POINTS: '1', RATE_LIMIT_WINDOW_SECONDS: '2' });
+    // A window far longer than the two requests take, so the second is limited even on a loaded machine.
+    const limited = await startTestApp({ RATE_LIMIT_POINTS: '1', RATE_LIMIT_WINDOW_SECONDS: '5' });
     try {
       const t = await tenant(limited.database.db);
       const noRetry = clientFor(t, limited.url);
