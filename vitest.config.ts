@@ -1,13 +1,43 @@
 import { defineConfig } from 'vitest/config';
 
+// Two projects, one command (`npm test` runs both; `npx vitest run --project unit` only the fast one):
+// - unit: pure functions and the workflow on Temporal's time-skipping test server with fake
+//   activities. No global setup: no dev server, no Postgres, no shared workflow bundle.
+// - integration: everything else, against a real Temporal dev server and Postgres that the
+//   global setup starts once per run.
+const unitFiles = ['tests/fill-schema.test.ts', 'tests/requested-actions.test.ts', 'tests/verification.test.ts', 'tests/workflow.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts'],
-    globalSetup: ['tests/support/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 180_000,
+    // One summary line ("N passed, N failed") over both projects, which CI reads.
     reporters: ['default', './tests/support/summary-reporter.ts'],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: unitFiles,
+          pool: 'forks',
+          testTimeout: 30_000,
+          hookTimeout: 120_000,
+          // Runs before the integration group, so its wall-time checks share no CPU with the heavy files.
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['tests/**/*.test.ts'],
+          exclude: unitFiles,
+          globalSetup: ['tests/support/global-setup.ts'],
+          pool: 'forks',
+          maxWorkers: 2,
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

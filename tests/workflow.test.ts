@@ -1,0 +1,396 @@
+// Fast workflow tests: the real agent-run workflow on Temporal's time-skipping
+// test server, with in-memory fake activities (no Postgres, no dev server, no
+// HTTP). Timers and retry backoffs are skipped, so a 24 h approval deadline or
+// minutes of database-outage retries take milliseconds of wall time.
+import { randomUUID } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, type LogEntry, makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import type { createActivities } from '../activities/index.ts';
+import { digestOf } from '../domain/digest.ts';
+import { planLocally } from '../domain/planning/local-planner.ts';
+import type { Plan, PlanStep } from '../domain/planning/plan.ts';
+import type { UsageEstimate } from '../domain/pricing.ts';
+import type { StepResult } from '../domain/runs/run-types.ts';
+import type { RunTransition } from '../domain/runs/transition.ts';
+import { textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
+import { verifyRun } from '../domain/runs/verification.ts';
+import { type AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
+import { approvalSignal, approvalUpdate, stateQuery } from '../workflows/messages.ts';
+import { createTimeSkippingEnv, workflowsPath } from './support/time-skipping.ts';
+
+type Activities = ReturnType<typeof createActivities>;
+/** The activities a local (non-upstream) run calls. */
+type RunActivities = Pick<
+  Activities,
+  'recordTransition' | 'estimateRun' | 'reserveCredits' | 'planRun' | 'runTool' | 'verifyRun' | 'rememberRun' | 'settleRun' | 'releaseCredits'
+>;
+type ActivityName = keyof RunActivities;
+
+const HOUR = 60 * 60 * 1000;
+const HOLD = 10;
+const DELIVERY_INPUT = 'Compile the release notes and publish them to the webhook.';
+const READ_ONLY_INPUT = 'Summarise the quarterly incident report.';
+
+interface Hold {
+  amount: number;
+  status: 'held' | 'released' | 'settled';
+}
+
+/** In-memory state the fakes write: what the workflow did, as the real activities would have persisted it. */
+interface FakeState {
+  transitions: RunTransition[];
+  calls: Partial<Record<ActivityName, number>>;
+  holds: Map<string, Hold>;
+  toolSteps: string[];
+}
+
+function estimateOf(model: UsageEstimate['model']): UsageEstimate {
+  return {
+    model,
+    provider: 'local',
+    basis: { input_tokens: 12, output_tokens_max: 40, tool_calls: {} },
+    amounts: { model: HOLD - 2, tools: 2, total: HOLD },
+    terms: { unit: 'credit', pricing_version: 'test', credits_per_1k_tokens: 1, tool_credits: {}, method: 'fake', settlement: 'fake' },
+  };
+}
+
+/** What each tool would record for `step`, digests included, so the real verifyRun checks the outputs. */
+function perform(step: PlanStep): StepResult {
+  const done = (detail: string, output: unknown, sources: string[]): StepResult => ({
+    step_id: step.id,
+    tool: step.tool,
+    status: 'done',
+    detail,
+    output,
+    scope: step.scope,
+    output_digest: digestOf(output),
+    sources,
+  });
+  switch (step.tool) {
+    case 'text_analysis': {
+      const output = textAnalysisOutput(step.scope);
+      return done(`Analysed ${output.sentences} sentence(s).`, output, ['input']);
+    }
+    case 'memory_recall':
+      return done('Recalled 0 memory entries.', { entries: [] }, []);
+    case 'webhook_delivery':
+      return done('Delivered (HTTP 200).', { delivered: true, status: 200, payload_digest: digestOf('payload') }, []);
+  }
+}
+
+/**
+ * Fake activities with the real activities' names and signatures. `override`
+ * replaces some of them and may delegate to the defaults (`base`). Every call,
+ * retries included, is counted in `state.calls`.
+ */
+function makeFakes(override: (base: RunActivities, state: FakeState) => Partial<RunActivities> = () => ({})) {
+  const state: FakeState = { transitions: [], calls: {}, holds: new Map(), toolSteps: [] };
+  const base: RunActivities = {
+    async recordTransition(t) {
+      state.transitions.push(t);
+    },
+    async estimateRun(input) {
+      return estimateOf(input.model);
+    },
+    async reserveCredits(input) {
+      const existing = state.holds.get(input.runId);
+      if (existing) return { status: 'held', holdId: 1, amount: existing.amount };
+      state.holds.set(input.runId, { amount: input.amount, status: 'held' });
+      return { status: 'held', holdId: 1, amount: input.amount };
+    },
+    async planRun(input) {
+      return planLocally(input.input, input.memory);
+    },
+    async runTool(call) {
+      state.toolSteps.push(call.step.id);
+      return perform(call.step);
+    },
+    async verifyRun(v) {
+      const { result, receipt } = verifyRun(v);
+      return { result, receipt, summary: result.summary };
+    },
+    async rememberRun() {
+      return 'mem_test';
+    },
+    async settleRun(input) {
+      const hold = state.holds.get(input.runId)!;
+      const ran = input.results.filter((r) => r.status === 'done');
+      const amount = Math.min(ran.length, hold.amount);
+      hold.status = 'settled';
+      return { input_tokens: 12, output_tokens: 20, tool_calls: {}, amount, charged: amount, released: hold.amount - amount };
+    },
+    async releaseCredits(input) {
+      const hold = state.holds.get(input.runId);
+      if (hold && hold.status === 'held') hold.status = 'released';
+    },
+  };
+  const chosen: RunActivities = { ...base, ...override(base, state) };
+  const activities = Object.fromEntries(
+    Object.entries(chosen).map(([name, fn]) => [
+      name,
+      (...args: unknown[]) => {
+        state.calls[name as ActivityName] = (state.calls[name as ActivityName] ?? 0) + 1;
+        return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+      },
+    ]),
+  ) as unknown as RunActivities;
+  return { activities, state };
+}
+
+type Fakes = ReturnType<typeof makeFakes>;
+
+let env: TestWorkflowEnvironment;
+let workflowBundle: { code: string };
+const logs: LogEntry[] = [];
+
+beforeAll(async () => {
+  // Worker logs (every failed activity attempt, the failed workflow task) go to memory, shown only when a test fails.
+  Runtime.install({
+    logger: new DefaultLogger('WARN', (entry) => void logs.push(entry)),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+  });
+  const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+  // One bundle of the production workflows (workflows/index.ts) for every worker of this file.
+  [env, workflowBundle] = await Promise.all([createTimeSkippingEnv(), bundleWorkflowCode({ workflowsPath, logger: silent })]);
+}, 120_000);
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+function showLogsOnFailure() {
+  const from = logs.length;
+  onTestFailed(() => {
+    for (const e of logs.slice(from)) console.error(`[${e.level}] ${e.message}`, e.meta ?? '');
+  });
+}
+
+/** Runs `body` while a worker with `fakes` polls a task queue of its own. */
+async function withWorker<T>(fakes: Fakes, body: (taskQueue: string) => Promise<T>): Promise<T> {
+  showLogsOnFailure();
+  const taskQueue = `wf-test-${randomUUID()}`;
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities: fakes.activities });
+  return worker.runUntil(() => body(taskQueue));
+}
+
+function runInput(input: string, extra: Partial<AgentRunInput> = {}): AgentRunInput {
+  return { runId: `run_${randomUUID()}`, tenantId: 'tenant_test', input, memory: false, approvalTimeoutMs: 24 * HOUR, ...extra };
+}
+
+function start(taskQueue: string, run: AgentRunInput) {
+  return env.client.workflow.start(agentRunWorkflow, { taskQueue, workflowId: run.runId, args: [run] });
+}
+
+/** Starts the run and awaits its result; the test server skips time while the result is awaited. */
+function execute(taskQueue: string, run: AgentRunInput) {
+  return env.client.workflow.execute(agentRunWorkflow, { taskQueue, workflowId: run.runId, args: [run] });
+}
+
+/** Polls (in real time) until `predicate` holds. */
+async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const awaitingApproval = (fakes: Fakes) => () => fakes.state.transitions.at(-1)?.status === 'awaiting_approval';
+const statuses = (fakes: Fakes) => fakes.state.transitions.map((t) => t.status);
+const lastPatch = (fakes: Fakes) => fakes.state.transitions.at(-1)!.patch as Record<string, any>;
+
+describe('agent-run workflow (time-skipping test server, fake activities)', () => {
+  it('read-only plan: every step runs once, verifies, settles and completes', async () => {
+    const fakes = makeFakes();
+    const run = runInput(READ_ONLY_INPUT);
+    const status = await withWorker(fakes, (tq) => execute(tq, run));
+
+    expect(status).toBe('completed');
+    expect(statuses(fakes)).toEqual(['accepted', 'planning', 'planning', 'planning', 'executing', 'executing', 'verifying', 'verifying', 'completed']);
+    expect(fakes.state.transitions.map((t) => t.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(fakes.state.toolSteps).toEqual(['step_1']);
+    expect(fakes.state.calls).toMatchObject({ estimateRun: 1, reserveCredits: 1, planRun: 1, runTool: 1, verifyRun: 1, settleRun: 1 });
+    expect(fakes.state.calls.releaseCredits).toBeUndefined();
+    expect(fakes.state.holds.get(run.runId)).toEqual({ amount: HOLD, status: 'settled' });
+    expect(lastPatch(fakes)).toMatchObject({ completed: true, failure: null, reservation: { amount: HOLD, status: 'settled' } });
+  });
+
+  it('approval deadline: no decision within 24 h ends needs_attention/approval_expired, releases the hold, runs no tool', async () => {
+    const fakes = makeFakes();
+    const run = runInput(DELIVERY_INPUT);
+    const startedAt = await env.currentTimeMs();
+    const wallStart = Date.now();
+    const status = await withWorker(fakes, (tq) => execute(tq, run));
+
+    expect(status).toBe('needs_attention');
+    expect(statuses(fakes)).toEqual(['accepted', 'planning', 'planning', 'planning', 'awaiting_approval', 'needs_attention']);
+    const awaiting = fakes.state.transitions[4]!.patch as Record<string, any>;
+    expect(awaiting.approval).toMatchObject({ state: 'pending', effects: [{ step_id: 'step_2', tool: 'webhook_delivery' }] });
+    expect(lastPatch(fakes)).toMatchObject({
+      approval: { state: 'expired' },
+      reservation: { amount: HOLD, status: 'released' },
+      failure: { code: 'approval_expired' },
+      completed: true,
+    });
+    expect(fakes.state.calls.releaseCredits).toBe(1);
+    expect(fakes.state.calls.runTool).toBeUndefined();
+    expect(fakes.state.calls.settleRun).toBeUndefined();
+    expect(fakes.state.holds.get(run.runId)!.status).toBe('released');
+    // 24 h of workflow time passed, in seconds of wall time.
+    expect((await env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(24 * HOUR);
+    expect(Date.parse(awaiting.approval.deadline) - Date.parse(lastPatch(fakes).approval.decided_at)).toBeLessThanOrEqual(0);
+    expect(Date.now() - wallStart).toBeLessThan(10_000);
+  });
+
+  it('rejection through the approval update ends failed/approval_rejected, releases the hold, executes nothing', async () => {
+    const fakes = makeFakes();
+    const run = runInput(DELIVERY_INPUT);
+    const { status, outcome } = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      expect(await handle.query(stateQuery)).toMatchObject({ status: 'awaiting_approval', approval: 'pending', stepsTotal: 2, stepsDone: 0 });
+      const outcome = await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'reject', reason: 'not this week' }] });
+      return { status: await handle.result(), outcome };
+    });
+
+    expect(outcome).toEqual({ decision: 'reject', accepted: true });
+    expect(status).toBe('failed');
+    expect(statuses(fakes)).toEqual(['accepted', 'planning', 'planning', 'planning', 'awaiting_approval', 'failed']);
+    expect(lastPatch(fakes)).toMatchObject({
+      approval: { state: 'rejected', decision_reason: 'not this week' },
+      reservation: { status: 'released' },
+      failure: { code: 'approval_rejected', message: 'Approval rejected: not this week' },
+    });
+    expect(fakes.state.calls.releaseCredits).toBe(1);
+    expect(fakes.state.calls.runTool).toBeUndefined();
+    expect(fakes.state.calls.verifyRun).toBeUndefined();
+    expect(fakes.state.holds.get(run.runId)!.status).toBe('released');
+  });
+
+  it('approval through the signal runs both steps, the delivery included, and completes', async () => {
+    const fakes = makeFakes();
+    const run = runInput(DELIVERY_INPUT);
+    const status = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await handle.signal(approvalSignal, { decision: 'approve', reason: 'ship it' });
+      return handle.result();
+    });
+
+    expect(status).toBe('completed');
+    expect(fakes.state.toolSteps).toEqual(['step_1', 'step_2']);
+    expect(fakes.state.calls.releaseCredits).toBeUndefined();
+    const executing = fakes.state.transitions.find((t) => t.status === 'executing')!.patch as Record<string, any>;
+    expect(executing.approval).toMatchObject({ state: 'approved', decision_reason: 'ship it' });
+    expect(fakes.state.holds.get(run.runId)!.status).toBe('settled');
+  });
+
+  it('cancel while awaiting approval ends failed/cancelled, releases the hold, marks the approval cancelled', async () => {
+    const fakes = makeFakes();
+    const run = runInput(DELIVERY_INPUT);
+    const status = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await handle.cancel();
+      return handle.result();
+    });
+
+    expect(status).toBe('failed');
+    expect(statuses(fakes)).toEqual(['accepted', 'planning', 'planning', 'planning', 'awaiting_approval', 'failed']);
+    expect(lastPatch(fakes)).toMatchObject({
+      approval: { state: 'cancelled' },
+      reservation: { status: 'released' },
+      failure: { code: 'cancelled' },
+      completed: true,
+    });
+    expect(lastPatch(fakes).approval.decided_at).toEqual(expect.any(String));
+    expect(fakes.state.calls.releaseCredits).toBe(1);
+    expect(fakes.state.calls.runTool).toBeUndefined();
+    expect(fakes.state.holds.get(run.runId)!.status).toBe('released');
+  });
+
+  it('a tool that keeps failing is a failed step after 5 attempts; the run still verifies, settles and needs attention', async () => {
+    const fakes = makeFakes(() => ({
+      async runTool() {
+        throw new Error('tool backend unavailable');
+      },
+    }));
+    const run = runInput(READ_ONLY_INPUT);
+    const status = await withWorker(fakes, (tq) => execute(tq, run));
+
+    expect(status).toBe('needs_attention');
+    expect(fakes.state.calls.runTool).toBe(5); // the tools' retry policy: maximumAttempts 5
+    const finished = fakes.state.transitions.find((t) => t.kind === 'run.step_finished')!.patch as Record<string, any>;
+    expect(finished.stepResults).toEqual([
+      { step_id: 'step_1', tool: 'text_analysis', status: 'failed', detail: 'The tool kept failing after retries.', output: null, sources: [] },
+    ]);
+    expect(statuses(fakes).slice(-3)).toEqual(['verifying', 'verifying', 'needs_attention']);
+    expect(fakes.state.calls).toMatchObject({ verifyRun: 1, settleRun: 1 });
+    expect(fakes.state.calls.releaseCredits).toBeUndefined();
+    expect(lastPatch(fakes)).toMatchObject({ failure: { code: 'unresolved_remainder' }, reservation: { status: 'settled' }, usage: { charged: 0, released: HOLD } });
+  });
+
+  it('a database outage of 30 failed attempts (more than the old limit of 20) is retried through; the run completes', async () => {
+    // reserveCredits is a regular activity, so its retry backoff (200 ms doubling, at most 30 s) is server
+    // time, which the test server skips. (recordTransition is a local activity now: its shorter backoffs are
+    // slept in the worker in real time, so an outage there cannot be simulated fast.)
+    const OUTAGE = 30;
+    const attempts: number[] = [];
+    const fakes = makeFakes((base) => ({
+      async reserveCredits(input) {
+        const { attempt } = Context.current().info;
+        attempts.push(attempt);
+        if (attempt <= OUTAGE) throw ApplicationFailure.retryable(`connect ECONNREFUSED 127.0.0.1:5432 (attempt ${attempt})`, 'DatabaseUnavailable');
+        return base.reserveCredits(input);
+      },
+    }));
+    const run = runInput(READ_ONLY_INPUT);
+    const startedAt = await env.currentTimeMs();
+    const wallStart = Date.now();
+    const status = await withWorker(fakes, (tq) => execute(tq, run));
+    const wallMs = Date.now() - wallStart;
+
+    expect(status).toBe('completed');
+    expect(fakes.state.calls.reserveCredits).toBe(OUTAGE + 1);
+    expect(attempts).toEqual(Array.from({ length: OUTAGE + 1 }, (_, i) => i + 1));
+    expect(fakes.state.holds.get(run.runId)).toEqual({ amount: HOLD, status: 'settled' });
+    expect(fakes.state.calls.releaseCredits).toBeUndefined();
+    expect(statuses(fakes)).toEqual(['accepted', 'planning', 'planning', 'planning', 'executing', 'executing', 'verifying', 'verifying', 'completed']);
+    // Backoffs of 0.2 + 0.4 + ... + 25.6 s, then 22 of 30 s: about 12 minutes of workflow time, skipped.
+    expect((await env.currentTimeMs()) - startedAt).toBeGreaterThan(10 * 60 * 1000);
+    expect(wallMs).toBeLessThan(15_000);
+  });
+
+  it('a bug in workflow code (plan.steps not an array) fails the workflow task, not the run: it stays running', async () => {
+    const fakes = makeFakes(() => ({
+      async planRun() {
+        return { planner: 'broken', steps: null } as unknown as Plan;
+      },
+    }));
+    const run = runInput(READ_ONLY_INPUT);
+    const { description, events } = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await waitFor(async () => (await handle.fetchHistory()).events?.some((e) => e.workflowTaskFailedEventAttributes) ?? false, 'a failed workflow task');
+      await new Promise((r) => setTimeout(r, 1_000)); // the run is left alone a while: nothing ends it
+      const description = await handle.describe();
+      const { events } = await handle.fetchHistory();
+      await handle.terminate('test over');
+      return { description, events: events ?? [] };
+    });
+
+    expect(description.status.name).toBe('RUNNING');
+    const failedAt = events.findIndex((e) => e.workflowTaskFailedEventAttributes);
+    expect(events[failedAt]!.workflowTaskFailedEventAttributes!.failure!.message).toMatch(/^Cannot read properties of null/);
+    // Temporal schedules the task again (a fixed worker would pick it up); the workflow itself did not complete or fail.
+    expect(events.slice(failedAt + 1).some((e) => e.workflowTaskScheduledEventAttributes)).toBe(true);
+    expect(events.some((e) => e.workflowExecutionCompletedEventAttributes || e.workflowExecutionFailedEventAttributes)).toBe(false);
+    expect(statuses(fakes)).toEqual(['accepted', 'planning', 'planning', 'planning']);
+    expect(fakes.state.calls.planRun).toBe(1);
+    expect(fakes.state.calls.releaseCredits).toBeUndefined();
+    expect(fakes.state.calls.runTool).toBeUndefined();
+    expect(fakes.state.holds.get(run.runId)!.status).toBe('held');
+  });
+});
