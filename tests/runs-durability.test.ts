@@ -116,41 +116,59 @@ describe('20 concurrent identical creates over two API processes', () => {
   });
 });
 
+/** A webhook that records each delivery's Idempotency-Key; `answer` decides, per delivery number, whether and when to answer. */
+async function holdingWebhook(answer: (n: number, res: http.ServerResponse) => void) {
+  const deliveries: string[] = [];
+  let firstArrived!: () => void;
+  const arrived = new Promise<void>((r) => (firstArrived = r));
+  const hook = http.createServer((req, res) => {
+    deliveries.push(String(req.headers['idempotency-key']));
+    req.resume();
+    firstArrived();
+    answer(deliveries.length, res);
+  });
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/`,
+    deliveries,
+    arrived,
+    close: async () => {
+      hook.closeAllConnections();
+      await new Promise((r) => hook.close(r));
+    },
+  };
+}
+
+/**
+ * An approved run whose webhook delivery is in flight on a worker process (started with `workerEnv`):
+ * returns once the first delivery has arrived at the webhook.
+ */
+async function deliveryInFlight(taskQueue: string, hookUrl: string, arrived: Promise<void>, workerEnv: Record<string, string> = {}) {
+  const app = await startTestApp({ TASK_QUEUE: taskQueue });
+  const db = app.database.db;
+  const api = await ApiClient.connect(app.url);
+  const t = await newTenant(db);
+  await setWebhookUrl(db, t.name, hookUrl);
+  const worker = spawnService('worker', { TASK_QUEUE: taskQueue, ...workerEnv });
+  const created = await api.post('/v1/agent-runs', { input: 'Summarise the outage review and send it to the status page.' }, { key: t.key });
+  const runId = created.json.run_id as string;
+  await waitForRun(api, t.key, runId, (r) => r.status === 'awaiting_approval', 50_000);
+  expect((await api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+  await arrived;
+  return { app, db, api, t, runId, worker };
+}
+
 describe('a worker killed with SIGKILL during execute', () => {
   it('is replaced, and the run completes with exactly one charge', async () => {
+    // The webhook never answers the first delivery, so execute is provably mid-flight when the worker dies.
+    const hook = await holdingWebhook((n, res) => n > 1 && res.writeHead(204).end());
     const taskQueue = `kill-${Date.now()}`;
-    // The webhook holds the first delivery open, so execute is provably mid-flight when the worker dies.
-    const deliveries: string[] = [];
-    let firstArrived!: () => void;
-    const arrived = new Promise<void>((r) => (firstArrived = r));
-    const hook = http.createServer((req, res) => {
-      deliveries.push(String(req.headers['idempotency-key']));
-      if (deliveries.length === 1) {
-        firstArrived();
-        return; // never answered
-      }
-      req.resume();
-      res.writeHead(204).end();
-    });
-    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-    const app = await startTestApp({ TASK_QUEUE: taskQueue });
+    const { app, db, api, t, runId, worker } = await deliveryInFlight(taskQueue, hook.url, hook.arrived);
     try {
-      const db = app.database.db;
-      const api = await ApiClient.connect(app.url);
-      const t = await newTenant(db);
-      await setWebhookUrl(db, t.name, `http://127.0.0.1:${(hook.address() as AddressInfo).port}/`);
-
-      const first = spawnService('worker', { TASK_QUEUE: taskQueue });
-      const created = await api.post('/v1/agent-runs', { input: 'Summarise the outage review and send it to the status page.' }, { key: t.key });
-      const runId = created.json.run_id as string;
-      await waitForRun(api, t.key, runId, (r) => r.status === 'awaiting_approval', 60_000);
-      expect((await api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
-      await arrived;
       expect((await api.get(`/v1/agent-runs/${runId}`, { key: t.key })).json.status).toBe('executing');
-
-      first.kill('SIGKILL');
-      await new Promise((r) => first.once('exit', r));
-      expect(first.signalCode).toBe('SIGKILL');
+      worker.kill('SIGKILL');
+      await new Promise((r) => worker.once('exit', r));
+      expect(worker.signalCode).toBe('SIGKILL');
       spawnService('worker', { TASK_QUEUE: taskQueue });
 
       const run = await waitForRun(api, t.key, runId, isTerminal, 90_000);
@@ -162,59 +180,36 @@ describe('a worker killed with SIGKILL during execute', () => {
       expect(charges).toHaveLength(1);
       expect(charges[0]!.amount).toBe(run.usage.charged);
       // The retried delivery carried the same idempotency key, so the receiver can deduplicate it.
-      expect(deliveries.length).toBeGreaterThanOrEqual(2);
-      expect(new Set(deliveries)).toEqual(new Set([`${runId}:step_2`]));
+      expect(hook.deliveries.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(hook.deliveries)).toEqual(new Set([`${runId}:step_2`]));
     } finally {
-      hook.closeAllConnections();
-      await new Promise((r) => hook.close(r));
+      await hook.close();
       await app.close();
     }
-  }, 180_000); // waits up to 60 s for approval and 90 s for the end
+  }, 180_000); // waits up to 50 s for approval and 90 s for the end
 });
 
 describe('a worker stopped with SIGTERM during a delivery', () => {
   it('lets the in-flight delivery finish within the grace time, exits cleanly, and nothing is sent twice', async () => {
+    // The webhook answers only after the worker has been told to stop.
+    const hook = await holdingWebhook((_n, res) => setTimeout(() => res.writeHead(204).end(), 2_000));
     const taskQueue = `drain-${Date.now()}`;
-    // The webhook answers the delivery only after the worker has been told to stop.
-    const deliveries: string[] = [];
-    let firstArrived!: () => void;
-    const arrived = new Promise<void>((r) => (firstArrived = r));
-    const hook = http.createServer((req, res) => {
-      deliveries.push(String(req.headers['idempotency-key']));
-      req.resume();
-      firstArrived();
-      setTimeout(() => res.writeHead(204).end(), 2_000);
-    });
-    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-    const app = await startTestApp({ TASK_QUEUE: taskQueue });
+    const { app, db, api, t, runId, worker } = await deliveryInFlight(taskQueue, hook.url, hook.arrived, { WORKER_SHUTDOWN_GRACE_MS: '10000' });
     try {
-      const db = app.database.db;
-      const api = await ApiClient.connect(app.url);
-      const t = await newTenant(db);
-      await setWebhookUrl(db, t.name, `http://127.0.0.1:${(hook.address() as AddressInfo).port}/`);
-
-      const first = spawnService('worker', { TASK_QUEUE: taskQueue, WORKER_SHUTDOWN_GRACE_MS: '10000' });
-      const created = await api.post('/v1/agent-runs', { input: 'Summarise the outage review and send it to the status page.' }, { key: t.key });
-      const runId = created.json.run_id as string;
-      await waitForRun(api, t.key, runId, (r) => r.status === 'awaiting_approval', 50_000);
-      expect((await api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
-      await arrived;
-
       const stoppedAt = Date.now();
-      first.kill('SIGTERM');
-      await new Promise((r) => first.once('exit', r));
-      expect(first.exitCode).toBe(0);
+      worker.kill('SIGTERM');
+      await new Promise((r) => worker.once('exit', r));
+      expect(worker.exitCode).toBe(0);
       expect(Date.now() - stoppedAt).toBeGreaterThan(1_500); // it waited for the delivery's answer
       spawnService('worker', { TASK_QUEUE: taskQueue });
 
       const run = await waitForRun(api, t.key, runId, isTerminal, 50_000);
       expect(run.status).toBe('completed');
       expect(run.receipt.action_boundary.effects_performed).toEqual(['webhook_delivery:step_2']);
-      expect(deliveries).toEqual([`${runId}:step_2`]);
+      expect(hook.deliveries).toEqual([`${runId}:step_2`]);
       expect((await ledgerOf(db, runId)).charges).toHaveLength(1);
     } finally {
-      hook.closeAllConnections();
-      await new Promise((r) => hook.close(r));
+      await hook.close();
       await app.close();
     }
   }, 130_000); // waits up to 50 s twice

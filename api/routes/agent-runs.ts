@@ -10,26 +10,21 @@ import { ndjsonExport } from '../contract/ndjson.ts';
 import { defineRoute } from '../contract/route.ts';
 import { ApprovalRequestBody, CreateRunRequest, Run, RunList, RunListQuery } from '../schemas/run.ts';
 
-const IdempotencyHeaders = z.object({
-  'idempotency-key': z
-    .string()
-    .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters')
-    .optional()
-    .meta({
-      description:
-        'Makes creation idempotent for this tenant: the same key with the same body returns the same run (200) and creates nothing; with another body, 422. Keys are kept with their run (at least 24 h).',
-    }),
-});
-const ApprovalIdempotencyHeaders = z.object({
-  'idempotency-key': z
-    .string()
-    .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters')
-    .optional()
-    .meta({
-      description:
-        'Makes the decision idempotent for this run: retries with the same key and body apply and record it once and answer as the first did (200), also after the run ended; with another body, 422 and nothing is recorded. Send one, so a 503 can be retried safely.',
-    }),
-});
+/** An optional Idempotency-Key header: 1 to 255 visible ASCII characters; `description` says what it makes idempotent. */
+const idempotencyKeyHeader = (description: string) =>
+  z.object({
+    'idempotency-key': z
+      .string()
+      .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters')
+      .optional()
+      .meta({ description }),
+  });
+const IdempotencyHeaders = idempotencyKeyHeader(
+  'Makes creation idempotent for this tenant: the same key with the same body returns the same run (200) and creates nothing; with another body, 422. Keys are kept with their run (at least 24 h).',
+);
+const ApprovalIdempotencyHeaders = idempotencyKeyHeader(
+  'Makes the decision idempotent for this run: retries with the same key and body apply and record it once and answer as the first did (200), also after the run ended; with another body, 422 and nothing is recorded. Send one, so a 503 can be retried safely.',
+);
 const RunParams = z.object({ run_id: z.string().min(1).max(64) });
 const EXPORT_PAGE = 200;
 
