@@ -2,14 +2,20 @@
 // between its insert and the start, or Temporal was down and a keyed client
 // gave up. It runs against a database of its own, so it cannot touch the rows
 // other test files leave behind on purpose.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { and, eq } from 'drizzle-orm';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openPostgres } from '../db/client.ts';
+import { runs } from '../db/schema.ts';
 import { reconcileScheduleId, ensureReconcileSchedule } from '../runtime/schedules.ts';
-import { createRun, getRun } from '../services/runs.ts';
+import { runWorkflowExists } from '../services/run-workflow.ts';
+import { createRun, getRun, type RunRow } from '../services/runs.ts';
+import { freePort } from './support/free-port.ts';
 import { ApiClient } from './support/client.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
@@ -84,6 +90,55 @@ describe('the reconciler', () => {
     // Nothing left to repair: a second pass changes nothing.
     const again = await reconcile();
     expect([again.started, again.markedFailed]).toEqual([[], []]);
+  });
+
+  it('repairs a run whose API process was SIGKILLed between its insert and the workflow start', { timeout: 60_000 }, async () => {
+    // A Temporal address that accepts connections and never answers: the API blocks right after its insert.
+    const blackHole = net.createServer(() => {});
+    await new Promise<void>((r) => blackHole.listen(0, '127.0.0.1', r));
+    const port = await freePort();
+    const api = spawn(process.execPath, ['--import', 'tsx', 'bin/api.ts'], {
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        PORT: String(port),
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: `127.0.0.1:${(blackHole.address() as net.AddressInfo).port}`,
+        TASK_QUEUE: stack.taskQueue,
+      },
+      stdio: 'ignore',
+    });
+    try {
+      const db = stack.app.database.db;
+      const t = await newTenant(db);
+      const url = `http://127.0.0.1:${port}`;
+      for (let i = 0; i < 100 && !(await fetch(`${url}/health`).catch(() => null)); i++) await new Promise((r) => setTimeout(r, 100));
+      const reply = fetch(`${url}/v1/agent-runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', 'idempotency-key': 'killed-mid-create' },
+        body: JSON.stringify({ input: 'Summarise the incident review.' }),
+      }).catch((err: Error) => err);
+      let row: RunRow | undefined;
+      while (!row) {
+        [row] = await db.select().from(runs).where(and(eq(runs.tenantId, t.tenantId), eq(runs.idempotencyKey, 'killed-mid-create')));
+        if (!row) await new Promise((r) => setTimeout(r, 20));
+      }
+      api.kill('SIGKILL');
+      expect(await reply).toBeInstanceOf(Error); // the client never got an answer
+      expect(await runWorkflowExists(temporal, row.id)).toBe(false);
+
+      await new Promise((r) => setTimeout(r, 1_200)); // past RECONCILE_GRACE_SECONDS
+      expect((await reconcile()).started).toEqual([row.id]);
+      const run = await waitForRun(stack.api, t.key, row.id, isTerminal);
+      expect(run.status).toBe('completed');
+      // The client's retry with its key reads the same run and creates nothing.
+      const retried = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident review.' }, { key: t.key, headers: { 'idempotency-key': 'killed-mid-create' } });
+      expect([retried.status, retried.json.run_id]).toEqual([200, row.id]);
+    } finally {
+      if (api.exitCode === null && api.signalCode === null) api.kill('SIGKILL');
+      blackHole.close();
+    }
   });
 
   it('lets a run whose workflow never started be cancelled: it ends cancelled, not "already ended"', async () => {
