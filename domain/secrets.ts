@@ -1,6 +1,7 @@
 // Credential values must never enter routes that take credential references.
 // This recognises what looks like a secret: known key prefixes, private keys,
 // JWTs, bearer strings, and long high-entropy tokens.
+import { walkJson } from './json-walk.ts';
 
 const KNOWN_PREFIXES = [
   /^sk-[A-Za-z0-9_-]{8,}/, /^sk_(live|test)_/, /^pk_(live|test)_/, /^rk_(live|test)_/, /^ghp_/, /^gho_/, /^ghs_/, /^github_pat_/,
@@ -33,22 +34,9 @@ export function looksLikeSecret(value: string): boolean {
   return false;
 }
 
-/** The path of the first string in `value` that looks like a secret, or null. */
-export function findSecret(value: unknown, path = ''): string | null {
-  if (typeof value === 'string') return looksLikeSecret(value) ? path || null : null;
-  if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) {
-      const hit = findSecret(v, `${path}[${i}]`);
-      if (hit) return hit;
-    }
-    return null;
-  }
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const hit = findSecret(v, path ? `${path}.${k}` : k);
-      if (hit) return hit;
-    }
-  }
+/** The path of the first string in `value` that looks like a secret, or null (the root itself: ''). Iterative. */
+export function findSecret(value: unknown): string | null {
+  for (const node of walkJson(value)) if (typeof node.value === 'string' && looksLikeSecret(node.value)) return node.path || null;
   return null;
 }
 

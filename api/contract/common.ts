@@ -29,3 +29,19 @@ export const rateLimitHeader = z.string().meta({
 export const rateLimitPolicyHeader = z.string().meta({
   description: 'IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`.',
 });
+
+/** Years both JavaScript and Postgres represent without surprises; a date outside them is a 400, never a database error. */
+const YEARS = { min: 1, max: 9999 };
+
+export function withinYears(d: Date): boolean {
+  const year = d.getUTCFullYear();
+  return !Number.isNaN(year) && year >= YEARS.min && year <= YEARS.max;
+}
+
+/** An RFC 3339 date-time with an offset, in the years 0001 to 9999. */
+export const DateTime = z.iso
+  .datetime({ offset: true })
+  .refine((v) => withinYears(new Date(v)), `must be between the years ${String(YEARS.min).padStart(4, '0')} and ${YEARS.max}`);
+
+/** A DateTime in the future (expiry dates). */
+export const FutureDateTime = DateTime.refine((v) => new Date(v).getTime() > Date.now(), 'must be in the future');

@@ -7,6 +7,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { z } from 'zod';
 import { errors } from '../../domain/errors.ts';
+import { findString } from '../../domain/json-walk.ts';
 import { findSecret } from '../../domain/secrets.ts';
 import type { RateLimiters } from '../../services/rate-limiters.ts';
 import { type Authenticator, requireKey } from '../middleware/auth.ts';
@@ -36,9 +37,26 @@ function koaPath(openApiPath: string): string {
   return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
 }
 
+const hasNul = (s: string) => s.includes('\u0000');
+
+/**
+ * Postgres cannot store U+0000 in text, and no field of the contract needs it: a NUL anywhere in
+ * the body, query, path or a declared header is a 400 naming where, before anything reaches the database.
+ */
+function refuseNul(ctx: Koa.Context, declaredHeaders: string[]): void {
+  const headers = Object.fromEntries(declaredHeaders.map((h) => [h, ctx.get(h)]));
+  const places = [['body', ctx.request.body], ['query', ctx.query], ['path', ctx.params], ['header', headers]] as const;
+  for (const [where, value] of places) {
+    const at = findString(value, hasNul);
+    if (at !== null) throw errors.invalidRequest(`Invalid ${at || where}: must not contain the NUL character (U+0000).`, at || (where === 'body' ? null : where));
+  }
+}
+
 function validateInput(route: RouteSpec): Koa.Middleware {
   const { params, query, body, headers } = route.request ?? {};
+  const declaredHeaders = headers ? Object.keys((headers as unknown as { shape: Record<string, unknown> }).shape ?? {}) : [];
   return async function validateInput(ctx, next) {
+    refuseNul(ctx, declaredHeaders);
     if (route.refuseSecrets) {
       const secretAt = findSecret(ctx.request.body);
       if (secretAt) throw errors.credentialValueRefused(secretAt);

@@ -36,15 +36,29 @@ function isDependencyOutage(e: { name?: string; code?: unknown; cause?: unknown 
   return false;
 }
 
+/**
+ * What may be logged of an unexpected error: its class, its codes (errno, SQLSTATE) and where it was
+ * thrown. Never its message: a database error's message carries the query's parameters (run inputs,
+ * vault text, key hashes) and parse errors quote the input.
+ */
+export function loggableError(e: { name?: string; code?: unknown; stack?: string; cause?: unknown }) {
+  const cause = e.cause as { name?: string; code?: unknown } | undefined;
+  const frames = (e.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).slice(0, 12).map((line) => line.trim());
+  return {
+    name: e.name,
+    ...(typeof e.code === 'string' || typeof e.code === 'number' ? { code: e.code } : {}),
+    ...(cause?.name ? { cause: cause.name } : {}),
+    ...(typeof cause?.code === 'string' ? { sqlstate: cause.code } : {}),
+    frames,
+  };
+}
+
 function unexpected(caught: unknown, ctx: Koa.Context, logger: Logger): ApiError {
-  const e = caught as { name?: string; message?: string; stack?: string; code?: unknown; cause?: unknown };
-  if (e && isDependencyOutage(e)) {
-    logger.warn({ request_id: ctx.state.requestId, err: { name: e.name, code: e.code } }, 'dependency unavailable');
+  const e = (caught ?? {}) as { name?: string; message?: string; stack?: string; code?: unknown; cause?: unknown };
+  if (isDependencyOutage(e) || isDependencyOutage((e.cause ?? {}) as typeof e)) {
+    logger.warn({ request_id: ctx.state.requestId, err: loggableError(e) }, 'dependency unavailable');
     return errors.unavailable();
   }
-  logger.error(
-    { request_id: ctx.state.requestId, err: { name: e?.name, message: e?.message, stack: e?.stack } },
-    'unhandled error',
-  );
+  logger.error({ request_id: ctx.state.requestId, err: loggableError(e) }, 'unhandled error');
   return errors.internal();
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FutureDateTime } from '../contract/common.ts';
 import { SUPPORTED_KEYWORDS } from '../../domain/chat/schema-subset.ts';
 import { MODEL_IDS } from '../../domain/models.ts';
 
@@ -19,7 +20,7 @@ const MemoryOptions = z
     remember: z.boolean().optional().meta({ description: 'Remember this exchange in the vault (default false).' }),
     limit: z.int().min(1).max(10).optional().meta({ description: 'How many entries to recall (default 3).' }),
     subject: z.string().min(1).max(200).optional().meta({ description: 'Focus recall on this subject; the subject of a remembered exchange.' }),
-    expires_at: z.iso.datetime({ offset: true }).optional().meta({ description: 'Expiry of a remembered exchange.' }),
+    expires_at: FutureDateTime.optional().meta({ description: 'Expiry of a remembered exchange; in the future.' }),
   })
   .meta({ id: 'ChatMemoryOptions' });
 

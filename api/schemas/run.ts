@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DateTime } from '../contract/common.ts';
 import { RUN_STATES, RUN_STEPS, TRANSITION_GRAPH } from '../../domain/runs/states.ts';
 import { MODEL_IDS } from '../../domain/models.ts';
 import { TOOL_IDS } from '../../domain/tools.ts';
@@ -155,8 +156,8 @@ export const RunList = z
 
 export const RunListQuery = z.object({
   status: RunStatus.optional(),
-  created_after: z.iso.datetime({ offset: true }).optional(),
-  created_before: z.iso.datetime({ offset: true }).optional(),
+  created_after: DateTime.optional(),
+  created_before: DateTime.optional(),
   q: z.string().min(1).max(200).optional().meta({ description: 'Case-insensitive text contained in the run input.' }),
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FutureDateTime } from '../contract/common.ts';
 
 export const VaultEntry = z
   .object({
@@ -26,16 +27,13 @@ export const VaultEntryList = z
   .meta({ id: 'VaultEntryList' });
 
 const tags = z.array(z.string().trim().min(1).max(50)).max(20);
-const futureDateTime = z.iso
-  .datetime({ offset: true })
-  .refine((v) => new Date(v).getTime() > Date.now(), 'expires_at must be in the future');
 
 export const CreateVaultEntry = z
   .strictObject({
     subject: z.string().trim().min(1).max(200),
     content: z.string().trim().min(1).max(20_000),
     tags: tags.default([]),
-    expires_at: futureDateTime.optional().meta({ description: 'After this the entry is never recalled or searched.' }),
+    expires_at: FutureDateTime.optional().meta({ description: 'After this the entry is never recalled or searched.' }),
     source: z.string().trim().min(1).max(100).default('api').meta({ description: 'Where the content came from, e.g. "crm-import".' }),
   })
   .meta({ id: 'CreateVaultEntry' });
@@ -45,7 +43,7 @@ export const CorrectVaultEntry = z
     content: z.string().trim().min(1).max(20_000),
     subject: z.string().trim().min(1).max(200).optional(),
     tags: tags.optional(),
-    expires_at: futureDateTime.nullable().optional(),
+    expires_at: FutureDateTime.nullable().optional(),
     reason: z.string().trim().max(500).optional().meta({ description: 'Why it was corrected; kept in the version history.' }),
   })
   .meta({ id: 'CorrectVaultEntry' });
