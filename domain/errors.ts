@@ -42,6 +42,7 @@ export const ERROR_CODES = [
   'rate_limit_exceeded',
   'internal_error',
   'service_unavailable',
+  'export_interrupted',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -176,6 +177,9 @@ export const errors = {
     new ApiError(503, 'server_error', 'patch_candidate_unavailable', 'Patch candidates are not accepted on this deployment right now.', null, { 'Retry-After': '60' }),
   internal: () =>
     new ApiError(500, 'server_error', 'internal_error', 'The server hit an unexpected error. Retry with bounded backoff.'),
+  /** The last line of an NDJSON export that failed part-way (the 200 was already sent). */
+  exportInterrupted: () =>
+    new ApiError(500, 'server_error', 'export_interrupted', 'The export stopped before its end; the lines before this one are complete. Retry the export.'),
   unavailable: (message = 'The service is temporarily unavailable. Retry with bounded backoff.') =>
     new ApiError(503, 'server_error', 'service_unavailable', message, null, { 'Retry-After': '5' }),
   /** Temporal is unreachable or did not confirm a run's start or cancellation within the API's deadline. */

@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 export function requestLog(logger: Logger): Koa.Middleware {
   return async function requestLog(ctx, next) {
     const started = process.hrtime.bigint();
+    // For what logs after the response is committed (a stream failing part-way).
+    ctx.state.logger = logger;
     try {
       await next();
     } finally {

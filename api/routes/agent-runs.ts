@@ -6,7 +6,7 @@ import type { RunCursor, RunFilters, RunRow } from '../../services/runs.ts';
 import { admitModel } from '../../domain/models.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
-import { ndjsonExport } from '../contract/ndjson.ts';
+import { NDJSON_FAILURE_NOTE, ndjsonExport } from '../contract/ndjson.ts';
 import { defineRoute } from '../contract/route.ts';
 import { ApprovalRequestBody, CreateRunRequest, Run, RunList, RunListQuery } from '../schemas/run.ts';
 
@@ -136,7 +136,7 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
       path: '/v1/agent-runs/export',
       operationId: 'exportAgentRuns',
       summary: 'Export your run history as NDJSON',
-      description: 'Streams every matching run, one AgentRun JSON object per line, newest first. Same filters as the list.',
+      description: `Streams every matching run, one AgentRun JSON object per line, newest first. Same filters as the list. ${NDJSON_FAILURE_NOTE}`,
       tags,
       auth: 'core',
       request: { query: RunListQuery },
@@ -145,6 +145,7 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
         const filters = filtersOf(query);
         const base = baseUrl(ctx, deps.publicBaseUrl);
         return ndjsonExport(
+          ctx,
           (after: RunCursor | undefined) => deps.runs.list(principal!.tenantId, filters, { limit: EXPORT_PAGE, after }),
           (row: RunRow) => runView(row, base),
           'agent-runs.ndjson',

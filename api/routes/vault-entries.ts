@@ -6,7 +6,7 @@ import { effectiveState } from '../../services/vault/entries.ts';
 import type { VaultService } from '../../services/vault/index.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
-import { ndjsonExport } from '../contract/ndjson.ts';
+import { NDJSON_FAILURE_NOTE, ndjsonExport } from '../contract/ndjson.ts';
 import { defineRoute } from '../contract/route.ts';
 import { CorrectVaultEntry, CreateVaultEntry, VaultEntry, VaultEntryList, VaultSearchResult, VaultVersions } from '../schemas/vault.ts';
 
@@ -115,12 +115,13 @@ export function vaultEntryRoutes(deps: { vault: VaultService }) {
       path: '/v1/vault/export',
       operationId: 'exportVault',
       summary: 'Export live entries as NDJSON',
-      description: 'Every active, unexpired entry, one VaultEntry JSON object per line, newest first.',
+      description: `Every active, unexpired entry, one VaultEntry JSON object per line, newest first. ${NDJSON_FAILURE_NOTE}`,
       tags,
       auth: 'workspace',
       responses: { 200: { description: 'application/x-ndjson stream of VaultEntry objects.', contentType: 'application/x-ndjson' } },
-      handler({ principal }) {
+      handler({ principal, ctx }) {
         return ndjsonExport(
+          ctx,
           (after: EntryCursor | undefined) => vault.list(principal!.tenantId, { state: 'active' }, { limit: EXPORT_PAGE, after }),
           entryView,
           'vault.ndjson',
