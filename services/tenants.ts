@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { tenants } from '../db/schema.ts';
 import { newId } from '../domain/ids.ts';
+import { looksLikeSecret } from '../domain/secrets.ts';
 
 export interface Tenant {
   id: string;
@@ -18,6 +19,7 @@ export async function ensureTenant(db: Db, name: string): Promise<Tenant> {
 
 /** Sets (or with null clears) the URL the webhook_delivery tool posts run results to. */
 export async function setWebhookUrl(db: Db, name: string, url: string | null): Promise<Tenant> {
+  if (url && looksLikeSecret(url)) throw new Error('The webhook URL carries a credential (user:password@ or a key in its query); none is stored. Give the receiver another way to check the sender.');
   const tenant = await ensureTenant(db, name);
   await db.update(tenants).set({ webhookUrl: url }).where(eq(tenants.id, tenant.id));
   return tenant;

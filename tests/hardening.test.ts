@@ -82,6 +82,38 @@ describe('dates and cursors outside what the database holds', () => {
   });
 });
 
+describe('credential values through URLs and references', () => {
+  const token = 'sk-proj-Abc123Def456Ghi789Jkl012';
+  it.each([
+    ['a trace export endpoint with a key in its query', () => api.post('/v1/trace-exports', { name: 'otel', kind: 'otlp_http', endpoint: `https://otel.example.com/v1/traces?api_key=${token}` }, { key: core }), 'endpoint'],
+    ['a trace export endpoint with userinfo', () => api.post('/v1/trace-exports', { name: 'otel', kind: 'webhook', endpoint: 'https://admin:S3cr3t@hooks.example.com/t' }, { key: core }), 'endpoint'],
+    ['an onboarding webhook_url with userinfo', () => api.post('/v1/onboarding/validate', { organization: 'Acme', jobs: ['do_work'], webhook_url: 'https://user:pass@hooks.example.com/runs' }, { key: core }), 'webhook_url'],
+    ['a secret:// reference whose name is a token', () => api.post('/v1/provider-credentials/validate', { provider: 'upstream', reference: 'secret://ghp_abcdefghijklmnopqrstuvwxyz0123' }, { key: core }), 'reference'],
+    ['a bearer token in a trace attribute', () => api.post('/v1/traces', { name: 'checkout', spans: [{ name: 'http.call', duration_ms: 3, status: 'ok', attributes: { auth: 'Bearer abcdefghijklmnop' } }] }, { key: core }), 'spans[0].attributes.auth'],
+    ['a card number in a trace attribute', () => api.post('/v1/traces', { name: 'checkout', spans: [{ name: 'payment', duration_ms: 3, status: 'ok', attributes: { card: '4111 1111 1111 1111' } }] }, { key: core }), 'spans[0].attributes.card'],
+    ['a chat context_url with userinfo', () => api.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }], context_url: 'https://me:pw@docs.example.com/page' }, { key: core }), 'context_url'],
+  ])('%s is refused with credential_value_refused', async (_what, send, param) => {
+    expectBadRequest(await send(), param, 'credential_value_refused');
+  });
+
+  it('a trace span name is an identifier, not free text', async () => {
+    const r = await api.post('/v1/traces', { name: 'checkout', spans: [{ name: 'SELECT * FROM users WHERE email = bob', duration_ms: 3, status: 'ok' }] }, { key: core });
+    expectBadRequest(r, 'spans[0].name');
+  });
+
+  it('the trial redacts a secret-looking token instead of echoing it', async () => {
+    const r = await api.post('/v1/trial', { recipe_id: 'bounded_work_plan', objective: `Rotate the key ${token} used by billing, then update the runbook.`, consent_to_process: true });
+    expect(r.status).toBe(200);
+    expect(r.text).not.toContain(token);
+    expect(r.text).toContain('[redacted]');
+  });
+
+  it('a plain reference and a plain endpoint are admitted', async () => {
+    expect((await api.post('/v1/trace-exports', { name: 'otel', kind: 'otlp_http', endpoint: 'https://otel.example.com/v1/traces?tenant=acme', credential: 'env:OTEL_TOKEN' }, { key: core })).status).toBe(201);
+    expect((await api.post('/v1/provider-credentials/validate', { provider: 'upstream', reference: 'secret://prod/openai' }, { key: core })).status).toBe(200);
+  });
+});
+
 describe('a database failure', () => {
   let broken: TestApp;
   let brokenApi: ApiClient;

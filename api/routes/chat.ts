@@ -2,6 +2,7 @@
 import { checkSchemaSubset } from '../../domain/chat/schema-subset.ts';
 import type { ChatMessage } from '../../domain/chat/types.ts';
 import { errors } from '../../domain/errors.ts';
+import { looksLikeSecret } from '../../domain/secrets.ts';
 import type { ChatInput, MemoryOptions, PreparedChat } from '../../services/chat/completions.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { defineRoute } from '../contract/route.ts';
@@ -60,6 +61,8 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
           const check = checkSchemaSubset(body.response_format.json_schema.schema);
           if (!check.ok) throw errors.invalidRequest(check.message, check.path);
         }
+        // A URL with userinfo or a credential in its query would send (and log, at the far end) a secret.
+        if (body.context_url && looksLikeSecret(body.context_url)) throw errors.credentialValueRefused('context_url');
         // A client that goes away aborts the work behind its request.
         const controller = new AbortController();
         ctx.res.once('close', () => {

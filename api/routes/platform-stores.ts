@@ -97,9 +97,10 @@ export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (
       view: (r: RowOf<'routing'>) => ({ model: r.model, provider: r.provider, updated_at: iso(r.updatedAt) }),
     }),
     ...storeRoutes({
-      path: '/v1/traces', name: 'Trace', item: Trace, input: TraceInput, paged: true,
+      path: '/v1/traces', name: 'Trace', item: Trace, input: TraceInput, paged: true, refuseSecrets: true,
       listSummary: 'Trace metadata, newest first', writeSummary: 'Record a metadata-only trace',
-      description: 'Span names, durations, statuses and small attributes. A body carrying prompt or response content is refused (code trace_content_refused).',
+      description:
+        'Span names, durations, statuses and small attributes. Names and attribute keys are identifiers, never free text. A body carrying prompt or response content is refused (code trace_content_refused); one carrying a credential or card number, anywhere, is refused (code credential_value_refused).',
       list: (tenantId, limit) => stores.traces.list(tenantId, limit),
       async write(actor, body) {
         const contentAt = contentKeyIn(body.spans);

@@ -80,6 +80,10 @@ export const BudgetInput = z
   })
   .meta({ id: 'BudgetInput' });
 
+// Traces are metadata: names and attribute keys are bounded identifiers, never free text; string
+// values are screened for credentials and card numbers by the route (refuseSecrets).
+const identifier = (max: number) =>
+  z.string().regex(new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,${max - 1}}$`), `must be an identifier: 1-${max} letters, digits, dot, colon, slash, dash or underscore`);
 const attributeValue = z.union([z.string().max(200), z.number(), z.boolean()]);
 export const TraceInput = z
   .strictObject({
@@ -88,10 +92,10 @@ export const TraceInput = z
     spans: z
       .array(
         z.strictObject({
-          name: z.string().min(1).max(100),
+          name: identifier(100),
           duration_ms: z.number().min(0).max(86_400_000),
           status: z.enum(['ok', 'error']),
-          attributes: z.record(z.string().max(64), attributeValue).optional(),
+          attributes: z.record(identifier(64), attributeValue).optional(),
         }),
       )
       .min(1)

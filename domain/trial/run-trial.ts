@@ -1,6 +1,7 @@
 // Runs one public trial recipe: pure and deterministic, so the same request
 // always yields the same result and the same digests. Nothing is stored.
 import { digestOf } from '../digest.ts';
+import { redactSecrets } from '../secrets.ts';
 import type { TrialRecipeId } from '../jobs.ts';
 import { type CompletionReceipt, coverageRatio } from '../receipt.ts';
 import { analyzeObjective } from '../text/analyze.ts';
@@ -25,7 +26,9 @@ export interface TrialRun {
   receipt: CompletionReceipt;
 }
 
-export function runTrial(recipeId: TrialRecipeId, objective: string): TrialRun {
+export function runTrial(recipeId: TrialRecipeId, given: string): TrialRun {
+  // Nothing that looks like a credential is echoed back: the recipes see it as [redacted].
+  const objective = redactSecrets(given);
   const facts = analyzeObjective(objective);
   const output = RECIPES[recipeId](facts);
   const inputDigest = digestOf({ recipe_id: recipeId, objective });
