@@ -8,6 +8,7 @@ import Ajv from 'ajv';
 import type { Db } from '../db/client.ts';
 import { type ProposedCall, scopeOf } from '../domain/agent/admission.ts';
 import { executionInstructions, type ModelPlan, PLAN_SCHEMA, planningInstructions } from '../domain/agent/plan-schema.ts';
+import { digestOf } from '../domain/digest.ts';
 import { type ChatMessage, type ChatOutput, type ChatRequest, ProviderError, type ToolDefinition } from '../domain/chat/types.ts';
 import type { ModelId } from '../domain/models.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
@@ -17,6 +18,7 @@ import type { LoopStop } from '../domain/runs/run-types.ts';
 import { estimateTokens } from '../domain/tokens.ts';
 import { isToolId, TOOL_IDS, type ToolId, TOOLS } from '../domain/tools.ts';
 import type { Providers } from '../services/model-layer.ts';
+import { recallableEntries } from '../services/memory.ts';
 import { heldFor, modelUsageOf, recordModelCall } from '../services/model-usage.ts';
 import { HOLD_STEP } from './ledger.ts';
 
@@ -122,6 +124,41 @@ function proposedCalls(output: ChatOutput): ProposedCall[] {
   });
 }
 
+const NO_LONGER_IN_MEMORY = 'This entry is no longer in the tenant memory (forgotten, quarantined or expired since it was recalled).';
+
+/**
+ * The transcript as the model reads it. memory_recall results travel through the workflow
+ * (and so its history) as references: id, version, digest. Their text is read from the vault
+ * here, at the time of the call, and goes to the model only; an entry forgotten since is not
+ * there any more, and the model is told so.
+ */
+export async function withRecalledText(db: Db, tenantId: string, transcript: ChatMessage[]): Promise<ChatMessage[]> {
+  const toolOf = new Map(transcript.flatMap((m) => m.tool_calls ?? []).map((c) => [c.id, c.function.name]));
+  type Recall = { output?: { entries?: { id?: unknown; digest?: unknown }[] } };
+  const recalls = new Map<number, Recall>();
+  transcript.forEach((m, i) => {
+    if (m.role !== 'tool' || !m.tool_call_id || toolOf.get(m.tool_call_id) !== 'memory_recall') return;
+    try {
+      const parsed = JSON.parse(m.content) as Recall;
+      if (Array.isArray(parsed?.output?.entries)) recalls.set(i, parsed);
+    } catch {} // not a result of ours: passed on as it is
+  });
+  if (recalls.size === 0) return transcript;
+  const ids = [...recalls.values()].flatMap((r) => r.output!.entries!.map((e) => e.id)).filter((id): id is string => typeof id === 'string');
+  const current = await recallableEntries(db, tenantId, ids);
+  return transcript.map((m, i) => {
+    const recall = recalls.get(i);
+    if (!recall) return m;
+    const entries = recall.output!.entries!.map((ref) => {
+      const entry = typeof ref.id === 'string' ? current.get(ref.id) : undefined;
+      if (!entry) return { id: ref.id, unavailable: NO_LONGER_IN_MEMORY };
+      const changed = typeof ref.digest === 'string' && digestOf(entry.content) !== ref.digest;
+      return { id: ref.id, subject: entry.subject, content: entry.content, ...(changed ? { note: 'Corrected since it was recalled: this is the current version.' } : {}) };
+    });
+    return { ...m, content: JSON.stringify({ ...recall, output: { ...recall.output, entries } }) };
+  });
+}
+
 export type PlanProposal =
   | { kind: 'planned'; plan: Plan }
   | { kind: 'invalid'; problems: string[] }
@@ -158,13 +195,14 @@ export function agentActivities(deps: AgentDeps) {
       return plan ? { kind: 'planned', plan: toPlan(plan) } : { kind: 'invalid', problems: problems.slice(0, 10) };
     },
 
-    /** One turn of the execute loop: the model sees the approved plan, the input and the tool results so far. */
+    /** One turn of the execute loop: the model sees the approved plan, the input and the tool results so far (recalled text read now). */
     async modelTurn(t: CallContext & { input: string; plan: Plan; transcript: ChatMessage[]; turn: number; toolsRun: ToolId[] }): Promise<TurnOutcome> {
       const actions = requestedActions(t.input);
       const planLines = t.plan.steps.map((s) => `${s.id}: ${s.tool} - ${s.purpose}${s.arguments ? ` ${JSON.stringify(s.arguments)}` : ''}`);
+      const transcript = await withRecalledText(deps.db, t.tenantId, t.transcript);
       const request: ChatRequest = {
         model: t.model,
-        messages: [{ role: 'system', content: executionInstructions(actions, planLines) }, { role: 'user', content: t.input }, ...t.transcript],
+        messages: [{ role: 'system', content: executionInstructions(actions, planLines) }, { role: 'user', content: t.input }, ...transcript],
         grounding: { memory: [], document: null },
         responseFormat: null,
         maxTokens: deps.turnMaxTokens,

@@ -6,6 +6,7 @@ import type { PlanningProvider } from '../domain/planning/plan.ts';
 import type { AgentLimits, PricingTable } from '../domain/pricing.ts';
 import type { Providers } from '../services/model-layer.ts';
 import { agentActivities } from './agent.ts';
+import { journeyActivities } from './journey.ts';
 import { ledgerActivities } from './ledger.ts';
 import { memoryActivities } from './memory.ts';
 import { planningActivities } from './planning.ts';
@@ -36,6 +37,7 @@ export function createActivities(deps: ActivityDeps) {
     ...verifyActivities(),
     ...memoryActivities(deps),
     ...reconcileActivities(deps),
+    ...journeyActivities(deps),
     /** Does nothing; used by probeWorkflow and the benchmark's baseline. */
     async noop(): Promise<void> {},
   };

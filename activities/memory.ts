@@ -1,4 +1,6 @@
-// Remembers a finished run in the tenant memory store (memory: true only).
+// Remembers a finished run in the tenant memory store (memory: true only): its
+// input and the outcome line of its verification (counts only). Nothing a step
+// recalled is written back, so forgetting a recalled entry leaves no copy here.
 import type { Db } from '../db/client.ts';
 import { truncate } from '../domain/text/analyze.ts';
 import { rememberEntry } from '../services/memory.ts';

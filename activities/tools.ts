@@ -7,7 +7,7 @@ import type { Db } from '../db/client.ts';
 import { tenants } from '../db/schema.ts';
 import { digestOf } from '../domain/digest.ts';
 import type { PlanStep } from '../domain/planning/plan.ts';
-import { textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
+import { memoryRecallOutput, textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { recallMemory } from '../services/memory.ts';
 import type { StepResult } from '../domain/runs/run-types.ts';
 
@@ -27,13 +27,18 @@ function textAnalysis(scope: string): ToolOutcome {
   return { status: 'done', detail: `Analysed ${output.sentences} sentence(s).`, output, sources: ['input'] };
 }
 
+/**
+ * Recalls entries by reference only: id, version, digest and length. The text stays in the
+ * vault, so it is in no step output, run result or workflow payload, and forgetting the entry
+ * leaves no copy. An upstream model gets the text in its turn (activities/agent.ts).
+ */
 async function memoryRecall(db: Db, call: ToolCall): Promise<ToolOutcome> {
   if (!call.memory) return { status: 'not_configured', detail: 'memory is false for this run.', output: null, sources: [] };
   const entries = await recallMemory(db, call.tenantId, call.step.scope, 3);
   return {
     status: 'done',
     detail: `Recalled ${entries.length} memory entr${entries.length === 1 ? 'y' : 'ies'}.`,
-    output: { entries: entries.map((e) => ({ id: e.id, subject: e.subject, content: e.content })) },
+    output: memoryRecallOutput(entries),
     sources: entries.map((e) => `memory:${e.id}`),
   };
 }

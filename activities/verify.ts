@@ -6,9 +6,10 @@ import { type RunResult, type VerifyInput, verifyRun } from '../domain/runs/veri
 
 export function verifyActivities() {
   return {
+    /** `summary` is what the run remembers of itself (memory: true): counts only, never text of a step or a recalled entry. */
     async verifyRun(v: VerifyInput): Promise<{ result: RunResult; receipt: CompletionReceipt; summary: string }> {
-      const { result, receipt } = verifyRun(v);
-      return { result, receipt, summary: result.summary };
+      const { result, receipt, outcome } = verifyRun(v);
+      return { result, receipt, summary: outcome };
     },
   };
 }

@@ -8,10 +8,10 @@ import type { RateLimiters } from '../services/rate-limiters.ts';
 import { buildOpenApiDocument } from './contract/openapi.ts';
 import { allowedMethods, mountRoutes } from './contract/router.ts';
 import type { Authenticator } from './middleware/auth.ts';
-import { jsonBody } from './middleware/body-parser.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
+import { codecCors } from './routes/codec.ts';
 import { allRoutes, type RouteDeps } from './routes/index.ts';
 
 export interface AppDeps extends RouteDeps {
@@ -33,12 +33,14 @@ export function createApp(deps: AppDeps): Koa {
     rateLimiters: deps.rateLimiters,
     clientAddress: (ctx) => ctx.ip,
     checkResponses: deps.config.env !== 'production',
+    // Bodies are read per route, after authentication and the rate limit (api/contract/router.ts).
+    bodyLimitBytes: deps.config.http.bodyLimitBytes,
   });
 
   app.use(requestId());
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger));
-  app.use(jsonBody(deps.config.http.bodyLimitBytes));
+  if (deps.codecEndpoint) app.use(codecCors(deps.codecEndpoint));
   app.use(router.routes());
   app.use(allowedMethods(router));
   return app;

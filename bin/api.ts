@@ -1,9 +1,11 @@
 // `npm run api` (production): the HTTP API alone, against TEMPORAL_ADDRESS and
 // DATABASE_URL. Run `npm run worker` beside it. It starts even while Temporal
-// is down; /health reports 503 until it is reachable.
+// is down; /health reports 503 until it is reachable. PAYLOAD_KEY is required
+// in production (the worker must hold the same key); elsewhere the key in
+// DATA_DIR is used (and made if missing), as `npm start` does.
 import { createApp } from '../api/app.ts';
 import { listen } from '../api/server.ts';
-import { ensureDatabase, loadConfigOrExit } from '../runtime/boot.ts';
+import { ensureDatabase, loadConfigOrExit, loadPayloadCodec } from '../runtime/boot.ts';
 import { composeApi } from '../runtime/compose-api.ts';
 import { Lifecycle } from '../runtime/lifecycle.ts';
 import { createLogger } from '../runtime/logger.ts';
@@ -15,9 +17,10 @@ const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
 lifecycle.handleSignals();
 
 try {
+  const codec = loadPayloadCodec(config, logger, { allowDataDirKey: config.env !== 'production' });
   const address = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
   const database = await ensureDatabase(config, lifecycle, 'npm run api');
-  const handle = lazyTemporalClient(address, config.temporal.namespace);
+  const handle = lazyTemporalClient(address, config.temporal.namespace, codec);
   lifecycle.onStop('temporal client', () => handle.close());
   const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);
   lifecycle.onStop('http server', () => server.close());

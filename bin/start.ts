@@ -1,15 +1,18 @@
 // `npm start`: the whole service in one process on embedded defaults. Starts
 // the Temporal dev server (unless TEMPORAL_ADDRESS is set), applies migrations,
 // runs the worker and the API, and on first start prints the dev keys once.
+// Payloads are encrypted with PAYLOAD_KEY, or with a key it generates on first
+// start and keeps in DATA_DIR/payload-key.json; the dev server's UI decodes them
+// through the API's codec endpoint.
 import { createApp } from '../api/app.ts';
 import { listen } from '../api/server.ts';
 import { type CreatedKey, ensureDevKeys } from '../services/keys.ts';
-import { ensureDatabase, ensureTemporal, loadConfigOrExit } from '../runtime/boot.ts';
+import { ensureDatabase, ensureTemporal, loadConfigOrExit, loadPayloadCodec } from '../runtime/boot.ts';
 import { composeApi } from '../runtime/compose-api.ts';
 import { Lifecycle } from '../runtime/lifecycle.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
-import { ensureReconcileSchedule } from '../runtime/schedules.ts';
+import { ensureJourneyRetentionSchedule, ensureReconcileSchedule } from '../runtime/schedules.ts';
 import { startWorker } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 
@@ -18,7 +21,10 @@ const logger = createLogger(config);
 const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
 lifecycle.handleSignals();
 
-function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | null): string {
+function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | null, keyId: string): string {
+  const codec = config.codecEndpoint.enabled
+    ? `${apiUrl}/codec   (${config.codecEndpoint.token ? 'Authorization: Bearer CODEC_ENDPOINT_TOKEN' : 'this machine only'}${uiUrl ? '; the Temporal UI uses it' : ''})`
+    : 'disabled (CODEC_ENDPOINT_ENABLED=false): the Temporal UI shows payloads encrypted';
   const lines = [
     '',
     'Governed Workspace Service is running',
@@ -26,6 +32,8 @@ function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | 
     `  Docs         ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)`,
     `  Temporal UI  ${uiUrl ?? '(external cluster: use its own UI)'}`,
     `  Database     ${config.database.url ? 'Postgres (DATABASE_URL)' : `embedded PGlite in ${config.database.dataDir}`}`,
+    `  Payloads     encrypted, key ${keyId} (${config.payload.key ? 'PAYLOAD_KEY' : `kept in ${config.database.dataDir}/payload-key.json`})`,
+    `  Codec        ${codec}`,
   ];
   if (keys) {
     lines.push('', 'Dev tenant "dev" created. These keys are shown ONCE; only their hashes are stored:');
@@ -41,15 +49,18 @@ function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | 
 try {
   // The database first: for PGlite it takes the data-dir lock, so a second `npm start` stops here.
   const database = await ensureDatabase(config, lifecycle, 'npm start');
+  // Development always has a key: PAYLOAD_KEY, or the one generated in DATA_DIR on first start.
+  const codec = loadPayloadCodec(config, logger, { allowDataDirKey: true });
   const temporalAddress = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
-  const handle = lazyTemporalClient(temporalAddress, config.temporal.namespace);
+  const handle = lazyTemporalClient(temporalAddress, config.temporal.namespace, codec);
   lifecycle.onStop('temporal client', () => handle.close());
   // Listen before the dev server starts: it picks random ports of its own, which must not
   // take ours. Until Temporal is up, /health answers 503.
   const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);
   lifecycle.onStop('http server', () => server.close(), { first: true });
 
-  const temporal = await ensureTemporal(config, logger, lifecycle);
+  // The API listens already, so the dev server's UI can be pointed at its codec endpoint.
+  const temporal = await ensureTemporal(config, logger, lifecycle, config.codecEndpoint.enabled ? { uiCodecEndpoint: `${server.url}/codec` } : {});
   if (!temporal.uiUrl) await ensureSearchAttributes(handle.connection, config.temporal.namespace, logger);
 
   const worker = await startWorker({
@@ -57,18 +68,20 @@ try {
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     activities: activityDeps(config, database.db),
+    payloadCodec: codec,
     logger,
     shutdownGraceMs: config.workerShutdownGraceMs,
   });
   lifecycle.onStop('worker', () => worker.stop());
   await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
+  await ensureJourneyRetentionSchedule(handle.client, config.temporal.taskQueue, logger);
   worker.done.catch((err: Error) => {
     logger.fatal({ err: err.message }, 'worker failed');
     void lifecycle.stop().then(() => process.exit(1));
   });
 
   const keys = await ensureDevKeys(database.db, config.runs.devStartingCredits);
-  process.stdout.write(banner(server.url, temporal.uiUrl, keys));
+  process.stdout.write(banner(server.url, temporal.uiUrl, keys, codec.keyId));
 } catch (err) {
   logger.fatal({ err: (err as Error).message }, 'start-up failed');
   console.error(`\nStart-up failed: ${(err as Error).message}`);

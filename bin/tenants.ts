@@ -7,7 +7,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { newId } from '../domain/ids.ts';
 import { balanceOf, grantCredits } from '../services/ledger.ts';
 import { ensureTenant, setWebhookUrl } from '../services/tenants.ts';
-import { setRoute } from '../services/routing.ts';
+import { assertProviderConfigured, setRoute } from '../services/routing.ts';
+import { buildProviders, configuredProviders } from '../services/model-layer.ts';
 import { MODEL_IDS } from '../domain/models.ts';
 import { loadConfigOrExit, withCommandDatabase } from '../runtime/boot.ts';
 
@@ -80,6 +81,12 @@ program
   .addOption(new Option('--model <alias>', 'model alias').choices(MODEL_IDS).makeOptionMandatory())
   .addOption(new Option('--provider <id>', 'provider').choices(['local', 'upstream']).makeOptionMandatory())
   .action(async (opts: { tenant: string; model: string; provider: string }) => {
+    // As POST /v1/routing-policies: a provider this deployment has not configured is refused, nothing is written.
+    try {
+      assertProviderConfigured(opts.provider, configuredProviders(buildProviders(config.chat.upstream)));
+    } catch {
+      throw new Error(`Provider "${opts.provider}" is not configured on this deployment (for upstream, set UPSTREAM_BASE_URL); nothing was written.`);
+    }
     await withDb(async (db) => setRoute(db, (await ensureTenant(db, opts.tenant)).id, opts.model, opts.provider));
     console.log(`"${opts.tenant}": ${opts.model} -> ${opts.provider}.`);
   });

@@ -1,11 +1,13 @@
 // `npm run worker` (production): the Temporal worker alone, loading the
-// workflow bundle that `npm run build` wrote.
+// workflow bundle that `npm run build` wrote. PAYLOAD_KEY is required in
+// production (the API must hold the same key); elsewhere the key in DATA_DIR
+// is used (and made if missing), as `npm start` does.
 import { existsSync } from 'node:fs';
-import { ensureDatabase, loadConfigOrExit } from '../runtime/boot.ts';
+import { ensureDatabase, loadConfigOrExit, loadPayloadCodec } from '../runtime/boot.ts';
 import { Lifecycle } from '../runtime/lifecycle.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
-import { ensureReconcileSchedule } from '../runtime/schedules.ts';
+import { ensureJourneyRetentionSchedule, ensureReconcileSchedule } from '../runtime/schedules.ts';
 import { startWorker } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 
@@ -18,17 +20,20 @@ try {
   if (!existsSync(config.temporal.workflowBundlePath)) {
     throw new Error(`No workflow bundle at ${config.temporal.workflowBundlePath}: run \`npm run build\` first.`);
   }
+  const codec = loadPayloadCodec(config, logger, { allowDataDirKey: config.env !== 'production' });
   const address = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
   const database = await ensureDatabase(config, lifecycle, 'npm run worker');
-  const handle = lazyTemporalClient(address, config.temporal.namespace);
+  const handle = lazyTemporalClient(address, config.temporal.namespace, codec);
   await ensureSearchAttributes(handle.connection, config.temporal.namespace, logger);
   await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
+  await ensureJourneyRetentionSchedule(handle.client, config.temporal.taskQueue, logger);
   await handle.close();
   const worker = await startWorker({
     address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     activities: activityDeps(config, database.db),
+    payloadCodec: codec,
     logger,
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceMs: config.workerShutdownGraceMs,

@@ -1,6 +1,7 @@
 // The one place that reads the environment. Every setting is validated here so
 // a bad value stops start-up with a message naming the variable, instead of
 // surfacing later as a confusing runtime failure.
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import type { AgentLimits, PricingTable } from '../domain/pricing.ts';
@@ -13,6 +14,34 @@ const flag = z
 const hostPort = z
   .string()
   .regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port, for example 127.0.0.1:7233');
+const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
+const keyId = z.string().regex(KEY_ID, 'must be 1 to 64 of A-Z a-z 0-9 . _ -');
+/** Standard base64 that decodes to exactly 32 bytes (an AES-256 key). */
+function aes256Key(v: string): Buffer | null {
+  if (!/^[A-Za-z0-9+/]{43}=$/.test(v.trim())) return null;
+  const bytes = Buffer.from(v.trim(), 'base64');
+  return bytes.length === 32 ? bytes : null;
+}
+const payloadKey = z.string().transform((v, ctx) => {
+  const bytes = aes256Key(v);
+  if (bytes) return bytes;
+  ctx.addIssue({ code: 'custom', message: 'must be the base64 of 32 random bytes (openssl rand -base64 32)' });
+  return z.NEVER;
+});
+const previousPayloadKeys = z.string().transform((v, ctx) => {
+  const keys: { id: string; bytes: Buffer }[] = [];
+  for (const item of v.split(',').map((x) => x.trim()).filter(Boolean)) {
+    const colon = item.indexOf(':');
+    const id = colon > 0 ? item.slice(0, colon) : '';
+    const bytes = colon > 0 ? aes256Key(item.slice(colon + 1)) : null;
+    if (!KEY_ID.test(id) || !bytes) {
+      ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of id:base64 (each key the base64 of 32 bytes)' });
+      return z.NEVER;
+    }
+    keys.push({ id, bytes });
+  }
+  return keys;
+});
 
 /** Environment variables, their defaults and meaning (the README's table is built from this). */
 export const envSchema = z.object({
@@ -90,6 +119,16 @@ export const envSchema = z.object({
 
   SANDBOX_JOBS_ENABLED: flag.default(false),
   PATCH_CANDIDATES_ENABLED: flag.default(true),
+
+  // Encryption of what Temporal stores (runtime/payload-codec.ts). Unset: `npm start` (and the api and
+  // worker outside production) use a key generated once in DATA_DIR/payload-key.json; production requires it.
+  PAYLOAD_KEY: payloadKey.optional(),
+  PAYLOAD_KEY_ID: keyId.optional(),
+  PAYLOAD_KEYS_PREVIOUS: previousPayloadKeys.optional(),
+  // The codec endpoint (POST /codec/decode, /codec/encode) the Temporal UI decodes through.
+  CODEC_ENDPOINT_ENABLED: flag.optional(),
+  CODEC_ENDPOINT_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
+  CODEC_ENDPOINT_CORS_ORIGINS: z.string().optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -132,6 +171,42 @@ export interface Config {
     upstream?: { baseUrl: string; apiKeyEnv?: string; modelMap: Record<string, string>; timeoutMs: number };
   };
   platform: { sandboxJobsEnabled: boolean; patchCandidatesEnabled: boolean };
+  payload: {
+    /** PAYLOAD_KEY with its id; unset means "the key kept in DATA_DIR" (runtime/payload-keys.ts). */
+    key?: PayloadKey;
+    /** Keys that only decrypt: what older histories were encrypted with (rotation). */
+    previous: PayloadKey[];
+  };
+  codecEndpoint: {
+    enabled: boolean;
+    /** When set, a request must carry `Authorization: Bearer <token>`; unset, only loopback requests are served. */
+    token?: string;
+    /** Browser origins (the Temporal UI's) allowed to call it. */
+    corsOrigins: string[];
+  };
+}
+
+/** An AES-256 key for payloads. `bytes` is not enumerable, so logging or serialising the config never shows it. */
+export interface PayloadKey {
+  id: string;
+  readonly bytes: Buffer;
+}
+
+export function payloadKeyOf(id: string, bytes: Buffer): PayloadKey {
+  const key = { id } as PayloadKey;
+  Object.defineProperty(key, 'bytes', { value: bytes, enumerable: false });
+  return key;
+}
+
+/** `target` with `name` set to `value` as a property that is not enumerable (secrets stay out of logs and JSON). */
+function withHidden<T extends object, K extends string, V>(target: T, name: K, value: V | undefined): T & { [P in K]?: V } {
+  if (value !== undefined) Object.defineProperty(target, name, { value, enumerable: false });
+  return target as T & { [P in K]?: V };
+}
+
+/** The id a key gets when none is given: a short fingerprint, so two different keys never share an id. */
+export function defaultPayloadKeyId(bytes: Buffer): string {
+  return `k-${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
 }
 
 function listOf(csv: string): string[] {
@@ -159,6 +234,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (e.WORKER_SHUTDOWN_GRACE_MS >= e.SHUTDOWN_TIMEOUT_MS) {
     throw new ConfigError([`WORKER_SHUTDOWN_GRACE_MS: must be less than SHUTDOWN_TIMEOUT_MS (${e.SHUTDOWN_TIMEOUT_MS}), or the process exits before in-flight activities finish`]);
   }
+  const currentKey = e.PAYLOAD_KEY ? payloadKeyOf(e.PAYLOAD_KEY_ID ?? defaultPayloadKeyId(e.PAYLOAD_KEY), e.PAYLOAD_KEY) : undefined;
+  const previousKeys = (e.PAYLOAD_KEYS_PREVIOUS ?? []).map((k) => payloadKeyOf(k.id, k.bytes));
+  const keyProblems: string[] = [];
+  if (e.PAYLOAD_KEY_ID && !e.PAYLOAD_KEY) keyProblems.push('PAYLOAD_KEY_ID: set it only together with PAYLOAD_KEY');
+  const ids = [currentKey?.id, ...previousKeys.map((k) => k.id)].filter(Boolean);
+  if (new Set(ids).size !== ids.length) keyProblems.push('PAYLOAD_KEYS_PREVIOUS: every key id must differ from the others and from PAYLOAD_KEY_ID');
+  if (keyProblems.length) throw new ConfigError(keyProblems);
   return {
     env: e.NODE_ENV,
     http: {
@@ -224,5 +306,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         : undefined,
     },
     platform: { sandboxJobsEnabled: e.SANDBOX_JOBS_ENABLED, patchCandidatesEnabled: e.PATCH_CANDIDATES_ENABLED },
+    payload: { key: currentKey, previous: previousKeys },
+    codecEndpoint: withHidden(
+      {
+        enabled: e.CODEC_ENDPOINT_ENABLED ?? e.NODE_ENV !== 'production',
+        corsOrigins: e.CODEC_ENDPOINT_CORS_ORIGINS
+          ? listOf(e.CODEC_ENDPOINT_CORS_ORIGINS).map((o) => o.replace(/\/+$/, ''))
+          : [`http://127.0.0.1:${e.TEMPORAL_UI_PORT}`, `http://localhost:${e.TEMPORAL_UI_PORT}`],
+      },
+      'token',
+      e.CODEC_ENDPOINT_TOKEN,
+    ),
   };
 }

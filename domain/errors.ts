@@ -28,10 +28,13 @@ export const ERROR_CODES = [
   'run_already_terminal',
   'vault_entry_forgotten',
   'model_not_found',
+  'model_not_routable',
+  'provider_not_configured',
   'credential_value_refused',
   'trace_content_refused',
   'budget_exceeded',
   'sandbox_jobs_disabled',
+  'sandbox_runner_not_configured',
   'not_conformant',
   'patch_candidate_unavailable',
   'insufficient_credits',
@@ -45,6 +48,12 @@ export const ERROR_CODES = [
   'export_interrupted',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/**
+ * Sent as `x-should-retry: false` on errors that waiting cannot clear (a 429 for credits or a
+ * budget, a 409 for an unroutable model): the official OpenAI clients obey it and do not retry.
+ */
+export const DO_NOT_RETRY = { 'x-should-retry': 'false' } as const;
 
 export class ApiError extends Error {
   constructor(
@@ -88,7 +97,7 @@ export const errors = {
       415,
       'invalid_request_error',
       'unsupported_media_type',
-      'The request body must be sent as application/json.',
+      'The request body must be sent as application/json in UTF-8 (Content-Type: application/json, with no charset or charset=utf-8).',
     ),
   invalidApiKey: () =>
     new ApiError(
@@ -148,10 +157,37 @@ export const errors = {
     new ApiError(409, 'invalid_request_error', 'vault_entry_forgotten', 'The entry was forgotten; only its tombstone remains.'),
   entryNotQuarantined: () =>
     new ApiError(409, 'invalid_request_error', 'vault_entry_not_quarantined', 'The entry is not quarantined, so there is nothing to release.'),
+  /** The tenant's routing policy names a provider this deployment has not configured (the configuration changed after the policy was written). */
+  modelNotRoutable: (model: string) =>
+    new ApiError(
+      409,
+      'invalid_request_error',
+      'model_not_routable',
+      `This tenant's routing policy sends '${model}' to a provider this deployment has not configured, so nothing was sent to a model and nothing was charged. Do not retry: change the policy (POST /v1/routing-policies) or ask the operator to configure the provider (see GET /v1/providers).`,
+      'model',
+      { ...DO_NOT_RETRY },
+    ),
+  /** A routing policy naming a provider this deployment has not configured; nothing is recorded. */
+  providerNotConfigured: (provider: string) =>
+    new ApiError(
+      400,
+      'invalid_request_error',
+      'provider_not_configured',
+      `The provider '${provider}' is not configured on this deployment (see GET /v1/providers), so a policy naming it would leave the model unroutable; nothing was recorded.`,
+      'provider',
+    ),
   modelNotFound: (model: string) =>
     new ApiError(404, 'not_found', 'model_not_found', `The model '${model}' does not exist; see GET /v1/models.`, 'model'),
+  /** Not retryable: no Retry-After, and `x-should-retry: false`; it clears only when an operator grants credits. */
   insufficientCredits: () =>
-    new ApiError(429, 'rate_limited', 'insufficient_credits', 'The available credits cannot cover this request. Ask your operator to grant credits.'),
+    new ApiError(
+      429,
+      'rate_limited',
+      'insufficient_credits',
+      'The available credits cannot cover this request. Do not retry: ask your operator to grant credits.',
+      null,
+      { ...DO_NOT_RETRY },
+    ),
   providerRateLimited: (retryAfterSeconds: number) =>
     new ApiError(429, 'rate_limited', 'rate_limit_exceeded', 'Rate limit exceeded: retry after the Retry-After interval.', null, {
       'Retry-After': String(retryAfterSeconds),
@@ -168,8 +204,18 @@ export const errors = {
     ),
   traceContentRefused: (param: string) =>
     new ApiError(400, 'invalid_request_error', 'trace_content_refused', 'Traces keep metadata only: prompt, response and other content fields are refused.', param),
+  /** Not retryable: no Retry-After, and `x-should-retry: false`; it clears when the budget's period turns or the policy changes. */
   budgetExceeded: () =>
-    new ApiError(429, 'rate_limited', 'budget_exceeded', 'A budget policy of this tenant does not leave room for this request.'),
+    new ApiError(
+      429,
+      'rate_limited',
+      'budget_exceeded',
+      'A budget policy of this tenant does not leave room for this request. Do not retry: raise the budget (POST /v1/budgets) or wait for its next period.',
+      null,
+      { ...DO_NOT_RETRY },
+    ),
+  sandboxRunnerNotConfigured: () =>
+    new ApiError(403, 'invalid_request_error', 'sandbox_runner_not_configured', 'Sandbox jobs are enabled, but no sandbox runner is configured on this deployment, so nothing could run the job; it was not admitted or stored.'),
   sandboxJobsDisabled: () =>
     new ApiError(403, 'invalid_request_error', 'sandbox_jobs_disabled', 'Sandbox jobs are not admitted: the second phase is not enabled on this deployment.'),
   notConformant: (message: string, param: string) => new ApiError(400, 'invalid_request_error', 'not_conformant', message, param),

@@ -27,6 +27,8 @@ function looksLikeToken(v: string): boolean {
   if (/^(basic|token)\s+[A-Za-z0-9+/=._-]{8,}$/i.test(v)) return true;
   if (/^eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/.test(v)) return true;
   if (KNOWN_PREFIXES.some((p) => p.test(v))) return true;
+  // This service's own identifiers (run_…, trace_…: a short prefix and hex) are names, not secrets.
+  if (/^[a-z]{2,8}_[0-9a-f]{8,64}$/.test(v)) return false;
   // A long token with no spaces, mixed character classes and high entropy.
   if (v.length >= 24 && !/\s/.test(v)) {
     const classes = [/[a-z]/, /[A-Z]/, /[0-9]/].filter((r) => r.test(v)).length;

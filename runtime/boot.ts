@@ -6,6 +6,8 @@ import { type Database, openDatabase } from '../db/client.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
+import type { EncryptionCodec } from './payload-codec.ts';
+import { payloadCodecFor, resolvePayloadKeyring } from './payload-keys.ts';
 import { isTemporalReachable } from './temporal-client.ts';
 import { resolveTemporalCli, startDevServer } from './temporal-dev-server.ts';
 
@@ -39,6 +41,18 @@ export async function ensureDatabase(
   return database;
 }
 
+/**
+ * The payload codec of this process. `allowDataDirKey`: without PAYLOAD_KEY, use (or create) the
+ * key in DATA_DIR; otherwise PAYLOAD_KEY is required (production). Throws when it is missing.
+ */
+export function loadPayloadCodec(config: Config, logger: Logger, options: { allowDataDirKey: boolean }): EncryptionCodec {
+  const resolved = resolvePayloadKeyring(config, options);
+  const codec = payloadCodecFor(resolved);
+  if (resolved.createdFile) logger.info({ file: resolved.createdFile, key_id: codec.keyId }, 'generated the payload encryption key (keep it: histories encrypted with it need it)');
+  logger.debug({ source: resolved.source, key_id: codec.keyId, previous: resolved.keyring.previous.map((k) => k.id) }, 'payload encryption key');
+  return codec;
+}
+
 export interface TemporalTarget {
   address: string;
   /** Set when this process started the dev server. */
@@ -47,9 +61,10 @@ export interface TemporalTarget {
 
 /**
  * TEMPORAL_ADDRESS when set (it must answer); otherwise starts the dev server,
- * persisted under DATA_DIR, and stops it on shutdown.
+ * persisted under DATA_DIR, and stops it on shutdown. `uiCodecEndpoint`: the
+ * dev server's Web UI decodes payloads through it.
  */
-export async function ensureTemporal(config: Config, logger: Logger, lifecycle: Lifecycle): Promise<TemporalTarget> {
+export async function ensureTemporal(config: Config, logger: Logger, lifecycle: Lifecycle, options: { uiCodecEndpoint?: string } = {}): Promise<TemporalTarget> {
   const { temporal } = config;
   if (temporal.address) {
     if (!(await isTemporalReachable(temporal.address))) {
@@ -65,6 +80,7 @@ export async function ensureTemporal(config: Config, logger: Logger, lifecycle: 
     uiPort: temporal.uiPort,
     dbFile: path.join(config.database.dataDir, 'temporal.sqlite'),
     namespace: temporal.namespace,
+    ...(options.uiCodecEndpoint ? { uiCodecEndpoint: options.uiCodecEndpoint } : {}),
     logger,
   });
   lifecycle.onStop('temporal dev server', () => server.stop());

@@ -15,7 +15,7 @@ import { platformStores } from '../services/platform/stores.ts';
 import { tenantStatus } from '../services/platform/tenant-status.ts';
 import { providerFor } from '../services/routing.ts';
 import { type ChatDeps, prepareChat } from '../services/chat/completions.ts';
-import { buildProviders, estimateRun } from '../services/model-layer.ts';
+import { buildProviders, configuredProviders, estimateRun, routeOf } from '../services/model-layer.ts';
 import { createRateLimiters } from '../services/rate-limiters.ts';
 import { planningProvider } from './compose-activities.ts';
 import type { TemporalHandle } from './temporal-client.ts';
@@ -44,11 +44,16 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
       // after this long when it does not answer (or, for an approval, no worker applies the decision).
       temporalDeadlineMs: TEMPORAL_CALL_DEADLINE_MS,
       probe: temporal.probe,
+      checkRoute: async (tenantId, model) => {
+        await routeOf(database.db, tenantId, model, chatDeps.providers); // 409 model_not_routable, as chat
+      },
     }),
     usage: {
       summary: (tenantId) => usageSummary(database.db, tenantId),
-      estimate: (tenantId, request) =>
-        estimateRun({ db: database.db, pricing: config.pricing, planner: planningProvider, agent: config.runs.agent }, { tenantId, ...request }),
+      estimate: async (tenantId, request) => {
+        await routeOf(database.db, tenantId, request.model, chatDeps.providers); // 409 model_not_routable, as chat and run creation
+        return estimateRun({ db: database.db, pricing: config.pricing, planner: planningProvider, agent: config.runs.agent }, { tenantId, ...request });
+      },
     },
     listJourneyEvents: (tenantId, limit) => listJourneyEvents(database.db, tenantId, limit),
     journeyRetentionDays: config.runs.journeyRetentionDays,
@@ -58,7 +63,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
     platform: {
       config,
       providerFor: (tenantId, model) => providerFor(database.db, tenantId, model),
-      stores: platformStores(database.db),
+      stores: platformStores(database.db, { configuredProviders: configuredProviders(chatDeps.providers) }),
       tenantStatus: (tenantId) => tenantStatus(database.db, tenantId),
       listAudit: (tenantId, limit) => listAudit(database.db, tenantId, limit),
     },
@@ -68,5 +73,15 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
       database: () => database.ping(),
       temporal: temporal.probe,
     }),
+    ...(config.codecEndpoint.enabled
+      ? {
+          codecEndpoint: {
+            codec: temporal.codec,
+            namespace: config.temporal.namespace,
+            ...(config.codecEndpoint.token ? { token: config.codecEndpoint.token } : {}),
+            corsOrigins: config.codecEndpoint.corsOrigins,
+          },
+        }
+      : {}),
   };
 }

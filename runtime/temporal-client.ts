@@ -1,25 +1,31 @@
 // Client-side Temporal plumbing: the API's lazy connection (so the API starts
 // even while Temporal is down and /health can say so), the health probe, and
 // registration of this service's search attributes on an existing cluster.
+// Every client encrypts and decrypts payloads with the service's codec.
 import { Client, Connection } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { Logger } from 'pino';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';
+import { serviceDataConverter } from './payload-codec.ts';
 
 export interface TemporalHandle {
   connection: Connection;
   client: Client;
+  /** The payload codec the client uses (the codec endpoint serves the same one). */
+  codec: PayloadCodec;
   /** Reports reachability now: no retry interceptor, so no retry timer outlives a probe (or the process's shutdown). */
   probe: () => Promise<void>;
   close(): Promise<void>;
 }
 
-export function lazyTemporalClient(address: string, namespace: string): TemporalHandle {
+export function lazyTemporalClient(address: string, namespace: string, codec: PayloadCodec): TemporalHandle {
   const connection = Connection.lazy({ address, connectTimeout: '3 seconds' });
   const probeConnection = Connection.lazy({ address, connectTimeout: '2 seconds', interceptors: [] });
   return {
     connection,
-    client: new Client({ connection, namespace }),
+    client: new Client({ connection, namespace, dataConverter: serviceDataConverter(codec) }),
+    codec,
     probe: () => probeTemporal(probeConnection),
     async close() {
       await Promise.all([connection.close(), probeConnection.close()]);

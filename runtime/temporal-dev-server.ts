@@ -16,6 +16,8 @@ export interface DevServerOptions {
   /** SQLite file that persists workflows across restarts; omit for in-memory. */
   dbFile?: string;
   namespace: string;
+  /** The Web UI's remote codec endpoint (its browser side POSTs to <endpoint>/decode). */
+  uiCodecEndpoint?: string;
   logger: Logger;
   readyTimeoutMs?: number;
 }
@@ -61,6 +63,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     '--log-level', 'warn',
     ...Object.entries(CUSTOM_SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
     ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
+    ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
   ];
   // Its own process group: Ctrl-C must not kill the server before the worker
   // has drained; stop() ends it last. If this process dies another way, the

@@ -1,12 +1,14 @@
 // Creates the Temporal worker: workflows from source in development (bundled
 // at start-up) or from the prebuilt bundle in production, activities bound to
-// this process's database.
+// this process's database. Payloads are encrypted with the service's codec.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { PayloadCodec } from '@temporalio/common';
 import { DefaultLogger, type LogEntry, NativeConnection, Runtime, Worker, type WorkerInterceptors } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../activities/index.ts';
 import { projectRoot } from './paths.ts';
+import { serviceDataConverter } from './payload-codec.ts';
 
 const PINO_LEVEL = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 
@@ -27,6 +29,8 @@ export interface WorkerOptions {
   namespace: string;
   taskQueue: string;
   activities: ActivityDeps;
+  /** Encrypts and decrypts every payload the worker sends to or reads from Temporal. */
+  payloadCodec: PayloadCodec;
   logger: Logger;
   /** Path of a bundle built by `npm run build`; when absent, workflows are bundled from source. */
   workflowBundlePath?: string;
@@ -56,6 +60,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: createActivities(options.activities),
+    dataConverter: serviceDataConverter(options.payloadCodec),
     shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
     ...(options.interceptors ? { interceptors: options.interceptors } : {}),
     ...workflowSource,

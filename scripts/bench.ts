@@ -19,6 +19,8 @@ import { openPostgres } from '../db/client.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { composeApi } from '../runtime/compose-api.ts';
 import { projectRoot } from '../runtime/paths.ts';
+import { serviceDataConverter } from '../runtime/payload-codec.ts';
+import { payloadCodecFor, resolvePayloadKeyring } from '../runtime/payload-keys.ts';
 import { lazyTemporalClient } from '../runtime/temporal-client.ts';
 import { resolveTemporalCli, startDevServer } from '../runtime/temporal-dev-server.ts';
 import { startWorker } from '../runtime/worker.ts';
@@ -86,7 +88,10 @@ const config = loadConfig({
   TEMPORAL_ADDRESS: temporalServer.address,
   TASK_QUEUE: 'bench',
   RATE_LIMIT_POINTS: '10000000',
+  // A key of this run: payloads are encrypted as in production, for the API and the raw client alike.
+  PAYLOAD_KEY: randomBytes(32).toString('base64'),
 });
+const codec = payloadCodecFor(resolvePayloadKeyring(config, { allowDataDirKey: false }));
 const database = openPostgres(config.database.url!, 20);
 await database.migrate();
 const bundleFile = path.join(projectRoot, 'bench-results', 'workflow-bundle.js');
@@ -97,13 +102,14 @@ const worker = await startWorker({
   namespace: 'default',
   taskQueue: 'bench',
   activities: activityDeps(config, database.db),
+  payloadCodec: codec,
   logger: quiet,
   workflowBundlePath: bundleFile,
 });
-const handle = lazyTemporalClient(temporalServer.address, 'default');
+const handle = lazyTemporalClient(temporalServer.address, 'default', codec);
 const server = await listen(createApp(composeApi(config, quiet, database, handle)), '127.0.0.1', 0);
 const connection = await Connection.connect({ address: temporalServer.address });
-const client = new Client({ connection });
+const client = new Client({ connection, dataConverter: serviceDataConverter(codec) });
 const key = await createKey(database.db, { tenant: 'bench', kind: 'core' });
 await grantCredits(database.db, { tenantId: key.tenantId, amount: 100_000_000, entryKey: 'bench-grant' });
 const auth = { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' };

@@ -19,6 +19,8 @@ import { digestOf } from '../domain/digest.ts';
 import type { ModelId } from '../domain/models.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { projectRoot } from '../runtime/paths.ts';
+import { serviceDataConverter } from '../runtime/payload-codec.ts';
+import { payloadCodecFor, resolvePayloadKeyring } from '../runtime/payload-keys.ts';
 import { resolveTemporalCli, startDevServer } from '../runtime/temporal-dev-server.ts';
 import { startWorker } from '../runtime/worker.ts';
 import { upsertBudget } from '../services/budgets.ts';
@@ -30,19 +32,21 @@ import { startRunWorkflow } from '../services/run-workflow.ts';
 import { createRun } from '../services/runs.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
 import { scriptedUpstream } from '../tests/support/fake-servers.ts';
-import { HISTORY_VERSION as VERSION, type HistoryPath } from '../tests/support/history-paths.ts';
+import { FIXTURE_PAYLOAD_KEY, HISTORY_VERSION as VERSION, type HistoryPath } from '../tests/support/history-paths.ts';
 import { approvalUpdate } from '../workflows/messages.ts';
 
 const logger = pino({ level: 'warn' });
 const upstream = await scriptedUpstream();
-const config = loadConfig({ TASK_QUEUE: 'record-histories', UPSTREAM_BASE_URL: upstream.url });
+// Recorded encrypted, as the service writes histories, with the fixtures' (public) key, so the replay test can read them.
+const config = loadConfig({ TASK_QUEUE: 'record-histories', UPSTREAM_BASE_URL: upstream.url, PAYLOAD_KEY: FIXTURE_PAYLOAD_KEY.base64, PAYLOAD_KEY_ID: FIXTURE_PAYLOAD_KEY.id });
+const codec = payloadCodecFor(resolvePayloadKeyring(config, { allowDataDirKey: false }));
 const server = await startDevServer({ cliPath: await resolveTemporalCli(), port: 27_399, uiPort: 27_400, namespace: 'default', logger });
 const database = openPglite('memory');
 await database.migrate();
 const db = database.db;
 const connection = await Connection.connect({ address: server.address });
-const client = new Client({ connection });
-const worker = await startWorker({ address: server.address, namespace: 'default', taskQueue: config.temporal.taskQueue, activities: activityDeps(config, db), logger });
+const client = new Client({ connection, dataConverter: serviceDataConverter(codec) });
+const worker = await startWorker({ address: server.address, namespace: 'default', taskQueue: config.temporal.taskQueue, activities: activityDeps(config, db), payloadCodec: codec, logger });
 
 async function tenant(name: string, credits: number): Promise<string> {
   const key = await createKey(db, { tenant: name, kind: 'core' });

@@ -15,6 +15,11 @@ export interface RateLimitPolicy {
 export interface RateLimiters {
   perKey: RateLimitPolicy;
   trial: RateLimitPolicy;
+  /**
+   * Failed authentication (no, unknown, revoked or wrong-kind key), per client address, with the
+   * trial's (public) limits: a caller without a valid key gets 401s until it is spent, then 429s.
+   */
+  unauthenticated: RateLimitPolicy;
 }
 
 interface Limits {
@@ -39,5 +44,9 @@ function policy(name: string, limits: Limits, pool?: pg.Pool): RateLimitPolicy {
 }
 
 export function createRateLimiters(limits: { perKey: Limits; trial: Limits }, pool?: pg.Pool): RateLimiters {
-  return { perKey: policy('per-key', limits.perKey, pool), trial: policy('trial', limits.trial, pool) };
+  return {
+    perKey: policy('per-key', limits.perKey, pool),
+    trial: policy('trial', limits.trial, pool),
+    unauthenticated: policy('unauthenticated', limits.trial, pool),
+  };
 }

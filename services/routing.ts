@@ -1,9 +1,19 @@
-// The minimal routing policy store: model alias -> provider, per tenant.
+// The minimal routing policy store: model alias -> provider, per tenant. A
+// policy may name only a provider this deployment has configured (the API and
+// the CLI check it before writing); one that outlived its provider (the
+// configuration changed later) makes the model unroutable, which chat, the
+// estimate and run creation answer with 409 model_not_routable (services/model-layer.ts).
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { routingPolicies } from '../db/schema.ts';
+import { errors } from '../domain/errors.ts';
 
 export const DEFAULT_PROVIDER = 'local';
+
+/** Refuses (400 provider_not_configured, param provider) a provider that is not among `configured`. */
+export function assertProviderConfigured(provider: string, configured: readonly string[]): void {
+  if (!configured.includes(provider)) throw errors.providerNotConfigured(provider);
+}
 
 export async function providerFor(db: Db, tenantId: string, model: string): Promise<string> {
   const [row] = await db
@@ -13,6 +23,7 @@ export async function providerFor(db: Db, tenantId: string, model: string): Prom
   return row?.provider ?? DEFAULT_PROVIDER;
 }
 
+/** Writes a policy as given; callers check the provider first (assertProviderConfigured). */
 export async function setRoute(db: Db, tenantId: string, model: string, provider: string): Promise<void> {
   await db
     .insert(routingPolicies)

@@ -36,6 +36,8 @@ export interface RunControlDeps {
   temporalDeadlineMs?: number;
   /** Fails fast (without retries) when Temporal is unreachable; checked before each call when given. */
   probe?: () => Promise<void>;
+  /** Refuses a model the tenant's routing policy cannot route (409 model_not_routable) before a run is stored. */
+  checkRoute?: (tenantId: string, model: ModelId) => Promise<void>;
 }
 
 export interface CreateRunRequest {
@@ -117,6 +119,7 @@ export function runControl(deps: RunControlDeps) {
   return {
     /** 'created' (201) or 'replayed' (200); a reused key with another body throws 422. */
     async create(tenantId: string, idempotencyKey: string | null, request: CreateRunRequest) {
+      await deps.checkRoute?.(tenantId, request.model);
       const outcome = await createRun(deps.db, {
         tenantId,
         idempotencyKey,

@@ -13,6 +13,7 @@ import { createRun } from '../services/runs.ts';
 import { ApiClient } from './support/client.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
+import { testCodec } from './support/payload-codec.ts';
 
 /** Upper bound on any answer while Temporal (or its workers) is down: the API's deadline is 5 s. */
 const OUTAGE_ANSWER_MS = 8_000;
@@ -176,6 +177,7 @@ describe('bounded answers while Temporal is down', () => {
         namespace: 'default',
         taskQueue: own.taskQueue,
         activities: activityDeps(loadConfig({ TASK_QUEUE: own.taskQueue, DATABASE_URL: inject('databaseUrl') }), own.app.database.db),
+        payloadCodec: testCodec(),
         logger: pino({ level: 'silent' }),
         workflowBundlePath: inject('workflowBundlePath'),
       });

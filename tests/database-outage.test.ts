@@ -8,6 +8,7 @@ import { setWebhookUrl } from '../services/tenants.ts';
 import { webhookReceiver } from './support/fake-servers.ts';
 import { type PrivatePostgres, startPrivatePostgres } from './support/private-postgres.ts';
 import { isTerminal, ledgerOf, newTenant, type RunStack, startRunStack } from './support/run-stack.ts';
+import { testDataConverter } from './support/payload-codec.ts';
 
 let postgres: PrivatePostgres;
 let stack: RunStack;
@@ -47,7 +48,7 @@ describe('a database outage during a run', () => {
       await setWebhookUrl(db, t.name, hook.url);
       const created = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and send it to the on-call channel.' }, { key: t.key });
       const runId = created.json.run_id as string;
-      const temporal = new Client({ connection });
+      const temporal = new Client({ connection, dataConverter: testDataConverter() });
       for (;;) {
         const state = await temporal.workflow.getHandle(runId).query<{ status: string }>('state');
         if (state.status === 'awaiting_approval') break;

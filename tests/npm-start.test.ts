@@ -2,10 +2,10 @@
 // it starts itself, dev keys on first start, and Ctrl-C (SIGINT to the process
 // group) leaving no process behind. A second start reuses data and keys.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from './support/free-port.ts';
 
@@ -128,6 +128,19 @@ describe('npm start', () => {
       expect((await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${workspaceKey}` } })).status).toBe(401);
       expect((await fetch(`http://127.0.0.1:${ports.ui}/`)).status).toBe(200);
 
+      // Payloads are encrypted with a key generated on first start and kept in DATA_DIR (0600);
+      // the dev server's UI decodes them through the API's codec endpoint.
+      const keyFile = path.join(dataDir, 'payload-key.json');
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      const keyId = JSON.parse(readFileSync(keyFile, 'utf8')).id as string;
+      expect(out).toContain(`Payloads     encrypted, key ${keyId}`);
+      expect(out).toContain(`Codec        http://127.0.0.1:${ports.api}/codec`);
+      const settings = await (await fetch(`http://127.0.0.1:${ports.ui}/api/v1/settings`)).json();
+      expect(settings.Codec.Endpoint).toBe(`http://127.0.0.1:${ports.api}/codec`);
+      const uiOrigin = `http://127.0.0.1:${ports.ui}`;
+      const preflight = await fetch(`${base}/codec/decode`, { method: 'OPTIONS', headers: { origin: uiOrigin, 'access-control-request-method': 'POST' } });
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(uiOrigin);
+
       // A whole run on embedded PGlite: ledger, projection, journey, receipt.
       const json = { authorization: `Bearer ${coreKey}`, 'content-type': 'application/json' };
       const created = await (await fetch(`${base}/v1/agent-runs`, { method: 'POST', headers: json, body: JSON.stringify({ input: 'Review the backlog; then list the oldest items.', memory: true }) })).json();
@@ -144,6 +157,16 @@ describe('npm start', () => {
 
       const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
       const attrs = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      // The run's input, as Temporal stores it: encrypted; the codec endpoint gives it back to the UI.
+      const history = await new Client({ connection }).workflow.getHandle(run.run_id).fetchHistory();
+      const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+      expect(Buffer.from(input.data!).toString('utf8')).not.toContain('Review the backlog');
+      const b64 = (v: Uint8Array) => Buffer.from(v).toString('base64');
+      const asJson = { metadata: Object.fromEntries(Object.entries(input.metadata!).map(([k, v]) => [k, b64(v)])), data: b64(input.data!) };
+      const decoded = await (
+        await fetch(`${base}/codec/decode`, { method: 'POST', headers: { 'content-type': 'application/json', origin: uiOrigin, 'x-namespace': 'default' }, body: JSON.stringify({ payloads: [asJson] }) })
+      ).json();
+      expect(Buffer.from(decoded.payloads[0].data, 'base64').toString('utf8')).toContain('Review the backlog');
       await connection.close();
       expect(Object.keys(attrs.customAttributes ?? {})).toEqual(expect.arrayContaining(['RunStatus', 'TenantId']));
     } finally {
@@ -158,6 +181,8 @@ describe('npm start', () => {
     const started = await npmStart();
     try {
       expect(started.output()).toContain('Dev keys were printed on first start');
+      // The same payload key as the first start: its histories stay readable.
+      expect(started.output()).toContain(`Payloads     encrypted, key ${JSON.parse(readFileSync(path.join(dataDir, 'payload-key.json'), 'utf8')).id}`);
       expect(started.output()).not.toMatch(/gws_core_\S{43}/);
       const r = await fetch(`http://127.0.0.1:${ports.api}/v1/models`, { headers: { authorization: `Bearer ${coreKey}` } });
       expect(r.status).toBe(200);

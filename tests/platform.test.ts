@@ -9,7 +9,9 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../runtime/paths.ts';
 import { createKey } from '../services/keys.ts';
+import { createRun } from '../services/runs.ts';
 import { grantCredits } from '../services/ledger.ts';
+import { setRoute } from '../services/routing.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
 import { ApiClient } from './support/client.ts';
 import { isTerminal, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
@@ -105,7 +107,7 @@ describe('validation routes', () => {
     ['/v1/onboarding/validate', { organization: 'Acme', jobs: ['do_work'], provider_credential: 'secret://acme/llm' }, { organization: 'Acme', jobs: ['sell_things'] }, 'jobs[0]'],
     ['/v1/provider-credentials/validate', { provider: 'upstream', reference: 'env:UPSTREAM_KEY' }, { provider: 'upstream', reference: 'lowercase-name' }, 'reference'],
     ['/v1/skills/validate', { name: 'brief', steps: [{ skill: 'recall' }, { skill: 'analyze' }] }, { name: 'brief', steps: [{ skill: 'teleport' }] }, 'steps[0].skill'],
-    ['/v1/evaluations/validate', { suite_id: 'refusal-policy', cases: [{ input: 'x' }] }, { suite_id: 'nope', cases: [{ input: 'x' }] }, 'suite_id'],
+    ['/v1/evaluations/validate', { suite_id: 'refusal-policy', cases: [{ input: 'x' }, { input: 'y' }] }, { suite_id: 'nope', cases: [{ input: 'x' }] }, 'suite_id'],
     ['/v1/evaluations/patch-candidate', { benchmark: 'swe', instance_id: 'a-1', patch: '--- a/x.py\n+++ b/x.py\n@@ -1,1 +1,1 @@\n-old\n+new\n' }, { benchmark: 'swe', instance_id: 'a-1', patch: 'just text' }, 'patch'],
     ['/v1/routing/preview', { model: 'svc-workspace' }, { model: 'gpt-4' }, 'model'],
   ] as const;
@@ -123,7 +125,9 @@ describe('validation routes', () => {
   it('routing preview shows the plan without executing, and follows the tenant policy', async () => {
     const t = await tenant();
     expect((await api.post('/v1/routing/preview', { model: 'svc-workspace' }, { key: t.key })).json).toMatchObject({ provider: 'local', source: 'default', executed: false });
-    await api.post('/v1/routing-policies', { model: 'svc-workspace', provider: 'upstream' }, { key: t.key });
+    // No upstream here, so the API refuses this policy (400 provider_not_configured); written directly, it
+    // is a policy from when the deployment had one.
+    await setRoute(stack.app.database.db, t.tenantId, 'svc-workspace', 'upstream');
     expect((await api.post('/v1/routing/preview', { model: 'svc-workspace' }, { key: t.key })).json).toMatchObject({
       provider: 'upstream', source: 'tenant routing policy', provider_status: 'not_configured', would_fail: true,
     });
@@ -180,7 +184,7 @@ describe('stores', () => {
     ['/v1/routing-policies', { model: 'svc-workspace-fast', provider: 'local' }, { model: 'svc-workspace-fast', provider: 'vendor-x' }, 'provider'],
     ['/v1/traces', { name: 'checkout', spans: [{ name: 'db.query', duration_ms: 12, status: 'ok', attributes: { rows: 3 } }] }, { name: 'checkout', spans: [] }, 'spans'],
     ['/v1/trace-exports', { name: 'otel', kind: 'webhook', endpoint: 'https://hooks.example.com/t' }, { name: 'otel', kind: 'webhook', endpoint: 'not a url' }, 'endpoint'],
-    ['/v1/evaluation-runs', { suite_id: 'refusal-policy', execution: 'customer', descriptor: { suite_id: 'refusal-policy', cases: [{ input: 'x' }] }, results: { passed: 2, failed: 0 } }, { suite_id: 'refusal-policy', execution: 'remote', descriptor: { suite_id: 'refusal-policy', cases: [{ input: 'x' }] }, results: { passed: 2, failed: 0 } }, 'execution'],
+    ['/v1/evaluation-runs', { suite_id: 'refusal-policy', execution: 'customer', descriptor: { suite_id: 'refusal-policy', cases: [{ input: 'x' }, { input: 'y' }] }, results: { passed: 2, failed: 0 } }, { suite_id: 'refusal-policy', execution: 'remote', descriptor: { suite_id: 'refusal-policy', cases: [{ input: 'x' }, { input: 'y' }] }, results: { passed: 2, failed: 0 } }, 'execution'],
   ] as const;
 
   it.each(stores)('%s upserts (201), lists per tenant, refuses bad bodies and missing keys', async (route, good, bad, param) => {
@@ -211,10 +215,32 @@ describe('stores', () => {
 
   it('evaluation runs are bound to the digest of their descriptor', async () => {
     const t = await tenant();
-    const descriptor = { suite_id: 'refusal-policy', cases: [{ input: 'x', expected: 'refusal' }] };
+    const descriptor = { suite_id: 'refusal-policy', cases: [{ input: 'x', expected: 'refusal' }, { input: 'hello', expected: 'answer' }] };
     const validated = await api.post('/v1/evaluations/validate', descriptor, { key: t.key });
-    const run = await api.post('/v1/evaluation-runs', { suite_id: 'refusal-policy', execution: 'connected', descriptor, results: { passed: 1, failed: 0 } }, { key: t.key });
+    const run = await api.post('/v1/evaluation-runs', { suite_id: 'refusal-policy', execution: 'connected', descriptor, results: { passed: 1, failed: 1 } }, { key: t.key });
     expect(run.json.descriptor_digest).toBe(validated.json.descriptor_digest);
+  });
+
+  it('evaluation runs are checked against the suites as data: known suite, every case, one result each', async () => {
+    const t = await tenant();
+    const catalog = (await api.get('/v1/evaluations', { key: t.key })).json.data;
+    expect(catalog.map((s: { id: string; cases: number; case_names: string[] }) => [s.id, s.cases, s.case_names.length])).toEqual([
+      ['trial-determinism', 3, 3],
+      ['structured-output-conformance', 4, 4],
+      ['refusal-policy', 2, 2],
+    ]);
+    const two = { suite_id: 'refusal-policy', cases: [{ input: 'x' }, { input: 'y' }] };
+    const post = (body: object) => api.post('/v1/evaluation-runs', { execution: 'customer', ...body }, { key: t.key });
+    for (const [body, param] of [
+      [{ suite_id: 'made-up', descriptor: { ...two, suite_id: 'made-up' }, results: { passed: 2, failed: 0 } }, 'suite_id'],
+      [{ suite_id: 'refusal-policy', descriptor: { suite_id: 'refusal-policy', cases: [{ input: 'x' }] }, results: { passed: 1, failed: 0 } }, 'descriptor.cases'],
+      [{ suite_id: 'refusal-policy', descriptor: two, results: { passed: 5, failed: 0 } }, 'results'],
+      [{ suite_id: 'refusal-policy', descriptor: { ...two, suite_id: 'trial-determinism' }, results: { passed: 2, failed: 0 } }, 'descriptor.suite_id'],
+    ] as const) {
+      const r = await post(body);
+      expect(r.status).toBe(400);
+      expect(r.json.error.param).toBe(param);
+    }
   });
 });
 
@@ -312,13 +338,17 @@ describe('sandbox jobs', () => {
     expect((await api.post('/v1/sandbox-jobs', { profile: 'restricted', command: ['ls'] })).status).toBe(401);
   });
 
-  it('admits when the second phase is enabled', async () => {
+  it('with the second phase enabled, refuses explicitly: no runner is configured, so nothing is admitted that nothing would run', async () => {
     const app = await startTestApp({ SANDBOX_JOBS_ENABLED: 'true' });
     try {
       const t = await tenant();
-      const r = await (await ApiClient.connect(app.url)).post('/v1/sandbox-jobs', { profile: 'restricted', command: ['ls'] }, { key: t.key });
-      expect(r.status).toBe(202);
-      expect(r.json).toMatchObject({ status: 'admitted', profile: 'restricted' });
+      const client = await ApiClient.connect(app.url);
+      const r = await client.post('/v1/sandbox-jobs', { profile: 'restricted', command: ['ls'] }, { key: t.key });
+      expect(r.status).toBe(403);
+      expect(r.json.error.code).toBe('sandbox_runner_not_configured');
+      const capabilities = (await client.get('/v1/sandbox-capabilities', { key: t.key })).json;
+      expect(capabilities).toMatchObject({ enabled: true, runner: 'not_configured', lifecycle: ['validated', 'refused'] });
+      expect(capabilities.admission).toContain('sandbox_runner_not_configured');
     } finally {
       await app.close();
     }
@@ -335,5 +365,26 @@ describe('the OpenAPI document covers every route of the contract', () => {
     const doc = (await api.get('/openapi.json')).json;
     const missing = routes.filter(([method, p]) => p !== '/v1/capabilities' && !doc.paths[p!]?.[method!]);
     expect(missing).toEqual([]);
+  });
+});
+
+describe('claims derived from state', () => {
+  it('a trace may name only a run of its own tenant', async () => {
+    const owner = await tenant();
+    const other = await tenant();
+    const { run } = await createRun(stack.app.database.db, { tenantId: owner.tenantId, idempotencyKey: null, requestDigest: 'sha256:t', input: 'x', memory: false, model: 'svc-workspace' });
+    const span = [{ name: 'db', duration_ms: 1, status: 'ok' }];
+    const foreign = await stack.api.post('/v1/traces', { name: 'checkout', run_id: run.id, spans: span }, { key: other.key });
+    expect(foreign.status).toBe(400);
+    expect(foreign.json.error.param).toBe('run_id');
+    expect((await stack.api.post('/v1/traces', { name: 'checkout', run_id: run.id, spans: span }, { key: owner.key })).status).toBe(201);
+  });
+
+  it('enterprise readiness reads the audit store and claims no planned SSO', async () => {
+    const t = await tenant();
+    await stack.api.post('/v1/budgets', { name: 'cap', scope: 'all', period: 'month', limit_credits: 10 }, { key: t.key }); // one audited write
+    const checks = (await stack.api.get('/v1/enterprise/readiness', { key: t.key })).json.checks as { id: string; state: string; detail?: string }[];
+    expect(checks.find((c) => c.id === 'audit_events')).toEqual({ id: 'audit_events', state: 'ready', detail: '1 of the newest 1000 kept for your tenant' });
+    expect(checks.find((c) => c.id === 'sso')!.state).toBe('not_available');
   });
 });

@@ -19,6 +19,7 @@ import { freePort } from './support/free-port.ts';
 import { ApiClient } from './support/client.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
+import { payloadEnv, testDataConverter } from './support/payload-codec.ts';
 
 let stack: RunStack;
 let connection: Connection;
@@ -41,7 +42,7 @@ beforeAll(async () => {
   await database.close();
   stack = await startRunStack({ DATABASE_URL: databaseUrl, RECONCILE_GRACE_SECONDS: '1' });
   connection = await Connection.connect({ address: inject('temporalAddress') });
-  temporal = new Client({ connection });
+  temporal = new Client({ connection, dataConverter: testDataConverter() });
 });
 afterAll(async () => {
   await stack.close();
@@ -102,6 +103,7 @@ describe('the reconciler', () => {
         ...process.env,
         NODE_ENV: 'test',
         LOG_LEVEL: 'silent',
+        ...payloadEnv(),
         PORT: String(port),
         DATABASE_URL: databaseUrl,
         TEMPORAL_ADDRESS: `127.0.0.1:${(blackHole.address() as net.AddressInfo).port}`,

@@ -2,12 +2,18 @@
 // must replay against the current workflow code, so a change that would break runs
 // already in flight fails here. Histories are append-only: older versions stay, and the
 // current version must cover every path a run can take. Record a new version with
-// scripts/record-histories.ts after a change guarded by patched().
+// scripts/record-histories.ts after a change guarded by patched(). Replay uses the service's
+// payload codec: histories recorded before it are plaintext and pass through it; later ones
+// are encrypted with the fixtures' key.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
-import { HISTORY_PATHS, HISTORY_VERSION } from './support/history-paths.ts';
+import { payloadKeyOf } from '../config/env.ts';
+import { EncryptionCodec, serviceDataConverter } from '../runtime/payload-codec.ts';
+import { FIXTURE_PAYLOAD_KEY, HISTORY_PATHS, HISTORY_VERSION } from './support/history-paths.ts';
+
+const fixtureCodec = new EncryptionCodec({ current: payloadKeyOf(FIXTURE_PAYLOAD_KEY.id, Buffer.from(FIXTURE_PAYLOAD_KEY.base64, 'base64')), previous: [] });
 
 const dir = path.join(import.meta.dirname, 'fixtures');
 const files = readdirSync(dir).filter((f) => f.endsWith('.history.json')).sort();
@@ -27,7 +33,11 @@ describe('workflow replay', () => {
   it.each(files)('%s replays without nondeterminism', async (file) => {
     const history = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
     await expect(
-      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, `replay-${file}`),
+      Worker.runReplayHistory(
+        { workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: serviceDataConverter(fixtureCodec) },
+        history,
+        `replay-${file}`,
+      ),
     ).resolves.toBeUndefined();
   });
 });

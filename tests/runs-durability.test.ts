@@ -17,6 +17,7 @@ import { ApiClient } from './support/client.ts';
 import { freePort } from './support/free-port.ts';
 import { isTerminal, ledgerOf, newTenant, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
+import { payloadEnv, testCodec, testDataConverter } from './support/payload-codec.ts';
 
 const children: ChildProcess[] = [];
 let connection: Connection;
@@ -28,6 +29,7 @@ function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     NODE_ENV: 'test',
     LOG_LEVEL: 'warn',
     DATABASE_URL: inject('databaseUrl'),
+    ...payloadEnv(),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
     RATE_LIMIT_POINTS: '100000',
@@ -55,7 +57,7 @@ async function waitForHealth(url: string): Promise<void> {
 
 beforeAll(async () => {
   connection = await Connection.connect({ address: inject('temporalAddress') });
-  temporal = new Client({ connection });
+  temporal = new Client({ connection, dataConverter: testDataConverter() });
 });
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -77,6 +79,7 @@ describe('20 concurrent identical creates over two API processes', () => {
       namespace: 'default',
       taskQueue,
       activities: activityDeps(loadConfig({}), db),
+      payloadCodec: testCodec(),
       logger: pino({ level: 'silent' }),
       workflowBundlePath: inject('workflowBundlePath'),
     });

@@ -9,11 +9,14 @@ import { journeyEvents, memoryEntries, runs } from '../db/schema.ts';
 import { digestOf } from '../domain/digest.ts';
 import { rememberEntry } from '../services/memory.ts';
 import { setRoute } from '../services/routing.ts';
+import { startRunWorkflow } from '../services/run-workflow.ts';
+import { createRun } from '../services/runs.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
 import { ApiClient } from './support/client.ts';
 import { webhookReceiver } from './support/fake-servers.ts';
 import { startTestApp } from './support/test-app.ts';
 import { isTerminal, ledgerOf as sharedLedgerOf, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
+import { testDataConverter } from './support/payload-codec.ts';
 
 let stack: RunStack;
 let db: RunStack['app']['database']['db'];
@@ -24,7 +27,7 @@ beforeAll(async () => {
   stack = await startRunStack();
   db = stack.app.database.db;
   connection = await Connection.connect({ address: inject('temporalAddress') });
-  temporal = new Client({ connection });
+  temporal = new Client({ connection, dataConverter: testDataConverter() });
 });
 afterAll(async () => {
   await connection.close();
@@ -219,10 +222,23 @@ describe('the run model', () => {
     expect(await db.select().from(runs).where(eq(runs.tenantId, t.tenantId))).toEqual([]);
   });
 
-  it('needs attention, charging nothing, when the routing policy names an upstream this deployment does not have', async () => {
+  it('refuses creation with 409 model_not_routable, storing nothing, when the routing policy names an upstream this deployment does not have', async () => {
     const t = await newTenant(db);
+    await setRoute(db, t.tenantId, 'svc-workspace', 'upstream'); // written when the deployment had an upstream
+    const r = await create(t, { input: 'Summarise the notes.' }, 'unroutable');
+    expect(r.status).toBe(409);
+    expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_routable', param: 'model' });
+    expect(r.headers.get('x-should-retry')).toBe('false');
+    expect(await db.select().from(runs).where(eq(runs.tenantId, t.tenantId))).toEqual([]);
+  });
+
+  it('needs attention, charging nothing, when a run admitted earlier meets a routing policy naming an upstream this deployment does not have', async () => {
+    const t = await newTenant(db);
+    // Admitted while the provider existed (the API refuses it now): stored and started as the API does.
+    const { run: admitted } = await createRun(db, { tenantId: t.tenantId, idempotencyKey: null, requestDigest: 'sha256:test', input: 'Summarise the notes.', memory: false, model: 'svc-workspace' });
     await setRoute(db, t.tenantId, 'svc-workspace', 'upstream');
-    const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Summarise the notes.' })).json.run_id, isTerminal);
+    await startRunWorkflow(temporal, { taskQueue: stack.taskQueue, approvalTimeoutMs: 60_000 }, admitted);
+    const run = await waitForRun(stack.api, t.key, admitted.id, isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(run.estimate.provider).toBe('upstream');
     expect(run.failure.code).toBe('model_unavailable');
@@ -413,7 +429,7 @@ describe('idempotent creation', () => {
     const t = await newTenant(db);
     const badKey = await create(t, { input: 'x' }, 'has space');
     expect(badKey.status).toBe(400);
-    expect(badKey.json.error.param).toBe('idempotency-key');
+    expect(badKey.json.error).toMatchObject({ code: 'invalid_idempotency_key', param: 'Idempotency-Key' });
     expect((await create(t, { input: '' })).json.error.param).toBe('input');
     expect((await create(t, { input: 'x', memory: 'yes' })).json.error.param).toBe('memory');
     expect((await create(t, { input: 'x', priority: 1 })).json.error).toMatchObject({ code: 'unsupported_parameter', param: 'priority' });
@@ -495,10 +511,17 @@ describe('memory', () => {
     const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Explain our pricing policy on discounts.', memory: true })).json.run_id, isTerminal);
     expect(run.status).toBe('completed');
     expect(run.plan.steps[0].tool).toBe('memory_recall');
-    expect(run.result.steps[0].output.entries.map((e: { id: string }) => e.id)).toEqual([seeded]);
+    // By reference only: the recalled text stays in the vault (tests/forget.test.ts).
+    const recalled = 'Discounts above 20% need finance approval.';
+    expect(run.result.steps[0].output.entries).toEqual([{ id: seeded, version: 1, digest: digestOf(recalled), characters: recalled.length }]);
+    expect(JSON.stringify(run)).not.toContain('finance approval');
     expect(run.receipt.source_coverage.sources.map((s: { source: string }) => s.source)).toEqual(['input', `memory:${seeded}`]);
+    expect(run.receipt.source_coverage.sources[1]).toMatchObject({ digest: digestOf(recalled), characters: recalled.length });
     const entries = await db.select().from(memoryEntries).where(eq(memoryEntries.tenantId, t.tenantId));
     expect(entries.map((e) => e.source).sort()).toEqual([`run:${run.run_id}`, 'test']);
+    // The run remembers its input and its outcome line (counts only).
+    const remembered = entries.find((e) => e.source === `run:${run.run_id}`)!;
+    expect(remembered.content).toMatch(/^Explain our pricing policy on discounts\.\n\nOutcome: \d+ of \d+ requested action\(s\) performed, by [^.]*\.$/);
   });
 });
 

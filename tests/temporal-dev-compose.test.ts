@@ -44,6 +44,14 @@ describe('temporal-dev.yml', () => {
     expect(readFileSync('Dockerfile', 'utf8')).toMatch(/^CMD \["node", "dist\/bin\/api\.js"\]$/m);
   });
 
+  it('gives the api and the worker the same payload key, as production requires', () => {
+    const api = loadConfig(compose.services.api!.environment ?? {});
+    const worker = loadConfig(compose.services.worker!.environment ?? {});
+    expect(api.env).toBe('production');
+    expect(api.payload.key?.id).toBe(worker.payload.key?.id);
+    expect(api.payload.key?.bytes.equals(worker.payload.key!.bytes)).toBe(true);
+  });
+
   it('points the Temporal server and UI at each other and at Postgres', () => {
     expect(compose.services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgres' });
     expect(compose.services['temporal-ui']!.environment).toMatchObject({ TEMPORAL_ADDRESS: 'temporal:7233' });

@@ -6,7 +6,7 @@ import { digestOf } from '../domain/digest.ts';
 import { planLocally } from '../domain/planning/local-planner.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
 import type { ApprovalRecord, StepResult } from '../domain/runs/run-types.ts';
-import { textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
+import { memoryRecallOutput, textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { type VerifyInput, verifyRun } from '../domain/runs/verification.ts';
 
 const UNKNOWN_DETAIL = 'No answer from the webhook within 5000 ms after sending; the receiver may or may not have it.';
@@ -33,7 +33,7 @@ function perform(step: PlanStep, webhook: 'done' | 'outcome_unknown' = 'done'): 
       return result(step, 'done', `Analysed ${output.sentences} sentence(s).`, output);
     }
     case 'memory_recall':
-      return result(step, 'done', 'Recalled 1 memory entry.', { entries: [{ id: 'mem_1', subject: 'incidents', content: 'The last outage lasted 2 hours.' }] });
+      return result(step, 'done', 'Recalled 1 memory entry.', memoryRecallOutput([{ id: 'mem_1', version: 1, content: 'The last outage lasted 2 hours.' }]));
     case 'webhook_delivery':
       return webhook === 'done'
         ? result(step, 'done', 'Delivered (HTTP 200).', { delivered: true, status: 200, payload_digest: digestOf('payload') })
@@ -258,7 +258,29 @@ describe('verifyRun: source coverage', () => {
       ['input', 1, 1],
       ['memory:mem_1', 1, 1],
     ]);
-    expect(receipt.source_coverage.sources[1]!.digest).toBe(digestOf('The last outage lasted 2 hours.'));
+    expect(receipt.source_coverage.sources[1]).toMatchObject({ digest: digestOf('The last outage lasted 2 hours.'), characters: 31 });
+  });
+
+  it('records a recalled entry by reference: id, version, digest and length, never its text', () => {
+    const output = memoryRecallOutput([{ id: 'mem_1', version: 2, content: 'The last outage lasted 2 hours.' }]);
+    expect(output).toEqual({ entries: [{ id: 'mem_1', version: 2, digest: digestOf('The last outage lasted 2 hours.'), characters: 31 }] });
+    const { result } = verifyLocal('Summarise the notes.', { memory: true });
+    expect(JSON.stringify(result)).not.toContain('outage');
+  });
+
+  it('still counts a recall recorded before references (with the text), by the same digest', () => {
+    const plan = planLocally('Summarise the notes.', true);
+    const legacy = result(plan.steps[0]!, 'done', 'Recalled 1 memory entry.', { entries: [{ id: 'mem_1', subject: 'incidents', content: 'The last outage lasted 2 hours.' }] });
+    const { receipt } = verifyLocal('Summarise the notes.', { memory: true, plan, results: [legacy, ...plan.steps.slice(1).map((s) => perform(s))] });
+    expect(receipt.source_coverage.sources[1]).toMatchObject({ source: 'memory:mem_1', digest: digestOf('The last outage lasted 2 hours.'), characters: 31 });
+    expect(receipt.verification_class).toBe('verified');
+  });
+
+  it('remembers the run by its outcome line only: no key phrase or other step text', () => {
+    const { result, outcome } = verifyLocal('Summarise the incident timeline.', { memory: true });
+    expect(result.summary).toContain('Key phrases:');
+    expect(outcome).toBe(result.summary.slice(0, result.summary.indexOf('. Key phrases:')) + '.');
+    expect(outcome).not.toContain('incident');
   });
 });
 

@@ -8,6 +8,7 @@ import { type RunningWorker, startWorker } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { loadConfig } from '../config/env.ts';
 import { probeWorkflow } from '../workflows/index.ts';
+import { testCodec, testDataConverter } from './support/payload-codec.ts';
 
 describe('worker', () => {
   const taskQueue = `test-worker-${Date.now()}`;
@@ -21,6 +22,7 @@ describe('worker', () => {
       namespace: 'default',
       taskQueue,
       activities: activityDeps(loadConfig({}), database.db),
+      payloadCodec: testCodec(),
       logger: pino({ level: 'silent' }),
     });
     connection = await Connection.connect({ address: inject('temporalAddress') });
@@ -31,7 +33,7 @@ describe('worker', () => {
   });
 
   it('executes a workflow with activities', async () => {
-    const client = new Client({ connection });
+    const client = new Client({ connection, dataConverter: testDataConverter() });
     const result = await client.workflow.execute(probeWorkflow, { taskQueue, workflowId: `probe-${Date.now()}`, args: [3] });
     expect(result).toBe(3);
   });

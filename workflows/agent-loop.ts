@@ -91,6 +91,8 @@ export async function executeWithModel(c: ModelContext, plan: Plan, limits: Loop
         refusals.push(`${admission.stepId}: ${admission.reason} Refused.`);
       }
       if (result) results.push(result);
+      // The transcript is part of the workflow's history: memory_recall outputs in it are references
+      // (id, digest), never text; the modelTurn activity reads the text from the vault for the model.
       const content = result ? { status: result.status, detail: result.detail, output: result.output } : { status: 'refused', detail: admission.admitted ? '' : admission.reason };
       transcript.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(content) });
     }

@@ -13,13 +13,17 @@ import { effectiveRateLimit, type ResponseSpec, type RouteSpec } from './route.t
 
 const STANDARD_ERRORS: Record<number, string> = {
   400: 'Invalid request: malformed JSON, an unsupported parameter or a contract violation; `param` names the field.',
-  401: 'Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs.',
+  401:
+    'Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429.',
   413: 'The request body exceeds the size limit (code payload_too_large).',
-  415: 'The request body is not application/json (code unsupported_media_type).',
-  429: 'Rate limit exceeded (code rate_limit_exceeded). Honour Retry-After.',
+  415: 'The request body is not `application/json` in UTF-8 (code unsupported_media_type): another media type (`+json` suffix types included) or a charset other than utf-8.',
+  429: 'Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds.',
   500: 'Unexpected server error (code internal_error). Opaque; retry with bounded backoff.',
-  503: 'A dependency (database or Temporal) is unavailable (code service_unavailable). Retry with bounded backoff.',
+  503: 'A dependency (database or Temporal) is unavailable (code service_unavailable). Retry after Retry-After seconds, with bounded backoff.',
 };
+
+/** The trial's 429: its limit is per client address. */
+const TRIAL_429 = 'Rate limit exceeded (code rate_limit_exceeded): the per-address limit of the trial. Retryable: wait Retry-After seconds.';
 
 export const DOCUMENT_DESCRIPTION = `Governed Workspace Service: submit durable, governed work, watch its progress,
 approve its external effects and get a verifiable completion receipt.
@@ -27,25 +31,50 @@ approve its external effects and get a verifiable completion receipt.
 Errors follow contract \`svc.public-api.errors.v1\`: every non-2xx JSON body is an ErrorObject whose
 \`request_id\` equals the \`x-request-id\` response header.
 
-Rate limits: authenticated routes are limited per key and report the IETF \`RateLimit\` and
-\`RateLimit-Policy\` headers; the public trial is limited per client address. A 429 carries \`Retry-After\`.`;
+Rate limits: authenticated routes are limited per key, after authentication; failed authentications are
+limited per client address (policy \`unauthenticated\`), and the public trial per client address. Responses
+report the policy that applied in the IETF \`RateLimit\` and \`RateLimit-Policy\` headers (each response's
+headers say on which statuses they are always sent).
+
+Retrying: a 429 \`rate_limit_exceeded\` and a 503 carry \`Retry-After\`: wait that long, then retry. A 429
+\`insufficient_credits\` or \`budget_exceeded\` and a 409 \`model_not_routable\` do not clear with time: they
+carry \`x-should-retry: false\` (which the official OpenAI clients obey) and no \`Retry-After\`.
+
+Request bodies are \`application/json\` in UTF-8; any other media type or charset is 415.`;
 
 function standardErrorCodes(route: RouteSpec): number[] {
   const codes = new Set<number>([500]);
   if (route.request) codes.add(400);
   if (route.request?.body) [413, 415].forEach((c) => codes.add(c));
   if (route.auth !== 'none') [401, 503].forEach((c) => codes.add(c));
-  if (effectiveRateLimit(route) !== 'none') codes.add(429);
+  // The limiter's store can fail too (503).
+  if (effectiveRateLimit(route) !== 'none') [429, 503].forEach((c) => codes.add(c));
   return [...codes];
 }
 
-function responseObject(route: RouteSpec, status: number, spec: ResponseSpec) {
+/**
+ * The headers a status of a route is answered with, as the middleware sets them (api/contract/router.ts):
+ * - x-request-id: always.
+ * - RateLimit / RateLimit-Policy, on a rate-limited route: set by whichever limiter ran, and one always
+ *   runs before anything else can answer (a failed authentication spends a point of the per-address
+ *   `unauthenticated` policy, so 401s carry them too), except that a 500 or 503 may come before it
+ *   (the key lookup, the limiter's store), so there they are optional.
+ * - Retry-After: on every 503, and on a 429 (routes whose 429 may be non-retryable say so in `spec.headers`).
+ * Then the route's own `spec.headers`, which add or replace.
+ */
+export function responseHeaders(route: RouteSpec, status: number, spec: Pick<ResponseSpec, 'headers'> = {}): Record<string, z.ZodType> {
   const headers: Record<string, z.ZodType> = { 'x-request-id': requestIdHeader };
-  if (effectiveRateLimit(route) === 'per-key') {
-    headers.RateLimit = rateLimitHeader;
-    headers['RateLimit-Policy'] = rateLimitPolicyHeader;
+  if (effectiveRateLimit(route) !== 'none') {
+    const always = status !== 500 && status !== 503;
+    headers.RateLimit = always ? rateLimitHeader : rateLimitHeader.optional();
+    headers['RateLimit-Policy'] = always ? rateLimitPolicyHeader : rateLimitPolicyHeader.optional();
   }
   if (status === 429 || status === 503) headers['Retry-After'] = retryAfterHeader;
+  return { ...headers, ...spec.headers };
+}
+
+function responseObject(route: RouteSpec, status: number, spec: ResponseSpec) {
+  const headers = responseHeaders(route, status, spec);
   const contentType = spec.contentType ?? 'application/json';
   const content: Record<string, { schema?: z.ZodType }> = { [contentType]: spec.schema ? { schema: spec.schema } : {} };
   for (const alt of spec.alternatives ?? []) content[alt.contentType] = alt.schema ? { schema: alt.schema } : {};
@@ -58,10 +87,8 @@ function operation(route: RouteSpec): ZodOpenApiOperationObject {
     responses[status] = responseObject(route, Number(status), spec);
   }
   for (const status of standardErrorCodes(route)) {
-    responses[String(status)] ??= responseObject(route, status, {
-      description: STANDARD_ERRORS[status] ?? 'Error.',
-      schema: ErrorObject,
-    });
+    const description = status === 429 && effectiveRateLimit(route) === 'trial' ? TRIAL_429 : STANDARD_ERRORS[status];
+    responses[String(status)] ??= responseObject(route, status, { description: description ?? 'Error.', schema: ErrorObject });
   }
   const op: ZodOpenApiOperationObject = {
     operationId: route.operationId,

@@ -16,6 +16,11 @@ export interface ResponseSpec {
   contentType?: string;
   /** Other media types the same status may answer with (e.g. text/event-stream). */
   alternatives?: { contentType: string; schema?: z.ZodType }[];
+  /**
+   * Response headers of this status beyond (or replacing) the ones the builder derives from the
+   * route's auth and rate limit (api/contract/openapi.ts); `.optional()` marks one that is not always sent.
+   */
+  headers?: Record<string, z.ZodType>;
 }
 
 export interface RouteInput<TParams, TQuery, TBody> {

@@ -1,17 +1,19 @@
-// Mounts declared routes on a Koa router: authentication, rate limiting,
-// request validation against the route's zod schemas, then the handler. In
+// Mounts declared routes on a Koa router: authentication, rate limiting, the
+// JSON body (read only after both), request validation against the route's
+// zod schemas, then the handler. In
 // development and test the response is checked against its declared schema too,
 // so a handler that drifts from the contract fails loudly.
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { z } from 'zod';
-import { errors } from '../../domain/errors.ts';
+import { type ApiError, errors } from '../../domain/errors.ts';
 import { findString } from '../../domain/json-walk.ts';
 import { findSecret } from '../../domain/secrets.ts';
 import type { RateLimiters } from '../../services/rate-limiters.ts';
 import { type Authenticator, requireKey } from '../middleware/auth.ts';
-import { rateLimit } from '../middleware/rate-limit.ts';
+import { announcesBody, jsonBody } from '../middleware/body-parser.ts';
+import { consumePoint, rateLimit } from '../middleware/rate-limit.ts';
 import { paramOf } from './param-path.ts';
 import { effectiveRateLimit, type RouteSpec } from './route.ts';
 
@@ -20,12 +22,21 @@ export interface RouterDeps {
   rateLimiters: RateLimiters;
   clientAddress: (ctx: Koa.Context) => string;
   checkResponses: boolean;
+  /** Size limit of a JSON request body. */
+  bodyLimitBytes: number;
 }
+
+/** Declared headers whose invalid value has an error code of its own (the contract's error table), by lower-case name. */
+const HEADER_ERRORS: Record<string, () => ApiError> = {
+  'idempotency-key': errors.invalidIdempotencyKey,
+};
 
 function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, where: 'body' | 'query' | 'path' | 'header'): z.output<T> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
+  const headerError = where === 'header' ? HEADER_ERRORS[String(issue.path[0])] : undefined;
+  if (headerError) throw headerError();
   const param = paramOf(issue, where);
   if (issue.code === 'unrecognized_keys') throw errors.unsupportedParameter(param ?? issue.keys[0] ?? where);
   const field = param ?? (where === 'body' ? 'request body' : where);
@@ -74,8 +85,8 @@ function validateInput(route: RouteSpec): Koa.Middleware {
 function requireJsonBody(ctx: Koa.Context): unknown {
   const raw = (ctx.request as { rawBody?: string }).rawBody;
   if (raw === undefined) {
-    const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
-    if (hasBody && !ctx.is('application/json', '+json')) throw errors.unsupportedMediaType();
+    // jsonBody already answered 415 for a body of another type; this is a request without one.
+    if (announcesBody(ctx)) throw errors.unsupportedMediaType();
     throw errors.invalidRequest('A JSON request body is required.', null);
   }
   return ctx.request.body;
@@ -104,17 +115,28 @@ function runHandler(route: RouteSpec, checkResponses: boolean): Koa.Middleware {
   };
 }
 
+/**
+ * The order is the contract (api/contract/openapi.ts documents the headers it leads to):
+ * 1. authentication: a failed attempt spends a point of the per-address `unauthenticated` limit
+ *    (401 with its RateLimit headers, or 429 once spent), and nothing else runs;
+ * 2. the route's limit: per key, or per address for the trial;
+ * 3. the JSON body, for routes that take one: read and parsed only now (400 / 413 / 415);
+ * 4. validation, then the handler.
+ */
 export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Router {
   const router = new Router();
+  const failedAuthentication = (ctx: Koa.Context) => consumePoint(ctx, deps.rateLimiters.unauthenticated, deps.clientAddress(ctx));
+  const body = jsonBody(deps.bodyLimitBytes);
   for (const route of routes) {
     const chain: Koa.Middleware[] = [];
-    if (route.auth !== 'none') chain.push(requireKey(route.auth, deps.authenticate));
+    if (route.auth !== 'none') chain.push(requireKey(route.auth, deps.authenticate, failedAuthentication));
     const limit = effectiveRateLimit(route);
     if (limit === 'per-key') {
       chain.push(rateLimit(deps.rateLimiters.perKey, (ctx) => (ctx.state.principal as { keyId: string }).keyId));
     } else if (limit === 'trial') {
       chain.push(rateLimit(deps.rateLimiters.trial, deps.clientAddress));
     }
+    if (route.request?.body) chain.push(body);
     chain.push(validateInput(route), runHandler(route, deps.checkResponses));
     router.register(koaPath(route.path), [route.method.toUpperCase()], chain as never, {
       name: route.operationId,
@@ -123,7 +145,21 @@ export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Router {
   return router;
 }
 
-/** 405 with an Allow header for a known path with another method (the error handler writes the body). */
+/**
+ * 405 with an Allow header for a known path with another method (the error handler writes the body),
+ * also for a method the router does not implement at all (TRACE, CONNECT, PROPFIND...), which the
+ * router itself answers 501; on an unknown path that is a 404.
+ */
 export function allowedMethods(router: Router): Koa.Middleware {
-  return router.allowedMethods() as unknown as Koa.Middleware;
+  const inner = router.allowedMethods() as unknown as Koa.Middleware;
+  return async function allowedMethods(ctx, next) {
+    await inner(ctx, next);
+    if (ctx.status !== 501 || (ctx.body != null && ctx.body !== '')) return;
+    if (ctx.response.get('Allow')) {
+      ctx.status = 405;
+    } else {
+      ctx.remove('Allow');
+      ctx.status = 404;
+    }
+  };
 }

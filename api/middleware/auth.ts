@@ -8,18 +8,25 @@ export type Authenticator = (secret: string, kind: KeyKind) => Promise<Principal
 /**
  * Requires `Authorization: Bearer <key>` with an active key of `kind`. Any other
  * case is the same 401 invalid_api_key, so a caller cannot probe which keys exist.
+ * It runs first on an authenticated route: before the per-key limit and before
+ * the body is read. `onFailure` runs on every failed attempt before the 401
+ * (the per-address limit of failed attempts, which answers 429 once spent).
  */
-export function requireKey(kind: KeyKind, authenticate: Authenticator): Koa.Middleware {
+export function requireKey(kind: KeyKind, authenticate: Authenticator, onFailure?: (ctx: Koa.Context) => Promise<void>): Koa.Middleware {
+  const refuse = async (ctx: Koa.Context): Promise<never> => {
+    await onFailure?.(ctx);
+    throw errors.invalidApiKey();
+  };
   return async function requireKey(ctx, next) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
-    if (!match?.[1]) throw errors.invalidApiKey();
+    if (!match?.[1]) return refuse(ctx);
     let principal: Principal | null;
     try {
       principal = await authenticate(match[1], kind);
     } catch {
       throw errors.unavailable();
     }
-    if (!principal) throw errors.invalidApiKey();
+    if (!principal) return refuse(ctx);
     ctx.state.principal = principal;
     await next();
   };

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { RunControl } from '../../services/run-control.ts';
 import type { RunCursor, RunFilters, RunRow } from '../../services/runs.ts';
 import { admitModel } from '../../domain/models.ts';
-import { ErrorObject } from '../contract/common.ts';
+import { ErrorObject, shouldRetryHeader } from '../contract/common.ts';
 import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
 import { NDJSON_FAILURE_NOTE, ndjsonExport } from '../contract/ndjson.ts';
 import { defineRoute } from '../contract/route.ts';
@@ -85,7 +85,18 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
       responses: {
         201: { description: 'A new run.', schema: Run },
         200: { description: 'The run this Idempotency-Key already created (same body); nothing new was created.', schema: Run },
+        400: {
+          description:
+            'Invalid request: malformed JSON, an unsupported parameter or a contract violation (`param` names the field); an Idempotency-Key that is not 1 to 255 visible ASCII characters is code invalid_idempotency_key (param Idempotency-Key).',
+          schema: ErrorObject,
+        },
         404: { description: 'Unknown model id (code model_not_found).', schema: ErrorObject },
+        409: {
+          description:
+            "The tenant's routing policy sends the model to a provider this deployment has not configured (code model_not_routable, param model); no run was stored. Not retryable (`x-should-retry: false`). A run admitted before the provider went away stops needs_attention (failure.code model_unavailable) before its first model call.",
+          schema: ErrorObject,
+          headers: { 'x-should-retry': shouldRetryHeader },
+        },
         422: { description: 'The Idempotency-Key was used with a different body (code idempotency_key_reused).', schema: ErrorObject },
         503: {
           description:
@@ -181,6 +192,11 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
       request: { params: RunParams, body: ApprovalRequestBody, headers: ApprovalIdempotencyHeaders },
       responses: {
         200: { description: 'Decision applied (or, for a repeated Idempotency-Key, applied before); the run as it is now.', schema: Run },
+        400: {
+          description:
+            'Invalid request: malformed JSON, an unsupported parameter or a contract violation (`param` names the field); an Idempotency-Key that is not 1 to 255 visible ASCII characters is code invalid_idempotency_key (param Idempotency-Key).',
+          schema: ErrorObject,
+        },
         404: notFound,
         409: { description: 'The run is not awaiting approval (code run_not_awaiting_approval); nothing was recorded.', schema: ErrorObject },
         422: { description: 'The Idempotency-Key was already used on this run with another decision or reason (code idempotency_key_reused); nothing was recorded.', schema: ErrorObject },

@@ -4,7 +4,7 @@ import type { ChatMessage } from '../../domain/chat/types.ts';
 import { errors } from '../../domain/errors.ts';
 import { looksLikeSecret } from '../../domain/secrets.ts';
 import type { ChatInput, MemoryOptions, PreparedChat } from '../../services/chat/completions.ts';
-import { ErrorObject } from '../contract/common.ts';
+import { ErrorObject, retryAfterIfRetryableHeader, shouldRetryHeader } from '../contract/common.ts';
 import { defineRoute } from '../contract/route.ts';
 import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../schemas/chat.ts';
 import { sseCompletion } from './chat-sse.ts';
@@ -54,6 +54,19 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
           alternatives: [{ contentType: 'text/event-stream', schema: ChatCompletionChunk }],
         },
         404: { description: 'Unknown model id (code model_not_found).', schema: ErrorObject },
+        409: {
+          description:
+            "The tenant's routing policy sends the model to a provider this deployment has not configured (code model_not_routable, param model). Nothing was held or sent. Not retryable (`x-should-retry: false`): change the routing policy or ask the operator to configure the provider.",
+          schema: ErrorObject,
+          headers: { 'x-should-retry': shouldRetryHeader },
+        },
+        429: {
+          description:
+            'Two kinds. Retryable: code rate_limit_exceeded (the per-key limit, the per-address limit of failed authentications, or the model service\'s own), with Retry-After: wait that long, then retry. ' +
+            'Not retryable: code insufficient_credits (the available credits cannot cover the request) or budget_exceeded (a budget policy leaves no room): no Retry-After, and `x-should-retry: false`, so clients (the official OpenAI ones included) do not retry a request that cannot succeed until credits are granted or the budget changes.',
+          schema: ErrorObject,
+          headers: { 'Retry-After': retryAfterIfRetryableHeader, 'x-should-retry': shouldRetryHeader.optional() },
+        },
         502: { description: 'The model service failed (code upstream_unavailable). Opaque; no provider identity.', schema: ErrorObject },
       },
       async handler({ principal, body, ctx }) {

@@ -16,6 +16,7 @@ import { sandboxJobRoutes } from './sandbox-jobs.ts';
 import { type ChatService, chatRoutes } from './chat.ts';
 import { type JourneyLister, journeyRoutes } from './journey-events.ts';
 import { type UsageService, usageRoutes } from './usage.ts';
+import { type CodecEndpointDeps, codecRoutes } from './codec.ts';
 import { docsRoutes } from './docs.ts';
 import { healthRoutes } from './health.ts';
 import { jobRoutes } from './jobs.ts';
@@ -40,6 +41,8 @@ export interface RouteDeps {
     tenantStatus(tenantId: string): Promise<TenantStatus>;
     listAudit: (tenantId: string, limit: number) => ReturnType<typeof listAudit>;
   };
+  /** The Temporal codec endpoint, when enabled (CODEC_ENDPOINT_ENABLED). */
+  codecEndpoint?: CodecEndpointDeps;
 }
 
 export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unknown>): RouteSpec[] {
@@ -58,6 +61,7 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...sandboxJobRoutes(deps.platform),
     ...vaultEntryRoutes(deps),
     ...vaultAccountRoutes(deps),
+    ...(deps.codecEndpoint ? codecRoutes(deps.codecEndpoint) : []),
     ...docsRoutes(getDocument),
   ];
   return routes;

@@ -24,6 +24,7 @@ export interface TenantStatus {
   budgets: number;
   routingPolicies: number;
   traceExports: number;
+  auditEvents: number;
   availableCredits: number;
 }
 
@@ -88,11 +89,15 @@ export function platformCatalogRoutes(deps: CatalogDeps) {
     })),
     catalogRoute('/v1/sandbox-capabilities', 'getSandboxCapabilities', 'Sandbox lifecycle, network, secret and artifact boundaries', 'sandbox_capabilities', () => ({
       enabled: config.platform.sandboxJobsEnabled,
-      lifecycle: ['validated', 'admitted', 'running', 'finished', 'failed', 'cancelled'],
+      runner: 'not_configured',
+      // Only what this deployment can do to a job: validate it, then refuse it.
+      lifecycle: ['validated', 'refused'],
       network: 'none by default; allow-listed egress in the standard profile',
       secrets: 'references only; values are resolved inside the sandbox and never returned',
       artifacts: 'returned to the caller; nothing persists in the sandbox',
-      admission: config.platform.sandboxJobsEnabled ? 'open' : 'closed: the second phase is not enabled',
+      admission: config.platform.sandboxJobsEnabled
+        ? 'refused: no sandbox runner is configured (code sandbox_runner_not_configured)'
+        : 'closed: the second phase is not enabled (code sandbox_jobs_disabled)',
     })),
     catalogRoute('/v1/control-plane', 'getControlPlane', 'Tenant control-plane capability status', 'control_plane', async (p) => {
       const s = await deps.tenantStatus(p.tenantId);
@@ -108,17 +113,21 @@ export function platformCatalogRoutes(deps: CatalogDeps) {
         },
       };
     }),
-    catalogRoute('/v1/enterprise/readiness', 'getEnterpriseReadiness', 'Enterprise integration readiness and connection requirements', 'enterprise_readiness', () => ({
-      checks: [
-        { id: 'database', state: config.database.url ? 'ready' : 'embedded', detail: config.database.url ? 'Postgres' : 'PGlite (single process, development)' },
-        { id: 'durable_execution', state: config.temporal.address ? 'ready' : 'embedded', detail: config.temporal.address ? 'external Temporal cluster' : 'Temporal dev server' },
-        { id: 'shared_rate_limits', state: config.database.url ? 'ready' : 'per_process' },
-        { id: 'upstream_provider', state: config.chat.upstream ? 'ready' : 'not_configured' },
-        { id: 'audit_events', state: 'ready' },
-        { id: 'sso', state: 'planned', detail: 'Not routed until it appears in the contract.' },
-      ],
-      connection_requirements: ['TEMPORAL_ADDRESS for an external cluster', 'DATABASE_URL for Postgres', 'UPSTREAM_BASE_URL and UPSTREAM_API_KEY_ENV for an upstream model service'],
-    })),
+    catalogRoute('/v1/enterprise/readiness', 'getEnterpriseReadiness', 'Enterprise integration readiness and connection requirements', 'enterprise_readiness', async (p) => {
+      // Read, not asserted: the audit claim comes from the audit store answering for this tenant.
+      const audit = await deps.tenantStatus(p.tenantId).then((s) => ({ count: s.auditEvents }), () => null);
+      return {
+        checks: [
+          { id: 'database', state: config.database.url ? 'ready' : 'embedded', detail: config.database.url ? 'Postgres' : 'PGlite (single process, development)' },
+          { id: 'durable_execution', state: config.temporal.address ? 'ready' : 'embedded', detail: config.temporal.address ? 'external Temporal cluster' : 'Temporal dev server' },
+          { id: 'shared_rate_limits', state: config.database.url ? 'ready' : 'per_process' },
+          { id: 'upstream_provider', state: config.chat.upstream ? 'ready' : 'not_configured' },
+          { id: 'audit_events', state: audit ? 'ready' : 'unavailable', detail: audit ? `${audit.count} of the newest 1000 kept for your tenant` : 'the audit store did not answer' },
+          { id: 'sso', state: 'not_available', detail: 'This API has no SSO route; keys are its only credential.' },
+        ],
+        connection_requirements: ['TEMPORAL_ADDRESS for an external cluster', 'DATABASE_URL for Postgres', 'UPSTREAM_BASE_URL and UPSTREAM_API_KEY_ENV for an upstream model service'],
+      };
+    }),
     catalogRoute('/v1/onboarding', 'getOnboarding', 'Self-service integration guide and connection requirements', 'onboarding_guide', async (p) => {
       const s = await deps.tenantStatus(p.tenantId);
       return {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { errors } from '../../domain/errors.ts';
 import type { listAudit } from '../../services/audit.ts';
 import type { Principal } from '../../services/keys.ts';
+import { evaluationRunProblem } from '../../services/platform/catalogs.ts';
 import type { PlatformStores } from '../../services/platform/stores.ts';
 import { defineRoute } from '../contract/route.ts';
 import { BudgetInput, EvaluationRunInput, RoutingPolicyInput, TraceExportInput, TraceInput } from '../schemas/platform.ts';
@@ -121,7 +122,11 @@ export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (
       path: '/v1/evaluation-runs', name: 'EvaluationRun', item: EvaluationRun, input: EvaluationRunInput, paged: true,
       listSummary: 'Digest-bound evaluation run records, newest first', writeSummary: 'Record an evaluation run for customer or connected execution',
       list: (tenantId, limit) => stores.evaluationRuns.list(tenantId, limit),
-      write: (actor, body) => stores.evaluationRuns.create(actor.tenantId, { suiteId: body.suite_id, descriptor: body.descriptor, execution: body.execution, results: body.results }),
+      write(actor, body) {
+        const problem = evaluationRunProblem(body);
+        if (problem) throw errors.invalidRequest(problem.message, problem.param);
+        return stores.evaluationRuns.create(actor.tenantId, { suiteId: body.suite_id, descriptor: body.descriptor, execution: body.execution, results: body.results });
+      },
       view: (r: RowOf<'evaluationRuns'>) => ({ id: r.id, suite_id: r.suiteId, descriptor_digest: r.descriptorDigest, execution: r.execution, results: r.results, created_at: iso(r.createdAt) }),
     }),
     defineRoute({

@@ -4,7 +4,15 @@ import { z } from 'zod';
 import type { Config } from '../../config/env.ts';
 import { digestOf } from '../../domain/digest.ts';
 import { errors } from '../../domain/errors.ts';
-import { providerCatalog, REQUIRED_CAPABILITIES, ADAPTER_CAPABILITIES, EVALUATION_SUITES, SKILL_LIMITS, SKILL_TYPES } from '../../services/platform/catalogs.ts';
+import {
+  ADAPTER_CAPABILITIES,
+  EVALUATION_SUITES,
+  evaluationRunProblem,
+  providerCatalog,
+  REQUIRED_CAPABILITIES,
+  SKILL_LIMITS,
+  SKILL_TYPES,
+} from '../../services/platform/catalogs.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { defineRoute } from '../contract/route.ts';
 import {
@@ -140,8 +148,9 @@ export function platformValidationRoutes(deps: {
       object: 'evaluation_descriptor_result',
       body: EvaluationDescriptor,
       handle(d) {
-        const suite = EVALUATION_SUITES.find((s) => s.id === d.suite_id);
-        if (!suite) throw errors.invalidRequest(`Unknown suite '${d.suite_id}'; see GET /v1/evaluations.`, 'suite_id');
+        const problem = evaluationRunProblem({ suite_id: d.suite_id, descriptor: d });
+        if (problem) throw errors.invalidRequest(problem.message, problem.param === 'descriptor.cases' ? 'cases' : problem.param);
+        const suite = EVALUATION_SUITES.find((s) => s.id === d.suite_id)!;
         return { admitted: true, suite_digest: suite.digest, descriptor_digest: digestOf(d), cases: d.cases.length };
       },
     }),

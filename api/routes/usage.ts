@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { UsageEstimate as Estimate } from '../../domain/pricing.ts';
 import { defineRoute } from '../contract/route.ts';
 import { admitModel, type ModelId } from '../../domain/models.ts';
-import { ErrorObject } from '../contract/common.ts';
+import { ErrorObject, shouldRetryHeader } from '../contract/common.ts';
 import { RunModel, UsageEstimate } from '../schemas/run.ts';
 
 export interface UsageService {
@@ -84,6 +84,12 @@ export function usageRoutes(deps: { usage: UsageService }) {
       responses: {
         200: { description: 'The estimate.', schema: UsageEstimate.extend({ object: z.literal('usage_estimate') }) },
         404: { description: 'Unknown model id (code model_not_found).', schema: ErrorObject },
+        409: {
+          description:
+            "The tenant's routing policy sends the model to a provider this deployment has not configured (code model_not_routable, param model), as chat and run creation answer. Not retryable (`x-should-retry: false`).",
+          schema: ErrorObject,
+          headers: { 'x-should-retry': shouldRetryHeader },
+        },
       },
       async handler({ body, principal }) {
         const estimate = await deps.usage.estimate(principal!.tenantId, { ...body, model: admitModel(body.model) });

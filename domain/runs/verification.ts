@@ -10,7 +10,7 @@ import { type ActionOutcome, type CompletionReceipt, coverageRatio, type Verific
 import { sentencesOf, truncate } from '../text/analyze.ts';
 import { TOOLS } from '../tools.ts';
 import type { ApprovalRecord, LoopStop, StepResult } from './run-types.ts';
-import { textAnalysisOutput } from './tool-outputs.ts';
+import { type MemoryReference, memorySource, textAnalysisOutput } from './tool-outputs.ts';
 
 export interface VerifyInput {
   runId: string;
@@ -133,17 +133,28 @@ export function buildRunResult(v: VerifyInput, outcomes: ActionOutcome[], unreso
       v.results.filter((r) => r.tool === 'text_analysis' && r.status === 'done').flatMap((r) => (r.output as { key_phrases?: string[] } | null)?.key_phrases ?? []),
     ),
   ];
-  const performed = outcomes.filter((o) => o.outcome === 'performed').length;
-  const basis = v.answer != null ? "the model's answer and the tool results" : 'analysis of the text given in the input (no other document was read)';
-  const summary =
-    `${performed} of ${outcomes.length} requested action(s) performed, by ${basis}` +
-    (unresolvedCount ? `; ${unresolvedCount} item(s) unresolved, see receipt.unresolved` : '') +
-    (phrases.length ? `. Key phrases: ${phrases.slice(0, 8).join(', ')}.` : '.');
+  const outcome = outcomeLine(v, outcomes, unresolvedCount);
+  const summary = outcome.slice(0, -1) + (phrases.length ? `. Key phrases: ${phrases.slice(0, 8).join(', ')}.` : '.');
   return { summary, ...(v.answer != null ? { answer: v.answer } : { key_phrases: phrases }), steps: v.results };
 }
 
+/**
+ * The summary's first sentence: counts and the basis only, no text of any step. What a
+ * `memory: true` run remembers of itself, so the new vault entry never carries text a
+ * tool or a model took from elsewhere (a recalled entry that is later forgotten).
+ */
+export function outcomeLine(v: Pick<VerifyInput, 'answer'>, outcomes: ActionOutcome[], unresolvedCount: number): string {
+  const performed = outcomes.filter((o) => o.outcome === 'performed').length;
+  const basis = v.answer != null ? "the model's answer and the tool results" : 'analysis of the text given in the input (no other document was read)';
+  return (
+    `${performed} of ${outcomes.length} requested action(s) performed, by ${basis}` +
+    (unresolvedCount ? `; ${unresolvedCount} item(s) unresolved, see receipt.unresolved` : '') +
+    '.'
+  );
+}
+
 /** The run's result and its receipt, with nothing claimed that was not done and checked. */
-export function verifyRun(v: VerifyInput): { result: RunResult; receipt: CompletionReceipt } {
+export function verifyRun(v: VerifyInput): { result: RunResult; receipt: CompletionReceipt; outcome: string } {
   const actions = requestedActions(v.input);
   const { outcomes, unresolved, accounted } = assessActions(v, actions);
   const stepOf = new Map(v.plan.steps.map((s) => [s.id, s]));
@@ -167,14 +178,16 @@ export function verifyRun(v: VerifyInput): { result: RunResult; receipt: Complet
   const result = buildRunResult(v, outcomes, uniqueUnresolved.length);
   const sentences = sentencesOf(v.input);
   const usedSentences = new Set(outcomes.filter((o) => o.outcome === 'performed' && o.checked).map((o) => actions[o.n - 1]!.sentence));
+  // Recalled entries are recorded by reference (id, digest, length); the text is never in a run's output.
   const memorySources = v.results
     .filter((r) => r.tool === 'memory_recall' && r.status === 'done')
-    .flatMap((r) => (r.output as { entries?: { id: string; content: string }[] } | null)?.entries ?? [])
-    .map((e) => ({ source: `memory:${e.id}`, digest: digestOf(e.content), characters: e.content.length, units_total: 1, units_used: 1 }));
+    .flatMap((r) => (r.output as { entries?: (Partial<MemoryReference> & { id: string; content?: string })[] } | null)?.entries ?? [])
+    .map(memorySource);
   const stepDigests = Object.fromEntries(v.results.filter((r) => r.status === 'done').map((r) => [`step:${r.step_id}`, digestOf(r.output)]));
   const resultDigest = digestOf(result);
   return {
     result,
+    outcome: outcomeLine(v, outcomes, uniqueUnresolved.length),
     receipt: {
       receipt_id: `rcpt_${resultDigest.slice(7, 31)}`,
       subject: { kind: 'run', id: v.runId },

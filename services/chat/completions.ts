@@ -106,6 +106,8 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
 
   let provider: ChatProvider | undefined;
   if (!declined) {
+    // Routed first: a model whose policy names an unconfigured provider is a 409 before anything is held.
+    const route = await routeOf(deps.db, input.tenantId, model, deps.providers);
     const hold = await reserve(deps.db, {
       tenantId: input.tenantId,
       runId: id,
@@ -115,11 +117,7 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
     });
     if (hold.status === 'insufficient') throw errors.insufficientCredits();
     if (hold.status === 'over_budget') throw errors.budgetExceeded();
-    provider = deps.providers[await routeOf(deps.db, input.tenantId, model)];
-    if (!provider) {
-      await release(deps.db, { runId: id, step: HOLD_STEP });
-      throw errors.providerUnavailable();
-    }
+    provider = deps.providers[route];
   }
 
   /** After an answer: settle actual usage, record the event, remember when asked. */

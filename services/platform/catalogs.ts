@@ -21,11 +21,38 @@ export const SKILL_TYPES = {
 } as const;
 export const SKILL_LIMITS = { maxSteps: MAX_PLAN_STEPS, maxNameLength: 64, maxCompositions: 1 };
 
-export const EVALUATION_SUITES = [
-  { id: 'trial-determinism', description: 'The same trial request yields the same result and digests.', cases: 3 },
-  { id: 'structured-output-conformance', description: 'Answers with response_format validate against their schema, or refuse.', cases: 4 },
-  { id: 'refusal-policy', description: 'Declined requests refuse with 200 and finish_reason content_filter.', cases: 2 },
-].map((s) => ({ ...s, digest: digestOf(s) }));
+/** The suites as data: their cases are what an evaluation run must cover, one result per case. */
+const SUITES = [
+  {
+    id: 'trial-determinism',
+    description: 'The same trial request yields the same result and digests.',
+    cases: ['bounded_work_plan twice', 'decision_brief_outline twice', 'research_question_map twice'],
+  },
+  {
+    id: 'structured-output-conformance',
+    description: 'Answers with response_format validate against their schema, or refuse without inventing a value.',
+    cases: ['stated values fill the schema', 'a missing required value refuses', 'an enum value is mentioned or missing', 'a nested object validates'],
+  },
+  {
+    id: 'refusal-policy',
+    description: 'Declined requests refuse with 200 and finish_reason content_filter; others are answered.',
+    cases: ['a declined phrase refuses', 'an ordinary request is answered'],
+  },
+];
+
+export const EVALUATION_SUITES = SUITES.map((s) => ({ id: s.id, description: s.description, cases: s.cases.length, case_names: s.cases, digest: digestOf(s) }));
+
+/** What is wrong with an evaluation run for `suiteId`, or null: the suite must exist and every one of its cases be reported once. */
+export function evaluationRunProblem(run: { suite_id: string; descriptor: { suite_id: string; cases: unknown[] }; results?: { passed: number; failed: number } }) {
+  const suite = EVALUATION_SUITES.find((s) => s.id === run.suite_id);
+  if (!suite) return { param: 'suite_id', message: `Unknown suite '${run.suite_id}'; see GET /v1/evaluations.` };
+  if (run.descriptor.suite_id !== run.suite_id) return { param: 'descriptor.suite_id', message: 'The descriptor is for another suite.' };
+  if (run.descriptor.cases.length !== suite.cases) return { param: 'descriptor.cases', message: `The suite has ${suite.cases} cases; the descriptor lists ${run.descriptor.cases.length}.` };
+  if (run.results && run.results.passed + run.results.failed !== suite.cases) {
+    return { param: 'results', message: `passed + failed must equal the suite's ${suite.cases} cases.` };
+  }
+  return null;
+}
 
 export const SANDBOX_PROFILES = [
   { id: 'restricted', network: 'none', max_runtime_seconds: 300, max_memory_mb: 512, secrets: 'none', artifacts: 'returned only' },

@@ -5,17 +5,24 @@ import { and, desc, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { evaluationRuns, routingPolicies, traceExports, traces } from '../../db/schema.ts';
 import { digestOf } from '../../domain/digest.ts';
+import { errors } from '../../domain/errors.ts';
 import { newId } from '../../domain/ids.ts';
 import { recordAudit } from '../audit.ts';
 import { type BudgetRow, listBudgets, upsertBudget } from '../budgets.ts';
-import { setRoute } from '../routing.ts';
+import { assertProviderConfigured, setRoute } from '../routing.ts';
+import { getRun } from '../runs.ts';
 
 export interface Actor {
   tenantId: string;
   keyId: string;
 }
 
-export function platformStores(db: Db) {
+export interface PlatformStoreOptions {
+  /** Providers this deployment has configured: a routing policy naming another is refused (400 provider_not_configured). */
+  configuredProviders: readonly string[];
+}
+
+export function platformStores(db: Db, options: PlatformStoreOptions) {
   return {
     budgets: {
       list: (tenantId: string) => listBudgets(db, tenantId),
@@ -28,6 +35,7 @@ export function platformStores(db: Db) {
     routing: {
       list: (tenantId: string) => db.select().from(routingPolicies).where(eq(routingPolicies.tenantId, tenantId)).orderBy(routingPolicies.model),
       async upsert(actor: Actor, policy: { model: string; provider: string }) {
+        assertProviderConfigured(policy.provider, options.configuredProviders);
         await setRoute(db, actor.tenantId, policy.model, policy.provider);
         await recordAudit(db, { ...actor, action: 'routing_policy.upsert', target: `model:${policy.model}`, subject: policy });
         const [row] = await db
@@ -40,6 +48,8 @@ export function platformStores(db: Db) {
     traces: {
       list: (tenantId: string, limit: number) => db.select().from(traces).where(eq(traces.tenantId, tenantId)).orderBy(desc(traces.createdAt)).limit(limit),
       async record(tenantId: string, t: { name: string; runId: string | null; spans: unknown[] }) {
+        // A trace may name only a run of its own tenant.
+        if (t.runId && !(await getRun(db, tenantId, t.runId))) throw errors.invalidRequest('run_id names no run of your tenant.', 'run_id');
         const [row] = await db.insert(traces).values({ id: newId('trace'), tenantId, name: t.name, runId: t.runId, spans: t.spans }).returning();
         return row!;
       },

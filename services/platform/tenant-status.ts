@@ -1,10 +1,10 @@
 // What a tenant has set up: keys, credits, webhook, and control-plane records.
 import { and, count, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { apiKeys, budgets, routingPolicies, tenants, traceExports } from '../../db/schema.ts';
+import { apiKeys, auditEvents, budgets, routingPolicies, tenants, traceExports } from '../../db/schema.ts';
 import { balanceOf } from '../ledger.ts';
 
-async function countOf(db: Db, table: typeof budgets | typeof routingPolicies | typeof traceExports, tenantId: string): Promise<number> {
+async function countOf(db: Db, table: typeof auditEvents | typeof budgets | typeof routingPolicies | typeof traceExports, tenantId: string): Promise<number> {
   const [row] = await db.select({ n: count() }).from(table).where(eq(table.tenantId, tenantId));
   return Number(row?.n ?? 0);
 }
@@ -23,6 +23,7 @@ export async function tenantStatus(db: Db, tenantId: string) {
     budgets: await countOf(db, budgets, tenantId),
     routingPolicies: await countOf(db, routingPolicies, tenantId),
     traceExports: await countOf(db, traceExports, tenantId),
+    auditEvents: await countOf(db, auditEvents, tenantId),
     availableCredits: (await balanceOf(db, tenantId)).available,
   };
 }

@@ -1,11 +1,13 @@
 // Checks every response a test receives against the service's own
-// /openapi.json: the status must be documented for that operation and the
-// JSON body must validate against its schema (JSON Schema 2020-12, via Ajv).
+// /openapi.json: the status must be documented for that operation, every
+// header the document marks required for that status must be on the response,
+// and the JSON body must validate against its schema (JSON Schema 2020-12, via Ajv).
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
 
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema?: unknown }> }> }>> };
+type DocResponse = { content?: Record<string, { schema?: unknown }>; headers?: Record<string, { required?: boolean }> };
+type Doc = { paths: Record<string, Record<string, { responses: Record<string, DocResponse> }>> };
 
 export interface Reply {
   status: number;
@@ -14,6 +16,9 @@ export interface Reply {
   // `any`: tests read arbitrary JSON
   json: any;
 }
+
+/** Headers the contract defines, checked in both directions. */
+const CONTRACT_HEADERS = ['x-request-id', 'ratelimit', 'ratelimit-policy', 'retry-after', 'x-should-retry'];
 
 export class ContractChecker {
   private readonly ajv: InstanceType<typeof Ajv2020.default>;
@@ -55,6 +60,15 @@ export class ContractChecker {
       const escaped = route.template.replace(/~/g, '~0').replace(/\//g, '~1');
       const responses = this.doc.paths[route.template]![route.method]!.responses;
       expect(Object.keys(responses), `${method} ${route.template} documents status ${reply.status}`).toContain(String(reply.status));
+      const documented = responses[String(reply.status)]?.headers ?? {};
+      for (const [name, header] of Object.entries(documented)) {
+        if (header.required) expect(reply.headers.get(name), `${method} ${route.template} ${reply.status} sends the required header ${name}`).not.toBeNull();
+      }
+      // And the other way: the contract's own headers are sent only where the document lists them.
+      const listed = new Set(Object.keys(documented).map((h) => h.toLowerCase()));
+      for (const name of CONTRACT_HEADERS) {
+        if (reply.headers.has(name)) expect(listed.has(name), `${method} ${route.template} ${reply.status} documents the header ${name} it sends`).toBe(true);
+      }
       if (!isJson || !responses[String(reply.status)]?.content?.['application/json']?.schema) return;
       pointer = `/paths/${escaped}/${route.method}/responses/${reply.status}/content/application~1json/schema`;
     }

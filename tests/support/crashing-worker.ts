@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../config/env.ts';
 import { openPostgres } from '../../db/client.ts';
 import { activityDeps } from '../../runtime/compose-activities.ts';
+import { payloadCodecFor, resolvePayloadKeyring } from '../../runtime/payload-keys.ts';
 import { startWorker } from '../../runtime/worker.ts';
 
 const crashAfter = process.env.CRASH_AFTER_ACTIVITY;
@@ -18,6 +19,7 @@ await startWorker({
   namespace: config.temporal.namespace,
   taskQueue: config.temporal.taskQueue,
   activities: activityDeps(config, database.db),
+  payloadCodec: payloadCodecFor(resolvePayloadKeyring(config, { allowDataDirKey: false })), // PAYLOAD_KEY from the test's environment
   logger: pino({ level: 'silent' }),
   workflowBundlePath: config.temporal.workflowBundlePath,
   interceptors: {

@@ -20,6 +20,8 @@ declare module 'vitest' {
     temporalCli: string;
     databaseUrl: string;
     workflowBundlePath: string;
+    /** This run's PAYLOAD_KEY (base64 of 32 bytes): every API, worker and client of the run encrypts with it. */
+    payloadKey: string;
   }
 }
 
@@ -69,6 +71,7 @@ export default async function setup(project: TestProject) {
   project.provide('temporalAddress', temporal.address);
   project.provide('temporalCli', cli);
   project.provide('databaseUrl', databaseUrl);
+  project.provide('payloadKey', randomBytes(32).toString('base64'));
 
   return async () => {
     await temporal.stop();

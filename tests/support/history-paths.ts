@@ -16,3 +16,11 @@ export const HISTORY_PATHS = [
   'upstream-agent-loop',
 ] as const;
 export type HistoryPath = (typeof HISTORY_PATHS)[number];
+
+/**
+ * The payload key histories are recorded with (scripts/record-histories.ts) and replayed with
+ * (tests/replay.test.ts). Not a secret: fixtures hold test data only, and the key is here so
+ * that a recorded, encrypted history replays anywhere. Histories recorded before the payload
+ * codec (v1, v2) are plaintext; the codec passes them through.
+ */
+export const FIXTURE_PAYLOAD_KEY = { id: 'history-fixtures', base64: '6tiU5s8MrpcvTnqRvkbiAjidxGB/XdkNYJbWZXej5Po=' } as const;

@@ -13,6 +13,7 @@ import { type RunningWorker, startWorker } from '../../runtime/worker.ts';
 import { createKey } from '../../services/keys.ts';
 import { grantCredits } from '../../services/ledger.ts';
 import { ApiClient } from './client.ts';
+import { codecOf, payloadEnv } from './payload-codec.ts';
 import { startTestApp, type TestApp } from './test-app.ts';
 
 export interface RunStack {
@@ -27,12 +28,13 @@ export async function startRunStack(env: Record<string, string> = {}): Promise<R
   const taskQueue = `test-${randomBytes(4).toString('hex')}`;
   const fullEnv = { TASK_QUEUE: taskQueue, ...env };
   const app = await startTestApp(fullEnv);
-  const config = loadConfig({ DATABASE_URL: inject('databaseUrl'), ...fullEnv });
+  const config = loadConfig({ DATABASE_URL: inject('databaseUrl'), ...payloadEnv(), ...fullEnv });
   const worker = await startWorker({
     address: inject('temporalAddress'),
     namespace: 'default',
     taskQueue,
     activities: activityDeps(config, app.database.db),
+    payloadCodec: codecOf(config),
     logger: pino({ level: 'silent' }),
     workflowBundlePath: inject('workflowBundlePath'),
   });

@@ -8,6 +8,7 @@ import { loadConfig } from '../../config/env.ts';
 import { type Database, openPostgres } from '../../db/client.ts';
 import { composeApi } from '../../runtime/compose-api.ts';
 import { lazyTemporalClient } from '../../runtime/temporal-client.ts';
+import { codecOf, payloadEnv } from './payload-codec.ts';
 
 export interface TestApp {
   url: string;
@@ -22,10 +23,11 @@ export async function startTestApp(env: Record<string, string> = {}, logger?: Lo
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TRIAL_RATE_LIMIT_POINTS: '100000',
+    ...payloadEnv(),
     ...env,
   });
   const database = openPostgres(config.database.url!, 4);
-  const temporal = lazyTemporalClient(config.temporal.address!, config.temporal.namespace);
+  const temporal = lazyTemporalClient(config.temporal.address!, config.temporal.namespace, codecOf(config));
   const app = createApp(composeApi(config, logger ?? pino({ level: 'silent' }), database, temporal));
   const server = await listen(app, '127.0.0.1', 0);
   return {

@@ -1,0 +1,15 @@
+// Run by the journey retention Schedule (runtime/schedules.ts) every hour:
+// deletes every tenant's journey events past JOURNEY_RETENTION_DAYS (activities/journey.ts).
+import { proxyActivities } from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.ts';
+import type { JourneyRetentionOutcome } from '../activities/journey.ts';
+
+const { purgeExpiredJourneyEvents } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 5 },
+});
+
+export async function purgeJourneyEventsWorkflow(): Promise<JourneyRetentionOutcome> {
+  return purgeExpiredJourneyEvents();
+}
