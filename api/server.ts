@@ -3,8 +3,28 @@
 // then on, including those in flight), let in-flight requests finish, and drop
 // idle connections.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
+import { type ApiError, errors, toErrorBody } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+
+/**
+ * What Node's HTTP parser refuses (an oversized header block, a malformed request) never reaches
+ * Koa; it is answered here with the contract's error object instead of Node's bare status line.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const error: ApiError = err.code === 'HPE_HEADER_OVERFLOW' ? errors.requestHeaderTooLarge() : errors.malformedRequest();
+  const requestId = newId('req');
+  const body = JSON.stringify(toErrorBody(error, requestId));
+  const reason = http.STATUS_CODES[error.status] ?? 'Error';
+  socket.end(
+    `HTTP/1.1 ${error.status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
 
 export interface RunningServer {
   url: string;
@@ -15,6 +35,7 @@ export interface RunningServer {
 export async function listen(app: Koa, host: string, port: number): Promise<RunningServer> {
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
+  server.on('clientError', answerClientError);
   let closing = false;
   const inFlight = new Set<http.ServerResponse>();
   server.on('request', (_req, res: http.ServerResponse) => {

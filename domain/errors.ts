@@ -46,6 +46,8 @@ export const ERROR_CODES = [
   'internal_error',
   'service_unavailable',
   'export_interrupted',
+  'request_header_too_large',
+  'malformed_request',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -223,6 +225,10 @@ export const errors = {
     new ApiError(503, 'server_error', 'patch_candidate_unavailable', 'Patch candidates are not accepted on this deployment right now.', null, { 'Retry-After': '60' }),
   internal: () =>
     new ApiError(500, 'server_error', 'internal_error', 'The server hit an unexpected error. Retry with bounded backoff.'),
+  /** Refused by the HTTP parser, before any route ran (api/server.ts). */
+  requestHeaderTooLarge: () =>
+    new ApiError(431, 'invalid_request_error', 'request_header_too_large', 'The request line or header block is larger than the server reads; nothing was processed.'),
+  malformedRequest: () => new ApiError(400, 'invalid_request_error', 'malformed_request', 'The HTTP request could not be parsed; nothing was processed.'),
   /** The last line of an NDJSON export that failed part-way (the 200 was already sent). */
   exportInterrupted: () =>
     new ApiError(500, 'server_error', 'export_interrupted', 'The export stopped before its end; the lines before this one are complete. Retry the export.'),

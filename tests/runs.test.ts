@@ -561,9 +561,15 @@ describe('Temporal visibility', () => {
   it('keeps RunStatus and TenantId current so runs filter in the UI', async () => {
     const t = await newTenant(db);
     const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Tidy the glossary.' })).json.run_id, isTerminal);
-    const description = await temporal.workflow.getHandle(run.run_id).describe();
-    const attrs = description.typedSearchAttributes;
-    expect(attrs.getAll().map((p) => [p.key.name, p.value])).toEqual(
+    // The row is written by a local activity before the workflow task that upserts the attribute
+    // completes, so Temporal can be a moment behind the API: wait for it, briefly.
+    const attrsNow = async () => (await temporal.workflow.getHandle(run.run_id).describe()).typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]);
+    let attrs = await attrsNow();
+    for (let i = 0; i < 50 && !attrs.some(([k, v]) => k === 'RunStatus' && v === 'completed'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      attrs = await attrsNow();
+    }
+    expect(attrs).toEqual(
       expect.arrayContaining([
         ['RunStatus', 'completed'],
         ['TenantId', t.tenantId],

@@ -18,6 +18,7 @@ const STANDARD_ERRORS: Record<number, string> = {
   413: 'The request body exceeds the size limit (code payload_too_large).',
   415: 'The request body is not `application/json` in UTF-8 (code unsupported_media_type): another media type (`+json` suffix types included) or a charset other than utf-8.',
   429: 'Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds.',
+  431: 'The request line or header block is larger than the server reads (code request_header_too_large); nothing was processed. Shorten the URL or headers.',
   500: 'Unexpected server error (code internal_error). Opaque; retry with bounded backoff.',
   503: 'A dependency (database or Temporal) is unavailable (code service_unavailable). Retry after Retry-After seconds, with bounded backoff.',
 };
@@ -43,7 +44,8 @@ carry \`x-should-retry: false\` (which the official OpenAI clients obey) and no 
 Request bodies are \`application/json\` in UTF-8; any other media type or charset is 415.`;
 
 function standardErrorCodes(route: RouteSpec): number[] {
-  const codes = new Set<number>([500]);
+  // Any request can be refused at the HTTP layer for an oversized request line or header block.
+  const codes = new Set<number>([431, 500]);
   if (route.request) codes.add(400);
   if (route.request?.body) [413, 415].forEach((c) => codes.add(c));
   if (route.auth !== 'none') [401, 503].forEach((c) => codes.add(c));
@@ -65,7 +67,8 @@ function standardErrorCodes(route: RouteSpec): number[] {
 export function responseHeaders(route: RouteSpec, status: number, spec: Pick<ResponseSpec, 'headers'> = {}): Record<string, z.ZodType> {
   const headers: Record<string, z.ZodType> = { 'x-request-id': requestIdHeader };
   if (effectiveRateLimit(route) !== 'none') {
-    const always = status !== 500 && status !== 503;
+    // Answered before any limiter ran: 431 (the HTTP parser), and possibly 500 / 503.
+    const always = status !== 431 && status !== 500 && status !== 503;
     headers.RateLimit = always ? rateLimitHeader : rateLimitHeader.optional();
     headers['RateLimit-Policy'] = always ? rateLimitPolicyHeader : rateLimitPolicyHeader.optional();
   }

@@ -48,26 +48,39 @@ function koaPath(openApiPath: string): string {
   return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
 }
 
-const hasNul = (s: string) => s.includes('\u0000');
+// U+0000, and a UTF-16 surrogate without its pair, cannot be stored by Postgres (text and jsonb).
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const unstorable = (s: string) => UNSTORABLE.test(s);
+
+const keysOf = (schema: unknown) => Object.keys((schema as { shape?: Record<string, unknown> } | undefined)?.shape ?? {});
+const pick = (from: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => k in from).map((k) => [k, from[k]]));
 
 /**
- * Postgres cannot store U+0000 in text, and no field of the contract needs it: a NUL anywhere in
- * the body, query, path or a declared header is a 400 naming where, before anything reaches the database.
+ * No field of the contract needs a NUL or a lone surrogate, and Postgres cannot store either: one
+ * anywhere in what the route reads (its body, declared query keys, path, declared headers) is a 400
+ * naming where, before anything reaches the database. Parts a route does not declare are never read.
  */
-function refuseNul(ctx: Koa.Context, declaredHeaders: string[]): void {
-  const headers = Object.fromEntries(declaredHeaders.map((h) => [h, ctx.get(h)]));
-  const places = [['body', ctx.request.body], ['query', ctx.query], ['path', ctx.params], ['header', headers]] as const;
+function refuseUnstorable(ctx: Koa.Context, route: RouteSpec, declared: { query: string[]; headers: string[] }): void {
+  const headers = Object.fromEntries(declared.headers.map((h) => [h, ctx.get(h)]));
+  const places = [
+    ['body', route.request?.body ? ctx.request.body : undefined],
+    ['query', pick(ctx.query, declared.query)],
+    ['path', ctx.params],
+    ['header', headers],
+  ] as const;
   for (const [where, value] of places) {
-    const at = findString(value, hasNul);
-    if (at !== null) throw errors.invalidRequest(`Invalid ${at || where}: must not contain the NUL character (U+0000).`, at || (where === 'body' ? null : where));
+    const at = findString(value, unstorable);
+    if (at !== null) {
+      throw errors.invalidRequest(`Invalid ${at || where}: must be text without NUL (U+0000) or unpaired surrogate characters.`, at || (where === 'body' ? null : where));
+    }
   }
 }
 
 function validateInput(route: RouteSpec): Koa.Middleware {
   const { params, query, body, headers } = route.request ?? {};
-  const declaredHeaders = headers ? Object.keys((headers as unknown as { shape: Record<string, unknown> }).shape ?? {}) : [];
+  const declared = { query: keysOf(query), headers: keysOf(headers) };
   return async function validateInput(ctx, next) {
-    refuseNul(ctx, declaredHeaders);
+    refuseUnstorable(ctx, route, declared);
     if (route.refuseSecrets) {
       const secretAt = findSecret(ctx.request.body);
       if (secretAt) throw errors.credentialValueRefused(secretAt);
@@ -124,7 +137,8 @@ function runHandler(route: RouteSpec, checkResponses: boolean): Koa.Middleware {
  * 4. validation, then the handler.
  */
 export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Router {
-  const router = new Router();
+  // Paths match exactly as documented: `/v1/agent-runs/` and `/HEALTH` are not documented paths (404).
+  const router = new Router({ strict: true, sensitive: true });
   const failedAuthentication = (ctx: Koa.Context) => consumePoint(ctx, deps.rateLimiters.unauthenticated, deps.clientAddress(ctx));
   const body = jsonBody(deps.bodyLimitBytes);
   for (const route of routes) {
