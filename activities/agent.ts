@@ -52,7 +52,7 @@ async function callModel(deps: AgentDeps, c: CallContext, callKey: string, reque
   const provider = deps.providers[c.provider];
   if (!provider) return { kind: 'stopped', stop: { code: 'model_unavailable', message: `No provider is configured for ${c.model}; nothing was sent to a model.` } };
   const hold = await heldFor(deps.db, c.runId, HOLD_STEP);
-  const spent = (await modelUsageOf(deps.db, c.runId)).credits + toolCredits(toolCalls(toolsRun), deps.pricing);
+  const spent = (await modelUsageOf(deps.db, c.runId, callKey)).credits + toolCredits(toolCalls(toolsRun), deps.pricing);
   const promptTokens = estimateTokens(JSON.stringify([request.messages, request.tools ?? [], request.responseFormat ?? null]));
   const worstCase = modelCredits(promptTokens + request.maxTokens, c.model, deps.pricing);
   if (spent + worstCase > hold) {

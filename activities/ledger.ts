@@ -48,8 +48,14 @@ export function ledgerActivities(deps: { db: Db; pricing: PricingTable }) {
       return { ...usage, ...outcome };
     },
 
-    async releaseCredits(input: { runId: string }): Promise<void> {
-      await release(deps.db, { runId: input.runId, step: HOLD_STEP });
+    /**
+     * Compensation: nothing more will run. Model calls already made (upstream runs) were real usage and
+     * are charged, never past the hold; the rest of the hold is released.
+     */
+    async releaseCredits(input: { runId: string }): Promise<{ charged: number; released: number }> {
+      const used = (await modelUsageOf(deps.db, input.runId)).credits;
+      if (used > 0) return settle(deps.db, { runId: input.runId, step: HOLD_STEP, actualAmount: used });
+      return release(deps.db, { runId: input.runId, step: HOLD_STEP });
     },
   };
 }

@@ -4,6 +4,7 @@ import type { Db } from '../db/client.ts';
 import type { RunTransition } from '../domain/runs/transition.ts';
 import { isTerminal } from '../domain/runs/states.ts';
 import { purgeJourneyEvents, recordJourneyEvent } from '../services/journey.ts';
+import { storableJson } from '../domain/storable-text.ts';
 import { type RunPatch, updateRun } from '../services/runs.ts';
 
 export type { RunTransition as TransitionInput } from '../domain/runs/transition.ts';
@@ -16,7 +17,8 @@ export function projectionActivities(deps: { db: Db; journeyRetentionDays: numbe
       const patch: RunPatch = { ...fields, status: t.status, currentStep: isTerminal(t.status) ? null : t.step };
       if (completed || completedAt) patch.completedAt = new Date();
       if (stepResults) patch.result = { steps: stepResults };
-      await updateRun(deps.db, t.runId, patch);
+      // A model's answer or arguments may hold characters Postgres cannot store; they must not strand the run.
+      await updateRun(deps.db, t.runId, storableJson(patch));
       await recordJourneyEvent(deps.db, {
         tenantId: t.tenantId,
         runId: t.runId,

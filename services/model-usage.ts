@@ -1,6 +1,6 @@
 // What a run's model calls cost, and what its hold still covers. Written once
 // per call key, so a retried activity cannot charge a call twice.
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { ledgerHolds, runModelCalls } from '../db/schema.ts';
 
@@ -26,7 +26,8 @@ export async function recordModelCall(db: Db, call: ModelCallRecord): Promise<vo
   await db.insert(runModelCalls).values(call).onConflictDoNothing({ target: [runModelCalls.runId, runModelCalls.callKey] });
 }
 
-export async function modelUsageOf(db: Db, runId: string): Promise<ModelUsage> {
+/** The run's recorded model usage; `exceptCall` leaves out one call (a retry of it must not count itself). */
+export async function modelUsageOf(db: Db, runId: string, exceptCall?: string): Promise<ModelUsage> {
   const [row] = await db
     .select({
       calls: sql<string>`count(*)`,
@@ -35,7 +36,7 @@ export async function modelUsageOf(db: Db, runId: string): Promise<ModelUsage> {
       credits: sql<string>`coalesce(sum(${runModelCalls.credits}), 0)`,
     })
     .from(runModelCalls)
-    .where(eq(runModelCalls.runId, runId));
+    .where(exceptCall ? and(eq(runModelCalls.runId, runId), ne(runModelCalls.callKey, exceptCall)) : eq(runModelCalls.runId, runId));
   return { calls: Number(row?.calls ?? 0), promptTokens: Number(row?.promptTokens ?? 0), completionTokens: Number(row?.completionTokens ?? 0), credits: Number(row?.credits ?? 0) };
 }
 

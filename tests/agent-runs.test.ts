@@ -126,7 +126,8 @@ describe('an upstream run', () => {
     const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes from the board meeting.'), isTerminal);
     expect(run.status).toBe('completed');
     // No tool needed: the model's answer carries the analysis, and the receipt says so.
-    expect(run.receipt.actions).toEqual([{ n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: true }]);
+    expect(run.receipt.actions).toEqual([{ n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: false }]);
+    expect(run.receipt.verification_class).toBe('unverified');
     expect(upstream.seen[1]!.body.messages.at(-1).content).toContain('Your previous plan was not valid:\n- The answer is not JSON.');
     expect((await modelCallsOf(run.run_id)).map((c) => c.callKey).sort()).toEqual(['plan:1', 'plan:2', 'turn:1']);
   });

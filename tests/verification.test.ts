@@ -202,10 +202,10 @@ describe('verifyRun: model-planned runs', () => {
   const modelPlan: Plan = { planner: 'model', steps: [], gaps: [] };
   const verifyModel = (extra: Partial<VerifyInput>) => verifyLocal(INPUT, { plan: modelPlan, results: [], approval: null, ...extra });
 
-  it('rests an analysis action no step covers on the answer, and digests the answer', () => {
+  it('rests an analysis action no step covers on the answer, digests the answer, and does not call it checked', () => {
     const { receipt, result } = verifyModel({ answer: ANSWER });
-    expect(receipt.actions).toEqual([{ n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: true }]);
-    expect(receipt.verification_class).toBe('verified');
+    expect(receipt.actions).toEqual([{ n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: false }]);
+    expect(receipt.verification_class).toBe('unverified');
     expect(receipt.unresolved).toEqual([]);
     expect(receipt.digests.answer).toBe(digestOf(ANSWER));
     expect(result.answer).toBe(ANSWER);
@@ -217,11 +217,11 @@ describe('verifyRun: model-planned runs', () => {
     expect(receipt.unresolved).toEqual(['action 1 "Summarise the incident timeline": not done; The model declined it.']);
   });
 
-  it('reports why the model stopped, with an answer (partially verified) and without one (unverified)', () => {
+  it('reports why the model stopped, with an answer and without one; neither is more than unverified', () => {
     const stopped = { code: 'turn_limit' as const, message: 'The model used all 8 turns without a final answer.' };
     const withAnswer = verifyModel({ answer: ANSWER, stopped }).receipt;
     expect(withAnswer.unresolved).toEqual(['turn_limit: The model used all 8 turns without a final answer.']);
-    expect(withAnswer.verification_class).toBe('partially_verified');
+    expect(withAnswer.verification_class).toBe('unverified');
 
     const withoutAnswer = verifyModel({ answer: null, stopped }).receipt;
     expect(withoutAnswer.unresolved).toEqual([

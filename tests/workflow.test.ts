@@ -125,6 +125,7 @@ function makeFakes(override: (base: RunActivities, state: FakeState) => Partial<
     async releaseCredits(input) {
       const hold = state.holds.get(input.runId);
       if (hold && hold.status === 'held') hold.status = 'released';
+      return { charged: 0, released: hold?.amount ?? 0 };
     },
   };
   const chosen: RunActivities = { ...base, ...override(base, state) };

@@ -172,20 +172,20 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
       if (!decided) {
         approval = { ...approval, state: 'expired', decided_at: decidedAt };
         live.approval = 'expired';
-        await acts.releaseCredits({ runId });
+        const closed = await acts.releaseCredits({ runId });
         return await end('needs_attention', {
           approval,
-          reservation: { ...reservation, status: 'released' },
+          reservation: { ...reservation, status: holdStatus(closed) },
           failure: { code: 'approval_expired', message: `No approval decision before ${deadline}; nothing external was done and the hold was released.` },
         });
       }
       if (decision!.decision === 'reject') {
         approval = { ...approval, state: 'rejected', decided_at: decidedAt, decision_reason: decision!.reason ?? null };
         live.approval = 'rejected';
-        await acts.releaseCredits({ runId });
+        const closed = await acts.releaseCredits({ runId });
         return await end('failed', {
           approval,
-          reservation: { ...reservation, status: 'released' },
+          reservation: { ...reservation, status: holdStatus(closed) },
           failure: { code: 'approval_rejected', message: decision!.reason ? `Approval rejected: ${decision!.reason}` : 'Approval rejected.' },
         });
       }
@@ -239,10 +239,10 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
     const cancelled = isCancellation(err);
     const undecided = approval?.state === 'pending' ? { ...approval, state: 'cancelled' as const, decided_at: new Date(Date.now()).toISOString() } : approval;
     return await CancellationScope.nonCancellable(async () => {
-      await acts.releaseCredits({ runId });
+      const closed = await acts.releaseCredits({ runId });
       return end('failed', {
         ...(undecided !== approval ? { approval: undecided } : {}),
-        reservation: { status: 'released' },
+        reservation: { status: holdStatus(closed) },
         failure: cancelled
           ? { code: 'cancelled', message: 'The run was cancelled; nothing further was done and the hold was released.' }
           : { code: 'run_failed', message: `The run stopped at step ${live.step}; the hold was released. Retry with a new run.` },
@@ -256,4 +256,10 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
 function remainderFailure(count: number, stopped: LoopStop | null) {
   const message = `${count} item(s) unresolved; see receipt.unresolved.`;
   return stopped ? { code: stopped.code, message: `${stopped.message} ${message}` } : { code: 'unresolved_remainder', message };
+}
+
+/** How compensation closed the hold: model calls an upstream run already made are charged (settled), else all is released. */
+function holdStatus(closed: { charged: number } | undefined): 'settled' | 'released' {
+  // Runs started before compensation reported its outcome replay with no result here.
+  return closed && closed.charged > 0 ? 'settled' : 'released';
 }

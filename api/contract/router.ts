@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import { type ApiError, errors } from '../../domain/errors.ts';
 import { findString } from '../../domain/json-walk.ts';
 import { findSecret } from '../../domain/secrets.ts';
+import { isUnstorable, toStorable } from '../../domain/storable-text.ts';
 import type { RateLimiters } from '../../services/rate-limiters.ts';
 import { type Authenticator, requireKey } from '../middleware/auth.ts';
 import { announcesBody, jsonBody } from '../middleware/body-parser.ts';
@@ -48,9 +49,6 @@ function koaPath(openApiPath: string): string {
   return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
 }
 
-// U+0000, and a UTF-16 surrogate without its pair, cannot be stored by Postgres (text and jsonb).
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const unstorable = (s: string) => UNSTORABLE.test(s);
 
 const keysOf = (schema: unknown) => Object.keys((schema as { shape?: Record<string, unknown> } | undefined)?.shape ?? {});
 const pick = (from: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => k in from).map((k) => [k, from[k]]));
@@ -69,7 +67,9 @@ function refuseUnstorable(ctx: Koa.Context, route: RouteSpec, declared: { query:
     ['header', headers],
   ] as const;
   for (const [where, value] of places) {
-    const at = findString(value, unstorable);
+    const found = findString(value, isUnstorable);
+    // The path may run through the offending key itself: it is named, but never echoed with the character.
+    const at = found === null ? null : toStorable(found);
     if (at !== null) {
       throw errors.invalidRequest(`Invalid ${at || where}: must be text without NUL (U+0000) or unpaired surrogate characters.`, at || (where === 'body' ? null : where));
     }

@@ -25,6 +25,12 @@ const IdempotencyHeaders = idempotencyKeyHeader(
 const ApprovalIdempotencyHeaders = idempotencyKeyHeader(
   'Makes the decision idempotent for this run: retries with the same key and body apply and record it once and answer as the first did (200), also after the run ended; with another body, 422 and nothing is recorded. Send one, so a 503 can be retried safely.',
 );
+/** The 400 of the routes that take an Idempotency-Key. */
+const invalidWithIdempotencyKey = {
+  description:
+    'Invalid request: malformed JSON, an unsupported parameter or a contract violation (`param` names the field); an Idempotency-Key that is not 1 to 255 visible ASCII characters is code invalid_idempotency_key (param Idempotency-Key).',
+  schema: ErrorObject,
+};
 const RunParams = z.object({ run_id: z.string().min(1).max(64) });
 const EXPORT_PAGE = 200;
 
@@ -85,11 +91,7 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
       responses: {
         201: { description: 'A new run.', schema: Run },
         200: { description: 'The run this Idempotency-Key already created (same body); nothing new was created.', schema: Run },
-        400: {
-          description:
-            'Invalid request: malformed JSON, an unsupported parameter or a contract violation (`param` names the field); an Idempotency-Key that is not 1 to 255 visible ASCII characters is code invalid_idempotency_key (param Idempotency-Key).',
-          schema: ErrorObject,
-        },
+        400: invalidWithIdempotencyKey,
         404: { description: 'Unknown model id (code model_not_found).', schema: ErrorObject },
         409: {
           description:
@@ -192,11 +194,7 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
       request: { params: RunParams, body: ApprovalRequestBody, headers: ApprovalIdempotencyHeaders },
       responses: {
         200: { description: 'Decision applied (or, for a repeated Idempotency-Key, applied before); the run as it is now.', schema: Run },
-        400: {
-          description:
-            'Invalid request: malformed JSON, an unsupported parameter or a contract violation (`param` names the field); an Idempotency-Key that is not 1 to 255 visible ASCII characters is code invalid_idempotency_key (param Idempotency-Key).',
-          schema: ErrorObject,
-        },
+        400: invalidWithIdempotencyKey,
         404: notFound,
         409: { description: 'The run is not awaiting approval (code run_not_awaiting_approval); nothing was recorded.', schema: ErrorObject },
         422: { description: 'The Idempotency-Key was already used on this run with another decision or reason (code idempotency_key_reused); nothing was recorded.', schema: ErrorObject },

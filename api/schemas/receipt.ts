@@ -6,7 +6,7 @@ export const CompletionReceipt = z
     subject: z.object({ kind: z.enum(['trial', 'run']), id: z.string() }),
     verification_class: z.enum(['deterministic_derivation', 'verified', 'partially_verified', 'unverified']).meta({
       description:
-        "deterministic_derivation (trial): derived by deterministic rules from the input alone, no outside source consulted. verified: every requested action maps to a performed step whose output digest was recomputed and matched at verification, and nothing is unresolved. partially_verified: some requested actions were performed and checked; the rest are in unresolved. unverified: no requested action was both performed and checked. An upstream model's analysis counts as performed by its answer (digest `answer`); what the answer says is the model's, not checked by the service.",
+        "deterministic_derivation (trial): derived by deterministic rules from the input alone, no outside source consulted. verified: every requested action maps to a performed step whose output digest was recomputed and matched at verification, and nothing is unresolved. partially_verified: some requested actions were performed and checked; the rest are in unresolved. unverified: no requested action was both performed and checked. An upstream model's analysis counts as performed by its answer (digest `answer`) but never as checked: what the answer says is the model's, so a run resting on it is at best partially_verified.",
     }),
     action_boundary: z
       .object({

@@ -89,8 +89,8 @@ function assessActions(v: VerifyInput, actions: RequestedAction[]): Assessment {
       outcomes.push({ n: a.n, kind: a.kind, outcome: 'outcome_unknown', by: unknown.map((x) => x.step.id), checked: false });
       unresolved.push(`${quote(a)}: the outcome is unknown (${unknown.map((x) => x.result!.detail).join(' ')}).`);
     } else if (steps.length === 0 && a.kind === 'analysis' && modelPlanned && v.answer && !gapOf.has(a.n)) {
-      // An upstream model analyses in its answer; the answer is the step, its digest the check.
-      outcomes.push({ n: a.n, kind: a.kind, outcome: 'performed', by: ['answer'], checked: true });
+      // An upstream model analyses in its answer: performed, but nothing the service can recompute checks it.
+      outcomes.push({ n: a.n, kind: a.kind, outcome: 'performed', by: ['answer'], checked: false });
     } else {
       outcomes.push({ n: a.n, kind: a.kind, outcome: 'not_performed', by: [], checked: false });
       const why =

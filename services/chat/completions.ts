@@ -10,6 +10,7 @@ import { errors } from '../../domain/errors.ts';
 import { admitModel, type ModelId } from '../../domain/models.ts';
 import { modelCredits, type PricingTable } from '../../domain/pricing.ts';
 import { estimateTokens } from '../../domain/tokens.ts';
+import { toStorable } from '../../domain/storable-text.ts';
 import { truncate } from '../../domain/text/analyze.ts';
 import { recordJourneyEvent } from '../journey.ts';
 import { release, reserve, settle } from '../ledger.ts';
@@ -130,7 +131,8 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
     if (input.memory?.remember && output.content) {
       await createEntry(deps.db, input.tenantId, {
         subject: input.memory.subject ?? truncate(lastUser, 120),
-        content: `User: ${lastUser}\nAssistant: ${output.content}`,
+        // The answer is not customer input the contract checked: make it storable rather than fail the write.
+        content: toStorable(`User: ${lastUser}\nAssistant: ${output.content}`),
         tags: ['chat'],
         source: `chat:${id}`,
         expiresAt: input.memory.expiresAt ?? null,
