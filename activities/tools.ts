@@ -1,7 +1,8 @@
 // Executes one plan step through its tool. A tool that cannot run for this
 // tenant answers not_configured (the step stays unresolved); transient failures
 // throw so Temporal retries them.
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { WEBHOOK_NOT_SENT } from '../workflows/messages.ts';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { tenants } from '../db/schema.ts';
@@ -75,7 +76,9 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number): Promi
         signal: AbortSignal.any([ctx.cancellationSignal, AbortSignal.timeout(timeoutMs)]),
       });
     } catch (err) {
-      if (ctx.cancellationSignal.aborted || neverSent(err)) throw err; // cancelled, or safe to retry
+      if (ctx.cancellationSignal.aborted) throw err;
+      // Safe to retry; typed so that, if every attempt ends like this, the workflow knows nothing was sent.
+      if (neverSent(err)) throw ApplicationFailure.retryable('The webhook could not be reached; nothing was sent.', WEBHOOK_NOT_SENT);
       // It may have arrived: sending again could repeat the effect, and calling it failed would hide it.
       return {
         status: 'outcome_unknown',

@@ -178,8 +178,8 @@ export const errors = {
       `The provider '${provider}' is not configured on this deployment (see GET /v1/providers), so a policy naming it would leave the model unroutable; nothing was recorded.`,
       'provider',
     ),
-  modelNotFound: (model: string) =>
-    new ApiError(404, 'not_found', 'model_not_found', `The model '${model}' does not exist; see GET /v1/models.`, 'model'),
+  // The id the caller sent is not echoed: `param` names the field, GET /v1/models lists what exists.
+  modelNotFound: () => new ApiError(404, 'not_found', 'model_not_found', 'No such model; see GET /v1/models.', 'model'),
   /** Not retryable: no Retry-After, and `x-should-retry: false`; it clears only when an operator grants credits. */
   insufficientCredits: () =>
     new ApiError(

@@ -12,6 +12,6 @@ export const MODEL_DESCRIPTIONS: Record<ModelId, string> = {
 
 /** The model id as an admitted alias; any other id is 404 model_not_found, as the contract says for unknown model ids. */
 export function admitModel(id: string): ModelId {
-  if (!(MODEL_IDS as readonly string[]).includes(id)) throw errors.modelNotFound(id);
+  if (!(MODEL_IDS as readonly string[]).includes(id)) throw errors.modelNotFound();
   return id as ModelId;
 }

@@ -43,7 +43,7 @@ describe('NUL characters', () => {
     ['vault content', () => api.post('/v1/vault/entries', { subject: 'door', content: `code${NUL}4711` }, { key: ws }), 'content'],
     ['a vault tag', () => api.post('/v1/vault/entries', { subject: 'door', content: 'code', tags: [`a${NUL}`] }, { key: ws }), 'tags[0]'],
     ['chat memory.subject', () => api.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }], memory: { remember: true, subject: `x${NUL}` } }, { key: core }), 'memory.subject'],
-    ['an object key in an opaque body', () => api.post('/v1/traces', { name: 'checkout', spans: [{ name: 'db', duration_ms: 1, status: 'ok', attributes: { [`k${NUL}`]: 1 } }] }, { key: core }), `spans[0].attributes.k${NUL}`],
+    ['an object key in an opaque body', () => api.post('/v1/traces', { name: 'checkout', spans: [{ name: 'db', duration_ms: 1, status: 'ok', attributes: { [`k${NUL}`]: 1 } }] }, { key: core }), 'spans[0].attributes.k\ufffd'], // named, never echoed with the NUL
   ])('in %s is a 400 naming where', async (_what, send, param) => {
     expectBadRequest(await send(), param);
   });
@@ -61,9 +61,11 @@ describe('nesting', () => {
 
   it('64 levels still parse', async () => {
     let value: unknown = 1;
-    for (let i = 0; i < 60; i++) value = { a: value };
-    const r = await api.post('/v1/traces', { name: 'deep', spans: [{ name: 'db', duration_ms: 1, status: 'ok', attributes: { deep: value } }] }, { key: core });
-    expect(r.status).not.toBe(500);
+    for (let i = 0; i < 64; i++) value = { a: value }; // the leaf sits at depth 64, the limit
+    const r = await api.post('/v1/agent-runs/not-a-run/approval', value, { key: core });
+    // Parsed and validated as any body is: the answer is about the body's fields, not its depth.
+    expect(r.status).toBe(400);
+    expect(r.json.error.message).not.toContain('nests deeper');
   });
 });
 

@@ -18,7 +18,7 @@ import type { RunTransition } from '../domain/runs/transition.ts';
 import { textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { verifyRun } from '../domain/runs/verification.ts';
 import { type AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
-import { approvalSignal, approvalUpdate, stateQuery } from '../workflows/messages.ts';
+import { approvalSignal, approvalUpdate, stateQuery, WEBHOOK_NOT_SENT } from '../workflows/messages.ts';
 import { createTimeSkippingEnv, workflowsPath } from './support/time-skipping.ts';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -332,6 +332,27 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(fakes.state.calls).toMatchObject({ verifyRun: 1, settleRun: 1 });
     expect(fakes.state.calls.releaseCredits).toBeUndefined();
     expect(lastPatch(fakes)).toMatchObject({ failure: { code: 'unresolved_remainder' }, reservation: { status: 'settled' }, usage: { charged: 0, released: HOLD } });
+  });
+
+  it.each([
+    ['may have reached the receiver (a 5xx, a worker gone mid-send)', () => new Error('webhook answered 503'), 'outcome_unknown'],
+    ['provably sent nothing', () => ApplicationFailure.retryable('The webhook could not be reached; nothing was sent.', WEBHOOK_NOT_SENT), 'failed'],
+  ] as const)('a delivery that keeps failing and %s ends %s, never claimed not performed when it may have been', async (_what, failure, expected) => {
+    const fakes = makeFakes((base) => ({
+      async runTool(call) {
+        if (call.step.tool === 'webhook_delivery') throw failure();
+        return base.runTool(call);
+      },
+    }));
+    const status = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, runInput(DELIVERY_INPUT));
+      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await handle.signal(approvalSignal, { decision: 'approve' });
+      return handle.result();
+    });
+    expect(status).toBe('needs_attention');
+    const finished = fakes.state.transitions.filter((t) => t.kind === 'run.step_finished').at(-1)!.patch as Record<string, any>;
+    expect(finished.stepResults[1]).toMatchObject({ step_id: 'step_2', tool: 'webhook_delivery', status: expected });
   });
 
   it('a database outage of 30 failed attempts (more than the old limit of 20) is retried through; the run completes', async () => {

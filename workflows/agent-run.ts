@@ -20,7 +20,7 @@ import type { LoopStop } from '../domain/runs/run-types.ts';
 import type { RunProjectionPatch, RunTransition } from '../domain/runs/transition.ts';
 import type { RunStatus, RunStep } from '../domain/runs/states.ts';
 import type { ApprovalRecord, StepResult } from '../domain/runs/run-types.ts';
-import { approvalSignal, approvalUpdate, type ApprovalDecision, NOT_AWAITING_APPROVAL, type RunLiveState, stateQuery } from './messages.ts';
+import { approvalSignal, approvalUpdate, type ApprovalDecision, NOT_AWAITING_APPROVAL, type RunLiveState, stateQuery, WEBHOOK_NOT_SENT } from './messages.ts';
 import { executeWithModel, type LoopResult, type ModelContext, planWithModel } from './agent-loop.ts';
 import { RunStatusKey } from './search-attributes.ts';
 
@@ -202,7 +202,13 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
         result = await tools.runTool({ runId, tenantId, step, input: run.input, memory: run.memory, previous });
       } catch (err) {
         if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
-        result = { step_id: step.id, tool: step.tool, status: 'failed', detail: 'The tool kept failing after retries.', output: null, sources: [] };
+        // An external effect whose attempts may have reached the receiver (a worker that died mid-send,
+        // a 5xx) is of unknown outcome unless the last attempt proved nothing was sent.
+        const notSent = err.cause instanceof ApplicationFailure && err.cause.type === WEBHOOK_NOT_SENT;
+        result =
+          step.effect === 'external' && !notSent
+            ? { step_id: step.id, tool: step.tool, status: 'outcome_unknown', detail: 'The delivery kept failing after retries; an attempt may have reached the receiver. Check with the receiver.', output: null, sources: [] }
+            : { step_id: step.id, tool: step.tool, status: 'failed', detail: 'The tool kept failing after retries.', output: null, sources: [] };
       }
       live.stepsDone += 1;
       await moveTo('executing', 'execute', { stepResults: [...previous, result] }, 'run.step_finished');

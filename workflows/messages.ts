@@ -29,5 +29,8 @@ export const approvalUpdate = defineUpdate<ApprovalOutcome, [ApprovalDecision]>(
 export const approvalSignal = defineSignal<[ApprovalDecision]>('approval');
 export const stateQuery = defineQuery<RunLiveState>('state');
 
+/** ApplicationFailure type of a webhook delivery attempt that provably sent nothing (activities/tools.ts). */
+export const WEBHOOK_NOT_SENT = 'WebhookNotSent';
+
 /** ApplicationFailure type the update validator throws; the API maps it to 409. */
 export const NOT_AWAITING_APPROVAL = 'NotAwaitingApproval';

@@ -33,8 +33,15 @@ export function normalizeForPolicy(text: string): string {
 }
 
 /** True when any user message contains a declined phrase (both compared in the normal form). Each message is checked on its own. */
+// The configured list is the same on every request: normalise it once per list.
+const normalisedLists = new WeakMap<string[], string[]>();
+
 export function isDeclined(messages: ChatMessage[], declinedTerms: string[]): boolean {
-  const terms = declinedTerms.map(normalizeForPolicy).filter((t) => t !== '');
+  let terms = normalisedLists.get(declinedTerms);
+  if (!terms) {
+    terms = declinedTerms.map(normalizeForPolicy).filter((t) => t !== '');
+    normalisedLists.set(declinedTerms, terms);
+  }
   if (terms.length === 0) return false;
   return messages
     .filter((m) => m.role === 'user')
