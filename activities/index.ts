@@ -9,6 +9,7 @@ import { agentActivities } from './agent.ts';
 import { journeyActivities } from './journey.ts';
 import { ledgerActivities } from './ledger.ts';
 import { memoryActivities } from './memory.ts';
+import { notificationActivities } from './notify.ts';
 import { planningActivities } from './planning.ts';
 import { projectionActivities } from './projection.ts';
 import { reconcileActivities } from './reconcile.ts';
@@ -25,6 +26,8 @@ export interface ActivityDeps {
   journeyRetentionDays: number;
   approvalTimeoutMs: number;
   reconcileGraceMs: number;
+  /** Base of the URLs in notifications (PUBLIC_BASE_URL, else http://HOST:PORT). */
+  publicBaseUrl: string;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -38,6 +41,7 @@ export function createActivities(deps: ActivityDeps) {
     ...memoryActivities(deps),
     ...reconcileActivities(deps),
     ...journeyActivities(deps),
+    ...notificationActivities(deps),
     /** Does nothing; used by probeWorkflow and the benchmark's baseline. */
     async noop(): Promise<void> {},
   };

@@ -17,6 +17,7 @@ export function projectionActivities(deps: { db: Db; journeyRetentionDays: numbe
       const patch: RunPatch = { ...fields, status: t.status, currentStep: isTerminal(t.status) ? null : t.step };
       if (completed || completedAt) patch.completedAt = new Date();
       if (stepResults) patch.result = { steps: stepResults };
+      if (t.progress) patch.progress = t.progress;
       // A model's answer or arguments may hold characters Postgres cannot store; they must not strand the run.
       await updateRun(deps.db, t.runId, storableJson(patch));
       await recordJourneyEvent(deps.db, {
@@ -24,6 +25,7 @@ export function projectionActivities(deps: { db: Db; journeyRetentionDays: numbe
         runId: t.runId,
         kind: t.kind,
         state: t.status,
+        progress: t.progress ?? null,
         eventKey: `${t.runId}:${t.seq}`,
       });
       if (isTerminal(t.status)) await purgeJourneyEvents(deps.db, t.tenantId, deps.journeyRetentionDays);

@@ -71,6 +71,8 @@ export const runs = pgTable(
     result: jsonb('result'),
     receipt: jsonb('receipt'),
     failure: jsonb('failure'),
+    /** Content-free progress (RunProgress): state, steps done of total, current step, what the run waits for. */
+    progress: jsonb('progress'),
     // Millisecond precision, so list cursors (which carry a JS Date) are exact.
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
@@ -154,11 +156,18 @@ export const journeyEvents = pgTable(
     runId: text('run_id'),
     kind: text('kind').notNull(),
     state: text('state'),
+    /** Content-free progress at this event (RunProgress); null for events before progress was recorded. */
+    progress: jsonb('progress'),
     /** Makes a retried activity's write a no-op. */
     eventKey: text('event_key').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('journey_events_key_idx').on(t.eventKey), index('journey_events_tenant_idx').on(t.tenantId, t.id)],
+  (t) => [
+    uniqueIndex('journey_events_key_idx').on(t.eventKey),
+    index('journey_events_tenant_idx').on(t.tenantId, t.id),
+    // One run's events in order: the run_id filter and the run's event stream.
+    index('journey_events_run_idx').on(t.runId, t.id),
+  ],
 );
 
 /**
@@ -336,7 +345,60 @@ export const auditEvents = pgTable(
     eventKey: text('event_key'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('audit_events_tenant_idx').on(t.tenantId, t.id), uniqueIndex('audit_events_event_key_idx').on(t.eventKey)],
+  (t) => [
+    index('audit_events_tenant_idx').on(t.tenantId, t.id),
+    uniqueIndex('audit_events_event_key_idx').on(t.eventKey),
+    // The run_id filter: a run's events are those whose target is run:<id>.
+    index('audit_events_target_idx').on(t.tenantId, t.target, t.id),
+  ],
 );
 
-export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, journeyEvents, memoryEntries, memoryEntryVersions, vaultChain, routingPolicies, budgets, traces, traceExports, evaluationRuns, auditEvents };
+/**
+ * A tenant's completion-notification endpoints (Standard Webhooks). The signing secret
+ * (whsec_…) is shown once at creation and kept to sign deliveries.
+ */
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    url: text('url').notNull(),
+    /** Event types delivered: run.awaiting_approval, run.completed, run.failed, run.needs_attention. */
+    events: jsonb('events').$type<string[]>().notNull(),
+    secret: text('secret').notNull(),
+    description: text('description'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** Set when the endpoint is deleted; no delivery is made to it afterwards. */
+    deletedAt: timestamp('deleted_at', { withTimezone: true }),
+  },
+  (t) => [index('webhook_endpoints_tenant_idx').on(t.tenantId, t.createdAt)],
+);
+
+/**
+ * One notification to one endpoint: its webhook-id (the same on every retry), the outcome of
+ * its last attempt. Content-free: ids, event type, status codes.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    endpointId: text('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id),
+    runId: text('run_id').notNull(),
+    eventType: text('event_type').notNull(),
+    status: text('status', { enum: ['pending', 'delivered', 'failed'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    lastStatusCode: integer('last_status_code'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('webhook_deliveries_run_idx').on(t.tenantId, t.runId)],
+);
+
+export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, journeyEvents, memoryEntries, memoryEntryVersions, vaultChain, routingPolicies, budgets, traces, traceExports, evaluationRuns, auditEvents, webhookEndpoints, webhookDeliveries };

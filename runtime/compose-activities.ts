@@ -19,5 +19,6 @@ export function activityDeps(config: Config, db: Db): ActivityDeps {
     journeyRetentionDays: config.runs.journeyRetentionDays,
     approvalTimeoutMs: config.runs.approvalTimeoutMs,
     reconcileGraceMs: config.runs.reconcileGraceMs,
+    publicBaseUrl: config.http.publicBaseUrl ?? `http://${config.http.host}:${config.http.port}`,
   };
 }

@@ -11,6 +11,7 @@ export interface JourneyEventInput {
   runId: string | null;
   kind: string;
   state: string | null;
+  progress?: unknown;
   eventKey: string;
 }
 

@@ -7,7 +7,7 @@ import { newId } from '../domain/ids.ts';
 import { afterPosition, type Position, toPage } from './keyset-page.ts';
 
 export type RunRow = typeof runs.$inferSelect;
-export type RunPatch = Partial<Pick<RunRow, 'status' | 'currentStep' | 'estimate' | 'reservation' | 'usage' | 'plan' | 'approval' | 'result' | 'receipt' | 'failure' | 'completedAt'>>;
+export type RunPatch = Partial<Pick<RunRow, 'status' | 'currentStep' | 'estimate' | 'reservation' | 'usage' | 'plan' | 'approval' | 'result' | 'receipt' | 'failure' | 'completedAt' | 'progress'>>;
 
 export type CreateRunOutcome =
   | { kind: 'created'; run: RunRow }

@@ -5,6 +5,7 @@ import type { Plan } from '../planning/plan.ts';
 import type { ActualUsage, UsageEstimate } from '../pricing.ts';
 import type { CompletionReceipt } from '../receipt.ts';
 import type { ApprovalRecord, StepResult } from './run-types.ts';
+import type { RunProgress } from './progress.ts';
 import type { RunStatus, RunStep } from './states.ts';
 import type { RunResult } from './verification.ts';
 
@@ -34,4 +35,6 @@ export interface RunTransition {
   /** Journey event kind: run.<state>, run.step.<step> or run.step_finished. */
   kind: string;
   patch: RunProjectionPatch;
+  /** Progress after this change; absent in transitions scheduled before progress was recorded. */
+  progress?: RunProgress;
 }
