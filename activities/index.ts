@@ -6,6 +6,7 @@ import type { PlanningProvider } from '../domain/planning/plan.ts';
 import type { AgentLimits, PricingTable } from '../domain/pricing.ts';
 import type { Providers } from '../services/model-layer.ts';
 import { agentActivities } from './agent.ts';
+import { approvalActivities } from './approval.ts';
 import { journeyActivities } from './journey.ts';
 import { ledgerActivities } from './ledger.ts';
 import { memoryActivities } from './memory.ts';
@@ -42,6 +43,7 @@ export function createActivities(deps: ActivityDeps) {
     ...reconcileActivities(deps),
     ...journeyActivities(deps),
     ...notificationActivities(deps),
+    ...approvalActivities(deps),
     /** Does nothing; used by probeWorkflow and the benchmark's baseline. */
     async noop(): Promise<void> {},
   };

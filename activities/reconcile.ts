@@ -7,6 +7,7 @@ import { Context } from '@temporalio/activity';
 import type { Db } from '../db/client.ts';
 import { markStartFailed, possiblyStrandedRuns } from '../services/runs.ts';
 import { runWorkflowExists, startRunWorkflow } from '../services/run-workflow.ts';
+import { tenantById } from '../services/tenants.ts';
 
 export interface ReconcileDeps {
   db: Db;
@@ -30,7 +31,8 @@ export function reconcileActivities(deps: ReconcileDeps) {
       for (const run of candidates) {
         if (await runWorkflowExists(client, run.id)) continue; // started; its worker just has not recorded progress yet
         if (run.idempotencyKey) {
-          await startRunWorkflow(client, { taskQueue: info.taskQueue, approvalTimeoutMs: deps.approvalTimeoutMs }, run);
+          const tenant = await tenantById(deps.db, run.tenantId);
+          await startRunWorkflow(client, { taskQueue: info.taskQueue, approvalTimeoutMs: deps.approvalTimeoutMs }, run, tenant.name);
           outcome.started.push(run.id);
         } else {
           await markStartFailed(deps.db, run.id);

@@ -17,6 +17,7 @@ import { isTerminal } from '../domain/runs/states.ts';
 import { type ApprovalDecision, type ApprovalOutcome, approvalUpdate, NOT_AWAITING_APPROVAL } from '../workflows/messages.ts';
 import { findAuditEvent, recordAuditOnce } from './audit.ts';
 import { runWorkflowExists, startRunWorkflow } from './run-workflow.ts';
+import { tenantById } from './tenants.ts';
 import { cancelBeforeStart, createRun, getRun, listRuns, markStartFailed, type RunCursor, type RunFilters, type RunRow } from './runs.ts';
 
 /**
@@ -82,6 +83,16 @@ function approvalUpdateId(requestKey: string | null): string {
 export function runControl(deps: RunControlDeps) {
   const deadlineMs = deps.temporalDeadlineMs ?? TEMPORAL_CALL_DEADLINE_MS;
   const deadlineSeconds = Math.ceil(deadlineMs / 1000);
+  // Tenant names never change, so each is read once per process (for the Temporal UI's run summary).
+  const tenantNames = new Map<string, string>();
+  async function tenantNameOf(tenantId: string): Promise<string> {
+    let name = tenantNames.get(tenantId);
+    if (name === undefined) {
+      name = (await tenantById(deps.db, tenantId)).name;
+      tenantNames.set(tenantId, name);
+    }
+    return name;
+  }
 
   /**
    * Runs one Temporal call under a deadline. The probe first (its own
@@ -108,8 +119,9 @@ export function runControl(deps: RunControlDeps) {
    * a running workflow is reused, a closed one is left alone.
    */
   async function ensureStarted(run: RunRow): Promise<void> {
+    const tenantName = await tenantNameOf(run.tenantId);
     try {
-      await withinDeadline(() => startRunWorkflow(deps.client, { taskQueue: deps.taskQueue, approvalTimeoutMs: deps.approvalTimeoutMs }, run));
+      await withinDeadline(() => startRunWorkflow(deps.client, { taskQueue: deps.taskQueue, approvalTimeoutMs: deps.approvalTimeoutMs }, run, tenantName));
     } catch (err) {
       if (isTemporalOutage(err)) throw errors.workflowServiceUnavailable('start', deadlineSeconds);
       throw err;
@@ -155,7 +167,7 @@ export function runControl(deps: RunControlDeps) {
     /**
      * Delivers the decision as a Temporal Update; its validator refuses unless the run awaits approval (409).
      * With an Idempotency-Key the Update id comes from the key, so Temporal applies a retried decision once,
-     * and its audit event is keyed by run and Update id, so it is recorded once. The key's first body is
+     * and its audit event (written by the workflow) is keyed by run and Update id, so it is recorded once. The key's first body is
      * kept as that event's digest: a repeat with the same body answers as the first did (even after the run
      * ended, without asking Temporal); with another body, 422 and nothing is written.
      */
@@ -173,7 +185,9 @@ export function runControl(deps: RunControlDeps) {
       }
       let outcome: ApprovalOutcome;
       try {
-        outcome = await withinDeadline(() => deps.client.workflow.getHandle(run.id).executeUpdate(approvalUpdate, { args: [decision], updateId }));
+        outcome = await withinDeadline(() =>
+          deps.client.workflow.getHandle(run.id).executeUpdate(approvalUpdate, { args: [decision, { channel: 'api', key_id: actorKeyId }], updateId }),
+        );
       } catch (err) {
         if (isTemporalOutage(err)) throw errors.decisionNotConfirmed(deadlineSeconds);
         const cause = (err as { cause?: { type?: string } }).cause;
@@ -185,14 +199,11 @@ export function runControl(deps: RunControlDeps) {
       }
       // Temporal answers a known Update id with that Update's outcome, whatever this request's body says.
       if (outcome.decision !== decision.decision) throw errors.approvalKeyReused();
-      const { event } = await recordAuditOnce(deps.db, {
-        tenantId,
-        keyId: actorKeyId,
-        action: `run.approval.${decision.decision}`,
-        target: `run:${run.id}`,
-        subject: decision,
-        eventKey,
-      });
+      // The workflow audited the decision before answering (same event key); runs that decided on
+      // code from before that did not, so the API records it then, once.
+      const event =
+        (await findAuditEvent(deps.db, tenantId, eventKey)) ??
+        (await recordAuditOnce(deps.db, { tenantId, keyId: actorKeyId, action: `run.approval.${decision.decision}`, target: `run:${run.id}`, subject: decision, eventKey })).event;
       // A concurrent request with the same key and another reason recorded first.
       if (event.digest !== requestDigest) throw errors.approvalKeyReused();
       return this.get(tenantId, runId);

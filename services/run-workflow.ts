@@ -3,6 +3,7 @@
 // repeat: a running workflow is reused, a closed one is left alone.
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { ModelId } from '../domain/models.ts';
+import { requestedActions } from '../domain/planning/requested-actions.ts';
 import type { AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
 import { RunStatusKey, TenantIdKey } from '../workflows/search-attributes.ts';
 import type { RunRow } from './runs.ts';
@@ -12,7 +13,26 @@ export interface RunWorkflowSettings {
   approvalTimeoutMs: number;
 }
 
-export async function startRunWorkflow(client: Client, settings: RunWorkflowSettings, run: RunRow): Promise<void> {
+/**
+ * What the Temporal UI shows for the run from its start (no content): tenant name and id, model, and
+ * how many external effects the input asks for (the plan, and a person's approval, decide what runs).
+ */
+export function runSummary(run: RunRow, tenantName: string | null): { staticSummary: string; staticDetails: string } {
+  const effects = requestedActions(run.input).filter((a) => a.kind === 'delivery').length;
+  const tenant = tenantName ? `${tenantName} (${run.tenantId})` : run.tenantId;
+  return {
+    staticSummary: `Run for ${tenant}: ${effects} external effect(s) requested`,
+    staticDetails: [
+      `**Tenant:** ${tenant}`,
+      `**Run:** ${run.id}`,
+      `**Model:** ${run.model}; memory ${run.memory ? 'on' : 'off'}`,
+      `**External effects requested:** ${effects} (each needs a person's approval before it runs)`,
+      'Live state: the current details below, the `state` query, and the RunStatus search attribute.',
+    ].join('\n\n'),
+  };
+}
+
+export async function startRunWorkflow(client: Client, settings: RunWorkflowSettings, run: RunRow, tenantName: string | null = null): Promise<void> {
   const args: AgentRunInput = {
     runId: run.id,
     tenantId: run.tenantId,
@@ -28,6 +48,7 @@ export async function startRunWorkflow(client: Client, settings: RunWorkflowSett
       args: [args],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       workflowIdConflictPolicy: 'USE_EXISTING',
+      ...runSummary(run, tenantName),
       typedSearchAttributes: [
         { key: TenantIdKey, value: run.tenantId },
         { key: RunStatusKey, value: 'accepted' },

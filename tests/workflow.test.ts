@@ -25,7 +25,18 @@ type Activities = ReturnType<typeof createActivities>;
 /** The activities a local (non-upstream) run calls. */
 type RunActivities = Pick<
   Activities,
-  'recordTransition' | 'estimateRun' | 'reserveCredits' | 'planRun' | 'runTool' | 'verifyRun' | 'rememberRun' | 'settleRun' | 'releaseCredits'
+  | 'recordTransition'
+  | 'estimateRun'
+  | 'reserveCredits'
+  | 'planRun'
+  | 'runTool'
+  | 'verifyRun'
+  | 'rememberRun'
+  | 'settleRun'
+  | 'releaseCredits'
+  | 'notificationTargets'
+  | 'deliverNotification'
+  | 'recordApprovalAudit'
 >;
 type ActivityName = keyof RunActivities;
 
@@ -45,6 +56,10 @@ interface FakeState {
   calls: Partial<Record<ActivityName, number>>;
   holds: Map<string, Hold>;
   toolSteps: string[];
+  /** Notification events delivered to the one fake endpoint, in order. */
+  notified: string[];
+  /** Approval audit records the workflow wrote. */
+  audits: Parameters<RunActivities['recordApprovalAudit']>[0][];
 }
 
 function estimateOf(model: UsageEstimate['model']): UsageEstimate {
@@ -87,7 +102,7 @@ function perform(step: PlanStep): StepResult {
  * retries included, is counted in `state.calls`.
  */
 function makeFakes(override: (base: RunActivities, state: FakeState) => Partial<RunActivities> = () => ({})) {
-  const state: FakeState = { transitions: [], calls: {}, holds: new Map(), toolSteps: [] };
+  const state: FakeState = { transitions: [], calls: {}, holds: new Map(), toolSteps: [], notified: [], audits: [] };
   const base: RunActivities = {
     async recordTransition(t) {
       state.transitions.push(t);
@@ -126,6 +141,17 @@ function makeFakes(override: (base: RunActivities, state: FakeState) => Partial<
       const hold = state.holds.get(input.runId);
       if (hold && hold.status === 'held') hold.status = 'released';
       return { charged: 0, released: hold?.amount ?? 0 };
+    },
+    async notificationTargets() {
+      return ['we_test'];
+    },
+    async deliverNotification(input) {
+      state.notified.push(input.event);
+      return { status: 204 };
+    },
+    async recordApprovalAudit(input) {
+      if (!state.audits.some((a) => a.eventKey === input.eventKey)) state.audits.push(input);
+      return { digest: digestOf(input.subject) };
     },
   };
   const chosen: RunActivities = { ...base, ...override(base, state) };
@@ -181,13 +207,28 @@ function runInput(input: string, extra: Partial<AgentRunInput> = {}): AgentRunIn
   return { runId: `run_${randomUUID()}`, tenantId: 'tenant_test', input, memory: false, approvalTimeoutMs: 24 * HOUR, ...extra };
 }
 
+/**
+ * The run's final status from its workflow result. A failed run ends its execution Failed (after
+ * compensation) with a content-free RunFailed failure naming the failure code, so the result throws.
+ */
+async function finalStatus(handle: { result(): Promise<string> }): Promise<string> {
+  try {
+    return await handle.result();
+  } catch (err) {
+    const cause = (err as { cause?: { type?: string; message?: string } }).cause;
+    if (cause?.type !== 'RunFailed') throw err;
+    expect(cause.message).toMatch(/^The run ended failed \([a-z_]+\)\.$/);
+    return 'failed';
+  }
+}
+
 function start(taskQueue: string, run: AgentRunInput) {
   return env.client.workflow.start(agentRunWorkflow, { taskQueue, workflowId: run.runId, args: [run] });
 }
 
 /** Starts the run and awaits its result; the test server skips time while the result is awaited. */
-function execute(taskQueue: string, run: AgentRunInput) {
-  return env.client.workflow.execute(agentRunWorkflow, { taskQueue, workflowId: run.runId, args: [run] });
+async function execute(taskQueue: string, run: AgentRunInput) {
+  return finalStatus(await start(taskQueue, run));
 }
 
 /** Polls (in real time) until `predicate` holds. */
@@ -254,7 +295,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       await waitFor(awaitingApproval(fakes), 'awaiting_approval');
       expect(await handle.query(stateQuery)).toMatchObject({ status: 'awaiting_approval', approval: 'pending', stepsTotal: 2, stepsDone: 0 });
       const outcome = await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'reject', reason: 'not this week' }] });
-      return { status: await handle.result(), outcome };
+      return { status: await finalStatus(handle), outcome };
     });
 
     expect(outcome).toEqual({ decision: 'reject', accepted: true });
@@ -278,7 +319,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       const handle = await start(tq, run);
       await waitFor(awaitingApproval(fakes), 'awaiting_approval');
       await handle.signal(approvalSignal, { decision: 'approve', reason: 'ship it' });
-      return handle.result();
+      return finalStatus(handle);
     });
 
     expect(status).toBe('completed');
@@ -296,7 +337,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       const handle = await start(tq, run);
       await waitFor(awaitingApproval(fakes), 'awaiting_approval');
       await handle.cancel();
-      return handle.result();
+      return finalStatus(handle);
     });
 
     expect(status).toBe('failed');
@@ -348,7 +389,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       const handle = await start(tq, runInput(DELIVERY_INPUT));
       await waitFor(awaitingApproval(fakes), 'awaiting_approval');
       await handle.signal(approvalSignal, { decision: 'approve' });
-      return handle.result();
+      return finalStatus(handle);
     });
     expect(status).toBe('needs_attention');
     const finished = fakes.state.transitions.filter((t) => t.kind === 'run.step_finished').at(-1)!.patch as Record<string, any>;
@@ -414,5 +455,90 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(fakes.state.calls.releaseCredits).toBeUndefined();
     expect(fakes.state.calls.runTool).toBeUndefined();
     expect(fakes.state.holds.get(run.runId)!.status).toBe('held');
+  });
+
+  it('every decision is audited by the workflow whatever its channel; a typo in a signal is refused, audited, and changes nothing', async () => {
+    const fakes = makeFakes();
+    const run = runInput(DELIVERY_INPUT);
+    const status = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await handle.signal(approvalSignal, { decision: 'approved' } as never);
+      await waitFor(() => fakes.state.audits.length === 1, 'the refused signal audited');
+      expect(await handle.query(stateQuery)).toMatchObject({ status: 'awaiting_approval', approval: 'pending' });
+      // An operator's Update from the Temporal UI or CLI carries no API metadata.
+      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve', reason: 'ops ok' }], updateId: 'ui-1' });
+      return finalStatus(handle);
+    });
+
+    expect(status).toBe('completed');
+    expect(fakes.state.audits.map((a) => [a.action, a.channel, a.keyId, a.eventKey])).toEqual([
+      ['run.approval.signal_refused', 'temporal:signal', null, `run:${run.runId}:signal:1`],
+      ['run.approval.approve', 'temporal:update', null, `run:${run.runId}:ui-1`],
+    ]);
+    expect(fakes.state.audits[1]!.subject).toEqual({ decision: 'approve', reason: 'ops ok' });
+    expect(fakes.state.toolSteps).toEqual(['step_1', 'step_2']);
+  });
+
+  it('the API channel audits with the caller key id under the Update id', async () => {
+    const fakes = makeFakes();
+    const run = runInput(DELIVERY_INPUT);
+    await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'reject' }, { channel: 'api', key_id: 'key_1' }], updateId: 'approval:abc' });
+      return finalStatus(handle);
+    });
+    expect(fakes.state.audits).toEqual([
+      expect.objectContaining({ action: 'run.approval.reject', channel: 'api', keyId: 'key_1', eventKey: `run:${run.runId}:approval:abc`, subject: { decision: 'reject' } }),
+    ]);
+  });
+
+  it('notifications: awaiting_approval, then the terminal state, each to every subscribed endpoint; a failed run ends its execution Failed', async () => {
+    const approved = makeFakes();
+    const approvedRun = runInput(DELIVERY_INPUT);
+    expect(
+      await withWorker(approved, async (tq) => {
+        const handle = await start(tq, approvedRun);
+        await waitFor(awaitingApproval(approved), 'awaiting_approval');
+        await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
+        return finalStatus(handle);
+      }),
+    ).toBe('completed');
+    expect(approved.state.notified).toEqual(['run.awaiting_approval', 'run.completed']);
+
+    const rejected = makeFakes();
+    const rejectedRun = runInput(DELIVERY_INPUT);
+    const failure = await withWorker(rejected, async (tq) => {
+      const handle = await start(tq, rejectedRun);
+      await waitFor(awaitingApproval(rejected), 'awaiting_approval');
+      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'reject', reason: 'secret customer words' }] });
+      return handle.result().then(
+        () => null,
+        (err: { cause?: { type?: string; message?: string } }) => err.cause,
+      );
+    });
+    expect(failure).toMatchObject({ type: 'RunFailed', message: 'The run ended failed (approval_rejected).' });
+    expect(rejected.state.notified).toEqual(['run.awaiting_approval', 'run.failed']);
+  });
+
+  it('each transition carries content-free progress: waiting for approval, then step n of m, then ended', async () => {
+    const fakes = makeFakes();
+    const run = runInput(DELIVERY_INPUT);
+    await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
+      return finalStatus(handle);
+    });
+    const progress = fakes.state.transitions.map((t) => t.progress!);
+    expect(progress.find((p) => p.state === 'awaiting_approval')).toEqual({
+      state: 'awaiting_approval', steps_done: 0, steps_total: 2, current_step: 'approval', current_plan_step: null, waiting_for: 'approval',
+    });
+    expect(fakes.state.transitions.filter((t) => t.kind === 'run.step_finished').map((t) => [t.progress!.steps_done, t.progress!.steps_total, t.progress!.current_plan_step])).toEqual([
+      [1, 2, 'step_1'],
+      [2, 2, 'step_2'],
+    ]);
+    expect(progress.at(-1)).toEqual({ state: 'completed', steps_done: 2, steps_total: 2, current_step: null, current_plan_step: null, waiting_for: null });
   });
 });

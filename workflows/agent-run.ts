@@ -3,12 +3,16 @@
 import {
   ApplicationFailure,
   ActivityFailure,
+  allHandlersFinished,
   CancellationScope,
   condition,
+  currentUpdateInfo,
   isCancellation,
+  log,
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   TemporalFailure,
   upsertSearchAttributes,
@@ -20,7 +24,10 @@ import type { LoopStop } from '../domain/runs/run-types.ts';
 import type { RunProjectionPatch, RunTransition } from '../domain/runs/transition.ts';
 import type { RunStatus, RunStep } from '../domain/runs/states.ts';
 import type { ApprovalRecord, StepResult } from '../domain/runs/run-types.ts';
-import { approvalSignal, approvalUpdate, type ApprovalDecision, NOT_AWAITING_APPROVAL, type RunLiveState, stateQuery, WEBHOOK_NOT_SENT } from './messages.ts';
+import type { ApprovalChannel } from '../activities/approval.ts';
+import type { NotificationEvent } from '../domain/runs/progress.ts';
+import { approvalSignal, approvalUpdate, type ApprovalDecision, type ApprovalMeta, NOT_AWAITING_APPROVAL, type RunLiveState, stateQuery, WEBHOOK_NOT_SENT } from './messages.ts';
+import { currentDetailsOf, type PendingEffect, progressOf } from './run-details.ts';
 import { executeWithModel, type LoopResult, type ModelContext, planWithModel } from './agent-loop.ts';
 import { RunStatusKey } from './search-attributes.ts';
 
@@ -48,8 +55,21 @@ const projection = proxyLocalActivities<Activities>({
  * goes and `patched` becomes `deprecatePatch(PROJECTION_AS_LOCAL_ACTIVITY)`; a release later, that goes too.
  */
 export const PROJECTION_AS_LOCAL_ACTIVITY = 'projection-as-local-activity';
+/** Runs that reach a decision on this code audit it from the workflow (every channel), not from the API. */
+export const APPROVAL_AUDIT_IN_WORKFLOW = 'approval-audit-in-workflow';
+/** Runs that reach their end on this code send completion notifications and end a failed run's execution Failed. */
+export const NOTIFY_AND_FAIL_EXECUTION = 'notify-and-fail-execution';
+/** The ApplicationFailure type a failed run's execution ends with, after compensation (the UI's Failures filter finds it). */
+export const RUN_FAILED = 'RunFailed';
 
 // Tools get a heartbeat timeout, so a worker that dies mid-call is noticed in seconds, not minutes.
+// Notifications retry for about an hour with the same webhook-id (activities/notify.ts); a receiver
+// that stays down does not hold the run's state, which the projection already has.
+const notify = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '15 minutes', maximumAttempts: 8 },
+});
+
 const tools = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '5 seconds',
@@ -67,21 +87,60 @@ export interface AgentRunInput {
 }
 
 export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
+  const { status, failureCode, notifications } = await conductRun(run);
+  // Not cancellable: a cancelled run still delivers its notifications and closes its handlers.
+  return CancellationScope.nonCancellable(async () => {
+    await Promise.allSettled(notifications);
+    // Handlers (an approval being audited) finish before the run closes.
+    await condition(allHandlersFinished);
+    if (status === 'failed' && patched(NOTIFY_AND_FAIL_EXECUTION)) {
+      // Compensation is done and the projection says failed; the execution ends Failed so the Temporal
+      // UI shows it so. Content-free: the failure code only.
+      throw ApplicationFailure.create({ type: RUN_FAILED, message: `The run ended failed (${failureCode ?? 'run_failed'}).`, nonRetryable: true });
+    }
+    return status;
+  });
+}
+
+interface RunEnd {
+  status: RunStatus;
+  failureCode: string | null;
+  /** Notification deliveries in flight; awaited before the workflow closes. */
+  notifications: Promise<unknown>[];
+}
+
+async function conductRun(run: AgentRunInput): Promise<RunEnd> {
   const { runId, tenantId } = run;
+  const notifications: Promise<unknown>[] = [];
+  let failureCode: string | null = null;
+  let pending: PendingEffect[] = [];
+  let signals = 0;
   let seq = 0;
   let decision: ApprovalDecision | undefined;
   const live: RunLiveState = { status: 'accepted', step: 'estimate', currentPlanStep: null, approval: 'none', stepsDone: 0, stepsTotal: 0 };
   let approval: ApprovalRecord | null = null;
 
+  const awaitsDecision = () => live.status === 'awaiting_approval' && !decision;
+  const showDetails = () => setCurrentDetails(currentDetailsOf(runId, live, pending, failureCode));
+
+  /** Audits a decision (or a refused signal) through an activity, whatever channel it came by. */
+  async function audit(action: string, channel: ApprovalChannel, keyId: string | null, eventKey: string, d: unknown) {
+    if (!patched(APPROVAL_AUDIT_IN_WORKFLOW)) return; // runs decided before: the API audited its own decisions
+    const subject = d && typeof d === 'object' ? { decision: (d as ApprovalDecision).decision, reason: (d as ApprovalDecision).reason } : d;
+    await projection.recordApprovalAudit({ tenantId, runId, action, channel, keyId, eventKey: `run:${runId}:${eventKey}`, subject });
+  }
+
   setHandler(stateQuery, () => live);
   setHandler(
     approvalUpdate,
-    (d) => {
+    async (d, meta?: ApprovalMeta) => {
       decision = d;
+      const channel: ApprovalChannel = meta?.channel === 'api' ? 'api' : 'temporal:update';
+      await audit(`run.approval.${d.decision}`, channel, meta?.key_id ?? null, currentUpdateInfo()?.id ?? 'update', d);
       return { decision: d.decision, accepted: true };
     },
     {
-      validator: (d) => {
+      validator: (d: ApprovalDecision, _meta?: ApprovalMeta) => {
         if (live.status !== 'awaiting_approval' || decision) {
           throw ApplicationFailure.create({ type: NOT_AWAITING_APPROVAL, message: `run is ${live.status}, not awaiting approval`, nonRetryable: true });
         }
@@ -91,8 +150,18 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
       },
     },
   );
-  setHandler(approvalSignal, (d) => {
-    if (live.status === 'awaiting_approval' && !decision && (d?.decision === 'approve' || d?.decision === 'reject')) decision = d;
+  setHandler(approvalSignal, async (d) => {
+    signals += 1;
+    const eventKey = `signal:${signals}`;
+    if (awaitsDecision() && (d?.decision === 'approve' || d?.decision === 'reject')) {
+      decision = d;
+      await audit(`run.approval.${d.decision}`, 'temporal:signal', null, eventKey, d);
+      return;
+    }
+    // A signal cannot be refused to its sender; it is ignored, logged without content and audited.
+    const why = awaitsDecision() ? 'decision must be approve or reject' : `run is ${live.status}, not awaiting approval`;
+    log.warn('approval signal refused', { runId, why });
+    await audit('run.approval.signal_refused', 'temporal:signal', null, eventKey, d);
   });
 
   /** Every state change: search attribute, projection and a content-free journey event. */
@@ -103,14 +172,28 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
     live.step = step;
     seq += 1;
     upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
-    const transition: RunTransition = { runId, tenantId, seq, status, step, patch, kind: eventKind };
+    if (patch.failure) failureCode = patch.failure.code;
+    showDetails();
+    const transition: RunTransition = { runId, tenantId, seq, status, step, patch, kind: eventKind, progress: progressOf(live) };
     if (patched(PROJECTION_AS_LOCAL_ACTIVITY)) await projection.recordTransition(transition);
     else await acts.recordTransition(transition);
   }
 
-  async function end(status: 'completed' | 'failed' | 'needs_attention', patch: RunProjectionPatch) {
+  /** Sends the event to each subscribed endpoint, in the background; awaited before the workflow closes. */
+  function announce(event: NotificationEvent) {
+    if (!patched(NOTIFY_AND_FAIL_EXECUTION)) return;
+    notifications.push(
+      (async () => {
+        const endpoints = await projection.notificationTargets({ tenantId, event });
+        await Promise.allSettled(endpoints.map((endpointId) => notify.deliverNotification({ tenantId, runId, endpointId, event })));
+      })(),
+    );
+  }
+
+  async function end(status: 'completed' | 'failed' | 'needs_attention', patch: RunProjectionPatch): Promise<RunEnd> {
     await moveTo(status, live.step, { ...patch, completed: true });
-    return status;
+    announce(`run.${status}`);
+    return { status, failureCode, notifications };
   }
 
   try {
@@ -166,7 +249,9 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
         decision_reason: null,
       };
       live.approval = 'pending';
+      pending = external.map((s) => ({ step_id: s.id, tool: s.tool }));
       await moveTo('awaiting_approval', 'approval', { plan, approval });
+      announce('run.awaiting_approval');
       const decided = await condition(() => decision !== undefined, run.approvalTimeoutMs);
       const decidedAt = new Date(Date.now()).toISOString();
       if (!decided) {
@@ -191,12 +276,14 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
       }
       approval = { ...approval, state: 'approved', decided_at: decidedAt, decision_reason: decision!.reason ?? null };
       live.approval = 'approved';
+      pending = [];
     }
 
     await moveTo('executing', 'execute', { plan, approval });
     /** Runs one step through its tool; a tool that kept failing is a failed step, not a failed run. */
     const runStep = async (step: PlanStep, previous: StepResult[]): Promise<StepResult> => {
       live.currentPlanStep = step.id;
+      showDetails();
       let result: StepResult;
       try {
         result = await tools.runTool({ runId, tenantId, step, input: run.input, memory: run.memory, previous });

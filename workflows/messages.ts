@@ -8,6 +8,12 @@ export interface ApprovalDecision {
   reason?: string;
 }
 
+/** Sent by the API with its Update: who decided. Absent when an operator sends the Update through Temporal. */
+export interface ApprovalMeta {
+  channel: 'api';
+  key_id: string | null;
+}
+
 export interface ApprovalOutcome {
   decision: 'approve' | 'reject';
   accepted: true;
@@ -23,9 +29,17 @@ export interface RunLiveState {
   stepsTotal: number;
 }
 
-/** The API's approval: a Temporal Update, rejected by its validator unless the run awaits approval. */
-export const approvalUpdate = defineUpdate<ApprovalOutcome, [ApprovalDecision]>('approval');
-/** The same decision as a signal, for operators: `temporal workflow signal --name approval --input '{"decision":"approve"}'`. */
+/**
+ * The approval: a Temporal Update, rejected by its validator unless the run awaits approval and the
+ * decision is approve or reject. Used by the API and by operators (`temporal workflow update execute
+ * --name approval --input '{"decision":"approve","reason":"…"}'`). Every applied decision is audited.
+ */
+export const approvalUpdate = defineUpdate<ApprovalOutcome, [ApprovalDecision, ApprovalMeta?]>('approval');
+/**
+ * The same decision as a signal. A signal cannot be refused to its sender, so one that is malformed
+ * (a typo such as "approved") or arrives when no decision is awaited is ignored and audited as
+ * run.approval.signal_refused; prefer the Update, which answers with the refusal.
+ */
 export const approvalSignal = defineSignal<[ApprovalDecision]>('approval');
 export const stateQuery = defineQuery<RunLiveState>('state');
 
