@@ -2,11 +2,18 @@
 // Postgres): a decision sent from the Temporal UI or CLI is audited like the
 // API's, a typo'd signal is refused and audited, each run carries a summary and
 // live details without content, and a failed run's execution ends Failed.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { approvalSignal, approvalUpdate } from '../workflows/messages.ts';
 import { testDataConverter } from './support/payload-codec.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
+
+const execFileAsync = promisify(execFile);
+/** The CLI `npm install` puts in .tools/ (scripts/ensure-temporal-cli.sh), used exactly as the README shows. */
+const TEMPORAL_CLI = path.resolve('.tools/temporal/bin/temporal');
 
 const INPUT = 'Summarise the incident timeline and send it to the on-call channel.';
 
@@ -54,7 +61,11 @@ describe('operators', () => {
 
     await handle.signal(approvalSignal, { decision: 'approved' } as never);
     await expect(handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approved' } as never] })).rejects.toMatchObject({ cause: { message: 'decision must be approve or reject' } });
-    await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve', reason: 'ops' }] });
+    // The README's command: the validated Update through the temporal CLI.
+    const update = (input: string) =>
+      execFileAsync(TEMPORAL_CLI, ['workflow', 'update', 'execute', '--address', inject('temporalAddress'), '--workflow-id', runId, '--name', 'approval', '--input', input, '--codec-endpoint', `${stack.app.url}/codec`, '--codec-auth', `Bearer ${t.key}`]);
+    await expect(update('{"decision":"approved"}')).rejects.toMatchObject({ stderr: expect.stringContaining('decision must be approve or reject') });
+    await update('{"decision":"approve","reason":"ops"}');
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(run.approval).toMatchObject({ state: 'approved', decision_reason: 'ops' });
     expect(await runAudit(t, runId)).toEqual([
