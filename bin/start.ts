@@ -47,8 +47,9 @@ function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | 
 }
 
 try {
-  // The database first: for PGlite it takes the data-dir lock, so a second `npm start` stops here.
-  const database = await ensureDatabase(config, lifecycle, 'npm start');
+  // The database first: for PGlite it takes the data-dir lock, so a second `npm start` stops here,
+  // and serves the database on a socket in DATA_DIR to `npm run keys|credits|tenants`.
+  const database = await ensureDatabase(config, lifecycle, 'npm start', { logger });
   // Development always has a key: PAYLOAD_KEY, or the one generated in DATA_DIR on first start.
   const codec = loadPayloadCodec(config, logger, { allowDataDirKey: true });
   const temporalAddress = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;

@@ -1,6 +1,8 @@
 // Opens the database: Postgres through node-postgres when DATABASE_URL is set,
-// otherwise the embedded PGlite under DATA_DIR. Both give the same Drizzle API.
-import { mkdirSync } from 'node:fs';
+// otherwise the embedded PGlite under DATA_DIR; or, for the admin CLIs beside a
+// running service, that service's PGlite over its socket (db/admin-socket.ts).
+// All give the same Drizzle API.
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
@@ -17,9 +19,11 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export interface Database {
   db: Db;
-  kind: 'postgres' | 'pglite';
+  kind: 'postgres' | 'pglite' | 'pglite-socket';
   /** The node-postgres pool, when on Postgres (the shared rate-limit store uses it). */
   pool?: pg.Pool;
+  /** The PGlite instance, when this process opened it (it can serve it to the admin CLIs). */
+  pglite?: PGlite;
   /** Applies committed migrations; safe to call from several processes at once. */
   migrate(): Promise<void>;
   /** Cheap liveness probe used by /health. */
@@ -68,6 +72,7 @@ export function openPglite(dataDir: string | 'memory'): Database {
   return {
     db,
     kind: 'pglite',
+    pglite: client,
     async migrate() {
       await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });
     },
@@ -75,6 +80,44 @@ export function openPglite(dataDir: string | 'memory'): Database {
       await db.execute(sql`select 1`);
     },
     close: () => client.close(),
+  };
+}
+
+/** PGlite on disk keeps `PG_VERSION` in its directory (`dataDir/pglite`, see openPglite). */
+export function hasPgliteDatabase(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, 'pglite', 'PG_VERSION'));
+}
+
+/**
+ * Connects to the PGlite that another process serves on `socketPath` (a Postgres-style
+ * `.s.PGSQL.<port>` file). One connection, so one short session: the serving process
+ * lets each statement or transaction of it run alone. Never migrates: its owner does.
+ */
+export async function openPgliteSocket(socketPath: string): Promise<Database> {
+  const port = Number(/\.s\.PGSQL\.(\d+)$/.exec(socketPath)?.[1]);
+  if (!port) throw new Error(`not a Postgres socket path: ${socketPath}`);
+  const client = new pg.Client({
+    host: path.dirname(socketPath),
+    port,
+    user: 'postgres',
+    database: 'postgres',
+    connectionTimeoutMillis: 10_000,
+    query_timeout: 60_000,
+  });
+  // A connection lost while idle must not crash the command; the next query reports it.
+  client.on('error', () => {});
+  await client.connect();
+  const db = drizzlePg(client, { schema }) as unknown as Db;
+  return {
+    db,
+    kind: 'pglite-socket',
+    async migrate() {
+      throw new Error('the database served on the admin socket is migrated by the process that serves it');
+    },
+    async ping() {
+      await db.execute(sql`select 1`);
+    },
+    close: () => client.end(),
   };
 }
 

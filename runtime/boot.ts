@@ -3,7 +3,8 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { type Config, ConfigError, loadConfig } from '../config/env.ts';
 import { type Database, openDatabase } from '../db/client.ts';
-import { lockDataDir } from './data-dir-lock.ts';
+import { openAdminDatabase, serveDatabaseToAdmins } from './admin-access.ts';
+import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import type { EncryptionCodec } from './payload-codec.ts';
@@ -24,20 +25,29 @@ export function loadConfigOrExit(): Config {
   }
 }
 
-/** Opens the database (taking the data-dir lock for PGlite), migrating when configured to. */
+/**
+ * Opens the database (taking the data-dir lock for PGlite), migrating when configured to.
+ * On PGlite it then serves the database to the admin CLIs on a socket in DATA_DIR, unless
+ * `serveAdmins` is false (one-shot commands).
+ */
 export async function ensureDatabase(
   config: Config,
   lifecycle: Lifecycle,
   purpose: string,
-  options: { migrate?: boolean } = {},
+  options: { migrate?: boolean; serveAdmins?: boolean; logger?: Logger } = {},
 ): Promise<Database> {
+  let lock: DataDirLock | undefined;
   if (!config.database.url) {
-    const release = lockDataDir(config.database.dataDir, purpose);
-    lifecycle.onStop('data-dir lock', async () => release());
+    const taken = lockDataDir(config.database.dataDir, purpose);
+    lock = taken;
+    lifecycle.onStop('data-dir lock', async () => taken.release());
   }
   const database = openDatabase(config.database);
   lifecycle.onStop('database', () => database.close());
   if (options.migrate ?? config.database.migrateOnStart) await database.migrate();
+  if (lock && (options.serveAdmins ?? true)) {
+    await serveDatabaseToAdmins(database, lock, config.database.dataDir, lifecycle, options.logger ?? createLogger(config));
+  }
   return database;
 }
 
@@ -87,11 +97,15 @@ export async function ensureTemporal(config: Config, logger: Logger, lifecycle: 
   return { address: server.address, uiUrl: server.uiUrl };
 }
 
-/** For one-shot commands: opens (and migrates) the database, runs `fn`, and closes everything. */
+/**
+ * For the admin commands: opens the database (runtime/admin-access.ts: beside a running
+ * service, through its socket; a DATA_DIR without a database is refused), runs `fn`, and
+ * closes everything.
+ */
 export async function withCommandDatabase<T>(config: Config, purpose: string, fn: (db: Database['db']) => Promise<T>): Promise<T> {
   const lifecycle = new Lifecycle(createLogger({ logLevel: 'warn' }), config.shutdownTimeoutMs);
   try {
-    const database = await ensureDatabase(config, lifecycle, purpose, { migrate: true });
+    const database = await openAdminDatabase(config, purpose, lifecycle);
     return await fn(database.db);
   } finally {
     await lifecycle.stop();
