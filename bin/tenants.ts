@@ -3,6 +3,9 @@
 //   npm run tenants -- credits balance --tenant NAME
 //   npm run tenants -- webhook set --tenant NAME --url URL   |   webhook clear --tenant NAME
 //   npm run tenants -- routing set --tenant NAME --model ALIAS --provider local|upstream
+//   npm run tenants -- list [--json]
+//   npm run tenants -- webhooks add TENANT URL [--events a,b] [--description TEXT] [--json]
+//   npm run tenants -- webhooks list TENANT [--json]   |   webhooks remove TENANT ENDPOINT_ID
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { newId } from '../domain/ids.ts';
 import { balanceOf, grantCredits } from '../services/ledger.ts';
@@ -11,6 +14,12 @@ import { assertProviderConfigured, setRoute } from '../services/routing.ts';
 import { buildProviders, configuredProviders } from '../services/model-layer.ts';
 import { MODEL_IDS } from '../domain/models.ts';
 import { loadConfigOrExit, withCommandDatabase } from '../runtime/boot.ts';
+import { tenants as tenantsTable } from '../db/schema.ts';
+import { NOTIFICATION_EVENTS, type NotificationEvent } from '../domain/runs/progress.ts';
+import { WEBHOOK_DESCRIPTION_MAX_LENGTH, webhookUrlProblem } from '../domain/notifications.ts';
+import { looksLikeSecret } from '../domain/secrets.ts';
+import { isUnstorable } from '../domain/storable-text.ts';
+import { createWebhookEndpoint, deleteWebhookEndpoint, listWebhookEndpoints, secretHint, tenantByName } from '../services/webhook-endpoints.ts';
 
 const config = loadConfigOrExit();
 const withDb = <T>(fn: Parameters<typeof withCommandDatabase<T>>[2]) => withCommandDatabase(config, 'npm run tenants', fn);
@@ -89,6 +98,112 @@ program
     }
     await withDb(async (db) => setRoute(db, (await ensureTenant(db, opts.tenant)).id, opts.model, opts.provider));
     console.log(`"${opts.tenant}": ${opts.model} -> ${opts.provider}.`);
+  });
+
+program
+  .command('list')
+  .description('every tenant: name, id and credit balance')
+  .option('--json', 'print one JSON object per line')
+  .action(async (opts: { json?: boolean }) => {
+    const rows = await withDb(async (db) => {
+      const all = await db.select({ id: tenantsTable.id, name: tenantsTable.name }).from(tenantsTable).orderBy(tenantsTable.name);
+      const out: { name: string; id: string; balance: number; held: number; available: number }[] = [];
+      for (const t of all) out.push({ name: t.name, id: t.id, ...(await balanceOf(db, t.id)) });
+      return out;
+    });
+    if (opts.json) {
+      for (const r of rows) console.log(JSON.stringify(r));
+      return;
+    }
+    if (rows.length === 0) return void console.log('No tenants.');
+    const table = [['NAME', 'ID', 'BALANCE', 'HELD', 'AVAILABLE'], ...rows.map((r) => [r.name, r.id, String(r.balance), String(r.held), String(r.available)])];
+    const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+    for (const row of table) console.log(row.map((cell, i) => (i >= 2 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+  });
+
+/**
+ * As POST /v1/webhook-endpoints: https, or loopback http(s) outside production; never a credential.
+ * Checked in the action, not as commander's argument parser, whose error would echo the URL (and any credential in it).
+ */
+function checkWebhookUrl(value: string): void {
+  const problem = webhookUrlProblem(value, { allowLoopback: config.env !== 'production' });
+  if (problem) throw new Error(`The URL ${problem}; nothing was changed.`);
+  if (looksLikeSecret(value)) throw new Error('The URL carries a credential (user:password@ or a key in its query); verify deliveries by their signature instead. Nothing was changed.');
+}
+
+function eventList(value: string): NotificationEvent[] {
+  const events = value.split(',').map((e) => e.trim()).filter(Boolean);
+  const unknown = events.find((e) => !(NOTIFICATION_EVENTS as readonly string[]).includes(e));
+  if (unknown !== undefined) throw new InvalidArgumentError(`unknown event type "${unknown}"; choose from ${NOTIFICATION_EVENTS.join(', ')}`);
+  if (events.length === 0) throw new InvalidArgumentError('name at least one event type');
+  if (new Set(events).size !== events.length) throw new InvalidArgumentError('lists an event type twice');
+  return events as NotificationEvent[];
+}
+
+/** The description, trimmed, or null; checked in the action so that an error never echoes it. */
+function checkedDescription(value: string | undefined): string | null {
+  const text = value?.trim() ?? '';
+  if (text.length > WEBHOOK_DESCRIPTION_MAX_LENGTH) throw new Error(`The description must be at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters; nothing was changed.`);
+  if (isUnstorable(text)) throw new Error('The description must be text without NUL or unpaired surrogate characters; nothing was changed.');
+  if (looksLikeSecret(text)) throw new Error('The description looks like a credential; nothing was changed.');
+  return text || null;
+}
+
+/** The tenant named `name`; unlike the other commands, never creates one. */
+async function existingTenant(db: Parameters<Parameters<typeof withDb>[0]>[0], name: string) {
+  const tenant = await tenantByName(db, name);
+  if (!tenant) throw new Error(`No tenant named "${name}"; nothing was changed.`);
+  return tenant;
+}
+
+const webhooks = program
+  .command('webhooks')
+  .description('completion notification endpoints (run.awaiting_approval, run.completed, run.failed, run.needs_attention), as /v1/webhook-endpoints');
+webhooks
+  .command('add')
+  .description('register an endpoint; prints its signing secret once')
+  .argument('<tenant>', 'tenant name')
+  .argument('<url>', 'https URL (http://localhost, 127.0.0.1 or [::1] too outside production)')
+  .option('--events <list>', `comma-separated event types (default all: ${NOTIFICATION_EVENTS.join(',')})`, eventList)
+  .option('--description <text>', `a note (at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters)`)
+  .option('--json', 'print JSON')
+  .action(async (tenantName: string, url: string, opts: { events?: NotificationEvent[]; description?: string; json?: boolean }) => {
+    checkWebhookUrl(url);
+    const note = checkedDescription(opts.description);
+    const events = opts.events ?? [...NOTIFICATION_EVENTS];
+    const row = await withDb(async (db) => {
+      const tenant = await existingTenant(db, tenantName);
+      return createWebhookEndpoint(db, { tenantId: tenant.id, keyId: null }, { url, events, description: note });
+    });
+    if (opts.json) {
+      console.log(JSON.stringify({ id: row.id, tenant: tenantName, url: row.url, events: row.events, description: row.description, secret: row.secret }));
+      return;
+    }
+    console.log(`Webhook endpoint ${row.id} for "${tenantName}": ${row.url} (${row.events.join(', ')}).`);
+    console.log(`Signing secret (shown only now; store it): ${row.secret}`);
+  });
+webhooks
+  .command('list')
+  .description("a tenant's endpoints (secrets shown as a hint)")
+  .argument('<tenant>', 'tenant name')
+  .option('--json', 'print one JSON object per line')
+  .action(async (tenantName: string, opts: { json?: boolean }) => {
+    const rows = await withDb(async (db) => listWebhookEndpoints(db, (await existingTenant(db, tenantName)).id));
+    for (const r of rows) {
+      const view = { id: r.id, url: r.url, events: r.events, description: r.description, secret_hint: secretHint(r.secret), created_at: r.createdAt.toISOString() };
+      console.log(opts.json ? JSON.stringify(view) : `${view.id}  ${view.url}  ${view.events.join(',')}  ${view.secret_hint}  ${view.created_at}${view.description ? `  ${view.description}` : ''}`);
+    }
+    if (rows.length === 0 && !opts.json) console.log(`"${tenantName}" has no webhook endpoints.`);
+  });
+webhooks
+  .command('remove')
+  .description('delete an endpoint: nothing more is sent to it')
+  .argument('<tenant>', 'tenant name')
+  .argument('<endpoint-id>', 'endpoint id (we_...)')
+  .action(async (tenantName: string, endpointId: string) => {
+    const removed = await withDb(async (db) => deleteWebhookEndpoint(db, { tenantId: (await existingTenant(db, tenantName)).id, keyId: null }, endpointId));
+    if (!removed) throw new Error(`"${tenantName}" has no webhook endpoint ${endpointId}; nothing was changed.`);
+    console.log(`Webhook endpoint ${endpointId} of "${tenantName}" removed.`);
   });
 
 try {

@@ -40,6 +40,7 @@ export const ERROR_CODES = [
   'insufficient_credits',
   'upstream_unavailable',
   'vault_entry_not_quarantined',
+  'webhook_endpoint_limit_reached',
   'not_found',
   'method_not_allowed',
   'rate_limit_exceeded',
@@ -223,6 +224,15 @@ export const errors = {
   notConformant: (message: string, param: string) => new ApiError(400, 'invalid_request_error', 'not_conformant', message, param),
   patchCandidateUnavailable: () =>
     new ApiError(503, 'server_error', 'patch_candidate_unavailable', 'Patch candidates are not accepted on this deployment right now.', null, { 'Retry-After': '60' }),
+  webhookEndpointLimitReached: (max: number) =>
+    new ApiError(
+      409,
+      'invalid_request_error',
+      'webhook_endpoint_limit_reached',
+      `This tenant already has ${max} webhook endpoints, the most it may have; nothing was created. Delete one (DELETE /v1/webhook-endpoints/{endpoint_id}) first.`,
+      null,
+      { ...DO_NOT_RETRY },
+    ),
   internal: () =>
     new ApiError(500, 'server_error', 'internal_error', 'The server hit an unexpected error. Retry with bounded backoff.'),
   /** Refused by the HTTP parser, before any route ran (api/server.ts). */

@@ -12,6 +12,7 @@ import { runControl, TEMPORAL_CALL_DEADLINE_MS } from '../services/run-control.t
 import { vaultService } from '../services/vault/index.ts';
 import { listAudit } from '../services/audit.ts';
 import { platformStores } from '../services/platform/stores.ts';
+import { webhookEndpointService } from '../services/webhook-endpoints.ts';
 import { tenantStatus } from '../services/platform/tenant-status.ts';
 import { providerFor } from '../services/routing.ts';
 import { type ChatDeps, prepareChat } from '../services/chat/completions.ts';
@@ -67,6 +68,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
       tenantStatus: (tenantId) => tenantStatus(database.db, tenantId),
       listAudit: (tenantId, limit) => listAudit(database.db, tenantId, limit),
     },
+    webhookEndpoints: webhookEndpointService(database.db),
     authenticate: (secret, kind) => authenticate(database.db, secret, kind),
     rateLimiters: createRateLimiters(config.rateLimits, database.pool),
     checkHealth: healthChecker({

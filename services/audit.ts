@@ -57,6 +57,25 @@ export async function findAuditEvent(db: Db, tenantId: string, eventKey: string)
   return row ?? null;
 }
 
-export function listAudit(db: Db, tenantId: string, limit: number) {
-  return db.select().from(auditEvents).where(eq(auditEvents.tenantId, tenantId)).orderBy(desc(auditEvents.id)).limit(limit);
+export interface AuditQuery {
+  /** Rows to return, at most. */
+  limit: number;
+  /** Only events on this target (a run's: `run:<run id>`), read off audit_events_target_idx. */
+  target?: string;
+  /** Strictly older than this event id (a page after the first). */
+  before?: number;
+}
+
+/** The tenant's events, newest first; `more` says whether older ones follow the last. */
+export async function listAudit(db: Db, tenantId: string, query: AuditQuery): Promise<{ rows: AuditEvent[]; more: boolean }> {
+  const conditions = [eq(auditEvents.tenantId, tenantId)];
+  if (query.target !== undefined) conditions.push(eq(auditEvents.target, query.target));
+  if (query.before !== undefined) conditions.push(lt(auditEvents.id, query.before));
+  const rows = await db
+    .select()
+    .from(auditEvents)
+    .where(and(...conditions))
+    .orderBy(desc(auditEvents.id))
+    .limit(query.limit + 1);
+  return { rows: rows.slice(0, query.limit), more: rows.length > query.limit };
 }

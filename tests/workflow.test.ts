@@ -56,7 +56,9 @@ interface FakeState {
   calls: Partial<Record<ActivityName, number>>;
   holds: Map<string, Hold>;
   toolSteps: string[];
-  /** Notification events delivered to the one fake endpoint, in order. */
+  /** Endpoint ids notificationTargets answers; none by default. */
+  subscribers: string[];
+  /** Notification events delivered to the subscribed endpoints, in order. */
   notified: string[];
   /** Approval audit records the workflow wrote. */
   audits: Parameters<RunActivities['recordApprovalAudit']>[0][];
@@ -102,7 +104,7 @@ function perform(step: PlanStep): StepResult {
  * retries included, is counted in `state.calls`.
  */
 function makeFakes(override: (base: RunActivities, state: FakeState) => Partial<RunActivities> = () => ({})) {
-  const state: FakeState = { transitions: [], calls: {}, holds: new Map(), toolSteps: [], notified: [], audits: [] };
+  const state: FakeState = { transitions: [], calls: {}, holds: new Map(), toolSteps: [], subscribers: [], notified: [], audits: [] };
   const base: RunActivities = {
     async recordTransition(t) {
       state.transitions.push(t);
@@ -142,8 +144,9 @@ function makeFakes(override: (base: RunActivities, state: FakeState) => Partial<
       if (hold && hold.status === 'held') hold.status = 'released';
       return { charged: 0, released: hold?.amount ?? 0 };
     },
+    // No subscribers unless a test says so (a subscriber makes the run start a notification child workflow).
     async notificationTargets() {
-      return ['we_test'];
+      return state.subscribers;
     },
     async deliverNotification(input) {
       state.notified.push(input.event);
@@ -496,27 +499,34 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
 
   it('notifications: awaiting_approval, then the terminal state, each to every subscribed endpoint; a failed run ends its execution Failed', async () => {
     const approved = makeFakes();
+    approved.state.subscribers.push('we_test');
     const approvedRun = runInput(DELIVERY_INPUT);
     expect(
       await withWorker(approved, async (tq) => {
         const handle = await start(tq, approvedRun);
         await waitFor(awaitingApproval(approved), 'awaiting_approval');
         await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
-        return finalStatus(handle);
+        const status = await finalStatus(handle);
+        // Deliveries run in child workflows the run abandons when it closes.
+        await waitFor(() => approved.state.notified.length === 2, 'both notifications');
+        return status;
       }),
     ).toBe('completed');
     expect(approved.state.notified).toEqual(['run.awaiting_approval', 'run.completed']);
 
     const rejected = makeFakes();
+    rejected.state.subscribers.push('we_test');
     const rejectedRun = runInput(DELIVERY_INPUT);
     const failure = await withWorker(rejected, async (tq) => {
       const handle = await start(tq, rejectedRun);
       await waitFor(awaitingApproval(rejected), 'awaiting_approval');
       await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'reject', reason: 'secret customer words' }] });
-      return handle.result().then(
+      const cause = await handle.result().then(
         () => null,
         (err: { cause?: { type?: string; message?: string } }) => err.cause,
       );
+      await waitFor(() => rejected.state.notified.length === 2, 'both notifications');
+      return cause;
     });
     expect(failure).toMatchObject({ type: 'RunFailed', message: 'The run ended failed (approval_rejected).' });
     expect(rejected.state.notified).toEqual(['run.awaiting_approval', 'run.failed']);

@@ -9,11 +9,13 @@ import {
   currentUpdateInfo,
   isCancellation,
   log,
+  ParentClosePolicy,
   patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
+  startChild,
   TemporalFailure,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -29,7 +31,8 @@ import type { NotificationEvent } from '../domain/runs/progress.ts';
 import { approvalSignal, approvalUpdate, type ApprovalDecision, type ApprovalMeta, NOT_AWAITING_APPROVAL, type RunLiveState, stateQuery, WEBHOOK_NOT_SENT } from './messages.ts';
 import { currentDetailsOf, type PendingEffect, progressOf } from './run-details.ts';
 import { executeWithModel, type LoopResult, type ModelContext, planWithModel } from './agent-loop.ts';
-import { RunStatusKey } from './search-attributes.ts';
+import { notifyRunWorkflow } from './notify-run.ts';
+import { RunStatusKey, TenantIdKey } from './search-attributes.ts';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -63,13 +66,6 @@ export const NOTIFY_AND_FAIL_EXECUTION = 'notify-and-fail-execution';
 export const RUN_FAILED = 'RunFailed';
 
 // Tools get a heartbeat timeout, so a worker that dies mid-call is noticed in seconds, not minutes.
-// Notifications retry for about an hour with the same webhook-id (activities/notify.ts); a receiver
-// that stays down does not hold the run's state, which the projection already has.
-const notify = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '15 minutes', maximumAttempts: 8 },
-});
-
 const tools = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '5 seconds',
@@ -179,13 +175,23 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
     else await acts.recordTransition(transition);
   }
 
-  /** Sends the event to each subscribed endpoint, in the background; awaited before the workflow closes. */
+  /**
+   * Notifies the endpoints subscribed to `event` through a child workflow (workflows/notify-run.ts)
+   * that outlives the run, so hours of retries to a receiver that is down never hold the run open.
+   * Runs without subscribers start no child. The child's start is awaited before the run closes.
+   */
   function announce(event: NotificationEvent) {
     if (!patched(NOTIFY_AND_FAIL_EXECUTION)) return;
     notifications.push(
       (async () => {
-        const endpoints = await projection.notificationTargets({ tenantId, event });
-        await Promise.allSettled(endpoints.map((endpointId) => notify.deliverNotification({ tenantId, runId, endpointId, event })));
+        const endpointIds = await projection.notificationTargets({ tenantId, event });
+        if (endpointIds.length === 0) return;
+        await startChild(notifyRunWorkflow, {
+          workflowId: `${runId}-notify-${event}`,
+          args: [{ tenantId, runId, event, endpointIds }],
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          typedSearchAttributes: [{ key: TenantIdKey, value: tenantId }],
+        });
       })(),
     );
   }

@@ -4,11 +4,14 @@ import { z } from 'zod';
 import type { RunControl } from '../../services/run-control.ts';
 import type { RunCursor, RunFilters, RunRow } from '../../services/runs.ts';
 import { admitModel } from '../../domain/models.ts';
+import { progressOfRun } from '../../services/run-progress.ts';
 import { ErrorObject, shouldRetryHeader } from '../contract/common.ts';
 import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
 import { NDJSON_FAILURE_NOTE, ndjsonExport } from '../contract/ndjson.ts';
 import { defineRoute } from '../contract/route.ts';
 import { ApprovalRequestBody, CreateRunRequest, Run, RunList, RunListQuery } from '../schemas/run.ts';
+import { LastEventIdHeaders, RunEvent, runEventStream, streamEnded204, streamHeaders, wantsEventStream } from './agent-run-events.ts';
+import type { JourneyLister } from './journey-events.ts';
 
 /** An optional Idempotency-Key header: 1 to 255 visible ASCII characters; `description` says what it makes idempotent. */
 const idempotencyKeyHeader = (description: string) =>
@@ -47,6 +50,7 @@ export function runView(row: RunRow, base: string) {
     status_url: `${base}/v1/agent-runs/${row.id}`,
     status: row.status,
     current_step: row.currentStep,
+    progress: progressOfRun(row),
     input: row.input,
     memory: row.memory,
     model: row.model,
@@ -74,8 +78,10 @@ function filtersOf(q: z.output<typeof RunListQuery>): RunFilters {
   };
 }
 
-export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string }) {
+export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string; listJourneyEvents: JourneyLister; chatKeepAliveMs: number }) {
   const tags = ['runs'];
+  const followRun = runEventStream({ runs: deps.runs, listJourneyEvents: deps.listJourneyEvents, keepAliveMs: deps.chatKeepAliveMs });
+  const optionalStreamHeaders = Object.fromEntries(Object.entries(streamHeaders).map(([name, h]) => [name, h.optional()]));
   const notFound = { description: 'No run with this id for your tenant.', schema: ErrorObject };
   return [
     defineRoute({
@@ -172,9 +178,21 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string 
       summary: 'A run with its state and completion receipt',
       tags,
       auth: 'core',
-      request: { params: RunParams },
-      responses: { 200: { description: 'The run.', schema: Run }, 404: notFound },
-      async handler({ principal, params, ctx }) {
+      description: `With \`Accept: text/event-stream\` (as EventSource sends) the answer is the run's event stream, exactly as GET /v1/agent-runs/{run_id}/events answers it (extension); otherwise the run as JSON.`,
+      request: { params: RunParams, headers: LastEventIdHeaders },
+      responses: {
+        200: {
+          description: 'The run (application/json), or its event stream (text/event-stream of RunEvent `data:`) for `Accept: text/event-stream`.',
+          schema: Run,
+          alternatives: [{ contentType: 'text/event-stream', schema: RunEvent }],
+          headers: { Vary: z.literal('Accept').meta({ description: 'The answer depends on Accept.' }), ...optionalStreamHeaders },
+        },
+        204: streamEnded204,
+        404: notFound,
+      },
+      async handler({ principal, params, headers, ctx }) {
+        ctx.vary('Accept');
+        if (wantsEventStream(ctx)) return followRun(ctx, principal!.tenantId, params.run_id, headers['last-event-id']);
         const run = await deps.runs.get(principal!.tenantId, params.run_id);
         return { status: 200, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) };
       },

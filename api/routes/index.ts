@@ -9,6 +9,7 @@ import type { Config } from '../../config/env.ts';
 import type { listAudit } from '../../services/audit.ts';
 import type { PlatformStores } from '../../services/platform/stores.ts';
 import { agentRunRoutes } from './agent-runs.ts';
+import { agentRunEventRoutes } from './agent-run-events.ts';
 import { platformCatalogRoutes, type TenantStatus } from './platform-catalogs.ts';
 import { platformStoreRoutes } from './platform-stores.ts';
 import { platformValidationRoutes } from './platform-validation.ts';
@@ -22,6 +23,8 @@ import { healthRoutes } from './health.ts';
 import { jobRoutes } from './jobs.ts';
 import { modelRoutes } from './models.ts';
 import { trialRoutes } from './trial.ts';
+import { webhookEndpointRoutes } from './webhook-endpoints.ts';
+import type { WebhookEndpointService } from '../../services/webhook-endpoints.ts';
 
 export interface RouteDeps {
   checkHealth: () => Promise<HealthReport>;
@@ -39,8 +42,10 @@ export interface RouteDeps {
     providerFor(tenantId: string, model: string): Promise<string>;
     stores: PlatformStores;
     tenantStatus(tenantId: string): Promise<TenantStatus>;
-    listAudit: (tenantId: string, limit: number) => ReturnType<typeof listAudit>;
+    listAudit: (tenantId: string, query: Parameters<typeof listAudit>[2]) => ReturnType<typeof listAudit>;
   };
+  /** Webhook endpoints for completion notifications (extension routes). */
+  webhookEndpoints: WebhookEndpointService;
   /** The Temporal codec endpoint, when enabled (CODEC_ENDPOINT_ENABLED). */
   codecEndpoint?: CodecEndpointDeps;
 }
@@ -53,8 +58,10 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...modelRoutes(deps.platform.config.pricing),
     ...chatRoutes({ chat: deps.chat, keepAliveMs: deps.chatKeepAliveMs }),
     ...agentRunRoutes(deps),
+    ...agentRunEventRoutes({ runs: deps.runs, listJourneyEvents: deps.listJourneyEvents, keepAliveMs: deps.chatKeepAliveMs }),
     ...usageRoutes(deps),
     ...journeyRoutes({ listJourneyEvents: deps.listJourneyEvents, retentionDays: deps.journeyRetentionDays }),
+    ...webhookEndpointRoutes(deps),
     ...platformCatalogRoutes({ config: deps.platform.config, tenantStatus: deps.platform.tenantStatus, routeCount: () => routes.length }),
     ...platformValidationRoutes(deps.platform),
     ...platformStoreRoutes(deps.platform),

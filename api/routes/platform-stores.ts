@@ -2,11 +2,13 @@
 // evaluation runs (201 upserts, GET lists), and the audit receipts.
 import { z } from 'zod';
 import { errors } from '../../domain/errors.ts';
-import type { listAudit } from '../../services/audit.ts';
+import type { AuditQuery, listAudit } from '../../services/audit.ts';
 import type { Principal } from '../../services/keys.ts';
 import { evaluationRunProblem } from '../../services/platform/catalogs.ts';
 import type { PlatformStores } from '../../services/platform/stores.ts';
+import { ErrorObject } from '../contract/common.ts';
 import { defineRoute } from '../contract/route.ts';
+import { decodeEventCursor, encodeEventCursor, EventListQuery, eventListPage } from './journey-events.ts';
 import { BudgetInput, EvaluationRunInput, RoutingPolicyInput, TraceExportInput, TraceInput } from '../schemas/platform.ts';
 
 const CONTENT_KEYS = /^(prompt|prompts|response|responses|completion|messages|message|input|output|content|text|body)$/i;
@@ -78,7 +80,7 @@ function storeRoutes<Row, In extends z.ZodType>(spec: StoreSpec<Row, In>) {
 
 type RowOf<K extends keyof PlatformStores> = Awaited<ReturnType<PlatformStores[K]['list']>>[number];
 
-export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (tenantId: string, limit: number) => ReturnType<typeof listAudit> }) {
+export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (tenantId: string, query: AuditQuery) => ReturnType<typeof listAudit> }) {
   const { stores } = deps;
   return [
     ...storeRoutes({
@@ -131,18 +133,28 @@ export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (
     }),
     defineRoute({
       method: 'get', path: '/v1/audit-events', operationId: 'listAuditEvents', summary: 'Bounded tenant control receipts',
-      description: 'Key, budget, routing-policy, trace-export, approval and vault-forget writes: key id, action, target, time and digest. The newest 1000 are kept.',
-      tags: ['platform'], auth: 'core', request: { query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(50) }) },
-      responses: { 200: { description: 'Newest first.', schema: listOf('AuditEventList', AuditEvent) } },
-      handler: async ({ principal, query }) => ({
-        status: 200,
-        body: {
-          object: 'list',
-          data: (await deps.listAudit(principal!.tenantId, query.limit)).map((a) => ({
-            id: String(a.id), key_id: a.keyId, action: a.action, target: a.target, digest: a.digest, created_at: iso(a.createdAt),
-          })),
-        },
-      }),
+      description:
+        "Key, budget, routing-policy, trace-export, approval and vault-forget writes: key id, action, target, time and digest. The newest 1000 are kept. With `run_id`, one run's receipts (target `run:<run_id>`, e.g. its approval decision); `has_more` and `next_cursor` page through the rest as GET /v1/agent-runs does (extensions).",
+      tags: ['platform'], auth: 'core', request: { query: EventListQuery },
+      responses: {
+        200: { description: 'Newest first.', schema: z.object({ object: z.literal('list'), data: z.array(AuditEvent), ...eventListPage }).meta({ id: 'AuditEventList' }) },
+        400: { description: 'Invalid `limit`, `run_id` or `cursor` (code invalid_cursor for a cursor this list did not return); `param` names it.', schema: ErrorObject },
+      },
+      async handler({ principal, query }) {
+        const before = query.cursor === undefined ? undefined : decodeEventCursor(query.cursor);
+        const target = query.run_id === undefined ? undefined : `run:${query.run_id}`;
+        const page = await deps.listAudit(principal!.tenantId, { limit: query.limit, target, before });
+        const last = page.rows[page.rows.length - 1];
+        return {
+          status: 200,
+          body: {
+            object: 'list',
+            data: page.rows.map((a) => ({ id: String(a.id), key_id: a.keyId, action: a.action, target: a.target, digest: a.digest, created_at: iso(a.createdAt) })),
+            has_more: page.more,
+            next_cursor: page.more && last ? encodeEventCursor(last) : null,
+          },
+        };
+      },
     }),
   ];
 }

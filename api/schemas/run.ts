@@ -92,13 +92,29 @@ export const Approval = z
   })
   .meta({ id: 'ApprovalRequest' });
 
+export const RunProgressSchema = z
+  .object({
+    state: RunStatus,
+    steps_done: z.int().min(0).meta({ description: 'Plan steps finished (done, failed or refused alike).' }),
+    steps_total: z.int().min(0).meta({ description: 'Steps in the plan; 0 until the plan exists.' }),
+    current_step: z.enum(RUN_STEPS).nullable().meta({ description: 'The workflow step (estimate … settle); null once the run ended.' }),
+    current_plan_step: z.string().nullable().meta({ description: 'The plan step id being run while executing (as in plan.steps[].id), else null.' }),
+    waiting_for: z.enum(['approval']).nullable().meta({ description: "approval: the run waits for a person's decision (POST /v1/agent-runs/{run_id}/approval); null: it waits for nothing." }),
+  })
+  .meta({
+    id: 'RunProgress',
+    description:
+      'Content-free progress (extension): counts, step names and plan step ids, never input, output or reason text. Recorded by the run\'s workflow at every state change; for rows and events recorded before progress was, derived from the run (steps_total from the plan, steps_done from the plan steps with a result or the run.step_finished events so far).',
+  });
+
 export const Run = z
   .object({
     object: z.literal('agent_run'),
     run_id: z.string(),
-    status_url: z.string().meta({ description: 'Poll this URL (GET) for progress.' }),
+    status_url: z.string().meta({ description: 'Poll this URL (GET) for progress, or follow it live: `{status_url}/events` is a server-sent event stream of the run\'s progress.' }),
     status: RunStatus,
     current_step: z.enum(RUN_STEPS).nullable().meta({ description: 'The workflow step in progress; null once terminal.' }),
+    progress: RunProgressSchema,
     input: z.string(),
     memory: z.boolean(),
     model: z.enum(MODEL_IDS).meta({ description: 'The model alias the run asked for (extension).' }),

@@ -1,0 +1,171 @@
+// Live progress of a run: its journey events as server-sent events, written
+// the way chat streams are (api/routes/chat-sse.ts): a PassThrough body,
+// `: keep-alive` comments on a timer, the client's disconnect stops the work.
+// GET /v1/agent-runs/{run_id} answers the same stream to `Accept: text/event-stream`.
+import { PassThrough } from 'node:stream';
+import type Koa from 'koa';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { isTerminal } from '../../domain/runs/states.ts';
+import type { RunControl } from '../../services/run-control.ts';
+import { DEFAULT_FOLLOW, type FollowOptions, followRun, RUN_END_EVENT_ID, type RunEvent as RunEventData } from '../../services/run-events.ts';
+import { ErrorObject } from '../contract/common.ts';
+import { defineRoute, type ResponseSpec, type RouteResult } from '../contract/route.ts';
+import { loggableError } from '../middleware/error-handler.ts';
+import { RunProgressSchema, RunStatus } from '../schemas/run.ts';
+import type { JourneyLister } from './journey-events.ts';
+
+export const RunEvent = z
+  .object({
+    id: z.string().meta({ description: `The journey event id, also the SSE \`id:\` field; \`${RUN_END_EVENT_ID}\` for the closing event made from the run when its last events are no longer retained.` }),
+    kind: z.string().meta({ description: 'Also the SSE `event:` field: run.accepted, run.planning, run.step.<step>, run.awaiting_approval, run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention.' }),
+    run_id: z.string(),
+    state: RunStatus,
+    progress: RunProgressSchema,
+    created_at: z.string(),
+  })
+  .meta({ id: 'RunEvent', description: "The `data:` of one event of a run's stream (JSON). Content-free: never input, output, reason or credential text." });
+
+/** An event id this stream sent: a journey event id, or the closing event's. */
+const LastEventId = z
+  .string()
+  .regex(new RegExp(`^(0|[1-9][0-9]{0,14}|${RUN_END_EVENT_ID})$`), 'must be the id of an event this stream sent')
+  .meta({ description: 'Resume after this event: only later events are sent. EventSource sends it when it reconnects.' });
+
+export const LastEventIdHeaders = z.object({ 'last-event-id': LastEventId.optional() });
+
+/** Reconnection delay the stream asks EventSource clients for (the SSE `retry:` field). */
+const RECONNECT_MS = 1_000;
+/** How often an open stream checks whether the server is shutting down. */
+const SHUTDOWN_CHECK_MS = 250;
+
+export const STREAM_DESCRIPTION = `Server-sent events (extension) of the run's journey events, oldest first, as they are recorded: \`id:\` the event id, \`event:\` its kind, \`data:\` a RunEvent (its state and progress, no content). The stream starts with \`retry: ${RECONNECT_MS}\`, sends a \`: keep-alive\` comment every CHAT_KEEPALIVE_MS (15 s by default) and ends after the event of a terminal state (completed, failed, needs_attention); for a run that already ended it sends the retained events and ends.
+
+Resuming: with \`Last-Event-ID\` (the header EventSource sends when it reconnects; \`last_event_id\` in the query for clients that cannot set headers) only later events are sent. If the run ended and nothing follows that event, the answer is 204, which tells EventSource to stop reconnecting.
+
+Retention: journey events are purged after the retention window. When a run ended and its terminal event is no longer retained, the stream closes with an event made from the run itself, id \`${RUN_END_EVENT_ID}\`. Events arrive within about a second of being recorded. At server shutdown, or when the database stays unavailable, the stream ends without a terminal event: reconnect with Last-Event-ID.`;
+
+/** The 200 headers of the stream. */
+export const streamHeaders = {
+  'Cache-Control': z.string().meta({ description: '`no-cache, no-transform`: the stream is never cached or transformed.' }),
+  'X-Accel-Buffering': z.literal('no').meta({ description: 'Tells nginx-style proxies not to buffer the stream.' }),
+};
+
+export const streamEnded204: ResponseSpec = {
+  description: `The run ended and nothing follows the \`Last-Event-ID\` (or \`last_event_id\`) event: no stream. EventSource stops reconnecting on 204.`,
+  contentType: 'text/event-stream',
+};
+
+export interface RunEventDeps {
+  runs: Pick<RunControl, 'get'>;
+  listJourneyEvents: JourneyLister;
+  /** Interval of the `: keep-alive` comments. */
+  keepAliveMs: number;
+  /** Polling and grace intervals; DEFAULT_FOLLOW when absent. */
+  follow?: Partial<Omit<FollowOptions, 'signal'>>;
+}
+
+/** Does the request ask for the event stream rather than JSON? (`Accept: text/event-stream`, as EventSource sends.) */
+export const wantsEventStream = (ctx: Koa.Context) => ctx.accepts('application/json', 'text/event-stream') === 'text/event-stream';
+
+const frame = (e: RunEventData) => `id: ${e.id}\nevent: ${e.kind}\ndata: ${JSON.stringify(e)}\n\n`;
+
+/** Answers a run's event stream (or 204, or 404 for a run the tenant does not have). */
+export function runEventStream(deps: RunEventDeps) {
+  const follow = { ...DEFAULT_FOLLOW, ...deps.follow };
+  return async function streamRunEvents(ctx: Koa.Context, tenantId: string, runId: string, lastEventId: string | undefined): Promise<RouteResult> {
+    const run = await deps.runs.get(tenantId, runId);
+    // The closing event is sent only for a run that ended; any other id is a journey event id.
+    const after = lastEventId === undefined || lastEventId === RUN_END_EVENT_ID ? 0 : Number(lastEventId);
+    if (isTerminal(run.status) && lastEventId !== undefined) {
+      const next = lastEventId === RUN_END_EVENT_ID ? null : await deps.listJourneyEvents(tenantId, { runId, after, limit: 1 });
+      if (!next || next.rows.length === 0) return { status: 204, body: null };
+    }
+
+    const out = new PassThrough();
+    out.on('error', () => {}); // written only while open; a destroyed body has nobody to tell
+    const write = (text: string) => {
+      if (!out.destroyed && !out.writableEnded) out.write(text);
+    };
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    // A client that goes away (or went away already) stops the polling; so does Koa destroying the body.
+    ctx.res.once('close', stop);
+    out.once('close', stop);
+    if (ctx.res.destroyed || ctx.req.socket.destroyed) stop();
+    // At shutdown (api/server.ts stops listening, then waits for responses in flight) the stream ends, so the
+    // server drains instead of waiting for runs to end; EventSource reconnects with Last-Event-ID elsewhere.
+    const server = (ctx.req.socket as { server?: { listening?: boolean } }).server;
+    let shuttingDown = false;
+    const shutdownWatch = setInterval(() => {
+      if (server && server.listening === false) {
+        shuttingDown = true;
+        controller.abort();
+      }
+    }, SHUTDOWN_CHECK_MS);
+    const keepAlive = setInterval(() => write(': keep-alive\n\n'), deps.keepAliveMs);
+    const logger = ctx.state.logger as Logger | undefined;
+    const requestId = ctx.state.requestId as string;
+
+    ctx.req.socket.setNoDelay(true);
+    write(`retry: ${RECONNECT_MS}\n\n`);
+    void (async () => {
+      try {
+        for await (const event of followRun({ getRun: (t, r) => deps.runs.get(t, r), listJourneyEvents: deps.listJourneyEvents }, tenantId, run, after, { ...follow, signal: controller.signal })) {
+          write(frame(event));
+        }
+      } catch (err) {
+        // The 200 is sent: the stream ends without a terminal event, and the client resumes with Last-Event-ID.
+        logger?.warn({ request_id: requestId, run_id: runId, err: loggableError(err as Error) }, 'run event stream interrupted');
+      } finally {
+        if (shuttingDown) {
+          write(': server shutting down; reconnect with Last-Event-ID\n\n');
+          // Headers went out with keep-alive: close the connection too, or the closing server waits for it.
+          ctx.res.once('finish', () => ctx.req.socket.end());
+        }
+        clearInterval(keepAlive);
+        clearInterval(shutdownWatch);
+        ctx.res.off('close', stop);
+        out.end();
+      }
+    })();
+    return {
+      status: 200,
+      body: out,
+      headers: {
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-cache, no-transform',
+        Connection: 'keep-alive',
+        'X-Accel-Buffering': 'no',
+      },
+    };
+  };
+}
+
+export function agentRunEventRoutes(deps: RunEventDeps) {
+  const stream = runEventStream(deps);
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/agent-runs/{run_id}/events',
+      operationId: 'streamAgentRunEvents',
+      summary: "Follow a run's progress live (server-sent events)",
+      description: STREAM_DESCRIPTION,
+      tags: ['runs'],
+      auth: 'core',
+      request: {
+        params: z.object({ run_id: z.string().min(1).max(64) }),
+        query: z.object({ last_event_id: LastEventId.optional() }),
+        headers: LastEventIdHeaders,
+      },
+      responses: {
+        200: { description: 'text/event-stream of RunEvent `data:`.', contentType: 'text/event-stream', schema: RunEvent, headers: streamHeaders },
+        204: streamEnded204,
+        404: { description: 'No run with this id for your tenant.', schema: ErrorObject },
+      },
+      handler({ principal, params, query, headers, ctx }) {
+        return stream(ctx, principal!.tenantId, params.run_id, headers['last-event-id'] ?? query.last_event_id);
+      },
+    }),
+  ];
+}
