@@ -33,7 +33,10 @@ import { createRun } from '../services/runs.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
 import { scriptedUpstream } from '../tests/support/fake-servers.ts';
 import { FIXTURE_PAYLOAD_KEY, HISTORY_VERSION as VERSION, type HistoryPath } from '../tests/support/history-paths.ts';
-import { approvalUpdate } from '../workflows/messages.ts';
+import { createWebhookEndpoint } from '../services/webhook-endpoints.ts';
+import { NOTIFICATION_EVENTS } from '../domain/runs/progress.ts';
+import { approvalSignal, approvalUpdate } from '../workflows/messages.ts';
+import http from 'node:http';
 
 const logger = pino({ level: 'warn' });
 const upstream = await scriptedUpstream();
@@ -96,7 +99,8 @@ async function record(name: HistoryPath, r: Recording): Promise<void> {
   await startRunWorkflow(client, { taskQueue: config.temporal.taskQueue, approvalTimeoutMs: r.approvalTimeoutMs ?? 60_000 }, run);
   await r.after?.(run.id);
   const handle = client.workflow.getHandle(run.id);
-  await handle.result();
+  // A failed run ends its execution Failed (v3 on); its history is what is kept either way.
+  await handle.result().catch(() => undefined);
   const history = await handle.fetchHistory();
   writeFileSync(file, `${historyToJSON(history)}\n`);
   console.log(`recorded ${path.relative(projectRoot, file)} (${history.events?.length} events)`);
@@ -149,6 +153,28 @@ try {
     model: 'svc-workspace-quality',
     after: decide('approve'),
   });
+
+  // Operators decide through Temporal: a typo'd signal (refused, audited), then the validated Update
+  // without API metadata; the tenant's endpoint is notified through child workflows.
+  const receiver = http.createServer((_req, res) => res.writeHead(204).end());
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const operated = await tenant('operated', 1_000);
+  await createWebhookEndpoint(db, { tenantId: operated, keyId: null }, {
+    url: `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hooks`,
+    events: [...NOTIFICATION_EVENTS],
+    description: null,
+  });
+  await record('operator-decisions', {
+    tenantId: operated,
+    input: 'Compile the release notes and publish them.',
+    after: async (runId) => {
+      await awaitingApproval(runId);
+      const handle = client.workflow.getHandle(runId);
+      await handle.signal(approvalSignal, { decision: 'approved' } as never);
+      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve', reason: 'operator' }] });
+    },
+  });
+  receiver.close();
 } finally {
   await upstream.close();
   await worker.stop();

@@ -28,6 +28,7 @@ describe('workflow replay', () => {
       'v1-read-only.history.json',
       'v1-upstream-agent-loop.history.json',
     ]);
+    expect(files.filter((f) => f.startsWith('v2-'))).toHaveLength(9);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

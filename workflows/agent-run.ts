@@ -58,7 +58,7 @@ const projection = proxyLocalActivities<Activities>({
  * goes and `patched` becomes `deprecatePatch(PROJECTION_AS_LOCAL_ACTIVITY)`; a release later, that goes too.
  */
 export const PROJECTION_AS_LOCAL_ACTIVITY = 'projection-as-local-activity';
-/** Runs that reach a decision on this code audit it from the workflow (every channel), not from the API. */
+/** Runs started on this code audit decisions from the workflow (every channel), not from the API. */
 export const APPROVAL_AUDIT_IN_WORKFLOW = 'approval-audit-in-workflow';
 /** Runs that reach their end on this code send completion notifications and end a failed run's execution Failed. */
 export const NOTIFY_AND_FAIL_EXECUTION = 'notify-and-fail-execution';
@@ -83,13 +83,13 @@ export interface AgentRunInput {
 }
 
 export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
-  const { status, failureCode, notifications } = await conductRun(run);
+  const { status, failureCode, notifications, failsExecution } = await conductRun(run);
   // Not cancellable: a cancelled run still delivers its notifications and closes its handlers.
   return CancellationScope.nonCancellable(async () => {
     await Promise.allSettled(notifications);
     // Handlers (an approval being audited) finish before the run closes.
     await condition(allHandlersFinished);
-    if (status === 'failed' && patched(NOTIFY_AND_FAIL_EXECUTION)) {
+    if (status === 'failed' && failsExecution) {
       // Compensation is done and the projection says failed; the execution ends Failed so the Temporal
       // UI shows it so. Content-free: the failure code only.
       throw ApplicationFailure.create({ type: RUN_FAILED, message: `The run ended failed (${failureCode ?? 'run_failed'}).`, nonRetryable: true });
@@ -103,6 +103,8 @@ interface RunEnd {
   failureCode: string | null;
   /** Notification deliveries in flight; awaited before the workflow closes. */
   notifications: Promise<unknown>[];
+  /** A failed run ends its execution Failed (runs started before that change complete). */
+  failsExecution: boolean;
 }
 
 async function conductRun(run: AgentRunInput): Promise<RunEnd> {
@@ -116,14 +118,20 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
   const live: RunLiveState = { status: 'accepted', step: 'estimate', currentPlanStep: null, approval: 'none', stepsDone: 0, stepsTotal: 0 };
   let approval: ApprovalRecord | null = null;
 
+  // Decided once, at the start, so a run keeps one behaviour throughout (a patch marker written inside
+  // an Update handler or between local activities does not replay reliably: tests/replay.test.ts).
+  const auditsDecisions = patched(APPROVAL_AUDIT_IN_WORKFLOW);
+  const notifies = patched(NOTIFY_AND_FAIL_EXECUTION);
   const awaitsDecision = () => live.status === 'awaiting_approval' && !decision;
   const showDetails = () => setCurrentDetails(currentDetailsOf(runId, live, pending, failureCode));
 
   /** Audits a decision (or a refused signal) through an activity, whatever channel it came by. */
   async function audit(action: string, channel: ApprovalChannel, keyId: string | null, eventKey: string, d: unknown) {
-    if (!patched(APPROVAL_AUDIT_IN_WORKFLOW)) return; // runs decided before: the API audited its own decisions
+    if (!auditsDecisions) return; // runs started before: the API audited its own decisions
     const subject = d && typeof d === 'object' ? { decision: (d as ApprovalDecision).decision, reason: (d as ApprovalDecision).reason } : d;
-    await projection.recordApprovalAudit({ tenantId, runId, action, channel, keyId, eventKey: `run:${runId}:${eventKey}`, subject });
+    // A regular activity: a local activity's marker inside an Update handler does not replay (sdk-core
+    // reports nondeterminism at the Update's completion event; tests/replay.test.ts caught it).
+    await acts.recordApprovalAudit({ tenantId, runId, action, channel, keyId, eventKey: `run:${runId}:${eventKey}`, subject });
   }
 
   setHandler(stateQuery, () => live);
@@ -181,7 +189,7 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
    * Runs without subscribers start no child. The child's start is awaited before the run closes.
    */
   function announce(event: NotificationEvent) {
-    if (!patched(NOTIFY_AND_FAIL_EXECUTION)) return;
+    if (!notifies) return;
     notifications.push(
       (async () => {
         const endpointIds = await projection.notificationTargets({ tenantId, event });
@@ -199,7 +207,7 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
   async function end(status: 'completed' | 'failed' | 'needs_attention', patch: RunProjectionPatch): Promise<RunEnd> {
     await moveTo(status, live.step, { ...patch, completed: true });
     announce(`run.${status}`);
-    return { status, failureCode, notifications };
+    return { status, failureCode, notifications, failsExecution: notifies };
   }
 
   try {

@@ -1,7 +1,10 @@
 // Which workflow histories the replay test requires, shared with scripts/record-histories.ts.
 
-/** The workflow code's history version. v1: before projection writes became local activities; v2: after. */
-export const HISTORY_VERSION = 'v2';
+/**
+ * The workflow code's history version. v1: before projection writes became local activities; v2: after;
+ * v3: approvals audited by the workflow, notifications, failed runs ending their execution Failed.
+ */
+export const HISTORY_VERSION = 'v3';
 
 /** Every path a run can take; each version records one history per path. */
 export const HISTORY_PATHS = [
@@ -14,6 +17,7 @@ export const HISTORY_PATHS = [
   'failing-tool',
   'read-only',
   'upstream-agent-loop',
+  'operator-decisions',
 ] as const;
 export type HistoryPath = (typeof HISTORY_PATHS)[number];
 
