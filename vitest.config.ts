@@ -5,7 +5,15 @@ import { defineConfig } from 'vitest/config';
 //   activities. No global setup: no dev server, no Postgres, no shared workflow bundle.
 // - integration: everything else, against a real Temporal dev server and Postgres that the
 //   global setup starts once per run.
-const unitFiles = ['tests/fill-schema.test.ts', 'tests/policy.test.ts', 'tests/requested-actions.test.ts', 'tests/verification.test.ts', 'tests/workflow.test.ts'];
+const unitFiles = [
+  'tests/fill-schema.test.ts',
+  'tests/policy.test.ts',
+  'tests/requested-actions.test.ts',
+  'tests/verification.test.ts',
+  'tests/workflow.test.ts',
+  'tests/client-drift.test.ts',
+  'tests/openapi-generators.test.ts',
+];
 
 export default defineConfig({
   test: {

@@ -17,14 +17,8 @@ mode="${1:-}"
 
 works() { [ -n "$1" ] && [ -x "$1" ] && "$1" --version >/dev/null 2>&1; }
 
-report() {
-  case "$mode" in
-    --path) printf '%s\n' "$1" ;;
-    --quiet) ;;
-    *) printf 'temporal CLI: %s (%s)\n' "$1" "$("$1" --version 2>/dev/null | head -n 1)" ;;
-  esac
-  exit 0
-}
+label='temporal CLI'
+version_of() { "$1" --version 2>/dev/null | head -n 1; }
 
 alternatives() {
   cat >&2 <<MSG

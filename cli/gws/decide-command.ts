@@ -1,0 +1,29 @@
+// `gws approve RUN [--reason …]` and `gws reject RUN [--reason …]`: the decision on the external effects
+// a run waits for (POST /v1/agent-runs/{run_id}/approval). It carries an Idempotency-Key, so the retry
+// of an unconfirmed decision (503) is applied once.
+import { randomUUID } from 'node:crypto';
+import { type CommandContext, writeJson, writeLine } from './context.ts';
+import { unwrap } from './errors.ts';
+import { EXIT } from './exit-codes.ts';
+import { describeRun } from './format.ts';
+import { withRetries } from './retry.ts';
+
+export async function decideCommand(ctx: CommandContext, decision: 'approve' | 'reject', runId: string, options: { reason?: string }): Promise<number> {
+  const key = `gws-${randomUUID()}`;
+  const run = unwrap(
+    await withRetries(
+      () =>
+        ctx.client.POST('/v1/agent-runs/{run_id}/approval', {
+          params: { path: { run_id: runId }, header: { 'idempotency-key': key } },
+          body: { decision, ...(options.reason !== undefined ? { reason: options.reason } : {}) },
+        }),
+      { onRetry: (ms, why) => writeLine(ctx.err, `${why}; retrying in ${ms / 1_000} s`) },
+    ),
+  );
+  if (ctx.mode === 'json') writeJson(ctx.out, run);
+  else {
+    writeLine(ctx.out, `${decision === 'approve' ? 'approved' : 'rejected'}: run ${run.run_id} is ${describeRun(run)}`);
+    writeLine(ctx.out, `follow: gws runs get ${run.run_id} --watch`);
+  }
+  return EXIT.ok;
+}
