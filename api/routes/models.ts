@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { MODEL_DESCRIPTIONS, MODEL_IDS } from '../../domain/models.ts';
+import { admitModel, MODEL_DESCRIPTIONS, MODEL_IDS, type ModelId } from '../../domain/models.ts';
 import type { PricingTable } from '../../domain/pricing.ts';
+import { ErrorObject } from '../contract/common.ts';
 import { defineRoute } from '../contract/route.ts';
 
 // Fixed so the list is stable across restarts (OpenAI's `created` is a creation time).
@@ -18,7 +19,25 @@ const Model = z
   .meta({ id: 'Model' });
 const ModelList = z.object({ object: z.literal('list'), data: z.array(Model) }).meta({ id: 'ModelList' });
 
+// Bounded like chat's `model` field. Any id within the bound that is not an alias (odd characters
+// included) is 404 model_not_found, as an unknown id of the other `{id}` routes is their 404.
+const ModelParams = z.object({
+  model: z
+    .string()
+    .min(1)
+    .max(100)
+    .meta({ description: `A model id: one of ${MODEL_IDS.join(', ')}; any other id is 404 model_not_found.` }),
+});
+
 export function modelRoutes(pricing: PricingTable) {
+  const modelView = (id: ModelId) => ({
+    id,
+    object: 'model' as const,
+    created: MODELS_CREATED,
+    owned_by: 'governed-workspace-service',
+    description: MODEL_DESCRIPTIONS[id],
+    credits_per_1k_tokens: pricing.modelRates[id],
+  });
   return [
     defineRoute({
       method: 'get',
@@ -29,20 +48,23 @@ export function modelRoutes(pricing: PricingTable) {
       tags: ['platform'],
       auth: 'core',
       responses: { 200: { description: 'Model catalog.', schema: ModelList } },
-      handler: () => ({
-        status: 200,
-        body: {
-          object: 'list',
-          data: MODEL_IDS.map((id) => ({
-            id,
-            object: 'model',
-            created: MODELS_CREATED,
-            owned_by: 'governed-workspace-service',
-            description: MODEL_DESCRIPTIONS[id],
-            credits_per_1k_tokens: pricing.modelRates[id],
-          })),
-        },
-      }),
+      handler: () => ({ status: 200, body: { object: 'list', data: MODEL_IDS.map(modelView) } }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/models/{model}',
+      operationId: 'retrieveModel',
+      summary: 'One admitted model (extension)',
+      description:
+        'The model object GET /v1/models lists for this id, in the shape the OpenAI client reads (`client.models.retrieve`). An unknown id is 404 model_not_found (param model); the id is not echoed.',
+      tags: ['platform'],
+      auth: 'core',
+      request: { params: ModelParams },
+      responses: {
+        200: { description: 'The model.', schema: Model },
+        404: { description: 'Unknown model id (code model_not_found).', schema: ErrorObject },
+      },
+      handler: ({ params }) => ({ status: 200, body: modelView(admitModel(params.model)) }),
     }),
   ];
 }
