@@ -82,6 +82,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One admitted model (extension)
+         * @description The model object GET /v1/models lists for this id, in the shape the OpenAI client reads (`client.models.retrieve`). An unknown id is 404 model_not_found (param model); the id is not echoed.
+         */
+        get: operations["retrieveModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -93,7 +113,7 @@ export interface paths {
         put?: never;
         /**
          * Chat completion (OpenAI-compatible)
-         * @description Works with the official openai client. With stream true the answer is server-sent events of chat.completion.chunk. Usage is reserved and settled through the ledger. A policy refusal is 200 with message.refusal and finish_reason content_filter, never a 5xx.
+         * @description Works with the official openai client. With stream true the answer is server-sent events of chat.completion.chunk. Usage is reserved and settled through the ledger. A policy refusal is 200 with message.refusal and finish_reason content_filter, never a 5xx. Tools (tools, tool_choice, parallel_tool_calls) in the OpenAI wire format are passed to an upstream provider; its tool calls come back as message.tool_calls, or streamed as delta.tool_calls, with finish_reason tool_calls. The local provider cannot call tools (400 tools_not_supported unless tool_choice is "none").
          */
         post: operations["createChatCompletion"];
         delete?: never;
@@ -1136,29 +1156,25 @@ export interface components {
             context_url?: string;
             /** @description true: recall from the vault. Object: recall/remember/limit/subject/expires_at. Absent or false: the vault is neither read nor written. */
             memory?: boolean | components["schemas"]["ChatMemoryOptions"];
-            response_format?: {
-                /** @constant */
-                type: "json_schema";
-                json_schema: {
-                    name: string;
-                    description?: string;
-                    /** @description A bounded JSON Schema subset: keywords type, properties, required, additionalProperties, items, enum, const, description, title, minimum, maximum, minLength, maxLength, minItems, maxItems; at most 5 levels, 64 properties, 100 enum values. Anything else is 400 with param naming the keyword. */
-                    schema: {
-                        [key: string]: unknown;
-                    };
-                    strict?: boolean;
-                };
-            };
+            response_format?: components["schemas"]["ChatResponseFormatText"] | components["schemas"]["ChatResponseFormatJsonObject"] | components["schemas"]["ChatResponseFormatJsonSchema"];
             max_tokens?: number;
             max_completion_tokens?: number;
             temperature?: number;
             top_p?: number;
-            /** @constant */
+            /**
+             * @description Number of choices: only 1 is supported. Any other value is 400 invalid_request with param n; nothing is charged.
+             * @constant
+             */
             n?: 1;
             seed?: number;
             user?: string;
+            /** @description Functions the model may call, passed to an upstream provider unchanged; names are unique. The local provider cannot call tools: with tools (an empty array is none) and a tool_choice other than "none" it answers 400 tools_not_supported with param tools, holding and charging nothing; with tool_choice "none" it answers in text and the tools are not read. The legacy `functions` and `function_call` are 400 unsupported_parameter: use tools and tool_choice. */
+            tools?: components["schemas"]["ChatTool"][];
+            tool_choice?: components["schemas"]["ChatToolChoice"];
+            /** @description Whether the model may call several tools in one turn; passed to the upstream with tools, else ignored. */
+            parallel_tool_calls?: boolean;
         };
-        /** @description OpenAI's message shape; content is a string or an array of text parts. */
+        /** @description OpenAI's message shape; content is a string or an array of text parts (or null for an assistant turn that only called tools). An assistant message may carry tool_calls; a tool message carries its result as content and the tool_call_id it answers. */
         ChatMessage: {
             /** @enum {string} */
             role: "system" | "developer" | "user" | "assistant" | "tool";
@@ -1168,7 +1184,24 @@ export interface components {
                 text: string;
             }[] | null;
             name?: string;
+            /** @description Assistant messages only: the tool calls that turn made (its content may then be null). The tool messages right after it answer every call, one each; else 400 naming this field. */
+            tool_calls?: components["schemas"]["ChatMessageToolCall"][];
+            /** @description Required for role tool, read only there: the id of the call, in the assistant message before it, that this tool result answers. */
             tool_call_id?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A tool call of an earlier assistant turn, as the completion returned it (`arguments` is a JSON string). Other fields, such as a client's `parsed_arguments`, are ignored. */
+        ChatMessageToolCall: {
+            id: string;
+            /** @constant */
+            type: "function";
+            function: {
+                name: string;
+                arguments: string;
+            } & {
+                [key: string]: unknown;
+            };
         } & {
             [key: string]: unknown;
         };
@@ -1186,6 +1219,67 @@ export interface components {
              * @description Expiry of a remembered exchange; in the future.
              */
             expires_at?: string;
+        };
+        /** @description A text answer (the default). */
+        ChatResponseFormatText: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "text";
+        };
+        /** @description An answer whose content is a JSON object. The local provider answers {"answer": "<its text answer>"}; an upstream gets json_object, and an answer of it that is not a JSON object becomes a refusal (finish_reason stop, message.refusal set, content null). */
+        ChatResponseFormatJsonObject: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "json_object";
+        };
+        /** @description An answer whose content validates against the schema, or a refusal; never an invented value. */
+        ChatResponseFormatJsonSchema: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "json_schema";
+            json_schema: {
+                name: string;
+                description?: string;
+                /** @description A bounded JSON Schema subset: what pydantic's model_json_schema() (through the openai clients' .parse()) and zod's toJSONSchema / zodResponseFormat emit. Honoured: type (one of object, array, string, number, integer, boolean, null, or an array of them), properties, required, additionalProperties (true or false), items (one schema), enum (1 to 100 values), const, anyOf (1 to 16 schemas; nullable as anyOf with {"type": "null"}), oneOf only as a discriminated union (pydantic's Field(discriminator=...): with discriminator.propertyName a required const of a different value in every branch, so it means what anyOf does), $ref to '#/$defs/<name>' or '#/definitions/<name>', minimum, maximum, exclusiveMinimum, exclusiveMaximum, minLength and maxLength (0 to 10000), minItems and maxItems (0 to 100), format (date-time, date, time, duration, email, hostname, ipv4, ipv6, uuid, uri). At the root only: $schema (draft-07, 2019-09 or 2020-12), $defs, definitions. Annotations accepted and ignored, never used as a value: title, description, default, examples, $comment, deprecated, readOnly, writeOnly, discriminator. After resolving $ref: at most 5 levels of nested properties and items, 64 properties in all, 500 schema objects; a recursive $ref is refused. Anything else (pattern, patternProperties, allOf, not, if/then/else, any other oneOf, a remote $ref, ...) is 400 with param naming the keyword, e.g. response_format.json_schema.schema.properties.code.pattern. */
+                schema: {
+                    [key: string]: unknown;
+                };
+                strict?: boolean;
+            };
+        };
+        /** @description A function the model may call, in OpenAI's `tools` wire format. */
+        ChatTool: {
+            /**
+             * @description Function tools only.
+             * @constant
+             */
+            type: "function";
+            function: {
+                /** @description 1 to 64 letters, digits, underscores or hyphens. */
+                name: string;
+                description?: string;
+                /** @description A JSON Schema of the arguments object (top-level type "object" when stated), at most 16384 bytes as JSON; passed to the upstream unchanged. Omitted: a function without arguments. */
+                parameters?: {
+                    [key: string]: unknown;
+                };
+                /** @description Passed to the upstream: true asks it to hold the arguments to the schema exactly. */
+                strict?: boolean;
+            };
+        };
+        /** @description none: answer in text, call no tool. auto (the default with tools): the model decides. required: it must call at least one tool (needs tools). {type: "function", function: {name}}: it must call that function, which must be one of tools; else 400 with param tool_choice. */
+        ChatToolChoice: ("none" | "auto" | "required") | {
+            /** @constant */
+            type: "function";
+            function: {
+                /** @description 1 to 64 letters, digits, underscores or hyphens. */
+                name: string;
+            };
         };
         CreateRunRequest: {
             /** @description The work to perform, 1 to 20000 characters. */
@@ -1599,16 +1693,29 @@ export interface components {
                     role: "assistant";
                     content: string | null;
                     refusal: string | null;
+                    /** @description Present when the model called tools (finish_reason tool_calls); content is then usually null. */
+                    tool_calls?: components["schemas"]["ChatToolCall"][];
                 };
                 /**
-                 * @description content_filter is the stop signal of a policy refusal. A structured-output refusal (no grounded value for a required field, or an answer that does not validate) finishes stop, with message.refusal set and content null.
+                 * @description tool_calls: the model called tools (message.tool_calls, or the streamed delta.tool_calls); run them and send the results back as tool messages. content_filter is the stop signal of a policy refusal. A structured-output refusal (no grounded value for a required field, or an answer that does not validate) finishes stop, with message.refusal set and content null.
                  * @enum {string}
                  */
-                finish_reason: "stop" | "length" | "content_filter";
+                finish_reason: "stop" | "length" | "content_filter" | "tool_calls";
                 /** @constant */
                 logprobs: null;
             }[];
             usage: components["schemas"]["ChatUsage"];
+        };
+        /** @description A call the model made; answer it with a tool message carrying this id as tool_call_id. */
+        ChatToolCall: {
+            id: string;
+            /** @constant */
+            type: "function";
+            function: {
+                name: string;
+                /** @description The arguments as a JSON string, as the model wrote them: parse and check them before running the function. */
+                arguments: string;
+            };
         };
         /** @description Byte-count token estimate (one token per 4 UTF-8 bytes), the basis of the credits reserved and settled. */
         ChatUsage: {
@@ -1616,7 +1723,7 @@ export interface components {
             completion_tokens: number;
             total_tokens: number;
         };
-        /** @description One server-sent event `data:` line. The first delta carries the role, the last chunk with choices carries finish_reason; with stream_options.include_usage a final chunk with empty choices carries usage; the stream ends with `data: [DONE]`. Lines starting with `:` are keep-alive comments. */
+        /** @description One server-sent event `data:` line. The first delta carries the role, the last chunk with choices carries finish_reason; tool calls arrive as delta.tool_calls, as OpenAI streams them (ChatToolCallDelta), and finish tool_calls; with stream_options.include_usage a final chunk with empty choices carries usage; the stream ends with `data: [DONE]`. Lines starting with `:` are keep-alive comments. */
         ChatCompletionChunk: {
             id: string;
             /** @constant */
@@ -1632,12 +1739,25 @@ export interface components {
                     role?: "assistant";
                     content?: string;
                     refusal?: string;
+                    tool_calls?: components["schemas"]["ChatToolCallDelta"][];
                 };
-                finish_reason: ("stop" | "length" | "content_filter") | null;
+                finish_reason: ("stop" | "length" | "content_filter" | "tool_calls") | null;
                 /** @constant */
                 logprobs: null;
             }[];
             usage?: components["schemas"]["ChatUsage"] | null;
+        };
+        /** @description A piece of a streamed tool call, as OpenAI streams it: the first for an index carries id, type and function.name, later ones fragments of function.arguments; concatenate them in order (the official clients' stream helpers do). */
+        ChatToolCallDelta: {
+            /** @description Which call of this answer the fragment belongs to. */
+            index: number;
+            id?: string;
+            /** @constant */
+            type?: "function";
+            function?: {
+                name?: string;
+                arguments?: string;
+            };
         };
         AgentRun: {
             /** @constant */
@@ -2303,7 +2423,7 @@ export interface components {
                  * @description Stable machine-readable code. Whether to retry follows the code, not only the status: a 429 rate_limit_exceeded clears with time (wait Retry-After seconds, then retry); a 429 insufficient_credits or budget_exceeded, and a 409 model_not_routable, do not (they carry `x-should-retry: false` and no Retry-After: retrying the same request cannot succeed until an operator or the tenant changes something).
                  * @enum {string}
                  */
-                code: "invalid_json" | "invalid_request" | "unsupported_parameter" | "consent_required" | "payload_too_large" | "unsupported_media_type" | "invalid_api_key" | "invalid_idempotency_key" | "idempotency_key_reused" | "invalid_cursor" | "run_not_awaiting_approval" | "run_already_terminal" | "vault_entry_forgotten" | "model_not_found" | "model_not_routable" | "provider_not_configured" | "credential_value_refused" | "trace_content_refused" | "budget_exceeded" | "sandbox_jobs_disabled" | "sandbox_runner_not_configured" | "not_conformant" | "patch_candidate_unavailable" | "insufficient_credits" | "upstream_unavailable" | "vault_entry_not_quarantined" | "webhook_endpoint_limit_reached" | "not_found" | "method_not_allowed" | "rate_limit_exceeded" | "internal_error" | "service_unavailable" | "export_interrupted" | "request_header_too_large" | "malformed_request";
+                code: "invalid_json" | "invalid_request" | "unsupported_parameter" | "consent_required" | "payload_too_large" | "unsupported_media_type" | "invalid_api_key" | "invalid_idempotency_key" | "idempotency_key_reused" | "invalid_cursor" | "run_not_awaiting_approval" | "run_already_terminal" | "vault_entry_forgotten" | "model_not_found" | "model_not_routable" | "tools_not_supported" | "provider_not_configured" | "credential_value_refused" | "trace_content_refused" | "budget_exceeded" | "sandbox_jobs_disabled" | "sandbox_runner_not_configured" | "not_conformant" | "patch_candidate_unavailable" | "insufficient_credits" | "upstream_unavailable" | "vault_entry_not_quarantined" | "webhook_endpoint_limit_reached" | "not_found" | "method_not_allowed" | "rate_limit_exceeded" | "internal_error" | "service_unavailable" | "export_interrupted" | "request_header_too_large" | "malformed_request";
                 /** @description Value of the x-request-id response header. */
                 request_id: string;
             };
@@ -2650,6 +2770,138 @@ export interface operations {
             };
         };
     };
+    retrieveModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A model id: one of svc-workspace, svc-workspace-fast, svc-workspace-quality; any other id is 404 model_not_found. */
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The model. */
+            200: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Model"];
+                };
+            };
+            /** @description Invalid request: malformed JSON, an unsupported parameter or a contract violation; `param` names the field. */
+            400: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429. */
+            401: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Unknown model id (code model_not_found). */
+            404: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The request line or header block is larger than the server reads (code request_header_too_large); nothing was processed. Shorten the URL or headers. */
+            431: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Unexpected server error (code internal_error). Opaque; retry with bounded backoff. */
+            500: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description A dependency (database or Temporal) is unavailable (code service_unavailable). Retry after Retry-After seconds, with bounded backoff. */
+            503: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+        };
+    };
     createChatCompletion: {
         parameters: {
             query?: never;
@@ -2679,7 +2931,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["ChatCompletionChunk"];
                 };
             };
-            /** @description Invalid request: malformed JSON, an unsupported parameter or a contract violation; `param` names the field. */
+            /** @description Invalid request; `param` names the field (invalid_request, unsupported_parameter, e.g. the legacy functions and function_call). Code tools_not_supported (param tools): tools with a tool_choice other than "none" for a model the tenant's routing sends to the local provider, which cannot call tools; nothing was held or sent. */
             400: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */

@@ -29,6 +29,7 @@ export const ERROR_CODES = [
   'vault_entry_forgotten',
   'model_not_found',
   'model_not_routable',
+  'tools_not_supported',
   'provider_not_configured',
   'credential_value_refused',
   'trace_content_refused',
@@ -169,6 +170,15 @@ export const errors = {
       `This tenant's routing policy sends '${model}' to a provider this deployment has not configured, so nothing was sent to a model and nothing was charged. Do not retry: change the policy (POST /v1/routing-policies) or ask the operator to configure the provider (see GET /v1/providers).`,
       'model',
       { ...DO_NOT_RETRY },
+    ),
+  /** Chat `tools` (with a tool_choice other than "none") for a model the tenant's routing sends to a provider that cannot call tools; nothing is held or sent. */
+  toolsNotSupported: (model: string) =>
+    new ApiError(
+      400,
+      'invalid_request_error',
+      'tools_not_supported',
+      `The model '${model}' cannot call tools for this tenant: its routing sends it to the local provider, which answers in text only. Nothing was sent to a model and nothing was charged. To use tools, route the model to an upstream provider (POST /v1/routing-policies with {"model": "${model}", "provider": "upstream"}; GET /v1/providers shows whether one is configured); for a text answer, send tool_choice "none" or leave tools out.`,
+      'tools',
     ),
   /** A routing policy naming a provider this deployment has not configured; nothing is recorded. */
   providerNotConfigured: (provider: string) =>

@@ -20,7 +20,22 @@ function messagesOf(body: Body): ChatMessage[] {
   return body.messages.map((m) => ({
     role: m.role,
     content: m.content === null ? '' : typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join('\n'),
+    // The contract checked the pairing (api/schemas/chat.ts); only OpenAI's wire fields of a call go on.
+    ...(m.role === 'assistant' && m.tool_calls
+      ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: c.function.arguments } })) }
+      : {}),
+    ...(m.role === 'tool' && m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
   }));
+}
+
+/** `text` (the default) asks for nothing: no response format. */
+function responseFormatOf(format: Body['response_format']): ChatInput['responseFormat'] {
+  if (format?.type === 'json_schema') {
+    const { name, schema, description, strict } = format.json_schema;
+    return { kind: 'json_schema', name, schema, ...(description !== undefined ? { description } : {}), ...(strict !== undefined ? { strict } : {}) };
+  }
+  if (format?.type === 'json_object') return { kind: 'json_object' };
+  return null;
 }
 
 function memoryOf(memory: Body['memory']): MemoryOptions | null {
@@ -43,7 +58,8 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
       operationId: 'createChatCompletion',
       summary: 'Chat completion (OpenAI-compatible)',
       description:
-        'Works with the official openai client. With stream true the answer is server-sent events of chat.completion.chunk. Usage is reserved and settled through the ledger. A policy refusal is 200 with message.refusal and finish_reason content_filter, never a 5xx.',
+        'Works with the official openai client. With stream true the answer is server-sent events of chat.completion.chunk. Usage is reserved and settled through the ledger. A policy refusal is 200 with message.refusal and finish_reason content_filter, never a 5xx. ' +
+        'Tools (tools, tool_choice, parallel_tool_calls) in the OpenAI wire format are passed to an upstream provider; its tool calls come back as message.tool_calls, or streamed as delta.tool_calls, with finish_reason tool_calls. The local provider cannot call tools (400 tools_not_supported unless tool_choice is "none").',
       tags: ['chat'],
       auth: 'core',
       request: { body: ChatCompletionRequest },
@@ -52,6 +68,11 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
           description: 'The completion (application/json), or its event stream (text/event-stream) when stream is true.',
           schema: ChatCompletion,
           alternatives: [{ contentType: 'text/event-stream', schema: ChatCompletionChunk }],
+        },
+        400: {
+          description:
+            'Invalid request; `param` names the field (invalid_request, unsupported_parameter, e.g. the legacy functions and function_call). Code tools_not_supported (param tools): tools with a tool_choice other than "none" for a model the tenant\'s routing sends to the local provider, which cannot call tools; nothing was held or sent.',
+          schema: ErrorObject,
         },
         404: { description: 'Unknown model id (code model_not_found).', schema: ErrorObject },
         409: {
@@ -70,7 +91,8 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
         502: { description: 'The model service failed (code upstream_unavailable). Opaque; no provider identity.', schema: ErrorObject },
       },
       async handler({ principal, body, ctx }) {
-        if (body.response_format) {
+        // The schema is checked against the subset (and compiled) before anything is held.
+        if (body.response_format?.type === 'json_schema') {
           const check = checkSchemaSubset(body.response_format.json_schema.schema);
           if (!check.ok) throw errors.invalidRequest(check.message, check.path);
         }
@@ -88,10 +110,9 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
             messages: messagesOf(body),
             contextUrl: body.context_url,
             memory: memoryOf(body.memory),
-            responseFormat: body.response_format
-              ? { name: body.response_format.json_schema.name, schema: body.response_format.json_schema.schema }
-              : null,
+            responseFormat: responseFormatOf(body.response_format),
             maxTokens: body.max_completion_tokens ?? body.max_tokens,
+            ...(body.tools?.length ? { tools: body.tools, toolChoice: body.tool_choice, parallelToolCalls: body.parallel_tool_calls } : {}),
           },
           controller.signal,
         );
@@ -121,7 +142,14 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
             object: 'chat.completion',
             created: prepared.created,
             model: prepared.model,
-            choices: [{ index: 0, message: { role: 'assistant', content: output.content, refusal: output.refusal }, finish_reason: output.finishReason, logprobs: null }],
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: output.content, refusal: output.refusal, ...(output.toolCalls?.length ? { tool_calls: output.toolCalls } : {}) },
+                finish_reason: output.finishReason,
+                logprobs: null,
+              },
+            ],
             usage,
           },
         };

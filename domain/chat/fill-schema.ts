@@ -2,13 +2,27 @@
 // what the source text states, deterministically. It never guesses: a field the
 // text holds no value for has no value, and a required one is reported as
 // missing so the caller can refuse instead of inventing (no first enum value,
-// no 0, no "3" out of "3pm", no padding, no clamping).
+// no 0, no "3" out of "3pm", no padding, no clamping, never a `default` or an
+// `examples` entry).
+//
+// Choices (anyOf, a discriminated oneOf, a type array) take the branch the
+// text supports: the one with the most values the text states (a const counts
+// when the text mentions it), the first in schema order on a tie. When the text
+// supports no branch, a nullable choice is null, which is what "optional" means
+// in the strict schemas clients send (all properties required, Optional as
+// anyOf with null): the text states no value. A choice without null has no
+// value then, so a required one is missing and refused as before. Local $refs
+// are resolved.
 import { analyzeObjective, tidy } from '../text/analyze.ts';
 import { STOPWORDS } from '../text/stopwords.ts';
+import { formatAccepts, resolveRef } from './schema-subset.ts';
 
 type Schema = Record<string, unknown>;
 
 export type FillResult = { ok: true; value: unknown } | { ok: false; missing: string[] };
+
+/** A filled value with how many of its values the text states (0: only consts, nulls, empty lists). */
+type Filled = { ok: true; value: unknown; grounded: number } | { ok: false; missing: string[] };
 
 interface FillSource {
   sentences: string[];
@@ -16,6 +30,13 @@ interface FillSource {
   questions: string[];
   clauses: string[];
   phrases: string[];
+}
+
+/** The source and the schema's root (for $ref), with the $refs being followed (a recursive one has no value). */
+interface Ctx {
+  src: FillSource;
+  root: Schema;
+  refs: string[];
 }
 
 /** A value found in a sentence, at a character index. */
@@ -37,27 +58,112 @@ function sourceOf(text: string): FillSource {
 }
 
 export function fillSchema(schema: Schema, source: string, name = 'value'): FillResult {
-  return fill(schema, sourceOf(source), name, '');
+  const result = fill(schema, { src: sourceOf(source), root: schema, refs: [] }, name, '');
+  return result.ok ? { ok: true, value: result.value } : result;
 }
 
-function fill(schema: Schema, src: FillSource, name: string, path: string): FillResult {
-  if (!isFixed(schema) && schema.type === 'object') return fillObject(schema, src, path);
-  if (!isFixed(schema) && schema.type === 'array') return fillArray(schema, src, name, path);
-  const [value] = candidates(schema, src, name);
-  return value === undefined ? { ok: false, missing: [path || name] } : { ok: true, value };
+/** A `$ref` replaced by its definition (the referring schema's other keywords kept); a recursive one by nothing. */
+function deref(schema: Schema, ctx: Ctx): { schema: Schema; ctx: Ctx } {
+  let current = schema;
+  let refs = ctx.refs;
+  while (typeof current.$ref === 'string') {
+    const ref = current.$ref;
+    const target = refs.includes(ref) ? undefined : resolveRef(ctx.root, ref);
+    const { $ref: _ref, ...rest } = current;
+    if (!target) return { schema: { ...rest, anyOf: [] }, ctx };
+    refs = [...refs, ref];
+    current = { ...target, ...rest };
+  }
+  return { schema: current, ctx: refs === ctx.refs ? ctx : { ...ctx, refs } };
+}
+
+/** The alternatives of a choice: anyOf / oneOf branches or the types of a type array, each with the schema's other keywords. */
+function alternativesOf(schema: Schema): Schema[] | undefined {
+  // A oneOf is accepted only as a discriminated union (schema-subset.ts), where it means what anyOf does.
+  for (const keyword of ['anyOf', 'oneOf'] as const) {
+    if (!Array.isArray(schema[keyword])) continue;
+    const { [keyword]: branches, discriminator: _annotation, ...rest } = schema;
+    return (branches as Schema[]).map((branch) => ({ ...rest, ...branch }));
+  }
+  if (Array.isArray(schema.type)) return (schema.type as string[]).map((type) => ({ ...schema, type }));
+  return undefined;
+}
+
+function isNull(schema: Schema): boolean {
+  return schema.type === 'null' || schema.const === null || (Array.isArray(schema.enum) && schema.enum.length === 1 && schema.enum[0] === null);
+}
+
+function fill(raw: Schema, outer: Ctx, name: string, path: string): Filled {
+  const { schema, ctx } = deref(raw, outer);
+  const alternatives = alternativesOf(schema);
+  if (alternatives) return fillChoice(alternatives, ctx, name, path);
+  if (!isFixed(schema) && schema.type === 'object') return fillObject(schema, ctx, path);
+  if (!isFixed(schema) && schema.type === 'array') return fillArray(schema, ctx, name, path);
+  const [value] = candidates(schema, ctx, name);
+  if (value !== undefined) return { ok: true, value, grounded: schema.const !== undefined ? Number(mentioned(schema.const, ctx.src)) : value === null ? 0 : 1 };
+  // An enum that lists null: the text names none of its values, so it states none.
+  if (Array.isArray(schema.enum) && schema.enum.includes(null)) return { ok: true, value: null, grounded: 0 };
+  return { ok: false, missing: [path || name] };
+}
+
+/**
+ * The branch with the most stated values (first on a tie); with none stated,
+ * null when the choice allows it, a lone non-null branch's own result, else
+ * missing. Between several branches, one whose discriminating consts (its own
+ * const, or the consts of its direct properties) the text does not mention is
+ * not taken: choosing it would be a guess. In a nullable choice, an object is
+ * taken only when the text names the field, and an enum value only when a
+ * sentence names it together with the field, so values stated for another
+ * field ("The city is London" for `home`) do not make up an optional `work`.
+ */
+function fillChoice(alternatives: Schema[], ctx: Ctx, name: string, path: string): Filled {
+  const nullable = alternatives.some(isNull);
+  const branches = alternatives.filter((a) => !isNull(a));
+  let best: Extract<Filled, { ok: true }> | undefined;
+  for (const raw of branches) {
+    const { schema: branch, ctx: inner } = deref(raw, ctx);
+    if (branches.length > 1 && !discriminators(branch, inner).every((c) => mentioned(c, ctx.src))) continue;
+    const result = fill(branch, inner, name, path);
+    if (!result.ok || result.grounded === 0) continue;
+    if (nullable && !namedWith(result.value, branch, name, ctx.src)) continue;
+    if (!best || result.grounded > best.grounded) best = result;
+  }
+  if (best) return best;
+  if (nullable) return { ok: true, value: null, grounded: 0 };
+  if (branches.length === 1) return fill(branches[0]!, ctx, name, path);
+  return { ok: false, missing: [path || name] };
+}
+
+/** The const values that tell a branch apart: its own, or those of its direct properties. */
+function discriminators(branch: Schema, ctx: Ctx): unknown[] {
+  if (branch.const !== undefined) return [branch.const];
+  return Object.values((branch.properties ?? {}) as Record<string, Schema>)
+    .map((p) => deref(p, ctx).schema.const)
+    .filter((c) => c !== undefined);
+}
+
+/** Whether an optional (nullable) value is tied to its field by the text. */
+function namedWith(value: unknown, branch: Schema, name: string, src: FillSource): boolean {
+  const words = fieldWords(name);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return src.statements.some((s) => mentionsOf(s, words).length > 0);
+  if (typeof value === 'string' && isFixed(branch)) return src.statements.some((s) => mentionsOf(s, words).length > 0 && wordPattern(value).test(s));
+  return true;
 }
 
 /** Optional properties without a value are left out; a required one without a value leaves the object without one. */
-function fillObject(schema: Schema, src: FillSource, path: string): FillResult {
+function fillObject(schema: Schema, ctx: Ctx, path: string): Filled {
   const required = new Set((schema.required ?? []) as string[]);
   const value: Record<string, unknown> = {};
   const missing: string[] = [];
+  let grounded = 0;
   for (const [key, child] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) {
-    const result = fill(child, src, key, path ? `${path}.${key}` : key);
-    if (result.ok) value[key] = result.value;
-    else if (required.has(key)) missing.push(...result.missing);
+    const result = fill(child, ctx, key, path ? `${path}.${key}` : key);
+    if (result.ok) {
+      value[key] = result.value;
+      grounded += result.grounded;
+    } else if (required.has(key)) missing.push(...result.missing);
   }
-  return missing.length ? { ok: false, missing } : { ok: true, value };
+  return missing.length ? { ok: false, missing } : { ok: true, value, grounded };
 }
 
 /** A schema whose values are listed by the schema itself (const, enum), whatever its type. */
@@ -65,19 +171,28 @@ function isFixed(schema: Schema): boolean {
   return schema.const !== undefined || schema.enum !== undefined;
 }
 
-function fillArray(schema: Schema, src: FillSource, name: string, path: string): FillResult {
-  const items = (schema.items ?? {}) as Schema;
+function fillArray(schema: Schema, ctx: Ctx, name: string, path: string): Filled {
+  const { schema: items, ctx: inner } = deref((schema.items ?? {}) as Schema, ctx);
   // Free-text items come from stated lists or list-like sources; any other item schema from its own candidates.
-  const found = unique(items.type === 'string' && !isFixed(items) ? listCandidates(items, src, name) : candidates(items, src, name));
+  const free = items.type === 'string' && !isFixed(items) && !alternativesOf(items);
+  const found = unique(free ? listCandidates(items, inner.src, name) : candidates(items, inner, name));
   const value = found.slice(0, (schema.maxItems as number | undefined) ?? found.length);
-  return value.length < ((schema.minItems as number | undefined) ?? 0) ? { ok: false, missing: [path || name] } : { ok: true, value };
+  if (value.length < ((schema.minItems as number | undefined) ?? 0)) return { ok: false, missing: [path || name] };
+  return { ok: true, value, grounded: value.length };
 }
 
 /** Every grounded value for one field, best first; empty when the text states none. */
-function candidates(schema: Schema, src: FillSource, name: string): unknown[] {
+function candidates(raw: Schema, outer: Ctx, name: string): unknown[] {
+  const { schema, ctx } = deref(raw, outer);
+  const src = ctx.src;
   // The schema's own value, not an invented one.
   if (schema.const !== undefined) return [schema.const];
   if (Array.isArray(schema.enum)) return enumCandidates(schema.enum, src, name);
+  if (alternativesOf(schema) || schema.type === 'object' || schema.type === 'array') {
+    // As a list item, a result that states nothing (only consts, nulls, empty lists) is no item at all.
+    const result = fill(schema, ctx, name, name);
+    return result.ok && result.grounded > 0 ? [result.value] : [];
+  }
   switch (schema.type) {
     case 'string':
       return stringCandidates(schema, src, name);
@@ -88,15 +203,14 @@ function candidates(schema: Schema, src: FillSource, name: string): unknown[] {
       return booleanCandidates(src, name);
     case 'null':
       return [null];
-    case 'object':
-    case 'array': {
-      // As a list item, an empty result names nothing the text states, so it is no item at all.
-      const result = fill(schema, src, name, name);
-      return result.ok && !isEmpty(result.value) ? [result.value] : [];
-    }
     default:
       return [];
   }
+}
+
+/** Whether the text names a const string value (word-bounded, like an enum value). */
+function mentioned(value: unknown, src: FillSource): boolean {
+  return typeof value === 'string' && value.trim() !== '' && src.statements.some((s) => wordPattern(value).test(s));
 }
 
 // --- Field names and where the text mentions them ---------------------------
@@ -193,7 +307,9 @@ function numberCandidates(schema: Schema, src: FillSource, name: string): number
       Number.isFinite(n) &&
       (schema.type !== 'integer' || Number.isInteger(n)) &&
       (typeof schema.minimum !== 'number' || n >= schema.minimum) &&
-      (typeof schema.maximum !== 'number' || n <= schema.maximum),
+      (typeof schema.maximum !== 'number' || n <= schema.maximum) &&
+      (typeof schema.exclusiveMinimum !== 'number' || n > schema.exclusiveMinimum) &&
+      (typeof schema.exclusiveMaximum !== 'number' || n < schema.exclusiveMaximum),
   );
 }
 
@@ -322,12 +438,11 @@ function listCandidates(items: Schema, src: FillSource, name: string): string[] 
   return fitAll([...statedValues(src, name, true), ...derived], items);
 }
 
+/** Stated texts that fit the length bounds and, with a `format`, meet it as stated (a date is not made up from "tomorrow"). */
 function fitAll(texts: string[], schema: Schema): string[] {
-  return texts.map((t) => fitted(t, schema)).filter((t): t is string => t !== undefined);
-}
-
-function isEmpty(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+  return texts
+    .map((t) => fitted(t, schema))
+    .filter((t): t is string => t !== undefined && (typeof schema.format !== 'string' || formatAccepts(schema.format, t)));
 }
 
 function unique<T>(values: T[]): T[] {

@@ -8,10 +8,24 @@ export interface ToolCallRequest {
   function: { name: string; arguments: string };
 }
 
-/** A tool offered to the model, in OpenAI's `tools` wire format. */
+/** A tool offered to the model, in OpenAI's `tools` wire format (passed to an upstream unchanged). */
 export interface ToolDefinition {
   type: 'function';
-  function: { name: string; description: string; parameters: Record<string, unknown> };
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+}
+
+/** OpenAI's `tool_choice`: whether the model may, must or must not call a tool, or which one it must call. */
+export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+/**
+ * One element of a streamed `delta.tool_calls`, as OpenAI streams it: the first delta of a call
+ * carries its `id`, `type` and `function.name`, later ones fragments of `function.arguments`.
+ */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
 }
 
 export interface ChatMessage {
@@ -23,15 +37,27 @@ export interface ChatMessage {
   tool_call_id?: string;
 }
 
+/**
+ * What response_format asks for: an answer that validates against a JSON Schema
+ * of the supported subset (`kind` may be left out; `description` and `strict`
+ * are the client's, passed to an upstream), or any JSON object.
+ */
+export type ResponseFormat =
+  | { kind?: 'json_schema'; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean }
+  | { kind: 'json_object' };
+
 export interface ChatRequest {
   model: ModelId;
   messages: ChatMessage[];
   /** Recalled vault entries and fetched context, already bounded. */
   grounding: { memory: { id: string; subject: string; content: string }[]; document: string | null };
-  responseFormat: { name: string; schema: Record<string, unknown> } | null;
+  responseFormat: ResponseFormat | null;
   maxTokens: number;
-  /** Tools the model may call (runs' agent loop). */
+  /** Tools the model may call (runs' agent loop, chat's `tools`); only a provider with `callsTools` receives them. */
   tools?: ToolDefinition[];
+  /** Chat's `tool_choice` and `parallel_tool_calls`, sent only with `tools`. */
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
 }
 
 /** Token usage as the provider reported it. */
@@ -53,10 +79,14 @@ export interface ChatOutput {
 export type ChatStreamEvent =
   | { type: 'content'; text: string }
   | { type: 'refusal'; text: string }
+  /** The `delta.tool_calls` of one streamed chunk. */
+  | { type: 'tool_calls'; deltas: ToolCallDelta[] }
   | { type: 'finish'; reason: ChatOutput['finishReason'] };
 
 export interface ChatProvider {
   readonly id: string;
+  /** True when the provider can answer with tool calls; one that cannot is never sent tools. */
+  readonly callsTools?: boolean;
   complete(request: ChatRequest, signal: AbortSignal): Promise<ChatOutput>;
   /** Token by token, when the provider can; otherwise callers chunk `complete`. */
   stream?(request: ChatRequest, signal: AbortSignal): AsyncIterable<ChatStreamEvent>;

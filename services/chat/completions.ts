@@ -5,7 +5,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
 import { isDeclined, POLICY_REFUSAL } from '../../domain/chat/policy.ts';
-import { type ChatMessage, type ChatOutput, type ChatProvider, type ChatRequest, ProviderError } from '../../domain/chat/types.ts';
+import {
+  type ChatMessage,
+  type ChatOutput,
+  type ChatProvider,
+  type ChatRequest,
+  ProviderError,
+  type ToolCallDelta,
+  type ToolCallRequest,
+  type ToolChoice,
+  type ToolDefinition,
+} from '../../domain/chat/types.ts';
 import { errors } from '../../domain/errors.ts';
 import { admitModel, type ModelId } from '../../domain/models.ts';
 import { modelCredits, type PricingTable } from '../../domain/pricing.ts';
@@ -18,7 +28,7 @@ import { recallMemory } from '../memory.ts';
 import { type Providers, routeOf } from '../model-layer.ts';
 import { createEntry } from '../vault/entries.ts';
 import { type ContextUrlPolicy, fetchContext } from './context-url.ts';
-import { enforceSchema } from './structured-output.ts';
+import { enforceResponseFormat } from './structured-output.ts';
 
 export interface ChatDeps {
   db: Db;
@@ -43,8 +53,12 @@ export interface ChatInput {
   messages: ChatMessage[];
   contextUrl?: string;
   memory: MemoryOptions | null;
-  responseFormat: { name: string; schema: Record<string, unknown> } | null;
+  responseFormat: ChatRequest['responseFormat'];
   maxTokens?: number;
+  /** OpenAI's tools (non-empty when present), tool_choice and parallel_tool_calls. */
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
 }
 
 export interface ChatUsage {
@@ -53,7 +67,11 @@ export interface ChatUsage {
   total_tokens: number;
 }
 
-export type ChatDelta = { kind: 'content' | 'refusal'; text: string } | { kind: 'done'; finishReason: ChatOutput['finishReason']; usage: ChatUsage };
+export type ChatDelta =
+  | { kind: 'content' | 'refusal'; text: string }
+  /** One chunk's `delta.tool_calls`. */
+  | { kind: 'tool_calls'; toolCalls: ToolCallDelta[] }
+  | { kind: 'done'; finishReason: ChatOutput['finishReason']; usage: ChatUsage };
 
 export interface PreparedChat {
   id: string;
@@ -72,6 +90,26 @@ export function deltasOf(text: string): string[] {
   for (let i = 0; i < words.length; i += 3) deltas.push(words.slice(i, i + 3).join(''));
   return deltas;
 }
+
+/** A finished answer's tool calls as OpenAI streams them: per call a delta with id, type and name, then one with the arguments. */
+export function toolCallDeltasOf(calls: ToolCallRequest[]): ToolCallDelta[][] {
+  return calls.flatMap((c, index) => [
+    [{ index, id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: '' } }],
+    ...(c.function.arguments ? [[{ index, function: { arguments: c.function.arguments } }]] : []),
+  ]);
+}
+
+/** Folds streamed tool-call deltas into whole calls, by index. */
+function accumulateToolCalls(calls: ToolCallRequest[], deltas: ToolCallDelta[]): void {
+  for (const d of deltas) {
+    const call = (calls[d.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+    if (d.id) call.id = d.id;
+    if (d.function?.name) call.function.name = d.function.name;
+    if (d.function?.arguments) call.function.arguments += d.function.arguments;
+  }
+}
+
+const callText = (calls: ToolCallRequest[] = []) => calls.map((c) => `${c.function.name} ${c.function.arguments}`).join('\n');
 
 const HOLD_STEP = 'chat';
 
@@ -99,16 +137,31 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
     grounding: { memory: memory.map((m) => ({ id: m.id, subject: m.subject, content: m.content })), document },
     responseFormat: input.responseFormat,
     maxTokens: input.maxTokens ?? deps.maxTokensDefault,
+    ...(input.tools?.length ? { tools: input.tools, toolChoice: input.toolChoice, parallelToolCalls: input.parallelToolCalls } : {}),
   };
-  const promptText = [...input.messages.map((m) => m.content), ...memory.map((m) => `${m.subject} ${m.content}`), document ?? '']
+  // Routed first: a model whose policy names an unconfigured provider is a 409, and tools for a
+  // provider that cannot call them a 400, before anything is held.
+  const route = declined ? null : await routeOf(deps.db, input.tenantId, model, deps.providers);
+  if (route && request.tools && !deps.providers[route]?.callsTools) {
+    if (request.toolChoice !== 'none') throw errors.toolsNotSupported(model);
+    // tool_choice "none": a text answer, and the tools are neither sent nor counted.
+    delete request.tools;
+    delete request.toolChoice;
+    delete request.parallelToolCalls;
+  }
+  const promptText = [
+    ...input.messages.map((m) => m.content),
+    callText(input.messages.flatMap((m) => m.tool_calls ?? [])),
+    request.tools ? JSON.stringify(request.tools) : '',
+    ...memory.map((m) => `${m.subject} ${m.content}`),
+    document ?? '',
+  ]
     .filter(Boolean)
     .join('\n');
-  const promptTokens = estimateTokens(promptText + (input.responseFormat ? JSON.stringify(input.responseFormat.schema) : ''));
+  const promptTokens = estimateTokens(promptText + (input.responseFormat && 'schema' in input.responseFormat ? JSON.stringify(input.responseFormat.schema) : ''));
 
   let provider: ChatProvider | undefined;
-  if (!declined) {
-    // Routed first: a model whose policy names an unconfigured provider is a 409 before anything is held.
-    const route = await routeOf(deps.db, input.tenantId, model, deps.providers);
+  if (route) {
     const hold = await reserve(deps.db, {
       tenantId: input.tenantId,
       runId: id,
@@ -124,7 +177,7 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
   /** After an answer: settle actual usage, record the event, remember when asked. */
   async function conclude(output: ChatOutput): Promise<ChatUsage> {
     // Reported usage when the provider gives it (an upstream), else the byte-count estimate.
-    const completionTokens = output.usage?.completionTokens ?? estimateTokens(output.content ?? output.refusal ?? '');
+    const completionTokens = output.usage?.completionTokens ?? estimateTokens((output.content ?? output.refusal ?? '') + callText(output.toolCalls));
     const prompt = output.usage?.promptTokens ?? promptTokens;
     if (provider) await settle(deps.db, { runId: id, step: HOLD_STEP, actualAmount: modelCredits(prompt + completionTokens, model, deps.pricing) });
     await journey(deps.db, input.tenantId, id, output.refusal ? 'chat.refused' : 'chat.completed', output.finishReason);
@@ -158,7 +211,8 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
     let output: ChatOutput;
     try {
       output = await provider.complete(request, signal);
-      if (request.responseFormat) output = enforceSchema(request.responseFormat.schema, output);
+      // Tool calls are not the structured answer: the schema applies to the text answer that follows them.
+      if (request.responseFormat && !output.toolCalls?.length) output = enforceResponseFormat(request.responseFormat, output);
     } catch (err) {
       return fail(err, signal);
     }
@@ -171,23 +225,32 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
       const { output, usage } = await finish(signal);
       if (output.refusal) yield { kind: 'refusal', text: output.refusal };
       else for (const text of deltasOf(output.content ?? '')) yield { kind: 'content', text };
+      for (const toolCalls of toolCallDeltasOf(output.toolCalls ?? [])) yield { kind: 'tool_calls', toolCalls };
       yield { kind: 'done', finishReason: output.finishReason, usage };
       return;
     }
     let content = '';
     let refusal = '';
     let finishReason: ChatOutput['finishReason'] = 'stop';
+    const toolCalls: ToolCallRequest[] = [];
     try {
       for await (const event of provider.stream(request, signal)) {
-        if (event.type === 'finish') finishReason = event.reason;
-        else if (event.type === 'content') content += event.text;
-        else refusal += event.text;
-        if (event.type !== 'finish') yield { kind: event.type, text: event.text };
+        if (event.type === 'finish') {
+          finishReason = event.reason;
+        } else if (event.type === 'tool_calls') {
+          accumulateToolCalls(toolCalls, event.deltas);
+          yield { kind: 'tool_calls', toolCalls: event.deltas };
+        } else {
+          if (event.type === 'content') content += event.text;
+          else refusal += event.text;
+          yield { kind: event.type, text: event.text };
+        }
       }
     } catch (err) {
       await fail(err, signal);
     }
-    const usage = await conclude({ content: content || null, refusal: refusal || null, finishReason });
+    const called = toolCalls.filter(Boolean);
+    const usage = await conclude({ content: content || null, refusal: refusal || null, finishReason, ...(called.length ? { toolCalls: called } : {}) });
     yield { kind: 'done', finishReason, usage };
   }
 

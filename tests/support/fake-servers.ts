@@ -4,7 +4,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 // `any`: tests read arbitrary JSON
-export type UpstreamBody = { model: string; messages: any[]; tools?: any[]; response_format?: any; max_tokens?: number };
+export type UpstreamBody = {
+  model: string;
+  messages: any[];
+  tools?: any[];
+  tool_choice?: any;
+  parallel_tool_calls?: boolean;
+  response_format?: any;
+  max_tokens?: number;
+  stream?: boolean;
+};
 
 async function listen(server: http.Server, path: string) {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -36,18 +45,58 @@ export async function fakeUpstream(handle: (body: UpstreamBody, req: http.Incomi
   return { ...(await listen(server, '/v1')), seen };
 }
 
-/** One scripted upstream reply: an HTTP status, or a chat.completion message with optional usage. */
+/**
+ * One scripted upstream reply: an HTTP status, or a chat.completion message with optional usage.
+ * A tool call's `id` is random unless given.
+ */
 export type ScriptedReply =
   | { status: number }
-  | { content?: string | null; tool_calls?: { name: string; arguments: unknown }[]; usage?: { prompt_tokens: number; completion_tokens: number } };
+  | { content?: string | null; tool_calls?: { name: string; arguments: unknown; id?: string }[]; usage?: { prompt_tokens: number; completion_tokens: number } };
 
-/** An upstream that answers each request with the next reply of the loaded script (500 once it runs out). */
+type ScriptedCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
+
+/** Splits `text` into `parts` pieces (at least one character each), keeping every character. */
+function pieces(text: string, parts: number): string[] {
+  const size = Math.max(1, Math.ceil(text.length / parts));
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+/**
+ * A scripted reply as OpenAI streams it: the role, the content in word pieces, then per tool call a
+ * delta with index, id, type and name (arguments ''), then its arguments in three fragments; a last
+ * chunk with finish_reason, and `data: [DONE]`.
+ */
+function streamReply(res: http.ServerResponse, content: string | null, toolCalls: ScriptedCall[] | undefined): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const chunk = (delta: object, finish: string | null = null) =>
+    res.write(`data: ${JSON.stringify({ id: 'scripted', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+  chunk({ role: 'assistant', content: toolCalls ? null : '' });
+  for (const text of content?.match(/\s*\S+/g) ?? []) chunk({ content: text });
+  toolCalls?.forEach((c, index) => {
+    chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] });
+    for (const fragment of pieces(c.function.arguments, 3)) chunk({ tool_calls: [{ index, function: { arguments: fragment } }] });
+  });
+  chunk({}, toolCalls ? 'tool_calls' : 'stop');
+  res.end('data: [DONE]\n\n');
+}
+
+/**
+ * An upstream that answers each request with the next reply of the loaded script (500 once it runs
+ * out): a chat.completion, or its server-sent chunks when the request has `stream: true`.
+ */
 export async function scriptedUpstream() {
   const replies: ScriptedReply[] = [];
-  const upstream = await fakeUpstream((_body, _req, res) => {
+  const upstream = await fakeUpstream((body, _req, res) => {
     const next = replies.shift() ?? { status: 500 };
     if ('status' in next) return void res.writeHead(next.status, { 'content-type': 'application/json' }).end('{"error":{"message":"scripted failure"}}');
-    const toolCalls = next.tool_calls?.map((c, i) => ({ id: `call_${Math.random().toString(36).slice(2, 8)}_${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+    const toolCalls: ScriptedCall[] | undefined = next.tool_calls?.map((c, i) => ({
+      id: c.id ?? `call_${Math.random().toString(36).slice(2, 8)}_${i}`,
+      type: 'function',
+      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    }));
+    if (body.stream) return streamReply(res, next.content ?? null, toolCalls);
     res.setHeader('content-type', 'application/json');
     res.end(
       JSON.stringify({

@@ -1,7 +1,11 @@
 // The default provider: local, account-free and deterministic. It answers from
 // the conversation and the grounding (recalled vault entries, fetched context),
-// and fills a JSON schema from the same material.
+// and fills a JSON schema from the same material. It cannot call tools: chat
+// refuses tools for it before anything is held (tools_not_supported) or, with
+// tool_choice "none", does not send them. Tool calls and results in the
+// conversation are history it reads past: it answers the user's messages.
 import { fillSchema } from '../../../domain/chat/fill-schema.ts';
+import { errors } from '../../../domain/errors.ts';
 import type { ChatOutput, ChatProvider, ChatRequest } from '../../../domain/chat/types.ts';
 import { estimateTokens } from '../../../domain/tokens.ts';
 import { analyzeObjective, truncate } from '../../../domain/text/analyze.ts';
@@ -48,7 +52,15 @@ function bounded(text: string, maxTokens: number): ChatOutput {
 
 export const localProvider: ChatProvider = {
   id: 'local',
+  callsTools: false,
   async complete(request) {
+    // Never a made-up call, whoever asks.
+    if (request.tools?.length && request.toolChoice !== 'none') throw errors.toolsNotSupported(request.model);
+    // json_object: the same answer as text, as {"answer": "..."}; nothing added to it.
+    if (request.responseFormat?.kind === 'json_object') {
+      const answer = bounded(answerText(request), request.maxTokens);
+      return { ...answer, content: JSON.stringify({ answer: answer.content }) };
+    }
     if (request.responseFormat) {
       const grounding = [lastUserText(request), ...request.grounding.memory.map((m) => `${m.subject}. ${m.content}`), request.grounding.document ?? ''].join('\n');
       const filled = fillSchema(request.responseFormat.schema, grounding, request.responseFormat.name);
