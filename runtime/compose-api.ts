@@ -46,6 +46,8 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
       temporalDeadlineMs: TEMPORAL_CALL_DEADLINE_MS,
       probe: temporal.probe,
       checkRoute: async (tenantId, model) => {
+        // With every provider configured, every route is routable: no read on the creation path.
+        if (chatDeps.providers.local && chatDeps.providers.upstream) return;
         await routeOf(database.db, tenantId, model, chatDeps.providers); // 409 model_not_routable, as chat
       },
     }),
