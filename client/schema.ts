@@ -11,7 +11,7 @@ export interface paths {
         };
         /**
          * Service health
-         * @description Checks the database and Temporal. 503 with the error object when either is unreachable.
+         * @description The status of the database and Temporal, checked in the background at most every second (so at most about 1 s old). 503 with the error object when either is unreachable.
          */
         get: operations["getHealth"];
         put?: never;

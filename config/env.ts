@@ -74,6 +74,11 @@ export const envSchema = z.object({
   TRIAL_RATE_LIMIT_POINTS: positiveInt.default(20),
   TRIAL_RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
   TRUST_PROXY: flag.default(false),
+  // Shared rate-limit counters (services/rate-limiters.ts); unset: Postgres (UNLOGGED table) or, on PGlite, memory.
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  REDIS_KEY_PREFIX: z.string().min(1).default('gws:'),
+  // How long an API process trusts a key it looked up (services/key-cache.ts); 0 looks every request up.
+  KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(15_000),
   WORKER_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
 
@@ -153,6 +158,10 @@ export interface Config {
     perKey: { points: number; windowSeconds: number };
     trial: { points: number; windowSeconds: number };
   };
+  /** Redis for the rate-limit counters; `url` is not enumerable (it may hold a password). */
+  redis: { url?: string; keyPrefix: string };
+  /** In-process cache of authenticated keys; revocations reach it by LISTEN/NOTIFY (0: no cache). */
+  keyCache: { ttlMs: number };
   shutdownTimeoutMs: number;
   /** How long a stopping worker lets in-flight activities finish before cancelling them. */
   workerShutdownGraceMs: number;
@@ -271,6 +280,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       perKey: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS },
       trial: { points: e.TRIAL_RATE_LIMIT_POINTS, windowSeconds: e.TRIAL_RATE_LIMIT_WINDOW_SECONDS },
     },
+    redis: withHidden({ keyPrefix: e.REDIS_KEY_PREFIX }, 'url', e.REDIS_URL),
+    keyCache: { ttlMs: e.KEY_CACHE_TTL_MS },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
     pricing: {

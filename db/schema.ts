@@ -81,6 +81,10 @@ export const runs = pgTable(
   (t) => [
     uniqueIndex('runs_tenant_idempotency_idx').on(t.tenantId, t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
     index('runs_tenant_created_idx').on(t.tenantId, t.createdAt, t.id),
+    // The status filter, in list order.
+    index('runs_tenant_status_created_idx').on(t.tenantId, t.status, t.createdAt, t.id),
+    // The q search (ILIKE '%q%'): trigrams, so it does not scan every run (needs pg_trgm).
+    index('runs_input_trgm_idx').using('gin', sql`${t.input} gin_trgm_ops`),
   ],
 );
 
@@ -121,6 +125,20 @@ export const ledgerHolds = pgTable(
   },
   (t) => [uniqueIndex('ledger_holds_run_step_idx').on(t.runId, t.step), index('ledger_holds_tenant_idx').on(t.tenantId, t.status)],
 );
+
+/**
+ * Each tenant's running balance (grants - charges) and open holds, kept in the
+ * same transaction as every ledger entry and hold write, so reading or reserving
+ * never sums the tenant's whole history. A reserve is one conditional update.
+ */
+export const tenantBalances = pgTable('tenant_balances', {
+  tenantId: text('tenant_id')
+    .primaryKey()
+    .references(() => tenants.id),
+  balance: bigint('balance', { mode: 'number' }).notNull().default(0),
+  held: bigint('held', { mode: 'number' }).notNull().default(0),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
 
 /**
  * Every model call a run made, with the usage the provider reported (or the
@@ -167,6 +185,8 @@ export const journeyEvents = pgTable(
     index('journey_events_tenant_idx').on(t.tenantId, t.id),
     // One run's events in order: the run_id filter and the run's event stream.
     index('journey_events_run_idx').on(t.runId, t.id),
+    // The retention purge at each run's end: the tenant's events older than the window.
+    index('journey_events_tenant_created_idx').on(t.tenantId, t.createdAt),
   ],
 );
 

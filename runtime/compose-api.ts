@@ -17,11 +17,14 @@ import { tenantStatus } from '../services/platform/tenant-status.ts';
 import { providerFor } from '../services/routing.ts';
 import { type ChatDeps, prepareChat } from '../services/chat/completions.ts';
 import { buildProviders, configuredProviders, estimateRun, routeOf } from '../services/model-layer.ts';
-import { createRateLimiters } from '../services/rate-limiters.ts';
+import { createRateLimiters, type RateLimitStore, rateLimitPool } from '../services/rate-limiters.ts';
+import { createKeyCache, type KeyCache, listenForRevocations, registerLocalCache } from '../services/key-cache.ts';
+import { Redis } from 'ioredis';
 import { planningProvider } from './compose-activities.ts';
 import type { TemporalHandle } from './temporal-client.ts';
 
 export function composeApi(config: Config, logger: Logger, database: Database, temporal: TemporalHandle): AppDeps {
+  const hotPath = hotPathStores(config, logger, database);
   // Built once: providers and settings do not change per request.
   const chatDeps: ChatDeps = {
     db: database.db,
@@ -71,8 +74,8 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
       listAudit: (tenantId, limit) => listAudit(database.db, tenantId, limit),
     },
     webhookEndpoints: webhookEndpointService(database.db),
-    authenticate: (secret, kind) => authenticate(database.db, secret, kind),
-    rateLimiters: createRateLimiters(config.rateLimits, database.pool),
+    authenticate: (secret, kind) => authenticate(database.db, secret, kind, hotPath.keyCache),
+    rateLimiters: createRateLimiters(config.rateLimits, hotPath.rateLimitStore),
     checkHealth: healthChecker({
       database: () => database.ping(),
       temporal: temporal.probe,
@@ -88,4 +91,59 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
         }
       : {}),
   };
+}
+
+/**
+ * What every authenticated request touches (services/rate-limiters.ts, services/key-cache.ts): the
+ * rate-limit store (Redis with REDIS_URL, else a synchronous_commit=off pool on Postgres, else
+ * memory) and, on Postgres, the key cache with its revocation listener. Their connections are
+ * closed with the database (its close() is wrapped), which every entry point already stops.
+ */
+function hotPathStores(config: Config, logger: Logger, database: Database) {
+  const closers: (() => Promise<unknown>)[] = [];
+  let rateLimitStore: RateLimitStore = { kind: 'memory' };
+  if (config.redis.url) {
+    const client = new Redis(config.redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    let failing = false;
+    client.on('error', (err: Error) => {
+      if (!failing) logger.warn({ err: err.message }, 'redis unreachable: rate limits are counted in memory until it is back');
+      failing = true;
+    });
+    client.on('ready', () => {
+      if (failing) logger.info('redis reachable again: rate limits are shared again');
+      failing = false;
+    });
+    rateLimitStore = { kind: 'redis', client, keyPrefix: config.redis.keyPrefix };
+    closers.push(() => client.quit().catch(() => client.disconnect()));
+  } else if (database.kind === 'postgres' && config.database.url) {
+    const pool = rateLimitPool(config.database.url, Math.min(config.database.poolSize, 5));
+    rateLimitStore = { kind: 'postgres', pool };
+    closers.push(() => pool.end());
+  }
+  let keyCache: KeyCache | undefined;
+  if (database.kind === 'postgres' && config.database.url && config.keyCache.ttlMs > 0) {
+    const cache = createKeyCache({ ttlMs: config.keyCache.ttlMs });
+    const unregister = registerLocalCache(database.db, cache);
+    let wasLost = false;
+    const listener = listenForRevocations(config.database.url, cache, {
+      onState: (state, err) => {
+        if (state === 'lost' && !wasLost) logger.warn({ err: err?.message }, 'key revocation listener lost: keys are looked up on every request until it is back');
+        if (state === 'listening' && wasLost) logger.info('key revocation listener back: key cache on again');
+        wasLost = state === 'lost';
+      },
+    });
+    keyCache = cache;
+    closers.push(async () => {
+      unregister();
+      await listener.close();
+    });
+  }
+  if (closers.length > 0) {
+    const closeDatabase = database.close.bind(database);
+    database.close = async () => {
+      await Promise.allSettled(closers.map((close) => close()));
+      await closeDatabase();
+    };
+  }
+  return { rateLimitStore, keyCache };
 }

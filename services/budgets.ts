@@ -1,7 +1,7 @@
 // Budget policies: per tenant, per scope (runs, chat or all) and period. The
 // ledger consults them inside the reservation transaction, so two requests
 // cannot both squeeze under the same limit.
-import { and, eq, gte, inArray, like, sql } from 'drizzle-orm';
+import { and, eq, gte, inArray, like, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { budgets, ledgerEntries, ledgerHolds } from '../db/schema.ts';
 
@@ -30,8 +30,8 @@ export function listBudgets(db: Db, tenantId: string) {
   return db.select().from(budgets).where(eq(budgets.tenantId, tenantId)).orderBy(budgets.name);
 }
 
-/** Credits spent or held in a budget's scope and period. */
-async function used(db: Db, tenantId: string, budget: BudgetRow): Promise<number> {
+/** Credits spent or held in a budget's scope and period (without the hold `excludeHoldId`, the one being checked). */
+async function used(db: Db, tenantId: string, budget: BudgetRow, excludeHoldId?: number): Promise<number> {
   const since = periodStart(budget.period);
   const steps = budget.scope === 'all' ? Object.values(STEP) : [STEP[budget.scope]];
   const [charged] = await db
@@ -48,14 +48,25 @@ async function used(db: Db, tenantId: string, budget: BudgetRow): Promise<number
   const [held] = await db
     .select({ sum: sql<string>`coalesce(sum(${ledgerHolds.amount}), 0)` })
     .from(ledgerHolds)
-    .where(and(eq(ledgerHolds.tenantId, tenantId), eq(ledgerHolds.status, 'open'), gte(ledgerHolds.createdAt, since), inArray(ledgerHolds.step, steps)));
+    .where(
+      and(
+        eq(ledgerHolds.tenantId, tenantId),
+        eq(ledgerHolds.status, 'open'),
+        gte(ledgerHolds.createdAt, since),
+        inArray(ledgerHolds.step, steps),
+        excludeHoldId === undefined ? undefined : ne(ledgerHolds.id, excludeHoldId),
+      ),
+    );
   return Number(charged?.sum ?? 0) + Number(held?.sum ?? 0);
 }
 
-/** Smallest room left under the budgets that apply to `scope`; Infinity when none do. */
-export async function budgetHeadroom(db: Db, tenantId: string, scope: BudgetScope): Promise<number> {
+/**
+ * Smallest room left under the budgets that apply to `scope`; Infinity when none do. The ledger's
+ * reserve inserts its hold first and passes its id, so the room is what was left before it.
+ */
+export async function budgetHeadroom(db: Db, tenantId: string, scope: BudgetScope, excludeHoldId?: number): Promise<number> {
   const applicable = (await listBudgets(db, tenantId)).filter((b) => b.scope === scope || b.scope === 'all');
   let room = Number.POSITIVE_INFINITY;
-  for (const b of applicable) room = Math.min(room, b.limitCredits - (await used(db, tenantId, b)));
+  for (const b of applicable) room = Math.min(room, b.limitCredits - (await used(db, tenantId, b, excludeHoldId)));
   return room;
 }

@@ -1,10 +1,11 @@
 // API key lifecycle: mint (shown once), list (metadata only), revoke, and
 // authenticate a bearer secret for one kind of route.
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { apiKeys, tenants } from '../db/schema.ts';
 import { hashKey, type KeyKind, looksLikeKey, mintKey } from '../domain/api-keys.ts';
 import { newId } from '../domain/ids.ts';
+import { type ActiveKey, invalidateLocally, KEY_REVOKED_CHANNEL, type KeyCache } from './key-cache.ts';
 import { grantCredits } from './ledger.ts';
 import { ensureTenant, tenantById } from './tenants.ts';
 
@@ -68,30 +69,46 @@ export async function listKeys(db: Db, filter: { tenant?: string; tenantId?: str
   return rows.map((r) => toRecord(r.key, r.tenantName));
 }
 
-/** Revokes a key by id (optionally only within one tenant and kind); false when no such active key. */
+/**
+ * Revokes a key by id (optionally only within one tenant and kind); false when no such active key.
+ * The same transaction announces it on KEY_REVOKED_CHANNEL (delivered on commit), so every API
+ * process drops the key from its cache (services/key-cache.ts); this process's caches at once.
+ */
 export async function revokeKey(db: Db, keyId: string, scope: { tenantId?: string; kind?: KeyKind } = {}): Promise<boolean> {
-  const revoked = await db
-    .update(apiKeys)
-    .set({ revokedAt: new Date() })
-    .where(
-      and(
-        eq(apiKeys.id, keyId),
-        isNull(apiKeys.revokedAt),
-        scope.tenantId ? eq(apiKeys.tenantId, scope.tenantId) : undefined,
-        scope.kind ? eq(apiKeys.kind, scope.kind) : undefined,
-      ),
-    )
-    .returning({ id: apiKeys.id });
-  return revoked.length > 0;
+  const revoked = await db.transaction(async (tx) => {
+    const rows = await tx
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(
+        and(
+          eq(apiKeys.id, keyId),
+          isNull(apiKeys.revokedAt),
+          scope.tenantId ? eq(apiKeys.tenantId, scope.tenantId) : undefined,
+          scope.kind ? eq(apiKeys.kind, scope.kind) : undefined,
+        ),
+      )
+      .returning({ id: apiKeys.id });
+    if (rows.length > 0) await tx.execute(sql`select pg_notify(${KEY_REVOKED_CHANNEL}, ${keyId})`);
+    return rows.length > 0;
+  });
+  if (revoked) invalidateLocally(db, keyId);
+  return revoked;
 }
 
-/** The principal for an active key of the required kind, or null. */
-export async function authenticate(db: Db, secret: string, kind: KeyKind): Promise<Principal | null> {
-  if (!looksLikeKey(secret)) return null;
+/** The active key whose secret has this hash, or null (the database lookup behind the cache). */
+export async function activeKeyByHash(db: Db, hash: string): Promise<ActiveKey | null> {
   const [row] = await db
     .select({ id: apiKeys.id, tenantId: apiKeys.tenantId, kind: apiKeys.kind })
     .from(apiKeys)
-    .where(and(eq(apiKeys.secretHash, hashKey(secret)), isNull(apiKeys.revokedAt)));
+    .where(and(eq(apiKeys.secretHash, hash), isNull(apiKeys.revokedAt)));
+  return row ?? null;
+}
+
+/** The principal for an active key of the required kind, or null; through `cache` when given. */
+export async function authenticate(db: Db, secret: string, kind: KeyKind, cache?: KeyCache): Promise<Principal | null> {
+  if (!looksLikeKey(secret)) return null;
+  const hash = hashKey(secret);
+  const row = cache ? await cache.get(hash, () => activeKeyByHash(db, hash)) : await activeKeyByHash(db, hash);
   if (!row || row.kind !== kind) return null;
   return { keyId: row.id, tenantId: row.tenantId, kind: row.kind };
 }

@@ -1,10 +1,12 @@
 // The credit ledger. Grants and charges are entries (idempotent by entry key);
 // reservations are holds, unique per run and step, so a retried activity can
 // neither double a hold nor charge twice. Balance = grants - charges;
-// available = balance - open holds.
+// available = balance - open holds. Both are kept running in tenant_balances,
+// written in the same transaction as every entry and hold, so nothing here sums
+// a tenant's history: a reserve is one conditional update of that row.
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { ledgerEntries, ledgerHolds, tenants } from '../db/schema.ts';
+import { ledgerEntries, ledgerHolds, tenantBalances } from '../db/schema.ts';
 import { type BudgetScope, budgetHeadroom } from './budgets.ts';
 
 export interface Balance {
@@ -26,21 +28,33 @@ export interface SettleOutcome {
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 async function balanceIn(tx: Db | Tx, tenantId: string): Promise<Balance> {
-  const [entries] = await tx
-    .select({ sum: sql<string>`coalesce(sum(case when ${ledgerEntries.kind} = 'grant' then ${ledgerEntries.amount} else -${ledgerEntries.amount} end), 0)` })
-    .from(ledgerEntries)
-    .where(eq(ledgerEntries.tenantId, tenantId));
-  const [holds] = await tx
-    .select({ sum: sql<string>`coalesce(sum(${ledgerHolds.amount}), 0)` })
-    .from(ledgerHolds)
-    .where(and(eq(ledgerHolds.tenantId, tenantId), eq(ledgerHolds.status, 'open')));
-  const balance = Number(entries?.sum ?? 0);
-  const held = Number(holds?.sum ?? 0);
+  const [row] = await tx
+    .select({ balance: tenantBalances.balance, held: tenantBalances.held })
+    .from(tenantBalances)
+    .where(eq(tenantBalances.tenantId, tenantId));
+  const balance = Number(row?.balance ?? 0);
+  const held = Number(row?.held ?? 0);
   return { balance, held, available: balance - held };
 }
 
+/** The tenant's running balance (one row read). */
 export function balanceOf(db: Db, tenantId: string): Promise<Balance> {
   return balanceIn(db, tenantId);
+}
+
+/** Moves the tenant's running balance and holds by these amounts (creating its row at need). */
+async function adjustBalance(tx: Tx, tenantId: string, delta: { balance?: number; held?: number }): Promise<void> {
+  await tx
+    .insert(tenantBalances)
+    .values({ tenantId, balance: delta.balance ?? 0, held: delta.held ?? 0 })
+    .onConflictDoUpdate({
+      target: tenantBalances.tenantId,
+      set: {
+        balance: sql`tenant_balances.balance + excluded.balance`,
+        held: sql`tenant_balances.held + excluded.held`,
+        updatedAt: sql`now()`,
+      },
+    });
 }
 
 /** Adds credits; with an entryKey, repeating the same grant is a no-op. Returns whether it was new. */
@@ -48,42 +62,80 @@ export async function grantCredits(
   db: Db,
   input: { tenantId: string; amount: number; entryKey: string; note?: string },
 ): Promise<boolean> {
-  const inserted = await db
-    .insert(ledgerEntries)
-    .values({ tenantId: input.tenantId, kind: 'grant', amount: input.amount, entryKey: input.entryKey, note: input.note ?? null })
-    .onConflictDoNothing({ target: ledgerEntries.entryKey })
-    .returning({ id: ledgerEntries.id });
-  return inserted.length > 0;
+  return db.transaction(async (tx) => {
+    const inserted = await tx
+      .insert(ledgerEntries)
+      .values({ tenantId: input.tenantId, kind: 'grant', amount: input.amount, entryKey: input.entryKey, note: input.note ?? null })
+      .onConflictDoNothing({ target: ledgerEntries.entryKey })
+      .returning({ id: ledgerEntries.id });
+    if (inserted.length === 0) return false;
+    await adjustBalance(tx, input.tenantId, { balance: input.amount });
+    return true;
+  });
+}
+
+/** The one conditional update of a reserve: holds `amount` when the available balance covers it. */
+async function holdFromBalance(tx: Tx, tenantId: string, amount: number): Promise<boolean> {
+  const rows = await tx
+    .update(tenantBalances)
+    .set({ held: sql`${tenantBalances.held} + ${amount}`, updatedAt: sql`now()` })
+    .where(and(eq(tenantBalances.tenantId, tenantId), sql`${tenantBalances.balance} - ${tenantBalances.held} >= ${amount}`))
+    .returning({ tenantId: tenantBalances.tenantId });
+  return rows.length > 0;
+}
+
+/** Ends a reserve's transaction without its hold (rolled back), carrying the outcome to return. */
+class Refused extends Error {
+  constructor(readonly outcome: ReserveOutcome) {
+    super(outcome.status);
+  }
 }
 
 /**
  * Holds `amount` for a run step if the tenant's balance and budgets cover it.
- * Repeating it returns the same hold.
+ * Repeating it returns the same hold. The hold is inserted first (a concurrent
+ * duplicate waits on its unique key, then finds it); only a newly inserted hold
+ * takes from the balance, with one conditional update that also serialises the
+ * tenant's reserves, so the budget check after it cannot be squeezed past.
  */
 export async function reserve(
   db: Db,
   input: { tenantId: string; runId: string; step: string; amount: number; budgetScope?: BudgetScope },
 ): Promise<ReserveOutcome> {
-  return db.transaction(async (tx) => {
-    // One reservation at a time per tenant, so two runs cannot both spend the same credits.
-    await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, input.tenantId)).for('update');
-    const [existing] = await tx
-      .select()
-      .from(ledgerHolds)
-      .where(and(eq(ledgerHolds.runId, input.runId), eq(ledgerHolds.step, input.step)));
-    if (existing) return { status: 'held', holdId: existing.id, amount: existing.amount };
-    const { available } = await balanceIn(tx, input.tenantId);
-    if (available < input.amount) return { status: 'insufficient', required: input.amount, available };
-    if (input.budgetScope) {
-      const headroom = await budgetHeadroom(tx as unknown as Db, input.tenantId, input.budgetScope);
-      if (headroom < input.amount) return { status: 'over_budget', required: input.amount, headroom: Math.max(0, headroom) };
-    }
-    const [hold] = await tx
-      .insert(ledgerHolds)
-      .values({ tenantId: input.tenantId, runId: input.runId, step: input.step, amount: input.amount, status: 'open' })
-      .returning({ id: ledgerHolds.id });
-    return { status: 'held', holdId: hold!.id, amount: input.amount };
-  });
+  try {
+    return await db.transaction(async (tx): Promise<ReserveOutcome> => {
+      const [inserted] = await tx
+        .insert(ledgerHolds)
+        .values({ tenantId: input.tenantId, runId: input.runId, step: input.step, amount: input.amount, status: 'open' })
+        .onConflictDoNothing({ target: [ledgerHolds.runId, ledgerHolds.step] })
+        .returning({ id: ledgerHolds.id });
+      if (!inserted) {
+        const [existing] = await tx
+          .select()
+          .from(ledgerHolds)
+          .where(and(eq(ledgerHolds.runId, input.runId), eq(ledgerHolds.step, input.step)));
+        return { status: 'held', holdId: existing!.id, amount: existing!.amount };
+      }
+      let taken = await holdFromBalance(tx, input.tenantId, input.amount);
+      if (!taken) {
+        // A tenant that never had a ledger write has no balance row yet.
+        const created = await tx.insert(tenantBalances).values({ tenantId: input.tenantId }).onConflictDoNothing().returning({ tenantId: tenantBalances.tenantId });
+        if (created.length > 0) taken = await holdFromBalance(tx, input.tenantId, input.amount);
+      }
+      if (!taken) {
+        const { available } = await balanceIn(tx, input.tenantId);
+        throw new Refused({ status: 'insufficient', required: input.amount, available });
+      }
+      if (input.budgetScope) {
+        const headroom = await budgetHeadroom(tx as unknown as Db, input.tenantId, input.budgetScope, inserted.id);
+        if (headroom < input.amount) throw new Refused({ status: 'over_budget', required: input.amount, headroom: Math.max(0, headroom) });
+      }
+      return { status: 'held', holdId: inserted.id, amount: input.amount };
+    });
+  } catch (err) {
+    if (err instanceof Refused) return err.outcome;
+    throw err;
+  }
 }
 
 type Hold = typeof ledgerHolds.$inferSelect;
@@ -114,17 +166,21 @@ async function closeHold(
 export function settle(db: Db, input: { runId: string; step: string; actualAmount: number }): Promise<SettleOutcome> {
   return closeHold(db, input, async (tx, hold) => {
     const charged = Math.max(0, Math.min(input.actualAmount, hold.amount));
+    let entered = false;
     if (charged > 0) {
-      await tx
+      const inserted = await tx
         .insert(ledgerEntries)
         .values({ tenantId: hold.tenantId, runId: hold.runId, kind: 'charge', amount: charged, entryKey: `charge:${hold.runId}:${hold.step}` })
-        .onConflictDoNothing({ target: ledgerEntries.entryKey });
+        .onConflictDoNothing({ target: ledgerEntries.entryKey })
+        .returning({ id: ledgerEntries.id });
+      entered = inserted.length > 0;
     }
     const released = hold.amount - charged;
     await tx
       .update(ledgerHolds)
       .set({ status: 'settled', chargedAmount: charged, releasedAmount: released, closedAt: new Date() })
       .where(eq(ledgerHolds.id, hold.id));
+    await adjustBalance(tx, hold.tenantId, { balance: entered ? -charged : 0, held: -hold.amount });
     return { charged, released };
   });
 }
@@ -136,6 +192,7 @@ export function release(db: Db, input: { runId: string; step: string }): Promise
       .update(ledgerHolds)
       .set({ status: 'released', chargedAmount: 0, releasedAmount: hold.amount, closedAt: new Date() })
       .where(eq(ledgerHolds.id, hold.id));
+    await adjustBalance(tx, hold.tenantId, { held: -hold.amount });
     return { charged: 0, released: hold.amount };
   });
 }

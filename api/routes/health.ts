@@ -21,7 +21,7 @@ export function healthRoutes(deps: { checkHealth: () => Promise<HealthReport>; b
       path: '/health',
       operationId: 'getHealth',
       summary: 'Service health',
-      description: 'Checks the database and Temporal. 503 with the error object when either is unreachable.',
+      description: 'The status of the database and Temporal, checked in the background at most every second (so at most about 1 s old). 503 with the error object when either is unreachable.',
       tags: ['public'],
       auth: 'none',
       responses: {

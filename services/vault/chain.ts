@@ -7,7 +7,7 @@ import { CHAIN_GENESIS, chainHash, type VaultAction } from '../../domain/vault.t
 
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
-/** Serialises vault writes per tenant (and reserves of the ledger use the same lock). */
+/** Serialises vault writes per tenant. (The ledger does not take it: reserves serialise on their tenant_balances row.) */
 export async function lockTenant(tx: Tx, tenantId: string): Promise<void> {
   await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).for('update');
 }

@@ -1,0 +1,123 @@
+// The ledger's running balance (tenant_balances) against the entries and holds it
+// summarises: after a mixed sequence of grants, reserves (retried and concurrent),
+// settlements and releases it equals what summing the whole history gives.
+import { randomBytes } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type Database, openPostgres } from '../db/client.ts';
+import { ledgerEntries, ledgerHolds, tenantBalances } from '../db/schema.ts';
+import { upsertBudget } from '../services/budgets.ts';
+import { balanceOf, grantCredits, release, reserve, settle, usageSummary } from '../services/ledger.ts';
+import { ensureTenant } from '../services/tenants.ts';
+
+let database: Database;
+
+beforeAll(() => {
+  database = openPostgres(inject('databaseUrl'), 20);
+});
+afterAll(() => database.close());
+
+const newTenantId = async () => (await ensureTenant(database.db, `ledger-${randomBytes(4).toString('hex')}`)).id;
+
+/** Balance and holds summed from every entry and open hold: what the running balance must equal. */
+async function summed(tenantId: string) {
+  const db = database.db;
+  const [e] = await db
+    .select({ sum: sql<string>`coalesce(sum(case when ${ledgerEntries.kind} = 'grant' then ${ledgerEntries.amount} else -${ledgerEntries.amount} end), 0)` })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.tenantId, tenantId));
+  const [h] = await db
+    .select({ sum: sql<string>`coalesce(sum(${ledgerHolds.amount}), 0)` })
+    .from(ledgerHolds)
+    .where(and(eq(ledgerHolds.tenantId, tenantId), eq(ledgerHolds.status, 'open')));
+  const balance = Number(e!.sum);
+  const held = Number(h!.sum);
+  return { balance, held, available: balance - held };
+}
+
+describe('the running balance', () => {
+  it('equals the sum of entries and open holds after grants, reserves, settles, releases and concurrent reserves', async () => {
+    const db = database.db;
+    const t = await newTenantId();
+    expect(await balanceOf(db, t)).toEqual({ balance: 0, held: 0, available: 0 });
+
+    // A reserve before any credit: insufficient, and nothing is held.
+    expect(await reserve(db, { tenantId: t, runId: 'none', step: 'reserve', amount: 5 })).toEqual({ status: 'insufficient', required: 5, available: 0 });
+    expect(await db.select().from(ledgerHolds).where(eq(ledgerHolds.tenantId, t))).toEqual([]);
+
+    // Grants, one repeated (idempotent by entry key).
+    expect(await grantCredits(db, { tenantId: t, amount: 1_000, entryKey: `${t}:g1` })).toBe(true);
+    expect(await grantCredits(db, { tenantId: t, amount: 1_000, entryKey: `${t}:g1` })).toBe(false);
+    expect(await grantCredits(db, { tenantId: t, amount: 500, entryKey: `${t}:g2` })).toBe(true);
+    expect(await balanceOf(db, t)).toEqual({ balance: 1_500, held: 0, available: 1_500 });
+
+    // A reserve, retried: one hold, counted once.
+    const first = await reserve(db, { tenantId: t, runId: `${t}-r1`, step: 'reserve', amount: 300 });
+    const retried = await reserve(db, { tenantId: t, runId: `${t}-r1`, step: 'reserve', amount: 300 });
+    expect(first).toMatchObject({ status: 'held', amount: 300 });
+    expect(retried).toEqual(first);
+    expect(await balanceOf(db, t)).toEqual({ balance: 1_500, held: 300, available: 1_200 });
+
+    // Settled for less than held (repeated: idempotent), then another reserve released (repeated).
+    expect(await settle(db, { runId: `${t}-r1`, step: 'reserve', actualAmount: 120 })).toEqual({ charged: 120, released: 180 });
+    expect(await settle(db, { runId: `${t}-r1`, step: 'reserve', actualAmount: 999 })).toEqual({ charged: 120, released: 180 });
+    await reserve(db, { tenantId: t, runId: `${t}-r2`, step: 'chat', amount: 200 });
+    expect(await release(db, { runId: `${t}-r2`, step: 'chat' })).toEqual({ charged: 0, released: 200 });
+    expect(await release(db, { runId: `${t}-r2`, step: 'chat' })).toEqual({ charged: 0, released: 200 });
+    expect(await balanceOf(db, t)).toEqual({ balance: 1_380, held: 0, available: 1_380 });
+
+    // More than is available: insufficient, with what is available.
+    expect(await reserve(db, { tenantId: t, runId: `${t}-big`, step: 'reserve', amount: 5_000 })).toEqual({ status: 'insufficient', required: 5_000, available: 1_380 });
+
+    // 20 concurrent reserves of 100 (each also sent twice) against 1,380: exactly 13 hold.
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => reserve(db, { tenantId: t, runId: `${t}-c${i % 20}`, step: 'reserve', amount: 100 })),
+    );
+    const held = new Set(outcomes.filter((o) => o.status === 'held').map((o) => (o as { holdId: number }).holdId));
+    expect(held.size).toBe(13);
+    const holds = await db.select().from(ledgerHolds).where(and(eq(ledgerHolds.tenantId, t), eq(ledgerHolds.status, 'open')));
+    expect(holds).toHaveLength(13);
+    expect(await balanceOf(db, t)).toEqual({ balance: 1_380, held: 1_300, available: 80 });
+
+    // Settle some, release the others, concurrently, with a grant in between.
+    await Promise.all([
+      ...holds.map((h, i) => (i % 2 === 0 ? settle(db, { runId: h.runId, step: h.step, actualAmount: 70 }) : release(db, { runId: h.runId, step: h.step }))),
+      grantCredits(db, { tenantId: t, amount: 50, entryKey: `${t}:g3` }),
+    ]);
+
+    const running = await balanceOf(db, t);
+    expect(running).toEqual(await summed(t));
+    expect(running).toEqual({ balance: 1_380 + 50 - 7 * 70, held: 0, available: 1_380 + 50 - 7 * 70 });
+    expect(await usageSummary(db, t)).toMatchObject(running);
+  });
+
+  it('keeps the budget check: a reserve over a budget is refused and holds nothing', async () => {
+    const db = database.db;
+    const t = await newTenantId();
+    await grantCredits(db, { tenantId: t, amount: 10_000, entryKey: `${t}:g` });
+    await upsertBudget(db, t, { name: 'runs-total', scope: 'runs', period: 'total', limitCredits: 250 });
+    expect(await reserve(db, { tenantId: t, runId: `${t}-a`, step: 'reserve', amount: 200, budgetScope: 'runs' })).toMatchObject({ status: 'held' });
+    expect(await reserve(db, { tenantId: t, runId: `${t}-b`, step: 'reserve', amount: 100, budgetScope: 'runs' })).toEqual({
+      status: 'over_budget',
+      required: 100,
+      headroom: 50,
+    });
+    // Exactly the headroom still fits; concurrent reserves cannot both squeeze under it.
+    const both = await Promise.all([
+      reserve(db, { tenantId: t, runId: `${t}-c`, step: 'reserve', amount: 50, budgetScope: 'runs' }),
+      reserve(db, { tenantId: t, runId: `${t}-d`, step: 'reserve', amount: 50, budgetScope: 'runs' }),
+    ]);
+    expect(both.map((o) => o.status).sort()).toEqual(['held', 'over_budget']);
+    expect(await balanceOf(db, t)).toEqual({ balance: 10_000, held: 250, available: 9_750 });
+    expect(await balanceOf(db, t)).toEqual(await summed(t));
+  });
+
+  it('has a row per tenant that had a ledger write, read by the usage summary', async () => {
+    const db = database.db;
+    const t = await newTenantId();
+    await grantCredits(db, { tenantId: t, amount: 42, entryKey: `${t}:g` });
+    const [row] = await db.select().from(tenantBalances).where(eq(tenantBalances.tenantId, t));
+    expect(row).toMatchObject({ balance: 42, held: 0 });
+    expect(await usageSummary(db, t)).toMatchObject({ balance: 42, held: 0, available: 42 });
+  });
+});

@@ -1,0 +1,170 @@
+// Two API replicas on one database: a key revoked through either (the API route, or the service
+// function the `npm run keys -- revoke` CLI calls) stops authenticating on the other within 1 s
+// although the other has it in its key cache; and, with REDIS_URL, rate-limit counters in Redis
+// that both replicas spend. Redis is at TEST_REDIS_URL (default redis://127.0.0.1:6379); without
+// it these tests fail under CI=true, and are skipped (saying so) elsewhere.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { type Database, openPostgres } from '../db/client.ts';
+import { LISTENER_APPLICATION_NAME } from '../services/key-cache.ts';
+import { createKey, revokeKey } from '../services/keys.ts';
+import { ApiClient } from './support/client.ts';
+import { startTestApp, type TestApp } from './support/test-app.ts';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redisUp = await (async () => {
+  const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+})();
+if (!redisUp) {
+  if (process.env.CI === 'true') throw new Error(`Redis is not reachable at ${REDIS_URL}; CI needs it (.ci/run starts it)`);
+  console.warn(`replicas.test.ts: Redis not reachable at ${REDIS_URL}; its tests are skipped (they fail under CI=true)`);
+}
+
+const tenant = `replicas-${Date.now()}`;
+const redisPrefix = `gws-test-${process.pid}-${Date.now()}:`;
+let admin: Database; // a third handle: what the CLI would use
+
+beforeAll(() => {
+  admin = openPostgres(inject('databaseUrl'), 2);
+});
+afterAll(async () => {
+  await admin.close();
+  if (redisUp) {
+    const redis = new Redis(REDIS_URL);
+    const keys = await redis.keys(`${redisPrefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  }
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function replicas(env: Record<string, string>): Promise<[TestApp, TestApp, ApiClient, ApiClient]> {
+  const a = await startTestApp(env);
+  const b = await startTestApp(env);
+  // Let each replica's revocation listener connect (its cache is used only while it listens).
+  await sleep(500);
+  return [a, b, await ApiClient.connect(a.url), await ApiClient.connect(b.url)];
+}
+
+/** Marks a key revoked (or active again) behind the service's back: no announcement. */
+async function setRevokedSilently(keyId: string, revoked: boolean) {
+  await admin.pool!.query('update api_keys set revoked_at = $2 where id = $1', [keyId, revoked ? new Date() : null]);
+}
+
+/** Milliseconds until `probe` answers `status` (polling), or fails after `withinMs`. */
+async function untilStatus(probe: () => Promise<{ status: number }>, status: number, withinMs: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const r = await probe();
+    const elapsed = Date.now() - started;
+    if (r.status === status) return elapsed;
+    if (elapsed > withinMs) throw new Error(`still ${r.status} after ${elapsed} ms, expected ${status} within ${withinMs} ms`);
+    await sleep(25);
+  }
+}
+
+const modes = [
+  { name: 'Postgres', env: () => ({}), enabled: true },
+  { name: 'Redis', env: () => ({ REDIS_URL, REDIS_KEY_PREFIX: redisPrefix }), enabled: redisUp || process.env.CI === 'true' },
+];
+
+for (const mode of modes) {
+  describe.skipIf(!mode.enabled)(`key revocation across two replicas (${mode.name})`, () => {
+    let a: TestApp, b: TestApp, apiA: ApiClient, apiB: ApiClient;
+    beforeAll(async () => {
+      [a, b, apiA, apiB] = await replicas({ ...mode.env(), KEY_CACHE_TTL_MS: '10000' });
+    });
+    afterAll(async () => {
+      await Promise.all([a?.close(), b?.close()]);
+    });
+
+    it('through the service function the CLI calls: the other replica refuses the key within 1 s', async () => {
+      const key = await createKey(admin.db, { tenant, kind: 'core' });
+      expect((await apiB.get('/v1/models', { key: key.secret })).status).toBe(200);
+      // B serves the key from its cache: a change that skips revokeKey() is not seen at once.
+      await setRevokedSilently(key.id, true);
+      expect((await apiB.get('/v1/models', { key: key.secret })).status).toBe(200);
+      await setRevokedSilently(key.id, false);
+
+      expect((await apiA.get('/v1/models', { key: key.secret })).status).toBe(200);
+      expect(await revokeKey(admin.db, key.id)).toBe(true);
+      const [onA, onB] = await Promise.all([
+        untilStatus(() => apiA.get('/v1/models', { key: key.secret }), 401, 1_000),
+        untilStatus(() => apiB.get('/v1/models', { key: key.secret }), 401, 1_000),
+      ]);
+      expect(Math.max(onA, onB)).toBeLessThan(1_000);
+    });
+
+    it('through the revoke route on one replica: the other refuses the key within 1 s', async () => {
+      const actor = await createKey(admin.db, { tenant, kind: 'workspace' });
+      const doomed = await createKey(admin.db, { tenantId: actor.tenantId, kind: 'workspace' });
+      expect((await apiB.get('/v1/vault/account', { key: doomed.secret })).status).toBe(200);
+      await setRevokedSilently(doomed.id, true);
+      expect((await apiB.get('/v1/vault/account', { key: doomed.secret })).status).toBe(200); // cached
+      await setRevokedSilently(doomed.id, false);
+
+      const revoked = await apiA.request('DELETE', `/v1/vault/keys/${doomed.id}`, { key: actor.secret });
+      expect(revoked.status).toBe(200);
+      expect((await apiA.get('/v1/vault/account', { key: doomed.secret })).status).toBe(401); // at once on A
+      expect(await untilStatus(() => apiB.get('/v1/vault/account', { key: doomed.secret }), 401, 1_000)).toBeLessThan(1_000);
+      expect((await apiB.get('/v1/vault/account', { key: actor.secret })).status).toBe(200);
+    });
+  });
+}
+
+describe('key cache when the revocation listener is lost', () => {
+  it('looks keys up again at once, and caches again once the listener is back', async () => {
+    const [a, b, apiA] = await replicas({ KEY_CACHE_TTL_MS: '60000' });
+    try {
+      const key = await createKey(admin.db, { tenant, kind: 'core' });
+      expect((await apiA.get('/v1/models', { key: key.secret })).status).toBe(200);
+      await setRevokedSilently(key.id, true);
+      expect((await apiA.get('/v1/models', { key: key.secret })).status).toBe(200); // cached
+      // Drop every revocation listener: the cache empties, so the silent revocation is seen now.
+      await admin.pool!.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [LISTENER_APPLICATION_NAME]);
+      expect(await untilStatus(() => apiA.get('/v1/models', { key: key.secret }), 401, 1_000)).toBeLessThan(1_000);
+      // Back (retried after 1 s): the cache is used again.
+      const other = await createKey(admin.db, { tenant, kind: 'core' });
+      await sleep(1_500);
+      expect((await apiA.get('/v1/models', { key: other.secret })).status).toBe(200);
+      await setRevokedSilently(other.id, true);
+      expect((await apiA.get('/v1/models', { key: other.secret })).status).toBe(200);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+describe.skipIf(!redisUp && process.env.CI !== 'true')('rate limits in Redis', () => {
+  it('are shared by two replicas: the points spent across both, the next request on either is 429', async () => {
+    const [a, b, apiA, apiB] = await replicas({ REDIS_URL, REDIS_KEY_PREFIX: redisPrefix, RATE_LIMIT_POINTS: '3', RATE_LIMIT_WINDOW_SECONDS: '60' });
+    const redis = new Redis(REDIS_URL);
+    try {
+      const key = await createKey(admin.db, { tenant, kind: 'core' });
+      const first = await apiA.get('/v1/models', { key: key.secret });
+      expect(first.status).toBe(200);
+      expect(first.headers.get('ratelimit')).toMatch(/^"per-key";r=2;t=\d+$/);
+      expect(await redis.get(`${redisPrefix}per-key:${key.id}`)).toBe('1'); // counted in Redis, not in memory
+      expect((await apiB.get('/v1/models', { key: key.secret })).status).toBe(200);
+      expect((await apiA.get('/v1/models', { key: key.secret })).status).toBe(200);
+      const onB = await apiB.get('/v1/models', { key: key.secret });
+      expect(onB.status).toBe(429);
+      expect(Number(onB.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await apiA.get('/v1/models', { key: key.secret })).status).toBe(429);
+    } finally {
+      redis.disconnect();
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
