@@ -93,7 +93,7 @@ describe('the reconciler', () => {
     expect([again.started, again.markedFailed]).toEqual([[], []]);
   });
 
-  it('repairs a run whose API process was SIGKILLed between its insert and the workflow start', { timeout: 60_000 }, async () => {
+  it('repairs a run whose API process was SIGKILLed between its insert and the workflow start', { timeout: 120_000 }, async () => {
     // A Temporal address that accepts connections and never answers: the API blocks right after its insert.
     const blackHole = net.createServer(() => {});
     await new Promise<void>((r) => blackHole.listen(0, '127.0.0.1', r));
@@ -115,7 +115,8 @@ describe('the reconciler', () => {
       const db = stack.app.database.db;
       const t = await newTenant(db);
       const url = `http://127.0.0.1:${port}`;
-      for (let i = 0; i < 100 && !(await fetch(`${url}/health`).catch(() => null)); i++) await new Promise((r) => setTimeout(r, 100));
+      // Up to 30 s for the process to answer: starting tsx on a loaded 2-core machine has taken over 10 s.
+      for (let i = 0; i < 300 && !(await fetch(`${url}/health`).catch(() => null)); i++) await new Promise((r) => setTimeout(r, 100));
       const reply = fetch(`${url}/v1/agent-runs`, {
         method: 'POST',
         headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', 'idempotency-key': 'killed-mid-create' },
