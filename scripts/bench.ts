@@ -1,191 +1,131 @@
-// `npm run bench`: measures, in one run against one Temporal dev server,
-//  (a) raw Temporal client start rate of a trivial workflow vs POST /v1/agent-runs rate,
-//  (b) create→completed latency of a no-approval run vs a bare workflow running
-//      the same number of no-op activities,
-//  (c) GET /v1/agent-runs/{id} latency at fixed concurrency,
-// and writes a JSON report to bench-results/. API, worker and load generator
-// share this process (and the machine's 2 cores), so read the ratios first.
+// `npm run bench` (BENCH_QUICK=1 for a smoke run, BENCH_REPS=n repetitions, default 3):
+// each service measurement against an anchor measured in the same run, every
+// process on its own: the API under test (bin/api.ts, NODE_ENV=production, as
+// `npm run api` runs it) on a fresh Postgres database and a Temporal dev server
+// this script starts, anchors (scripts/bench/anchors.ts), and one load generator
+// child (scripts/bench/load.ts, autocannon) that does nothing else. Phases alternate
+// service, anchor, service, anchor… with a warm-up each; medians are compared.
+// Writes bench-results/bench-<time>.{json,md}; README's Benchmark section
+// explains the rows. See scripts/bench/*.ts: processes, anchors, load, seed, report.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import pg from 'pg';
-import { pino } from 'pino';
-import { createApp } from '../api/app.ts';
-import { listen } from '../api/server.ts';
-import { loadConfig } from '../config/env.ts';
-import { openPostgres } from '../db/client.ts';
-import { activityDeps } from '../runtime/compose-activities.ts';
-import { composeApi } from '../runtime/compose-api.ts';
-import { projectRoot } from '../runtime/paths.ts';
-import { serviceDataConverter } from '../runtime/payload-codec.ts';
-import { payloadCodecFor, resolvePayloadKeyring } from '../runtime/payload-keys.ts';
-import { lazyTemporalClient } from '../runtime/temporal-client.ts';
-import { resolveTemporalCli, startDevServer } from '../runtime/temporal-dev-server.ts';
-import { startWorker } from '../runtime/worker.ts';
-import { createKey } from '../services/keys.ts';
-import { grantCredits } from '../services/ledger.ts';
-import { freePort } from '../tests/support/free-port.ts';
-import type { probeWorkflow } from '../workflows/probe.ts';
+import type { DevServer } from '../runtime/temporal-dev-server.ts';
+import type { StartAnchorArgs } from './bench/anchors.ts';
+import type { LoadArgs } from './bench/load.ts';
+import { type BenchDatabase, createDatabase, runJsonChild, type Server, startAnchorServer, startApi, startLoadGenerator, startTemporal } from './bench/processes.ts';
+import { atLeast, atMost, type LoadResult, machineNote, medianOf, type Row, table, writeReport } from './bench/report.ts';
+import { RUN_INPUT, seed } from './bench/seed.ts';
 
-const N_STARTS = Number(process.env.BENCH_STARTS ?? 200);
-const N_LATENCY = Number(process.env.BENCH_LATENCY_RUNS ?? 30);
-const N_GETS = Number(process.env.BENCH_GETS ?? 2000);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const RUN_INPUT = 'Review the supplier contracts for renewal risk; then list the three largest obligations.';
+const QUICK = process.env.BENCH_QUICK === '1';
+const REPS = Math.max(3, Number(process.env.BENCH_REPS ?? 3));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 10));
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? (QUICK ? 0.5 : 2));
+/** Latency-only phases (target 4) need fewer seconds for a stable p50. */
+const SCALE_SECONDS = QUICK ? SECONDS : Math.max(1, Math.round(SECONDS / 2));
+const SCALE_CONNECTIONS = 5;
+const TASK_QUEUE = 'bench-no-worker';
+const payloadKey = randomBytes(32).toString('base64');
 
-const quiet = pino({ level: 'silent' });
+const log = (s: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
+const generator = startLoadGenerator();
+const load = (a: Omit<LoadArgs, 'warmupSeconds' | 'seconds'>, seconds = SECONDS) => generator.measure<LoadResult>({ warmupSeconds: WARMUP, seconds, ...a } satisfies LoadArgs);
 
-function percentile(sorted: number[], p: number): number {
-  const i = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return Math.round(sorted[Math.max(0, i)]! * 100) / 100;
+const phases: Record<string, { a: LoadResult[]; b: LoadResult[] }> = {};
+/** A, B, A, B, …: REPS of each, alternating; medians of each side. */
+async function alternate(name: string, a: () => Promise<LoadResult>, b: () => Promise<LoadResult>) {
+  const rec = (phases[name] = { a: [] as LoadResult[], b: [] as LoadResult[] });
+  for (let i = 0; i < REPS; i++) {
+    rec.a.push(await a());
+    rec.b.push(await b());
+    for (const r of [rec.a.at(-1)!, rec.b.at(-1)!]) if (r.failed) log(`  ${name}: ${r.failed} failed; statuses ${JSON.stringify(r.statuses ?? {})}`);
+    log(`${name} rep ${i + 1}/${REPS}: ${rec.a.at(-1)!.rps} vs ${rec.b.at(-1)!.rps} req/s; p50 ${rec.a.at(-1)!.p50_ms} vs ${rec.b.at(-1)!.p50_ms} ms`);
+  }
+  return { a: medianOf(rec.a), b: medianOf(rec.b) };
 }
 
-function summary(ms: number[]) {
-  const s = [...ms].sort((a, b) => a - b);
-  return { n: s.length, p50_ms: percentile(s, 50), p99_ms: percentile(s, 99), max_ms: percentile(s, 100) };
-}
-
-/** Runs `task` `total` times with `concurrency` in flight; returns per-call latencies and the rate. */
-async function load(total: number, concurrency: number, task: (i: number) => Promise<void>) {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        const i = next++;
-        const t0 = performance.now();
-        await task(i);
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  return { latencies, perSecond: Math.round((total / seconds) * 10) / 10 };
-}
-
-const temporalServer = await startDevServer({
-  cliPath: await resolveTemporalCli(process.env.TEMPORAL_CLI),
-  port: await freePort(),
-  uiPort: await freePort(),
-  namespace: 'default',
-  logger: quiet,
-});
-const dbName = `gws_bench_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: ADMIN_URL });
-await admin.connect();
-await admin.query(`CREATE DATABASE "${dbName}"`);
-const dbUrl = new URL(ADMIN_URL);
-dbUrl.pathname = `/${dbName}`;
-
-const config = loadConfig({
-  NODE_ENV: 'production',
-  LOG_LEVEL: 'silent',
-  DATABASE_URL: dbUrl.toString(),
-  TEMPORAL_ADDRESS: temporalServer.address,
-  TASK_QUEUE: 'bench',
-  RATE_LIMIT_POINTS: '10000000',
-  // A key of this run: payloads are encrypted as in production, for the API and the raw client alike.
-  PAYLOAD_KEY: randomBytes(32).toString('base64'),
-});
-const codec = payloadCodecFor(resolvePayloadKeyring(config, { allowDataDirKey: false }));
-const database = openPostgres(config.database.url!, 20);
-await database.migrate();
-const bundleFile = path.join(projectRoot, 'bench-results', 'workflow-bundle.js');
-mkdirSync(path.dirname(bundleFile), { recursive: true });
-writeFileSync(bundleFile, (await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never })).code);
-const worker = await startWorker({
-  address: temporalServer.address,
-  namespace: 'default',
-  taskQueue: 'bench',
-  activities: activityDeps(config, database.db),
-  payloadCodec: codec,
-  logger: quiet,
-  workflowBundlePath: bundleFile,
-});
-const handle = lazyTemporalClient(temporalServer.address, 'default', codec);
-const server = await listen(createApp(composeApi(config, quiet, database, handle)), '127.0.0.1', 0);
-const connection = await Connection.connect({ address: temporalServer.address });
-const client = new Client({ connection, dataConverter: serviceDataConverter(codec) });
-const key = await createKey(database.db, { tenant: 'bench', kind: 'core' });
-await grantCredits(database.db, { tenantId: key.tenantId, amount: 100_000_000, entryKey: 'bench-grant' });
-const auth = { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' };
-
-async function createRun(): Promise<string> {
-  const res = await fetch(`${server.url}/v1/agent-runs`, { method: 'POST', headers: auth, body: JSON.stringify({ input: RUN_INPUT }) });
-  if (res.status !== 201) throw new Error(`create answered ${res.status}`);
-  return ((await res.json()) as { run_id: string }).run_id;
-}
-
+let temporal: DevServer | undefined;
+let database: BenchDatabase | undefined;
+const servers: Server[] = [];
+const started = Date.now();
 try {
-  // (a) start rates
-  const started: string[] = [];
-  const rawStarts = await load(N_STARTS, CONCURRENCY, async (i) => {
-    const id = `bench-start-${i}-${randomBytes(3).toString('hex')}`;
-    await client.workflow.start<typeof probeWorkflow>('probeWorkflow', { taskQueue: 'bench', workflowId: id, args: [0] });
-    started.push(id);
-  });
-  const apiStarts = await load(N_STARTS, CONCURRENCY, async () => {
-    started.push(await createRun());
-  });
+  log(`bench: ${QUICK ? 'quick' : 'full'}, ${REPS} reps, ${SECONDS}s (+${WARMUP}s warm-up) per phase`);
+  [temporal, database] = await Promise.all([startTemporal(), createDatabase()]);
+  const s = await seed(database.url);
+  log('seeded: 100 and 10 000 runs, 12 000 ledger entries');
+  const [api, hello, onePg] = await Promise.all([
+    startApi({ databaseUrl: database.url, temporalAddress: temporal.address, payloadKey, taskQueue: TASK_QUEUE }),
+    startAnchorServer('hello', database.url),
+    startAnchorServer('pg', database.url),
+  ]);
+  servers.push(api, hello, onePg);
+  log(`api ${api.url}, anchors ${hello.url} ${onePg.url}`);
+  const auth = (secret: string) => ({ authorization: `Bearer ${secret}`, 'content-type': 'application/json' });
+  const rows: Row[] = [];
 
-  // (b) end-to-end latency, sequential, once every workflow of (a) has finished
-  await Promise.all(started.map((id) => client.workflow.getHandle(id).result()));
-  const sampleRun = await createRun();
-  await client.workflow.getHandle(sampleRun).result();
-  const history = await client.workflow.getHandle(sampleRun).fetchHistory();
-  const activityCount = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).length;
-  const runLatency = await load(N_LATENCY, 1, async () => {
-    const id = await createRun();
-    await client.workflow.getHandle(id).result();
-  });
-  const bareLatency = await load(N_LATENCY, 1, async () => {
-    await client.workflow.execute<typeof probeWorkflow>('probeWorkflow', { taskQueue: 'bench', workflowId: `bench-bare-${randomBytes(4).toString('hex')}`, args: [activityCount] });
-  });
+  // 1. Creation, c=10, no worker on the queue; no Idempotency-Key (each request a new run).
+  const create = await alternate(
+    'create',
+    () => load({ url: `${api.url}/v1/agent-runs`, method: 'POST', headers: auth(s.creator.secret), body: JSON.stringify({ input: RUN_INPUT }), connections: 10 }),
+    () =>
+      runJsonChild<LoadResult>(
+        'anchors.ts',
+        { temporalAddress: temporal!.address, taskQueue: TASK_QUEUE, tenantId: s.creator.tenantId, tenantName: s.creator.name, input: RUN_INPUT, connections: 10, warmupSeconds: WARMUP, seconds: SECONDS } satisfies StartAnchorArgs,
+        { PAYLOAD_KEY: payloadKey },
+        ['start'],
+      ),
+  );
+  rows.push(atLeast('1. POST /v1/agent-runs c=10 vs raw workflow.start', 'req/s', create.a.rps, create.b.rps, 0.9, create.a.failed + create.b.failed));
 
-  // (c) read latency at fixed concurrency
-  const reads = await load(N_GETS, CONCURRENCY, async () => {
-    const res = await fetch(`${server.url}/v1/agent-runs/${sampleRun}`, { headers: auth });
-    if (res.status !== 200) throw new Error(`get answered ${res.status}`);
-    await res.arrayBuffer();
-  });
+  // 2. /health c=50 vs Koa hello world.
+  const health = await alternate(
+    'health',
+    () => load({ url: `${api.url}/health`, connections: 50 }),
+    () => load({ url: `${hello.url}/hello`, connections: 50 }),
+  );
+  rows.push(atLeast('2. GET /health c=50 vs Koa hello world', 'req/s', health.a.rps, health.b.rps, 0.8, health.a.failed + health.b.failed));
 
-  const run = summary(runLatency.latencies);
-  const bare = summary(bareLatency.latencies);
-  const report = {
-    at: new Date().toISOString(),
-    machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
-    note: 'API, worker and load generator share one process; Temporal dev server and Postgres run on the same machine.',
-    a_start_rate: {
-      concurrency: CONCURRENCY,
-      n: N_STARTS,
-      raw_temporal_starts_per_s: rawStarts.perSecond,
-      api_creates_per_s: apiStarts.perSecond,
-      ratio_api_to_raw: Math.round((apiStarts.perSecond / rawStarts.perSecond) * 1000) / 1000,
-    },
-    b_create_to_completed: {
-      activities_per_run: activityCount,
-      agent_run: run,
-      bare_workflow_same_activity_count: bare,
-      ratio_p50: Math.round((run.p50_ms / bare.p50_ms) * 1000) / 1000,
-      ratio_p99: Math.round((run.p99_ms / bare.p99_ms) * 1000) / 1000,
-    },
-    c_get_run: { concurrency: CONCURRENCY, ...summary(reads.latencies), per_s: reads.perSecond },
-  };
-  const out = path.join(projectRoot, 'bench-results', `bench-${report.at.replace(/[:.]/g, '-')}.json`);
-  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(JSON.stringify(report, null, 2));
-  console.log(`report: ${path.relative(projectRoot, out)}`);
+  // 3. One run c=50 vs Koa + one pg query.
+  const runId = s.small.sampleRunId!;
+  const get = await alternate(
+    'get-run',
+    () => load({ url: `${api.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
+    () => load({ url: `${onePg.url}/runs/${runId}?tenant=${s.small.tenantId}`, connections: 50 }),
+  );
+  const getFailed = get.a.failed + get.b.failed;
+  rows.push(atLeast('3. GET /v1/agent-runs/{id} c=50 vs Koa + 1 pg query', 'req/s', get.a.rps, get.b.rps, 0.8, getFailed));
+  rows.push(atMost('3. GET /v1/agent-runs/{id} c=50 vs Koa + 1 pg query', 'p99 ms', get.a.p99_ms, get.b.p99_ms, 1.5, getFailed));
+
+  // 4. Listing shapes at 10 000 runs vs 100 runs (two tenants, same shapes).
+  const shapes: [string, (runId: string) => string][] = [
+    ['list', () => '/v1/agent-runs'],
+    ['search (no match)', () => '/v1/agent-runs?q=zzqx-no-such-text'],
+    ['status filter', () => '/v1/agent-runs?status=needs_attention'],
+    ['journey events', () => '/v1/journey-events'],
+    ['journey events ?run_id=', (id) => `/v1/journey-events?run_id=${id}`],
+  ];
+  for (const [label, pathOf] of shapes) {
+    const scale = await alternate(
+      `scale ${label}`,
+      () => load({ url: api.url + pathOf(s.large.sampleRunId!), headers: auth(s.large.secret), connections: SCALE_CONNECTIONS, precise: true }, SCALE_SECONDS),
+      () => load({ url: api.url + pathOf(s.small.sampleRunId!), headers: auth(s.small.secret), connections: SCALE_CONNECTIONS, precise: true }, SCALE_SECONDS),
+    );
+    rows.push(atMost(`4. ${label}: 10k runs vs 100 runs, c=${SCALE_CONNECTIONS}`, 'p50 ms', scale.a.p50_ms, scale.b.p50_ms, 1.5, scale.a.failed + scale.b.failed));
+  }
+
+  // 5. Chat (local provider), tenant with ~12 000 ledger entries: c=50 vs c=10.
+  const chatBody = JSON.stringify({ model: 'svc-workspace', messages: [{ role: 'user', content: 'Summarise the renewal risk of the supplier contracts in one sentence.' }] });
+  // At c=50 a completion takes over a second here, so a phase is at least 3 s long.
+  const chat = (connections: number) => () => load({ url: `${api.url}/v1/chat/completions`, method: 'POST', headers: auth(s.chatter.secret), body: chatBody, connections }, Math.max(SECONDS, 3));
+  const chats = await alternate('chat', chat(50), chat(10));
+  rows.push(atLeast('5. Chat (local) c=50 vs c=10, 12k ledger entries', 'req/s', chats.a.rps, chats.b.rps, 1, chats.a.failed + chats.b.failed));
+
+  const at = new Date().toISOString();
+  const file = writeReport({ at, settings: { quick: QUICK, reps: REPS, seconds: SECONDS, warmupSeconds: WARMUP, scaleSeconds: SCALE_SECONDS }, rows, phases });
+  console.log(table(rows));
+  console.log(`\nMachine: ${machineNote()}; ${QUICK ? 'BENCH_QUICK=1, ' : ''}${REPS} reps × ${SECONDS}s (+${WARMUP}s warm-up), medians; ${at}`);
+  console.log(`report: ${file} (${Math.round((Date.now() - started) / 1000)} s)`);
 } finally {
-  await server.close();
-  await worker.stop();
-  await connection.close();
-  await handle.close();
-  await database.close();
-  await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-  await admin.end();
-  await temporalServer.stop();
+  await generator.stop();
+  await Promise.all(servers.map((x) => x.stop()));
+  await database?.drop().catch((e: Error) => log(`drop failed: ${e.message}`));
+  await temporal?.stop();
 }
