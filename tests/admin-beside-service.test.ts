@@ -1,7 +1,7 @@
 // The admin CLIs on the embedded default: beside a running `npm start` they reach
 // its PGlite through the socket it serves in DATA_DIR; with no service they open it
 // themselves; pointed at a DATA_DIR without a database they say so and create nothing.
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,11 +10,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serveAdminSocket } from '../db/admin-socket.ts';
 import { freePort } from './support/free-port.ts';
+import { type Started, startNpmStart } from './support/npm-start.ts';
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-}
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'gws-admin-'));
 const dataDir = path.join(root, 'data');
@@ -56,18 +53,7 @@ async function npmStart(): Promise<Started> {
 
 async function npmStartOnce(): Promise<Started> {
   const env = { ...embeddedEnv(dataDir), PORT: String(ports.api), TEMPORAL_DEV_PORT: String(ports.temporal), TEMPORAL_UI_PORT: String(ports.ui) };
-  const child = spawn('npm', ['start'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  groups.push(child.pid!);
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const deadline = Date.now() + 150_000;
-  while (!out.includes('Press Ctrl-C to stop.')) {
-    if (child.exitCode !== null) throw new Error(`npm start exited early:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { child, output: () => out };
+  return startNpmStart(env, groups);
 }
 
 function groupMembers(pgid: number): string[] {

@@ -1,18 +1,15 @@
 // `npm start` as a developer runs it: embedded PGlite, the Temporal dev server
 // it starts itself, dev keys on first start, and Ctrl-C (SIGINT to the process
 // group) leaving no process behind. A second start reuses data and keys.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from './support/free-port.ts';
+import { type Started, startNpmStart } from './support/npm-start.ts';
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-}
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gws-start-'));
 /** Process groups this file started; whatever a failed or timed-out test leaves is killed in afterAll. */
@@ -46,19 +43,7 @@ async function npmStartOnce(): Promise<Started> {
     TEMPORAL_UI_PORT: String(ports.ui),
     LOG_LEVEL: 'warn',
   });
-  // detached: its own process group, as a terminal gives it; Ctrl-C signals that whole group.
-  const child = spawn('npm', ['start'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  groups.push(child.pid!);
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const deadline = Date.now() + 150_000;
-  while (!out.includes('Press Ctrl-C to stop.')) {
-    if (child.exitCode !== null) throw new Error(`npm start exited early:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { child, output: () => out };
+  return startNpmStart(env, groups);
 }
 
 /** Every process whose command line names our data dir (the Temporal dev server's does). */
