@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/env.ts';
 import type { RateLimiters } from '../services/rate-limiters.ts';
 import { buildOpenApiDocument } from './contract/openapi.ts';
-import { allowedMethods, mountRoutes } from './contract/router.ts';
+import { mountRoutes } from './contract/router.ts';
 import type { Authenticator } from './middleware/auth.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestId } from './middleware/request-id.ts';
@@ -28,7 +28,7 @@ export function createApp(deps: AppDeps): Koa {
 
   let document: Record<string, unknown> | undefined;
   const routes = allRoutes(deps, () => (document ??= buildOpenApiDocument(routes, deps.config.http.publicBaseUrl)));
-  const router = mountRoutes(routes, {
+  const routeMiddleware = mountRoutes(routes, {
     authenticate: deps.authenticate,
     rateLimiters: deps.rateLimiters,
     clientAddress: (ctx) => ctx.ip,
@@ -41,7 +41,6 @@ export function createApp(deps: AppDeps): Koa {
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger));
   if (deps.codecEndpoint) app.use(codecCors(deps.codecEndpoint));
-  app.use(router.routes());
-  app.use(allowedMethods(router));
+  app.use(routeMiddleware);
   return app;
 }

@@ -23,6 +23,9 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? (QUICK ? 0.5 : 2));
 const SCALE_SECONDS = QUICK ? SECONDS : Math.max(1, Math.round(SECONDS / 2));
 const SCALE_CONNECTIONS = 5;
 const TASK_QUEUE = 'bench-no-worker';
+/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, scale, chat), for profiling. */
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
+const selected = (name: string) => !ONLY || ONLY.has(name);
 const payloadKey = randomBytes(32).toString('base64');
 
 const log = (s: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
@@ -62,6 +65,7 @@ try {
   const rows: Row[] = [];
 
   // 1. Creation, c=10, no worker on the queue; no Idempotency-Key (each request a new run).
+  if (selected('create')) {
   const create = await alternate(
     'create',
     () => load({ url: `${api.url}/v1/agent-runs`, method: 'POST', headers: auth(s.creator.secret), body: JSON.stringify({ input: RUN_INPUT }), connections: 10 }),
@@ -74,16 +78,20 @@ try {
       ),
   );
   rows.push(atLeast('1. POST /v1/agent-runs c=10 vs raw workflow.start', 'req/s', create.a.rps, create.b.rps, 0.9, create.a.failed + create.b.failed));
+  }
 
   // 2. /health c=50 vs Koa hello world.
+  if (selected('health')) {
   const health = await alternate(
     'health',
     () => load({ url: `${api.url}/health`, connections: 50 }),
     () => load({ url: `${hello.url}/hello`, connections: 50 }),
   );
   rows.push(atLeast('2. GET /health c=50 vs Koa hello world', 'req/s', health.a.rps, health.b.rps, 0.8, health.a.failed + health.b.failed));
+  }
 
   // 3. One run c=50 vs Koa + one pg query.
+  if (selected('get-run')) {
   const runId = s.small.sampleRunId!;
   const get = await alternate(
     'get-run',
@@ -93,6 +101,7 @@ try {
   const getFailed = get.a.failed + get.b.failed;
   rows.push(atLeast('3. GET /v1/agent-runs/{id} c=50 vs Koa + 1 pg query', 'req/s', get.a.rps, get.b.rps, 0.8, getFailed));
   rows.push(atMost('3. GET /v1/agent-runs/{id} c=50 vs Koa + 1 pg query', 'p99 ms', get.a.p99_ms, get.b.p99_ms, 1.5, getFailed));
+  }
 
   // 4. Listing shapes at 10 000 runs vs 100 runs (two tenants, same shapes).
   const shapes: [string, (runId: string) => string][] = [
@@ -102,7 +111,7 @@ try {
     ['journey events', () => '/v1/journey-events'],
     ['journey events ?run_id=', (id) => `/v1/journey-events?run_id=${id}`],
   ];
-  for (const [label, pathOf] of shapes) {
+  for (const [label, pathOf] of selected('scale') ? shapes : []) {
     const scale = await alternate(
       `scale ${label}`,
       () => load({ url: api.url + pathOf(s.large.sampleRunId!), headers: auth(s.large.secret), connections: SCALE_CONNECTIONS, precise: true }, SCALE_SECONDS),
@@ -115,8 +124,10 @@ try {
   const chatBody = JSON.stringify({ model: 'svc-workspace', messages: [{ role: 'user', content: 'Summarise the renewal risk of the supplier contracts in one sentence.' }] });
   // At c=50 a completion takes over a second here, so a phase is at least 3 s long.
   const chat = (connections: number) => () => load({ url: `${api.url}/v1/chat/completions`, method: 'POST', headers: auth(s.chatter.secret), body: chatBody, connections }, Math.max(SECONDS, 3));
-  const chats = await alternate('chat', chat(50), chat(10));
-  rows.push(atLeast('5. Chat (local) c=50 vs c=10, 12k ledger entries', 'req/s', chats.a.rps, chats.b.rps, 1, chats.a.failed + chats.b.failed));
+  if (selected('chat')) {
+    const chats = await alternate('chat', chat(50), chat(10));
+    rows.push(atLeast('5. Chat (local) c=50 vs c=10, 12k ledger entries', 'req/s', chats.a.rps, chats.b.rps, 1, chats.a.failed + chats.b.failed));
+  }
 
   const at = new Date().toISOString();
   const file = writeReport({ at, settings: { quick: QUICK, reps: REPS, seconds: SECONDS, warmupSeconds: WARMUP, scaleSeconds: SCALE_SECONDS }, rows, phases });

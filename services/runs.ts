@@ -2,12 +2,41 @@
 // unique index), updated by workflow activities, read and listed by the API.
 import { and, desc, eq, gte, ilike, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
+import { preparedPer } from '../db/prepared.ts';
 import { runs } from '../db/schema.ts';
 import { newId } from '../domain/ids.ts';
 import { afterPosition, type Position, toPage } from './keyset-page.ts';
 
 export type RunRow = typeof runs.$inferSelect;
 export type RunPatch = Partial<Pick<RunRow, 'status' | 'currentStep' | 'estimate' | 'reservation' | 'usage' | 'plan' | 'approval' | 'result' | 'receipt' | 'failure' | 'completedAt' | 'progress'>>;
+
+// A new run, unless this tenant's Idempotency-Key already made one (then nothing is returned).
+const insertRun = preparedPer((db) =>
+  db
+    .insert(runs)
+    .values({
+      id: sql.placeholder('id'),
+      tenantId: sql.placeholder('tenantId'),
+      idempotencyKey: sql.placeholder('idempotencyKey'),
+      requestDigest: sql.placeholder('requestDigest'),
+      input: sql.placeholder('input'),
+      memory: sql.placeholder('memory'),
+      model: sql.placeholder('model'),
+      status: 'accepted',
+      currentStep: 'estimate',
+    })
+    .onConflictDoNothing({ target: [runs.tenantId, runs.idempotencyKey], where: sql`${runs.idempotencyKey} is not null` })
+    .returning()
+    .prepare('gws_insert_run'),
+);
+
+const selectRun = preparedPer((db) =>
+  db
+    .select()
+    .from(runs)
+    .where(and(eq(runs.tenantId, sql.placeholder('tenantId')), eq(runs.id, sql.placeholder('runId'))))
+    .prepare('gws_select_run'),
+);
 
 export type CreateRunOutcome =
   | { kind: 'created'; run: RunRow }
@@ -22,11 +51,7 @@ export async function createRun(
   db: Db,
   input: { tenantId: string; idempotencyKey: string | null; requestDigest: string; input: string; memory: boolean; model: string },
 ): Promise<CreateRunOutcome> {
-  const [created] = await db
-    .insert(runs)
-    .values({ id: newId('run', 12), status: 'accepted', currentStep: 'estimate', ...input })
-    .onConflictDoNothing({ target: [runs.tenantId, runs.idempotencyKey], where: sql`${runs.idempotencyKey} is not null` })
-    .returning();
+  const [created] = await insertRun(db).execute({ id: newId('run', 12), ...input });
   if (created) return { kind: 'created', run: created };
   const [existing] = await db
     .select()
@@ -37,7 +62,7 @@ export async function createRun(
 }
 
 export async function getRun(db: Db, tenantId: string, runId: string): Promise<RunRow | null> {
-  const [row] = await db.select().from(runs).where(and(eq(runs.tenantId, tenantId), eq(runs.id, runId)));
+  const [row] = await selectRun(db).execute({ tenantId, runId });
   return row ?? null;
 }
 

@@ -4,8 +4,9 @@
 // development and test the response is checked against its declared schema too,
 // so a handler that drifts from the contract fails loudly.
 import { Readable } from 'node:stream';
-import Router from '@koa/router';
+import FindMyWay from 'find-my-way';
 import type Koa from 'koa';
+import compose from 'koa-compose';
 import type { z } from 'zod';
 import { type ApiError, errors } from '../../domain/errors.ts';
 import { findString } from '../../domain/json-walk.ts';
@@ -16,7 +17,7 @@ import { type Authenticator, requireKey } from '../middleware/auth.ts';
 import { announcesBody, jsonBody } from '../middleware/body-parser.ts';
 import { consumePoint, rateLimit } from '../middleware/rate-limit.ts';
 import { paramOf } from './param-path.ts';
-import { effectiveRateLimit, type RouteSpec } from './route.ts';
+import { effectiveRateLimit, type RouteResult, type RouteSpec } from './route.ts';
 
 export interface RouterDeps {
   authenticate: Authenticator;
@@ -53,21 +54,24 @@ function koaPath(openApiPath: string): string {
 const keysOf = (schema: unknown) => Object.keys((schema as { shape?: Record<string, unknown> } | undefined)?.shape ?? {});
 const pick = (from: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => k in from).map((k) => [k, from[k]]));
 
+interface Declared {
+  query: string[];
+  headers: string[];
+}
+
 /**
  * No field of the contract needs a NUL or a lone surrogate, and Postgres cannot store either: one
  * anywhere in what the route reads (its body, declared query keys, path, declared headers) is a 400
  * naming where, before anything reaches the database. Parts a route does not declare are never read.
  */
-function refuseUnstorable(ctx: Koa.Context, route: RouteSpec, declared: { query: string[]; headers: string[] }): void {
-  const headers = Object.fromEntries(declared.headers.map((h) => [h, ctx.get(h)]));
-  const places = [
-    ['body', route.request?.body ? ctx.request.body : undefined],
-    ['query', pick(ctx.query, declared.query)],
-    ['path', ctx.params],
-    ['header', headers],
-  ] as const;
+function refuseUnstorable(ctx: Koa.Context, route: RouteSpec, declared: Declared): void {
+  const places: [where: 'body' | 'query' | 'path' | 'header', value: () => unknown][] = [];
+  if (route.request?.body) places.push(['body', () => ctx.request.body]);
+  if (declared.query.length) places.push(['query', () => pick(ctx.query, declared.query)]);
+  if (route.request?.params) places.push(['path', () => ctx.params]);
+  if (declared.headers.length) places.push(['header', () => Object.fromEntries(declared.headers.map((h) => [h, ctx.get(h)]))]);
   for (const [where, value] of places) {
-    const found = findString(value, isUnstorable);
+    const found = findString(value(), isUnstorable);
     // The path may run through the offending key itself: it is named, but never echoed with the character.
     const at = found === null ? null : toStorable(found);
     if (at !== null) {
@@ -76,22 +80,28 @@ function refuseUnstorable(ctx: Koa.Context, route: RouteSpec, declared: { query:
   }
 }
 
-function validateInput(route: RouteSpec): Koa.Middleware {
+/** Validation, then the handler: the last link of every route's chain. */
+function validateAndHandle(route: RouteSpec, checkResponses: boolean): Koa.Middleware {
   const { params, query, body, headers } = route.request ?? {};
-  const declared = { query: keysOf(query), headers: keysOf(headers) };
-  return async function validateInput(ctx, next) {
+  const declared: Declared = { query: keysOf(query), headers: keysOf(headers) };
+  return async function validateAndHandle(ctx) {
     refuseUnstorable(ctx, route, declared);
     if (route.refuseSecrets) {
       const secretAt = findSecret(ctx.request.body);
       if (secretAt) throw errors.credentialValueRefused(secretAt);
     }
-    ctx.state.input = {
-      headers: headers ? parseOrThrow(headers, ctx.headers, 'header') : {},
+    const result = await route.handler({
+      headers: (headers ? parseOrThrow(headers, ctx.headers, 'header') : {}) as Record<string, string | undefined>,
       params: params ? parseOrThrow(params, ctx.params, 'path') : {},
       query: query ? parseOrThrow(query, ctx.query, 'query') : {},
       body: body ? parseOrThrow(body, requireJsonBody(ctx), 'body') : undefined,
-    };
-    await next();
+      principal: ctx.state.principal,
+      ctx,
+    });
+    if (checkResponses) checkResponse(route, result);
+    ctx.status = result.status;
+    if (result.headers) ctx.set(result.headers);
+    ctx.body = result.body;
   };
 }
 
@@ -105,75 +115,95 @@ function requireJsonBody(ctx: Koa.Context): unknown {
   return ctx.request.body;
 }
 
-function runHandler(route: RouteSpec, checkResponses: boolean): Koa.Middleware {
-  return async function runHandler(ctx) {
-    const input = ctx.state.input as { params: unknown; query: unknown; body: unknown; headers: Record<string, string | undefined> };
-    const result = await route.handler({ ...input, principal: ctx.state.principal, ctx });
-    if (checkResponses) {
-      const schema = route.responses[result.status]?.schema;
-      if (!route.responses[result.status]) {
-        throw new Error(`${route.operationId} answered undeclared status ${result.status}`);
-      }
-      // Streams are checked chunk by chunk by their writer, not here.
-      if (schema && !(result.body instanceof Readable)) {
-        const check = schema.safeParse(result.body);
-        if (!check.success) {
-          throw new Error(`${route.operationId} ${result.status} body breaks its schema: ${check.error.message}`);
-        }
-      }
+/** Development and test: a handler that drifts from its declared responses fails loudly. */
+function checkResponse(route: RouteSpec, result: RouteResult): void {
+  const declared = route.responses[result.status];
+  if (!declared) throw new Error(`${route.operationId} answered undeclared status ${result.status}`);
+  // Streams are checked chunk by chunk by their writer, not here.
+  if (declared.schema && !(result.body instanceof Readable)) {
+    const check = declared.schema.safeParse(result.body);
+    if (!check.success) {
+      throw new Error(`${route.operationId} ${result.status} body breaks its schema: ${check.error.message}`);
     }
-    ctx.status = result.status;
-    if (result.headers) ctx.set(result.headers);
-    ctx.body = result.body;
-  };
+  }
 }
 
+/** The chain of one route, composed once at start-up (not per request). */
+function routeChain(route: RouteSpec, deps: RouterDeps, body: Koa.Middleware, failedAuthentication: (ctx: Koa.Context) => Promise<void>): Koa.Middleware {
+  const chain: Koa.Middleware[] = [];
+  if (route.auth !== 'none') chain.push(requireKey(route.auth, deps.authenticate, failedAuthentication));
+  const limit = effectiveRateLimit(route);
+  if (limit === 'per-key') {
+    chain.push(rateLimit(deps.rateLimiters.perKey, (ctx) => (ctx.state.principal as { keyId: string }).keyId));
+  } else if (limit === 'trial') {
+    chain.push(rateLimit(deps.rateLimiters.trial, deps.clientAddress));
+  }
+  if (route.request?.body) chain.push(body);
+  chain.push(validateAndHandle(route, deps.checkResponses));
+  return compose(chain);
+}
+
+interface Mounted {
+  chain: Koa.Middleware;
+  /** Koa-style pattern (`/v1/agent-runs/:run_id`), what the request log names. */
+  pattern: string;
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
 /**
- * The order is the contract (api/contract/openapi.ts documents the headers it leads to):
+ * The routes, matched by find-my-way's radix tree: one lookup per request whatever the number of
+ * routes (@koa/router tried every route's regular expression and composed the matched chain per
+ * request). Matching is exact, as documented: case-sensitive, no trailing slash, no empty
+ * parameter. A GET route answers HEAD too (Koa leaves the body out).
+ *
+ * Each route's chain runs in this order, which is the contract (api/contract/openapi.ts documents
+ * the headers it leads to):
  * 1. authentication: a failed attempt spends a point of the per-address `unauthenticated` limit
  *    (401 with its RateLimit headers, or 429 once spent), and nothing else runs;
  * 2. the route's limit: per key, or per address for the trial;
  * 3. the JSON body, for routes that take one: read and parsed only now (400 / 413 / 415);
  * 4. validation, then the handler.
+ *
+ * A known path with a method it does not have is 405 with `Allow` (the error handler writes the
+ * body), OPTIONS on a known path 200 with `Allow`; an unknown path falls through to 404.
  */
-export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Router {
-  // Paths match exactly as documented: `/v1/agent-runs/` and `/HEALTH` are not documented paths (404).
-  const router = new Router({ strict: true, sensitive: true });
+export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Koa.Middleware {
+  const router = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: Number.MAX_SAFE_INTEGER });
   const failedAuthentication = (ctx: Koa.Context) => consumePoint(ctx, deps.rateLimiters.unauthenticated, deps.clientAddress(ctx));
   const body = jsonBody(deps.bodyLimitBytes);
+  const unused = () => undefined;
   for (const route of routes) {
-    const chain: Koa.Middleware[] = [];
-    if (route.auth !== 'none') chain.push(requireKey(route.auth, deps.authenticate, failedAuthentication));
-    const limit = effectiveRateLimit(route);
-    if (limit === 'per-key') {
-      chain.push(rateLimit(deps.rateLimiters.perKey, (ctx) => (ctx.state.principal as { keyId: string }).keyId));
-    } else if (limit === 'trial') {
-      chain.push(rateLimit(deps.rateLimiters.trial, deps.clientAddress));
-    }
-    if (route.request?.body) chain.push(body);
-    chain.push(validateInput(route), runHandler(route, deps.checkResponses));
-    router.register(koaPath(route.path), [route.method.toUpperCase()], chain as never, {
-      name: route.operationId,
-    });
+    const mounted: Mounted = { chain: routeChain(route, deps, body, failedAuthentication), pattern: koaPath(route.path) };
+    const method = route.method.toUpperCase() as (typeof METHODS)[number];
+    router.on(method, mounted.pattern, unused, mounted);
+    if (method === 'GET') router.on('HEAD', mounted.pattern, unused, mounted);
   }
-  return router;
-}
-
-/**
- * 405 with an Allow header for a known path with another method (the error handler writes the body),
- * also for a method the router does not implement at all (TRACE, CONNECT, PROPFIND...), which the
- * router itself answers 501; on an unknown path that is a 404.
- */
-export function allowedMethods(router: Router): Koa.Middleware {
-  const inner = router.allowedMethods() as unknown as Koa.Middleware;
-  return async function allowedMethods(ctx, next) {
-    await inner(ctx, next);
-    if (ctx.status !== 501 || (ctx.body != null && ctx.body !== '')) return;
-    if (ctx.response.get('Allow')) {
-      ctx.status = 405;
-    } else {
-      ctx.remove('Allow');
-      ctx.status = 404;
+  const lookup = (method: string, path: string) => {
+    // A path that does not decode (`%zz`, `%E0%A4%A`) is matched as written, its parameters taken
+    // literally, as @koa/router did: the route's validation answers it, with the route's headers.
+    const found = router.find(method as (typeof METHODS)[number], path) ?? (path.includes('%') ? router.find(method as (typeof METHODS)[number], path.replaceAll('%', '%25')) : null);
+    // An empty parameter (`/v1/agent-runs/`) is not the documented path.
+    if (!found || Object.values(found.params).some((v) => !v)) return null;
+    return found;
+  };
+  return function routes(ctx, next) {
+    const found = (METHODS as readonly string[]).includes(ctx.method) ? lookup(ctx.method, ctx.path) : null;
+    if (found) {
+      const mounted = found.store as Mounted;
+      ctx.params = found.params as Record<string, string>;
+      (ctx as { _matchedRoute?: string })._matchedRoute = mounted.pattern;
+      return mounted.chain(ctx, next);
     }
+    const allowed = METHODS.filter((m) => lookup(m, ctx.path));
+    if (allowed.length === 0) return next();
+    ctx.set('Allow', allowed.join(', '));
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 200;
+      ctx.body = '';
+    } else {
+      ctx.status = 405;
+    }
+    return undefined;
   };
 }

@@ -106,6 +106,8 @@ const mode = process.argv[2];
 if (mode === 'hello' || mode === 'pg') {
   const app = mode === 'hello' ? hello() : oneQuery();
   app.listen(Number(process.env.BENCH_PORT), '127.0.0.1');
+  // An orderly exit on SIGTERM, so a CPU profile (BENCH_PROFILE_DIR) is written.
+  process.once('SIGTERM', () => process.exit(0));
 } else if (mode === 'start') {
   console.log(JSON.stringify(await starts(JSON.parse(process.argv[3]!) as StartAnchorArgs)));
   process.exit(0);

@@ -16,6 +16,12 @@ export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATA
 export const POOL_SIZE = 10;
 const tsx = ['--import', 'tsx'];
 
+/** BENCH_PROFILE_DIR: the API and anchor servers write V8 CPU profiles to <dir>/<name>/ when they exit. */
+function profiling(name: string): string[] {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(dir, name)}`] : [];
+}
+
 export function startTemporal(): Promise<DevServer> {
   return (async () =>
     startDevServer({
@@ -142,14 +148,14 @@ export async function startApi(s: ApiSettings): Promise<Server> {
     // Shared rate limits on Redis, the production setup for replicas (README), when one answers.
     ...((await redisUrl()) ? { REDIS_URL: await redisUrl(), REDIS_KEY_PREFIX: `gws-bench-${port}:` } : {}),
   };
-  return startServer('api', [...tsx, path.join(projectRoot, 'bin', 'api.ts')], env, port, '/health');
+  return startServer('api', [...profiling('api'), ...tsx, path.join(projectRoot, 'bin', 'api.ts')], env, port, '/health');
 }
 
 /** An anchor server (scripts/bench/anchors.ts `mode`). */
 export async function startAnchorServer(mode: 'hello' | 'pg', databaseUrl: string): Promise<Server> {
   const port = await freePort();
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', BENCH_PORT: String(port), DATABASE_URL: databaseUrl, POOL_SIZE: String(POOL_SIZE) };
-  return startServer(`anchor-${mode}`, [...tsx, path.join(projectRoot, 'scripts', 'bench', 'anchors.ts'), mode], env, port, '/ready');
+  return startServer(`anchor-${mode}`, [...profiling(`anchor-${mode}`), ...tsx, path.join(projectRoot, 'scripts', 'bench', 'anchors.ts'), mode], env, port, '/ready');
 }
 
 /** Runs `script` (under scripts/bench) with `leading` arguments then one JSON argument; resolves to the JSON it prints last on stdout. */
