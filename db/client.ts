@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { sql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -68,8 +69,8 @@ export function openPglite(dataDir: string | 'memory'): Database {
     dir = path.join(dataDir, 'pglite');
     mkdirSync(dir, { recursive: true });
   }
-  // pg_trgm: the trigram index of the runs search (migration 0009).
-  const client = new PGlite({ dataDir: dir, extensions: { pg_trgm } });
+  // btree_gin and pg_trgm: the runs search index (migrations 0009 and 0010).
+  const client = new PGlite({ dataDir: dir, extensions: { btree_gin, pg_trgm } });
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   return {
     db,

@@ -83,8 +83,13 @@ export const runs = pgTable(
     index('runs_tenant_created_idx').on(t.tenantId, t.createdAt, t.id),
     // The status filter, in list order.
     index('runs_tenant_status_created_idx').on(t.tenantId, t.status, t.createdAt, t.id),
-    // The q search (ILIKE '%q%'): trigrams, so it does not scan every run (needs pg_trgm).
-    index('runs_input_trgm_idx').using('gin', sql`${t.input} gin_trgm_ops`),
+    // The q search (ILIKE '%q%'): the tenant and the input's trigrams in one GIN index (btree_gin
+    // and pg_trgm), so a search that matches little is answered from the index whatever the
+    // tenant's history. A trigram index on the input alone lost to scanning the tenant's rows in
+    // the planner's costs (27 ms at 10 000 runs, against 0.2 ms with this one). fastupdate off: new
+    // runs go straight into the index; GIN's pending list (up to 4 MB of unsorted entries, which
+    // every search would read) made the planner pass the index over until a vacuum.
+    index('runs_tenant_input_trgm_idx').using('gin', t.tenantId, sql`${t.input} gin_trgm_ops`).with({ fastupdate: false }),
   ],
 );
 
