@@ -60,13 +60,17 @@ async function used(db: Db, tenantId: string, budget: BudgetRow, excludeHoldId?:
   return Number(charged?.sum ?? 0) + Number(held?.sum ?? 0);
 }
 
+/** The budgets that apply to `scope` (its own and `all`). */
+export async function applicableBudgets(db: Db, tenantId: string, scope: BudgetScope) {
+  return (await listBudgets(db, tenantId)).filter((b) => b.scope === scope || b.scope === 'all');
+}
+
 /**
- * Smallest room left under the budgets that apply to `scope`; Infinity when none do. The ledger's
+ * Smallest room left under `budgets` (applicableBudgets); Infinity when there are none. The ledger's
  * reserve inserts its hold first and passes its id, so the room is what was left before it.
  */
-export async function budgetHeadroom(db: Db, tenantId: string, scope: BudgetScope, excludeHoldId?: number): Promise<number> {
-  const applicable = (await listBudgets(db, tenantId)).filter((b) => b.scope === scope || b.scope === 'all');
+export async function headroomUnder(db: Db, tenantId: string, budgets: Awaited<ReturnType<typeof applicableBudgets>>, excludeHoldId?: number): Promise<number> {
   let room = Number.POSITIVE_INFINITY;
-  for (const b of applicable) room = Math.min(room, b.limitCredits - (await used(db, tenantId, b, excludeHoldId)));
+  for (const b of budgets) room = Math.min(room, b.limitCredits - (await used(db, tenantId, b, excludeHoldId)));
   return room;
 }

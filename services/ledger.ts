@@ -7,7 +7,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { ledgerEntries, ledgerHolds, tenantBalances } from '../db/schema.ts';
-import { type BudgetScope, budgetHeadroom } from './budgets.ts';
+import { applicableBudgets, type BudgetScope, headroomUnder } from './budgets.ts';
 
 export interface Balance {
   balance: number;
@@ -116,6 +116,10 @@ export async function reserve(
           .where(and(eq(ledgerHolds.runId, input.runId), eq(ledgerHolds.step, input.step)));
         return { status: 'held', holdId: existing!.id, amount: existing!.amount };
       }
+      // Which budgets apply is read before the balance row is locked; the room under them is
+      // counted after, under the lock, so concurrent reserves cannot both spend the same room. A
+      // tenant without budgets (most) holds the lock only until its commit.
+      const budgets = input.budgetScope ? await applicableBudgets(tx as unknown as Db, input.tenantId, input.budgetScope) : [];
       let taken = await holdFromBalance(tx, input.tenantId, input.amount);
       if (!taken) {
         // A tenant that never had a ledger write has no balance row yet.
@@ -126,8 +130,8 @@ export async function reserve(
         const { available } = await balanceIn(tx, input.tenantId);
         throw new Refused({ status: 'insufficient', required: input.amount, available });
       }
-      if (input.budgetScope) {
-        const headroom = await budgetHeadroom(tx as unknown as Db, input.tenantId, input.budgetScope, inserted.id);
+      if (budgets.length > 0) {
+        const headroom = await headroomUnder(tx as unknown as Db, input.tenantId, budgets, inserted.id);
         if (headroom < input.amount) throw new Refused({ status: 'over_budget', required: input.amount, headroom: Math.max(0, headroom) });
       }
       return { status: 'held', holdId: inserted.id, amount: input.amount };

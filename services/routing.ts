@@ -3,8 +3,9 @@
 // the CLI check it before writing); one that outlived its provider (the
 // configuration changed later) makes the model unroutable, which chat, the
 // estimate and run creation answer with 409 model_not_routable (services/model-layer.ts).
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
+import { preparedPer } from '../db/prepared.ts';
 import { routingPolicies } from '../db/schema.ts';
 import { errors } from '../domain/errors.ts';
 
@@ -15,11 +16,17 @@ export function assertProviderConfigured(provider: string, configured: readonly 
   if (!configured.includes(provider)) throw errors.providerNotConfigured(provider);
 }
 
-export async function providerFor(db: Db, tenantId: string, model: string): Promise<string> {
-  const [row] = await db
+// Read on every run creation and chat completion.
+const selectProvider = preparedPer((db) =>
+  db
     .select({ provider: routingPolicies.provider })
     .from(routingPolicies)
-    .where(and(eq(routingPolicies.tenantId, tenantId), eq(routingPolicies.model, model)));
+    .where(and(eq(routingPolicies.tenantId, sql.placeholder('tenantId')), eq(routingPolicies.model, sql.placeholder('model'))))
+    .prepare('gws_select_route'),
+);
+
+export async function providerFor(db: Db, tenantId: string, model: string): Promise<string> {
+  const [row] = await selectProvider(db).execute({ tenantId, model });
   return row?.provider ?? DEFAULT_PROVIDER;
 }
 
