@@ -61,6 +61,11 @@ export interface RouteSpec<
   refuseSecrets?: boolean;
   /** Leave out of the OpenAPI document (e.g. static assets of /docs). */
   hidden?: boolean;
+  /**
+   * Write only failed answers (4xx, 5xx) to the request log: for probes such as /health, which
+   * orchestrators and load balancers call every few seconds per replica.
+   */
+  logFailuresOnly?: boolean;
   handler: (
     input: RouteInput<z.output<TParams>, z.output<TQuery>, z.output<TBody>>,
   ) => Promise<RouteResult> | RouteResult;

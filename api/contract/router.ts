@@ -147,6 +147,7 @@ interface Mounted {
   chain: Koa.Middleware;
   /** Koa-style pattern (`/v1/agent-runs/:run_id`), what the request log names. */
   pattern: string;
+  logFailuresOnly: boolean;
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -174,7 +175,7 @@ export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Koa.Middlewa
   const body = jsonBody(deps.bodyLimitBytes);
   const unused = () => undefined;
   for (const route of routes) {
-    const mounted: Mounted = { chain: routeChain(route, deps, body, failedAuthentication), pattern: koaPath(route.path) };
+    const mounted: Mounted = { chain: routeChain(route, deps, body, failedAuthentication), pattern: koaPath(route.path), logFailuresOnly: route.logFailuresOnly ?? false };
     const method = route.method.toUpperCase() as (typeof METHODS)[number];
     router.on(method, mounted.pattern, unused, mounted);
     if (method === 'GET') router.on('HEAD', mounted.pattern, unused, mounted);
@@ -193,6 +194,7 @@ export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Koa.Middlewa
       const mounted = found.store as Mounted;
       ctx.params = found.params as Record<string, string>;
       (ctx as { _matchedRoute?: string })._matchedRoute = mounted.pattern;
+      if (mounted.logFailuresOnly) ctx.state.logFailuresOnly = true;
       return mounted.chain(ctx, next);
     }
     const allowed = METHODS.filter((m) => lookup(m, ctx.path));

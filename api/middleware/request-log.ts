@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 /**
  * One log line per request: id, method, route pattern, status and latency.
  * Never bodies, query strings or headers, so no customer content or credential reaches the logs.
+ * A route that asks for it (`logFailuresOnly`: /health) is logged only when it fails.
  */
 export function requestLog(logger: Logger): Koa.Middleware {
   return async function requestLog(ctx, next) {
@@ -23,7 +24,7 @@ export function requestLog(logger: Logger): Koa.Middleware {
         latency_ms: Math.round(latencyMs * 10) / 10,
       };
       if (status >= 500) logger.error(line, 'request');
-      else logger.info(line, 'request');
+      else if (status >= 400 || ctx.state.logFailuresOnly !== true) logger.info(line, 'request');
     }
   };
 }

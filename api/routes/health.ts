@@ -24,6 +24,8 @@ export function healthRoutes(deps: { checkHealth: () => Promise<HealthReport>; b
       description: 'The status of the database and Temporal, checked in the background at most every second (so at most about 1 s old). 503 with the error object when either is unreachable.',
       tags: ['public'],
       auth: 'none',
+      // Probes call it every few seconds per replica: only a 503 reaches the request log.
+      logFailuresOnly: true,
       responses: {
         200: { description: 'Healthy.', schema: Health },
         503: { description: 'The database or Temporal is unreachable.', schema: ErrorObject },
