@@ -140,7 +140,7 @@ function routeChain(route: RouteSpec, deps: RouterDeps, body: Koa.Middleware, fa
   }
   if (route.request?.body) chain.push(body);
   chain.push(validateAndHandle(route, deps.checkResponses));
-  return compose(chain);
+  return chain.length === 1 ? chain[0]! : compose(chain);
 }
 
 interface Mounted {
