@@ -24,20 +24,11 @@ export const REDACT_PATHS = [
   'temporal.secret',
 ];
 
-/**
- * JSON logs on stdout, written asynchronously: a line is handed to the kernel as soon as the
- * write before it has finished, so lines that arrive meanwhile go out together in one write
- * instead of one blocking write(2) per request line (about 5 µs of a request's CPU). Pino
- * flushes what is pending synchronously when the process exits, also through process.exit; only
- * a SIGKILL can lose the last few milliseconds of lines.
- */
+/** JSON logs on stdout. */
 export function createLogger(config: Pick<Config, 'logLevel'>, name = 'gws'): Logger {
-  return pino(
-    {
-      name,
-      level: config.logLevel,
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-    },
-    pino.destination({ dest: 1, sync: false }),
-  );
+  return pino({
+    name,
+    level: config.logLevel,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+  });
 }
