@@ -13,6 +13,7 @@ const unitFiles = [
   'tests/workflow.test.ts',
   'tests/client-drift.test.ts',
   'tests/openapi-generators.test.ts',
+  'tests/ids.test.ts',
 ];
 
 export default defineConfig({
