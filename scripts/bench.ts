@@ -4,7 +4,8 @@
 // `npm run api` runs it) on a fresh Postgres database and a Temporal dev server
 // this script starts, anchors (scripts/bench/anchors.ts), and one load generator
 // child (scripts/bench/load.ts, autocannon) that does nothing else. Phases alternate
-// service, anchor, service, anchor… with a warm-up each; medians are compared.
+// service, anchor, anchor, service… (each pair in the other order) with a warm-up each;
+// medians are compared. BENCH_ONLY picks comparisons; BENCH_PROFILE_DIR writes CPU profiles.
 // Writes bench-results/bench-<time>.{json,md}; README's Benchmark section
 // explains the rows. See scripts/bench/*.ts: processes, anchors, load, seed, report.
 import { randomBytes } from 'node:crypto';
@@ -33,12 +34,21 @@ const generator = startLoadGenerator();
 const load = (a: Omit<LoadArgs, 'warmupSeconds' | 'seconds'>, seconds = SECONDS) => generator.measure<LoadResult>({ warmupSeconds: WARMUP, seconds, ...a } satisfies LoadArgs);
 
 const phases: Record<string, { a: LoadResult[]; b: LoadResult[] }> = {};
-/** A, B, A, B, …: REPS of each, alternating; medians of each side. */
+/**
+ * A, B, B, A, A, B, …: REPS of each, each pair in the other order than the one before, so a
+ * drift over the comparison (the dev server slowing as workflows pile up) favours neither side;
+ * medians of each side.
+ */
 async function alternate(name: string, a: () => Promise<LoadResult>, b: () => Promise<LoadResult>) {
   const rec = (phases[name] = { a: [] as LoadResult[], b: [] as LoadResult[] });
   for (let i = 0; i < REPS; i++) {
-    rec.a.push(await a());
-    rec.b.push(await b());
+    if (i % 2 === 0) {
+      rec.a.push(await a());
+      rec.b.push(await b());
+    } else {
+      rec.b.push(await b());
+      rec.a.push(await a());
+    }
     for (const r of [rec.a.at(-1)!, rec.b.at(-1)!]) if (r.failed) log(`  ${name}: ${r.failed} failed; statuses ${JSON.stringify(r.statuses ?? {})}`);
     log(`${name} rep ${i + 1}/${REPS}: ${rec.a.at(-1)!.rps} vs ${rec.b.at(-1)!.rps} req/s; p50 ${rec.a.at(-1)!.p50_ms} vs ${rec.b.at(-1)!.p50_ms} ms`);
   }
