@@ -140,6 +140,18 @@ describe('Idempotency-Key', () => {
 });
 
 describe('methods', () => {
+  it('HEAD on a GET route answers its status and headers without a body; OPTIONS on a known path lists Allow', async () => {
+    const head = await raw('HEAD', `${stack.app.url}/health`);
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toContain('application/json');
+    expect(head.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/);
+    expect(head.json).toBeUndefined();
+    const options = await raw('OPTIONS', `${stack.app.url}/v1/agent-runs`);
+    expect(options.status).toBe(200);
+    expect(String(options.headers.allow).split(', ').sort()).toEqual(['GET', 'HEAD', 'POST']);
+    expect((await raw('OPTIONS', `${stack.app.url}/v1/nowhere`)).status).toBe(404);
+  });
+
   it('TRACE on a known path is 405 with Allow; on an unknown path 404', async () => {
     const known = await raw('TRACE', `${stack.app.url}/v1/jobs`);
     expect(known.status).toBe(405);
