@@ -68,7 +68,8 @@ function refuseUnstorable(ctx: Koa.Context, route: RouteSpec, declared: Declared
   const places: [where: 'body' | 'query' | 'path' | 'header', value: () => unknown][] = [];
   if (route.request?.body) places.push(['body', () => ctx.request.body]);
   if (declared.query.length) places.push(['query', () => pick(ctx.query, declared.query)]);
-  if (route.request?.params) places.push(['path', () => ctx.params]);
+  // Every path with a parameter, whether or not the route declares a schema for it.
+  if (route.path.includes('{')) places.push(['path', () => ctx.params]);
   if (declared.headers.length) places.push(['header', () => Object.fromEntries(declared.headers.map((h) => [h, ctx.get(h)]))]);
   for (const [where, value] of places) {
     const found = findString(value(), isUnstorable);
