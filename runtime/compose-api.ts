@@ -8,7 +8,7 @@ import { healthChecker } from '../services/health.ts';
 import { listJourneyEvents } from '../services/journey.ts';
 import { authenticate } from '../services/keys.ts';
 import { usageSummary } from '../services/ledger.ts';
-import { runControl, TEMPORAL_CALL_DEADLINE_MS } from '../services/run-control.ts';
+import { runControl } from '../services/run-control.ts';
 import { vaultService } from '../services/vault/index.ts';
 import { listAudit } from '../services/audit.ts';
 import { platformStores } from '../services/platform/stores.ts';
@@ -46,7 +46,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
       approvalTimeoutMs: config.runs.approvalTimeoutMs,
       // Start, approval and cancel answer 503 at once when the probe finds Temporal unreachable, and
       // after this long when it does not answer (or, for an approval, no worker applies the decision).
-      temporalDeadlineMs: TEMPORAL_CALL_DEADLINE_MS,
+      temporalDeadlineMs: temporal.callDeadlineMs,
       probe: temporal.probe,
       checkRoute: async (tenantId, model) => {
         // With every provider configured, every route is routable: no read on the creation path.

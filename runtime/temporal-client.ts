@@ -1,17 +1,32 @@
-// Client-side Temporal plumbing: the API's lazy connection (so the API starts
-// even while Temporal is down and /health can say so), the health probe, and
-// registration of this service's search attributes on an existing cluster.
-// Every client encrypts and decrypts payloads with the service's codec.
-import { Client, Connection } from '@temporalio/client';
+// Client-side Temporal plumbing: the API's lazy client (so the API starts
+// even while Temporal is down and /health can say so; its connections are in
+// temporal-connection.ts), the health probe, and registration of this
+// service's search attributes on an existing cluster. Every client encrypts
+// and decrypts payloads with the service's codec.
+import { Client, type Connection } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { Logger } from 'pino';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';
 import { serviceDataConverter } from './payload-codec.ts';
+import { namespaceConnection, probingConnection } from './temporal-connection.ts';
+
+/**
+ * How long one call of the API's client (start, approval Update, cancel,
+ * describe) may take before it fails with DEADLINE_EXCEEDED and the API
+ * answers 503. Without a deadline the client's own gRPC retries keep a request
+ * waiting about 20 s while Temporal is down, and an approval Update waits
+ * without end while no worker runs.
+ */
+export const TEMPORAL_CALL_DEADLINE_MS = 5_000;
+/** The health probe's deadline. */
+export const PROBE_DEADLINE_MS = 2_000;
 
 export interface TemporalHandle {
   connection: Connection;
   client: Client;
+  /** The deadline every call of `client` gets (TEMPORAL_CALL_DEADLINE_MS unless given). */
+  callDeadlineMs: number;
   /** The payload codec the client uses (the codec endpoint serves the same one). */
   codec: PayloadCodec;
   /** Reports reachability now: no retry interceptor, so no retry timer outlives a probe (or the process's shutdown). */
@@ -19,12 +34,13 @@ export interface TemporalHandle {
   close(): Promise<void>;
 }
 
-export function lazyTemporalClient(address: string, namespace: string, codec: PayloadCodec): TemporalHandle {
-  const connection = Connection.lazy({ address, connectTimeout: '3 seconds' });
-  const probeConnection = Connection.lazy({ address, connectTimeout: '2 seconds', interceptors: [] });
+export function lazyTemporalClient(address: string, namespace: string, codec: PayloadCodec, callDeadlineMs = TEMPORAL_CALL_DEADLINE_MS): TemporalHandle {
+  const connection = namespaceConnection(address, namespace, callDeadlineMs);
+  const probeConnection = probingConnection(address, PROBE_DEADLINE_MS);
   return {
     connection,
     client: new Client({ connection, namespace, dataConverter: serviceDataConverter(codec) }),
+    callDeadlineMs,
     codec,
     probe: () => probeTemporal(probeConnection),
     async close() {
@@ -33,24 +49,21 @@ export function lazyTemporalClient(address: string, namespace: string, codec: Pa
   };
 }
 
-/** Resolves when the frontend answers a health check within the deadline. */
-export async function probeTemporal(connection: Connection, deadlineMs = 2_000): Promise<void> {
-  await connection.withDeadline(Date.now() + deadlineMs, () =>
-    connection.healthService.check({ service: 'temporal.api.workflowservice.v1.WorkflowService' }),
-  );
+/** Resolves when the frontend answers a health check within the probe's deadline. */
+async function probeTemporal(connection: Connection): Promise<void> {
+  await connection.healthService.check({ service: 'temporal.api.workflowservice.v1.WorkflowService' });
 }
 
 /** True when a Temporal frontend answers at `address`. */
 export async function isTemporalReachable(address: string): Promise<boolean> {
-  let connection: Connection | undefined;
+  const connection = probingConnection(address, PROBE_DEADLINE_MS);
   try {
-    connection = await Connection.connect({ address, connectTimeout: '2 seconds' });
     await probeTemporal(connection);
     return true;
   } catch {
     return false;
   } finally {
-    await connection?.close().catch(() => {});
+    await connection.close().catch(() => {});
   }
 }
 

@@ -21,14 +21,6 @@ import { tenantById } from './tenants.ts';
 import { cancelBeforeStart, createRun, getRun, listRuns, markStartFailed, type RunCursor, type RunFilters, type RunRow } from './runs.ts';
 
 /**
- * How long one Temporal call (start, approval Update, cancel) may take before
- * the API answers 503. Without a deadline the client's own gRPC retries keep a
- * request waiting about 20 s while Temporal is down, and an approval Update
- * waits without end while no worker runs.
- */
-export const TEMPORAL_CALL_DEADLINE_MS = 5_000;
-
-/**
  * A reachability probe that succeeded this recently stands for the next calls: a probe per call
  * would double the RPCs of every create (issue 14 measured creation at 0.57–0.79× a bare start).
  * A call that then fails as an outage forgets it, so the next request probes again.
@@ -40,8 +32,11 @@ export interface RunControlDeps {
   client: Client;
   taskQueue: string;
   approvalTimeoutMs: number;
-  /** Deadline of each Temporal call; TEMPORAL_CALL_DEADLINE_MS when absent. */
-  temporalDeadlineMs?: number;
+  /**
+   * The deadline the client's connection gives each call (runtime/temporal-client.ts
+   * callDeadline), named in the 503 that a call past it answers.
+   */
+  temporalDeadlineMs: number;
   /** Fails fast (without retries) when Temporal is unreachable; checked before each call when given. */
   probe?: () => Promise<void>;
   /** Refuses a model the tenant's routing policy cannot route (409 model_not_routable) before a run is stored. */
@@ -88,8 +83,7 @@ function approvalUpdateId(requestKey: string | null): string {
 }
 
 export function runControl(deps: RunControlDeps) {
-  const deadlineMs = deps.temporalDeadlineMs ?? TEMPORAL_CALL_DEADLINE_MS;
-  const deadlineSeconds = Math.ceil(deadlineMs / 1000);
+  const deadlineSeconds = Math.ceil(deps.temporalDeadlineMs / 1000);
   // Tenant names never change, so each is read once per process (for the Temporal UI's run summary).
   const tenantNames = new Map<string, string>();
   async function tenantNameOf(tenantId: string): Promise<string> {
@@ -102,19 +96,17 @@ export function runControl(deps: RunControlDeps) {
   }
 
   /**
-   * Runs one Temporal call under a deadline. The probe first (its own
-   * connection, no retries, at most 2 s; skipped within PROBE_FRESH_MS of one
-   * that succeeded) answers "unreachable" at once: the
-   * API's client retries UNAVAILABLE with backoff, and a retry pending past the
-   * answer would outlive the request (and, at shutdown, the connection). Then
-   * the call gets a gRPC deadline, which also ends an Update that no worker
-   * picks up.
+   * Runs one Temporal call. The probe first (its own connection, no retries,
+   * at most 2 s; skipped within PROBE_FRESH_MS of one that succeeded) answers
+   * "unreachable" at once: the API's client retries UNAVAILABLE with backoff,
+   * and a retry pending past the answer would outlive the request (and, at
+   * shutdown, the connection). The call itself has the connection's deadline,
+   * which also ends an Update that no worker picks up.
    */
   async function withinDeadline<T>(call: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + deadlineMs;
     await probeUnlessFresh();
     try {
-      return await deps.client.withDeadline(deadline, call);
+      return await call();
     } catch (err) {
       if (isTemporalOutage(err)) probedAt = 0;
       throw err;
