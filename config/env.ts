@@ -79,6 +79,8 @@ export const envSchema = z.object({
   REDIS_KEY_PREFIX: z.string().min(1).default('gws:'),
   // How long an API process trusts a key it looked up (services/key-cache.ts); 0 looks every request up.
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
+  // How long an API process trusts a routing policy it read (services/routing.ts); 0 reads it every time.
+  ROUTE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(15_000),
   WORKER_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
 
@@ -162,6 +164,8 @@ export interface Config {
   redis: { url?: string; keyPrefix: string };
   /** In-process cache of authenticated keys; revocations reach it by LISTEN/NOTIFY (0: no cache). */
   keyCache: { ttlMs: number };
+  /** In-process cache of routing policies; policy writes reach it by LISTEN/NOTIFY (0: no cache). */
+  routeCache: { ttlMs: number };
   shutdownTimeoutMs: number;
   /** How long a stopping worker lets in-flight activities finish before cancelling them. */
   workerShutdownGraceMs: number;
@@ -282,6 +286,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     redis: withHidden({ keyPrefix: e.REDIS_KEY_PREFIX }, 'url', e.REDIS_URL),
     keyCache: { ttlMs: e.KEY_CACHE_TTL_MS },
+    routeCache: { ttlMs: e.ROUTE_CACHE_TTL_MS },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
     pricing: {

@@ -14,11 +14,12 @@ import { listAudit } from '../services/audit.ts';
 import { platformStores } from '../services/platform/stores.ts';
 import { webhookEndpointService } from '../services/webhook-endpoints.ts';
 import { tenantStatus } from '../services/platform/tenant-status.ts';
-import { providerFor } from '../services/routing.ts';
+import { cacheRoutes, createRouteCache, providerFor, ROUTE_CHANGED_CHANNEL } from '../services/routing.ts';
 import { type ChatDeps, prepareChat } from '../services/chat/completions.ts';
 import { buildProviders, configuredProviders, estimateRun, routeOf } from '../services/model-layer.ts';
 import { createRateLimiters, type RateLimitStore, rateLimitPool } from '../services/rate-limiters.ts';
-import { createKeyCache, type KeyCache, listenForRevocations, registerLocalCache } from '../services/key-cache.ts';
+import { createKeyCache, KEY_REVOKED_CHANNEL, type KeyCache } from '../services/key-cache.ts';
+import { type Invalidatable, listenForInvalidations, registerLocalCache } from '../services/notified-cache.ts';
 import { Redis } from 'ioredis';
 import { planningProvider } from './compose-activities.ts';
 import type { TemporalHandle } from './temporal-client.ts';
@@ -94,9 +95,9 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
 }
 
 /**
- * What every authenticated request touches (services/rate-limiters.ts, services/key-cache.ts): the
- * rate-limit store (Redis with REDIS_URL, else a synchronous_commit=off pool on Postgres, else
- * memory) and, on Postgres, the key cache with its revocation listener. Their connections are
+ * What every authenticated request touches (services/rate-limiters.ts, services/notified-cache.ts):
+ * the rate-limit store (Redis with REDIS_URL, else a synchronous_commit=off pool on Postgres, else
+ * memory) and, on Postgres, the key and routing-policy caches with their listener. Their connections are
  * closed with the database (its close() is wrapped), which every entry point already stops.
  */
 function hotPathStores(config: Config, logger: Logger, database: Database) {
@@ -123,22 +124,34 @@ function hotPathStores(config: Config, logger: Logger, database: Database) {
     closers.push(() => pool.end());
   }
   let keyCache: KeyCache | undefined;
-  if (database.kind === 'postgres' && config.database.url && config.keyCache.ttlMs > 0) {
-    const cache = createKeyCache({ ttlMs: config.keyCache.ttlMs });
-    const unregister = registerLocalCache(database.db, cache);
-    let wasLost = false;
-    const listener = listenForRevocations(config.database.url, cache, {
-      onState: (state, err) => {
-        if (state === 'lost' && !wasLost) logger.warn({ err: err?.message }, 'key revocation listener lost: keys are looked up on every request until it is back');
-        if (state === 'listening' && wasLost) logger.info('key revocation listener back: key cache on again');
-        wasLost = state === 'lost';
-      },
-    });
-    keyCache = cache;
-    closers.push(async () => {
-      unregister();
-      await listener.close();
-    });
+  if (database.kind === 'postgres' && config.database.url) {
+    // Rows read on every request, kept in process and dropped on their NOTIFY (services/notified-cache.ts).
+    const caches = new Map<string, Invalidatable>();
+    const undo: (() => void)[] = [];
+    if (config.keyCache.ttlMs > 0) {
+      keyCache = createKeyCache({ ttlMs: config.keyCache.ttlMs });
+      caches.set(KEY_REVOKED_CHANNEL, keyCache);
+      undo.push(registerLocalCache(database.db, KEY_REVOKED_CHANNEL, keyCache));
+    }
+    if (config.routeCache.ttlMs > 0) {
+      const routeCache = createRouteCache({ ttlMs: config.routeCache.ttlMs });
+      caches.set(ROUTE_CHANGED_CHANNEL, routeCache);
+      undo.push(cacheRoutes(database.db, routeCache));
+    }
+    if (caches.size > 0) {
+      let wasLost = false;
+      const listener = listenForInvalidations(config.database.url, caches, {
+        onState: (state, err) => {
+          if (state === 'lost' && !wasLost) logger.warn({ err: err?.message }, 'cache invalidation listener lost: keys and routing policies are read on every request until it is back');
+          if (state === 'listening' && wasLost) logger.info('cache invalidation listener back: caches on again');
+          wasLost = state === 'lost';
+        },
+      });
+      closers.push(async () => {
+        for (const u of undo) u();
+        await listener.close();
+      });
+    }
   }
   if (closers.length > 0) {
     const closeDatabase = database.close.bind(database);

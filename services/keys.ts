@@ -5,7 +5,8 @@ import type { Db } from '../db/client.ts';
 import { apiKeys, tenants } from '../db/schema.ts';
 import { hashKey, type KeyKind, looksLikeKey, mintKey } from '../domain/api-keys.ts';
 import { newId } from '../domain/ids.ts';
-import { type ActiveKey, invalidateLocally, KEY_REVOKED_CHANNEL, type KeyCache } from './key-cache.ts';
+import { type ActiveKey, KEY_REVOKED_CHANNEL, type KeyCache } from './key-cache.ts';
+import { invalidateLocally } from './notified-cache.ts';
 import { grantCredits } from './ledger.ts';
 import { ensureTenant, tenantById } from './tenants.ts';
 
@@ -91,7 +92,7 @@ export async function revokeKey(db: Db, keyId: string, scope: { tenantId?: strin
     if (rows.length > 0) await tx.execute(sql`select pg_notify(${KEY_REVOKED_CHANNEL}, ${keyId})`);
     return rows.length > 0;
   });
-  if (revoked) invalidateLocally(db, keyId);
+  if (revoked) invalidateLocally(db, KEY_REVOKED_CHANNEL, keyId);
   return revoked;
 }
 

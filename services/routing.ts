@@ -8,6 +8,7 @@ import type { Db } from '../db/client.ts';
 import { preparedPer } from '../db/prepared.ts';
 import { routingPolicies } from '../db/schema.ts';
 import { errors } from '../domain/errors.ts';
+import { createNotifiedCache, invalidateLocally, type NotifiedCache, registerLocalCache } from './notified-cache.ts';
 
 export const DEFAULT_PROVIDER = 'local';
 
@@ -25,15 +26,54 @@ const selectProvider = preparedPer((db) =>
     .prepare('gws_select_route'),
 );
 
-export async function providerFor(db: Db, tenantId: string, model: string): Promise<string> {
-  const [row] = await selectProvider(db).execute({ tenantId, model });
-  return row?.provider ?? DEFAULT_PROVIDER;
+/** The channel policy writes are announced on; the payload is the tenant id. */
+export const ROUTE_CHANGED_CHANNEL = 'gws_route_changed';
+
+/** A tenant's provider for one model (DEFAULT_PROVIDER when it has no policy), as cached. */
+export type RouteCache = NotifiedCache<{ tenantId: string; provider: string }>;
+
+export function createRouteCache(options: { ttlMs: number; maxEntries?: number; now?: () => number }): RouteCache {
+  return createNotifiedCache({ ...options, tagOf: (route) => route.tenantId });
 }
 
-/** Writes a policy as given; callers check the provider first (assertProviderConfigured). */
+// The cache that serves a handle's policy reads (the API's database, on Postgres: runtime/compose-api.ts).
+const routeCaches = new WeakMap<Db, RouteCache>();
+
+/**
+ * Serves `db`'s policy reads from `cache`, which the handle's own writes invalidate at once and
+ * other processes' writes through ROUTE_CHANGED_CHANNEL. Returns the undo.
+ */
+export function cacheRoutes(db: Db, cache: RouteCache): () => void {
+  routeCaches.set(db, cache);
+  const unregister = registerLocalCache(db, ROUTE_CHANGED_CHANNEL, cache);
+  return () => {
+    routeCaches.delete(db);
+    unregister();
+  };
+}
+
+export async function providerFor(db: Db, tenantId: string, model: string): Promise<string> {
+  const read = async () => {
+    const [row] = await selectProvider(db).execute({ tenantId, model });
+    return { tenantId, provider: row?.provider ?? DEFAULT_PROVIDER };
+  };
+  const cache = routeCaches.get(db);
+  const route = cache ? await cache.get(`${tenantId}\u0000${model}`, read) : await read();
+  return route!.provider;
+}
+
+/**
+ * Writes a policy as given; callers check the provider first (assertProviderConfigured). The same
+ * transaction announces it on ROUTE_CHANGED_CHANNEL (delivered on commit), so every API process
+ * reads the tenant's policies afresh; this process's caches at once.
+ */
 export async function setRoute(db: Db, tenantId: string, model: string, provider: string): Promise<void> {
-  await db
-    .insert(routingPolicies)
-    .values({ tenantId, model, provider })
-    .onConflictDoUpdate({ target: [routingPolicies.tenantId, routingPolicies.model], set: { provider, updatedAt: new Date() } });
+  await db.transaction(async (tx) => {
+    await tx
+      .insert(routingPolicies)
+      .values({ tenantId, model, provider })
+      .onConflictDoUpdate({ target: [routingPolicies.tenantId, routingPolicies.model], set: { provider, updatedAt: new Date() } });
+    await tx.execute(sql`select pg_notify(${ROUTE_CHANGED_CHANNEL}, ${tenantId})`);
+  });
+  invalidateLocally(db, ROUTE_CHANGED_CHANNEL, tenantId);
 }

@@ -7,8 +7,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { type Database, openPostgres } from '../db/client.ts';
-import { LISTENER_APPLICATION_NAME } from '../services/key-cache.ts';
+import { LISTENER_APPLICATION_NAME } from '../services/notified-cache.ts';
 import { createKey, revokeKey } from '../services/keys.ts';
+import { setRoute } from '../services/routing.ts';
 import { ApiClient } from './support/client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
@@ -140,6 +141,34 @@ describe('key cache when the revocation listener is lost', () => {
       expect((await apiA.get('/v1/models', { key: other.secret })).status).toBe(200);
       await setRevokedSilently(other.id, true);
       expect((await apiA.get('/v1/models', { key: other.secret })).status).toBe(200);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+describe('routing policies across two replicas', () => {
+  it('a policy written through setRoute (the CLI and the policy route) reaches the other replica within 1 s', async () => {
+    const [a, b, apiA, apiB] = await replicas({ ROUTE_CACHE_TTL_MS: '60000' });
+    try {
+      const key = await createKey(admin.db, { tenant: `${tenant}-routes`, kind: 'core' });
+      const providerOn = async (api: ApiClient) => (await api.post('/v1/routing/preview', { model: 'svc-workspace' }, { key: key.secret })).json.provider as string;
+      expect(await providerOn(apiB)).toBe('local');
+      // B serves the tenant's route from its cache: a write that skips setRoute() is not seen.
+      await admin.pool!.query(`insert into routing_policies (tenant_id, model, provider) values ($1, 'svc-workspace', 'upstream')`, [key.tenantId]);
+      expect(await providerOn(apiB)).toBe('local');
+      await admin.pool!.query('delete from routing_policies where tenant_id = $1', [key.tenantId]);
+
+      expect(await providerOn(apiA)).toBe('local');
+      await setRoute(admin.db, key.tenantId, 'svc-workspace', 'upstream');
+      const started = Date.now();
+      for (;;) {
+        const [onA, onB] = await Promise.all([providerOn(apiA), providerOn(apiB)]);
+        if (onA === 'upstream' && onB === 'upstream') break;
+        if (Date.now() - started > 1_000) throw new Error(`still ${onA} on A and ${onB} on B after ${Date.now() - started} ms`);
+        await sleep(25);
+      }
+      expect(Date.now() - started).toBeLessThan(1_000);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
