@@ -166,27 +166,57 @@ async function closeHold(
   });
 }
 
-/** Charges actual usage, bounded by the hold, and releases the rest. */
-export function settle(db: Db, input: { runId: string; step: string; actualAmount: number }): Promise<SettleOutcome> {
-  return closeHold(db, input, async (tx, hold) => {
-    const charged = Math.max(0, Math.min(input.actualAmount, hold.amount));
-    let entered = false;
-    if (charged > 0) {
-      const inserted = await tx
-        .insert(ledgerEntries)
-        .values({ tenantId: hold.tenantId, runId: hold.runId, kind: 'charge', amount: charged, entryKey: `charge:${hold.runId}:${hold.step}` })
-        .onConflictDoNothing({ target: ledgerEntries.entryKey })
-        .returning({ id: ledgerEntries.id });
-      entered = inserted.length > 0;
-    }
-    const released = hold.amount - charged;
-    await tx
-      .update(ledgerHolds)
-      .set({ status: 'settled', chargedAmount: charged, releasedAmount: released, closedAt: new Date() })
-      .where(eq(ledgerHolds.id, hold.id));
-    await adjustBalance(tx, hold.tenantId, { balance: entered ? -charged : 0, held: -hold.amount });
-    return { charged, released };
-  });
+interface SettleRow {
+  status: string;
+  charged_amount: string | number | null;
+  released_amount: string | number | null;
+  charged: string | number | null;
+  hold_amount: string | number | null;
+}
+
+/**
+ * Charges actual usage, bounded by the hold, and releases the rest: one statement, so the
+ * tenant's balance row is locked only while Postgres runs it and commits, never across a round
+ * trip to this process (chat settles on every completion; at c=50 that round trip waited behind
+ * the other requests' work). It locks the hold; an open hold gets its charge entry (once: the
+ * entry key), is closed, and moves the running balance; a closed hold returns its recorded
+ * outcome, so a repeated settle charges nothing more.
+ */
+export async function settle(db: Db, input: { runId: string; step: string; actualAmount: number }): Promise<SettleOutcome> {
+  // Postgres runs each data-modifying CTE exactly once, whether or not the final select reads it.
+  const result = (await db.execute(sql`
+    with hold as (
+      select id, tenant_id, run_id, step, amount, status, charged_amount, released_amount
+      from ledger_holds where run_id = ${input.runId} and step = ${input.step}
+      for update
+    ), closing as (
+      select id, tenant_id, run_id, step, amount, greatest(0, least(${input.actualAmount}::bigint, amount)) as charged
+      from hold where status = 'open'
+    ), entry as (
+      insert into ledger_entries (tenant_id, run_id, kind, amount, entry_key)
+      select tenant_id, run_id, 'charge', charged, 'charge:' || run_id || ':' || step from closing where charged > 0
+      on conflict (entry_key) do nothing
+      returning amount
+    ), closed as (
+      update ledger_holds h
+      set status = 'settled', charged_amount = c.charged, released_amount = c.amount - c.charged, closed_at = now()
+      from closing c where h.id = c.id
+      returning h.id
+    ), moved as (
+      insert into tenant_balances as b (tenant_id, balance, held)
+      select tenant_id, -coalesce((select sum(amount) from entry), 0), -amount from closing
+      on conflict (tenant_id) do update
+      set balance = b.balance + excluded.balance, held = b.held + excluded.held, updated_at = now()
+      returning b.tenant_id
+    )
+    select h.status, h.charged_amount, h.released_amount, c.charged, c.amount as hold_amount
+    from hold h left join closing c on c.id = h.id
+  `)) as unknown as { rows: SettleRow[] };
+  const row = result.rows[0];
+  if (!row) return { charged: 0, released: 0 };
+  if (row.status !== 'open') return { charged: Number(row.charged_amount ?? 0), released: Number(row.released_amount ?? 0) };
+  const charged = Number(row.charged);
+  return { charged, released: Number(row.hold_amount) - charged };
 }
 
 /** Compensation: releases the whole hold (failure, rejection, cancel). */

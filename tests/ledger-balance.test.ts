@@ -79,11 +79,16 @@ describe('the running balance', () => {
     expect(holds).toHaveLength(13);
     expect(await balanceOf(db, t)).toEqual({ balance: 1_380, held: 1_300, available: 80 });
 
-    // Settle some, release the others, concurrently, with a grant in between.
-    await Promise.all([
-      ...holds.map((h, i) => (i % 2 === 0 ? settle(db, { runId: h.runId, step: h.step, actualAmount: 70 }) : release(db, { runId: h.runId, step: h.step }))),
+    // Settle some (each twice at once: a retried activity), release the others, concurrently, with a grant in between.
+    const settled = await Promise.all([
+      ...holds.flatMap((h, i) =>
+        i % 2 === 0 ? [0, 1].map(() => settle(db, { runId: h.runId, step: h.step, actualAmount: 70 })) : [release(db, { runId: h.runId, step: h.step })],
+      ),
       grantCredits(db, { tenantId: t, amount: 50, entryKey: `${t}:g3` }),
     ]);
+    expect(settled.filter((o) => typeof o === 'object' && o.charged === 70)).toHaveLength(14);
+    const charges = await db.select().from(ledgerEntries).where(and(eq(ledgerEntries.tenantId, t), eq(ledgerEntries.kind, 'charge')));
+    expect(charges.map((c) => c.amount).sort()).toEqual([120, ...Array(7).fill(70)].sort());
 
     const running = await balanceOf(db, t);
     expect(running).toEqual(await summed(t));
