@@ -91,17 +91,65 @@ class Refused extends Error {
   }
 }
 
+type ReserveInput = { tenantId: string; runId: string; step: string; amount: number; budgetScope?: BudgetScope };
+
+/** Postgres's SQLSTATE of a failed query, through Drizzle's wrapping. */
+function sqlStateOf(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  const code = typeof e.code === 'string' ? e.code : e.cause?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * The common reserve (a new hold, no budget applies, the balance covers it) in one statement, so
+ * the tenant's balance row is locked only while Postgres runs it and commits, never across a
+ * round trip to this process (chat reserves on every completion). Null when it cannot decide
+ * alone and nothing was written: the hold exists already (a retry), the tenant has no balance
+ * row yet, or the balance does not cover it.
+ */
+async function holdInOneStatement(db: Db, input: ReserveInput): Promise<ReserveOutcome | null> {
+  try {
+    const result = (await db.execute(sql`
+      with hold as (
+        insert into ledger_holds (tenant_id, run_id, step, amount, status)
+        values (${input.tenantId}, ${input.runId}, ${input.step}, ${input.amount}, 'open')
+        on conflict (run_id, step) do nothing
+        returning id
+      ), taken as (
+        update tenant_balances set held = held + ${input.amount}, updated_at = now()
+        where tenant_id = ${input.tenantId} and balance - held >= ${input.amount} and exists (select 1 from hold)
+        returning tenant_id
+      )
+      select (select id from hold) as hold_id,
+        -- A new hold the balance did not cover must not stay: dividing by the zero rows taken fails
+        -- the statement (SQLSTATE 22012), which undoes the hold.
+        case when exists (select 1 from hold) then 1 / (select count(*) from taken)::int else 1 end as covered
+    `)) as unknown as { rows: { hold_id: string | number | null }[] };
+    const holdId = result.rows[0]?.hold_id;
+    return holdId == null ? null : { status: 'held', holdId: Number(holdId), amount: input.amount };
+  } catch (err) {
+    if (sqlStateOf(err) === '22012') return null;
+    throw err;
+  }
+}
+
 /**
  * Holds `amount` for a run step if the tenant's balance and budgets cover it.
- * Repeating it returns the same hold. The hold is inserted first (a concurrent
- * duplicate waits on its unique key, then finds it); only a newly inserted hold
- * takes from the balance, with one conditional update that also serialises the
- * tenant's reserves, so the budget check after it cannot be squeezed past.
+ * Repeating it returns the same hold. Without budgets, one statement does it
+ * (holdInOneStatement); otherwise, and when that cannot decide, a transaction:
+ * the hold is inserted first (a concurrent duplicate waits on its unique key,
+ * then finds it); only a newly inserted hold takes from the balance, with one
+ * conditional update that also serialises the tenant's reserves, so the budget
+ * check after it cannot be squeezed past.
  */
-export async function reserve(
-  db: Db,
-  input: { tenantId: string; runId: string; step: string; amount: number; budgetScope?: BudgetScope },
-): Promise<ReserveOutcome> {
+export async function reserve(db: Db, input: ReserveInput): Promise<ReserveOutcome> {
+  // Which budgets apply is read before the balance row is locked; the room under them is counted
+  // after, under the lock, so concurrent reserves cannot both spend the same room.
+  const budgets = input.budgetScope ? await applicableBudgets(db, input.tenantId, input.budgetScope) : [];
+  if (budgets.length === 0) {
+    const held = await holdInOneStatement(db, input);
+    if (held) return held;
+  }
   try {
     return await db.transaction(async (tx): Promise<ReserveOutcome> => {
       const [inserted] = await tx
@@ -116,10 +164,6 @@ export async function reserve(
           .where(and(eq(ledgerHolds.runId, input.runId), eq(ledgerHolds.step, input.step)));
         return { status: 'held', holdId: existing!.id, amount: existing!.amount };
       }
-      // Which budgets apply is read before the balance row is locked; the room under them is
-      // counted after, under the lock, so concurrent reserves cannot both spend the same room. A
-      // tenant without budgets (most) holds the lock only until its commit.
-      const budgets = input.budgetScope ? await applicableBudgets(tx as unknown as Db, input.tenantId, input.budgetScope) : [];
       let taken = await holdFromBalance(tx, input.tenantId, input.amount);
       if (!taken) {
         // A tenant that never had a ledger write has no balance row yet.
