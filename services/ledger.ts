@@ -186,30 +186,6 @@ export async function reserve(db: Db, input: ReserveInput): Promise<ReserveOutco
   }
 }
 
-type Hold = typeof ledgerHolds.$inferSelect;
-
-/**
- * Closes the run step's hold inside a transaction: `close` decides the charge
- * for an open hold; a hold already closed returns its recorded outcome, so
- * settle and release are both idempotent.
- */
-async function closeHold(
-  db: Db,
-  key: { runId: string; step: string },
-  close: (tx: Tx, hold: Hold) => Promise<SettleOutcome>,
-): Promise<SettleOutcome> {
-  return db.transaction(async (tx) => {
-    const [hold] = await tx
-      .select()
-      .from(ledgerHolds)
-      .where(and(eq(ledgerHolds.runId, key.runId), eq(ledgerHolds.step, key.step)))
-      .for('update');
-    if (!hold) return { charged: 0, released: 0 };
-    if (hold.status !== 'open') return { charged: hold.chargedAmount ?? 0, released: hold.releasedAmount ?? 0 };
-    return close(tx, hold);
-  });
-}
-
 interface SettleRow {
   status: string;
   charged_amount: string | number | null;
@@ -245,13 +221,11 @@ export async function settle(db: Db, input: { runId: string; step: string; actua
       update ledger_holds h
       set status = 'settled', charged_amount = c.charged, released_amount = c.amount - c.charged, closed_at = now()
       from closing c where h.id = c.id
-      returning h.id
     ), moved as (
       insert into tenant_balances as b (tenant_id, balance, held)
       select tenant_id, -coalesce((select sum(amount) from entry), 0), -amount from closing
       on conflict (tenant_id) do update
       set balance = b.balance + excluded.balance, held = b.held + excluded.held, updated_at = now()
-      returning b.tenant_id
     )
     select h.status, h.charged_amount, h.released_amount, c.charged, c.amount as hold_amount
     from hold h left join closing c on c.id = h.id
@@ -263,9 +237,20 @@ export async function settle(db: Db, input: { runId: string; step: string; actua
   return { charged, released: Number(row.hold_amount) - charged };
 }
 
-/** Compensation: releases the whole hold (failure, rejection, cancel). */
+/**
+ * Compensation: releases the whole hold (failure, rejection, cancel). It locks the hold first; a
+ * hold already closed returns its recorded outcome, so a repeated release (or one after a settle)
+ * changes nothing.
+ */
 export function release(db: Db, input: { runId: string; step: string }): Promise<SettleOutcome> {
-  return closeHold(db, input, async (tx, hold) => {
+  return db.transaction(async (tx) => {
+    const [hold] = await tx
+      .select()
+      .from(ledgerHolds)
+      .where(and(eq(ledgerHolds.runId, input.runId), eq(ledgerHolds.step, input.step)))
+      .for('update');
+    if (!hold) return { charged: 0, released: 0 };
+    if (hold.status !== 'open') return { charged: hold.chargedAmount ?? 0, released: hold.releasedAmount ?? 0 };
     await tx
       .update(ledgerHolds)
       .set({ status: 'released', chargedAmount: 0, releasedAmount: hold.amount, closedAt: new Date() })

@@ -33,8 +33,8 @@ export interface RunControlDeps {
   taskQueue: string;
   approvalTimeoutMs: number;
   /**
-   * The deadline the client's connection gives each call (runtime/temporal-client.ts
-   * callDeadline), named in the 503 that a call past it answers.
+   * The deadline the client's connection gives each call (callDeadline in
+   * runtime/temporal-connection.ts), named in the 503 that a call past it answers.
    */
   temporalDeadlineMs: number;
   /** Fails fast (without retries) when Temporal is unreachable; checked before each call when given. */
@@ -103,7 +103,7 @@ export function runControl(deps: RunControlDeps) {
    * shutdown, the connection). The call itself has the connection's deadline,
    * which also ends an Update that no worker picks up.
    */
-  async function withinDeadline<T>(call: () => Promise<T>): Promise<T> {
+  async function callTemporal<T>(call: () => Promise<T>): Promise<T> {
     await probeUnlessFresh();
     try {
       return await call();
@@ -138,7 +138,7 @@ export function runControl(deps: RunControlDeps) {
   async function ensureStarted(run: RunRow): Promise<void> {
     const tenantName = await tenantNameOf(run.tenantId);
     try {
-      await withinDeadline(() => startRunWorkflow(deps.client, { taskQueue: deps.taskQueue, approvalTimeoutMs: deps.approvalTimeoutMs }, run, tenantName));
+      await callTemporal(() => startRunWorkflow(deps.client, { taskQueue: deps.taskQueue, approvalTimeoutMs: deps.approvalTimeoutMs }, run, tenantName));
     } catch (err) {
       if (isTemporalOutage(err)) throw errors.workflowServiceUnavailable('start', deadlineSeconds);
       throw err;
@@ -202,7 +202,7 @@ export function runControl(deps: RunControlDeps) {
       }
       let outcome: ApprovalOutcome;
       try {
-        outcome = await withinDeadline(() =>
+        outcome = await callTemporal(() =>
           deps.client.workflow.getHandle(run.id).executeUpdate(approvalUpdate, { args: [decision, { channel: 'api', key_id: actorKeyId }], updateId }),
         );
       } catch (err) {
@@ -231,12 +231,12 @@ export function runControl(deps: RunControlDeps) {
       const run = await this.get(tenantId, runId);
       if (isTerminal(run.status)) throw errors.runAlreadyTerminal(run.status);
       try {
-        await withinDeadline(() => deps.client.workflow.getHandle(run.id).cancel());
+        await callTemporal(() => deps.client.workflow.getHandle(run.id).cancel());
       } catch (err) {
         if (isTemporalOutage(err)) throw errors.workflowServiceUnavailable('cancel', deadlineSeconds);
         if (!isAlreadyClosed(err)) throw err;
         // Temporal says "not found" both for a closed workflow and for one that never started.
-        if (!(await withinDeadline(() => runWorkflowExists(deps.client, run.id)))) {
+        if (!(await callTemporal(() => runWorkflowExists(deps.client, run.id)))) {
           // The row was written but its workflow never started: nothing was reserved or done, so the run ends here.
           await cancelBeforeStart(deps.db, run.id);
           return this.get(tenantId, runId);
