@@ -7,17 +7,19 @@
 //   table is emptied by crash recovery), which for rate limits is harmless;
 // - in memory on PGlite (one process, so nothing to share).
 // If the shared store fails, an in-memory limiter of the same policy takes over rather than
-// failing requests.
+// failing requests. A shared store is asked in leases of a few points (services/leased-limiter.ts)
+// for limits of 100 points a window and more.
 import type { Redis } from 'ioredis';
 import pg from 'pg';
-import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis } from 'rate-limiter-flexible';
+import { LeasedLimiter, leaseSizeFor, type PointLimiter } from './leased-limiter.ts';
 
 export interface RateLimitPolicy {
   /** Policy name shown in the RateLimit headers. */
   name: string;
   points: number;
   windowSeconds: number;
-  limiter: RateLimiterAbstract;
+  limiter: PointLimiter;
 }
 
 export interface RateLimiters {
@@ -44,7 +46,7 @@ export type RateLimitStore =
 function policy(name: string, limits: Limits, store: RateLimitStore): RateLimitPolicy {
   const base = { keyPrefix: name, points: limits.points, duration: limits.windowSeconds };
   const memory = new RateLimiterMemory(base);
-  let limiter: RateLimiterAbstract = memory;
+  let limiter: PointLimiter = memory;
   if (store.kind === 'postgres') {
     limiter = new RateLimiterPostgres({
       ...base,
@@ -64,6 +66,8 @@ function policy(name: string, limits: Limits, store: RateLimitStore): RateLimitP
       insuranceLimiter: memory,
     });
   }
+  const leaseSize = leaseSizeFor(limits.points);
+  if (limiter !== memory && leaseSize > 1) limiter = new LeasedLimiter(limiter, limits.points, leaseSize);
   return { name, points: limits.points, windowSeconds: limits.windowSeconds, limiter };
 }
 
