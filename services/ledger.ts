@@ -8,6 +8,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { ledgerEntries, ledgerHolds, tenantBalances } from '../db/schema.ts';
 import { applicableBudgets, type BudgetScope, headroomUnder } from './budgets.ts';
+import { KeyedBatcher } from './keyed-batcher.ts';
 
 export interface Balance {
   balance: number;
@@ -93,50 +94,67 @@ class Refused extends Error {
 
 type ReserveInput = { tenantId: string; runId: string; step: string; amount: number; budgetScope?: BudgetScope };
 
-/** Postgres's SQLSTATE of a failed query, through Drizzle's wrapping. */
-function sqlStateOf(err: unknown): string | undefined {
-  const e = err as { code?: unknown; cause?: { code?: unknown } };
-  const code = typeof e.code === 'string' ? e.code : e.cause?.code;
-  return typeof code === 'string' ? code : undefined;
+interface HoldRequest {
+  runId: string;
+  step: string;
+  amount: number;
 }
 
 /**
- * The common reserve (a new hold, no budget applies, the balance covers it) in one statement, so
- * the tenant's balance row is locked only while Postgres runs it and commits, never across a
- * round trip to this process (chat reserves on every completion). Null when it cannot decide
- * alone and nothing was written: the hold exists already (a retry), the tenant has no balance
- * row yet, or the balance does not cover it.
+ * The common reserves (new holds, no budget applies, the balance covers them) of one tenant in one
+ * statement: it locks the tenant's balance row, inserts the holds that fit in arrival order, and
+ * takes their sum from the balance, so the row is locked only while Postgres runs it and commits,
+ * never across a round trip to this process. Reserves that arrive while one runs go together in
+ * the next (holdBatches): one lock and one commit for many, so chat's throughput grows with
+ * concurrency instead of queueing on the row. Null for a request it cannot decide alone, and
+ * nothing of it was written: the hold exists already (a retry), the tenant has no balance row
+ * yet, or the balance does not cover it after the ones before it.
  */
-async function holdInOneStatement(db: Db, input: ReserveInput): Promise<ReserveOutcome | null> {
+async function holdsInOneStatement(db: Db, tenantId: string, requests: HoldRequest[]): Promise<(ReserveOutcome | null)[]> {
+  const wanted = JSON.stringify(requests.map((r, ord) => ({ run_id: r.runId, step: r.step, amount: r.amount, ord })));
+  let rows: { id: string | number; ord: number }[];
   try {
     const result = (await db.execute(sql`
-      with hold as (
+      with wanted as (
+        select * from jsonb_to_recordset(${wanted}::jsonb) as w(run_id text, step text, amount bigint, ord int)
+      ), room as (
+        select balance - held as available from tenant_balances where tenant_id = ${tenantId} for update
+      ), fitting as (
+        select w.*, sum(w.amount) over (order by w.ord) as running from wanted w
+      ), hold as (
         insert into ledger_holds (tenant_id, run_id, step, amount, status)
-        values (${input.tenantId}, ${input.runId}, ${input.step}, ${input.amount}, 'open')
+        select ${tenantId}, f.run_id, f.step, f.amount, 'open' from fitting f, room where f.running <= room.available
+        order by f.ord
         on conflict (run_id, step) do nothing
-        returning id
+        returning id, run_id, step, amount
       ), taken as (
-        update tenant_balances set held = held + ${input.amount}, updated_at = now()
-        where tenant_id = ${input.tenantId} and balance - held >= ${input.amount} and exists (select 1 from hold)
-        returning tenant_id
+        update tenant_balances set held = held + (select sum(amount) from hold), updated_at = now()
+        where tenant_id = ${tenantId} and exists (select 1 from hold)
       )
-      select (select id from hold) as hold_id,
-        -- A new hold the balance did not cover must not stay: dividing by the zero rows taken fails
-        -- the statement (SQLSTATE 22012), which undoes the hold.
-        case when exists (select 1 from hold) then 1 / (select count(*) from taken)::int else 1 end as covered
-    `)) as unknown as { rows: { hold_id: string | number | null }[] };
-    const holdId = result.rows[0]?.hold_id;
-    return holdId == null ? null : { status: 'held', holdId: Number(holdId), amount: input.amount };
-  } catch (err) {
-    if (sqlStateOf(err) === '22012') return null;
-    throw err;
+      select h.id, w.ord from hold h join wanted w using (run_id, step)
+    `)) as unknown as { rows: { id: string | number; ord: number }[] };
+    rows = result.rows;
+  } catch {
+    // Each request then takes the transactional path, and meets its own error there.
+    return requests.map(() => null);
   }
+  const outcomes: (ReserveOutcome | null)[] = requests.map(() => null);
+  for (const row of rows) outcomes[Number(row.ord)] = { status: 'held', holdId: Number(row.id), amount: requests[Number(row.ord)]!.amount };
+  return outcomes;
+}
+
+/** One batcher per database handle (tests run several services side by side). */
+const holdBatches = new WeakMap<Db, KeyedBatcher<HoldRequest, ReserveOutcome | null>>();
+function holdBatched(db: Db, input: ReserveInput): Promise<ReserveOutcome | null> {
+  let batcher = holdBatches.get(db);
+  if (!batcher) holdBatches.set(db, (batcher = new KeyedBatcher((tenantId, requests) => holdsInOneStatement(db, tenantId, requests))));
+  return batcher.submit(input.tenantId, { runId: input.runId, step: input.step, amount: input.amount });
 }
 
 /**
  * Holds `amount` for a run step if the tenant's balance and budgets cover it.
- * Repeating it returns the same hold. Without budgets, one statement does it
- * (holdInOneStatement); otherwise, and when that cannot decide, a transaction:
+ * Repeating it returns the same hold. Without budgets, one statement does it, for
+ * this and the tenant's concurrent reserves (holdsInOneStatement); otherwise, and when that cannot decide, a transaction:
  * the hold is inserted first (a concurrent duplicate waits on its unique key,
  * then finds it); only a newly inserted hold takes from the balance, with one
  * conditional update that also serialises the tenant's reserves, so the budget
@@ -147,7 +165,7 @@ export async function reserve(db: Db, input: ReserveInput): Promise<ReserveOutco
   // after, under the lock, so concurrent reserves cannot both spend the same room.
   const budgets = input.budgetScope ? await applicableBudgets(db, input.tenantId, input.budgetScope) : [];
   if (budgets.length === 0) {
-    const held = await holdInOneStatement(db, input);
+    const held = await holdBatched(db, input);
     if (held) return held;
   }
   try {
@@ -186,7 +204,14 @@ export async function reserve(db: Db, input: ReserveInput): Promise<ReserveOutco
   }
 }
 
+interface SettleRequest {
+  runId: string;
+  step: string;
+  actualAmount: number;
+}
+
 interface SettleRow {
+  ord: number;
   status: string;
   charged_amount: string | number | null;
   released_amount: string | number | null;
@@ -195,46 +220,77 @@ interface SettleRow {
 }
 
 /**
- * Charges actual usage, bounded by the hold, and releases the rest: one statement, so the
- * tenant's balance row is locked only while Postgres runs it and commits, never across a round
- * trip to this process (chat settles on every completion; at c=50 that round trip waited behind
- * the other requests' work). It locks the hold; an open hold gets its charge entry (once: the
- * entry key), is closed, and moves the running balance; a closed hold returns its recorded
- * outcome, so a repeated settle charges nothing more.
+ * Settles holds in one statement, so the tenant's balance row is locked only while Postgres runs it
+ * and commits, never across a round trip to this process. It locks the holds; an open hold gets
+ * its charge entry (once: the entry key), is closed, and moves the running balance; a closed hold
+ * answers its recorded outcome, so a repeated settle charges nothing more (the same hold twice in
+ * one batch: the first request decides, the second answers the same). One answer per request,
+ * null for a hold that does not exist.
  */
-export async function settle(db: Db, input: { runId: string; step: string; actualAmount: number }): Promise<SettleOutcome> {
+async function settleInOneStatement(db: Db, requests: SettleRequest[]): Promise<(SettleOutcome | null)[]> {
+  const wanted = JSON.stringify(requests.map((r, ord) => ({ run_id: r.runId, step: r.step, actual: r.actualAmount, ord })));
   // Postgres runs each data-modifying CTE exactly once, whether or not the final select reads it.
   const result = (await db.execute(sql`
-    with hold as (
-      select id, tenant_id, run_id, step, amount, status, charged_amount, released_amount
-      from ledger_holds where run_id = ${input.runId} and step = ${input.step}
-      for update
+    with wanted as (
+      select * from jsonb_to_recordset(${wanted}::jsonb) as w(run_id text, step text, actual bigint, ord int)
+    ), hold as (
+      select h.id, h.tenant_id, h.run_id, h.step, h.amount, h.status, h.charged_amount, h.released_amount, w.actual, w.ord
+      from ledger_holds h join wanted w on h.run_id = w.run_id and h.step = w.step
+      order by h.id
+      for update of h
     ), closing as (
-      select id, tenant_id, run_id, step, amount, greatest(0, least(${input.actualAmount}::bigint, amount)) as charged
-      from hold where status = 'open'
+      select distinct on (id) id, tenant_id, run_id, step, amount, greatest(0, least(actual, amount)) as charged
+      from hold where status = 'open' order by id, ord
     ), entry as (
       insert into ledger_entries (tenant_id, run_id, kind, amount, entry_key)
       select tenant_id, run_id, 'charge', charged, 'charge:' || run_id || ':' || step from closing where charged > 0
       on conflict (entry_key) do nothing
-      returning amount
+      returning tenant_id, amount
     ), closed as (
       update ledger_holds h
       set status = 'settled', charged_amount = c.charged, released_amount = c.amount - c.charged, closed_at = now()
       from closing c where h.id = c.id
     ), moved as (
       insert into tenant_balances as b (tenant_id, balance, held)
-      select tenant_id, -coalesce((select sum(amount) from entry), 0), -amount from closing
+      select c.tenant_id, -coalesce((select sum(e.amount) from entry e where e.tenant_id = c.tenant_id), 0), -sum(c.amount)
+      from closing c group by c.tenant_id
       on conflict (tenant_id) do update
       set balance = b.balance + excluded.balance, held = b.held + excluded.held, updated_at = now()
     )
-    select h.status, h.charged_amount, h.released_amount, c.charged, c.amount as hold_amount
+    select h.ord, h.status, h.charged_amount, h.released_amount, c.charged, c.amount as hold_amount
     from hold h left join closing c on c.id = h.id
   `)) as unknown as { rows: SettleRow[] };
-  const row = result.rows[0];
-  if (!row) return { charged: 0, released: 0 };
-  if (row.status !== 'open') return { charged: Number(row.charged_amount ?? 0), released: Number(row.released_amount ?? 0) };
-  const charged = Number(row.charged);
-  return { charged, released: Number(row.hold_amount) - charged };
+  const outcomes: (SettleOutcome | null)[] = requests.map(() => null);
+  for (const row of result.rows) {
+    if (row.status !== 'open') {
+      outcomes[Number(row.ord)] = { charged: Number(row.charged_amount ?? 0), released: Number(row.released_amount ?? 0) };
+    } else {
+      const charged = Number(row.charged);
+      outcomes[Number(row.ord)] = { charged, released: Number(row.hold_amount) - charged };
+    }
+  }
+  return outcomes;
+}
+
+/** One batcher per database handle (tests run several services side by side). */
+const settleBatches = new WeakMap<Db, KeyedBatcher<SettleRequest, SettleOutcome | null>>();
+
+/**
+ * Charges actual usage, bounded by the hold, and releases the rest (settleInOneStatement). With the
+ * tenant named, the tenant's settles that arrive while one runs go together in the next statement
+ * (chat settles on every completion: one lock and one commit of the balance row serve many).
+ */
+export async function settle(db: Db, input: SettleRequest & { tenantId?: string }): Promise<SettleOutcome> {
+  const request = { runId: input.runId, step: input.step, actualAmount: input.actualAmount };
+  let outcome: SettleOutcome | null;
+  if (input.tenantId) {
+    let batcher = settleBatches.get(db);
+    if (!batcher) settleBatches.set(db, (batcher = new KeyedBatcher((_tenantId, requests) => settleInOneStatement(db, requests))));
+    outcome = await batcher.submit(input.tenantId, request);
+  } else {
+    outcome = (await settleInOneStatement(db, [request]))[0] ?? null;
+  }
+  return outcome ?? { charged: 0, released: 0 };
 }
 
 /**

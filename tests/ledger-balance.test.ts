@@ -35,6 +35,14 @@ async function summed(tenantId: string) {
   return { balance, held, available: balance - held };
 }
 
+/** How many transactions wrote the tenant's rows of a table (rows written by one statement share its transaction id). */
+async function transactionsThatWrote(table: 'ledger_holds' | 'ledger_entries', tenantId: string): Promise<number> {
+  const { rows } = (await database.db.execute(sql`select count(distinct xmin::text)::int as n from ${sql.identifier(table)} where tenant_id = ${tenantId}`)) as unknown as {
+    rows: { n: number }[];
+  };
+  return rows[0]!.n;
+}
+
 describe('the running balance', () => {
   it('equals the sum of entries and open holds after grants, reserves, settles, releases and concurrent reserves', async () => {
     const db = database.db;
@@ -94,6 +102,38 @@ describe('the running balance', () => {
     expect(running).toEqual(await summed(t));
     expect(running).toEqual({ balance: 1_380 + 50 - 7 * 70, held: 0, available: 1_380 + 50 - 7 * 70 });
     expect(await usageSummary(db, t)).toMatchObject(running);
+  });
+
+  it("takes a tenant's concurrent reserves together: one statement and commit for those that waited, in arrival order", async () => {
+    const db = database.db;
+    const t = await newTenantId();
+    await grantCredits(db, { tenantId: t, amount: 2_550, entryKey: `${t}:g` });
+    // 30 reserves of 100 at once: the first runs alone, the 29 that arrived meanwhile run as one.
+    const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => reserve(db, { tenantId: t, runId: `${t}-b${i}`, step: 'chat', amount: 100 })));
+    expect(outcomes.map((o) => o.status)).toEqual([...Array(25).fill('held'), ...Array(5).fill('insufficient')]);
+    expect(outcomes.slice(25)).toEqual(Array(5).fill({ status: 'insufficient', required: 100, available: 50 }));
+    expect(await transactionsThatWrote('ledger_holds', t)).toBe(2);
+    expect(await balanceOf(db, t)).toEqual({ balance: 2_550, held: 2_500, available: 50 });
+    expect(await balanceOf(db, t)).toEqual(await summed(t));
+  });
+
+  it("settles a tenant's concurrent settles together, each answered its own outcome, a repeat the first's", async () => {
+    const db = database.db;
+    const t = await newTenantId();
+    await grantCredits(db, { tenantId: t, amount: 10_000, entryKey: `${t}:g` });
+    for (let i = 0; i < 20; i++) await reserve(db, { tenantId: t, runId: `${t}-s${i}`, step: 'chat', amount: 100 });
+    // 20 settles (the last also repeated with another amount) and one for a hold that does not exist, at once.
+    const outcomes = await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => settle(db, { tenantId: t, runId: `${t}-s${i}`, step: 'chat', actualAmount: 10 + i })),
+      settle(db, { tenantId: t, runId: `${t}-s19`, step: 'chat', actualAmount: 500 }),
+      settle(db, { tenantId: t, runId: `${t}-none`, step: 'chat', actualAmount: 5 }),
+    ]);
+    expect(outcomes).toEqual([...Array.from({ length: 20 }, (_, i) => ({ charged: 10 + i, released: 90 - i })), { charged: 29, released: 71 }, { charged: 0, released: 0 }]);
+    // The grant's transaction, the first settle's, and the one of the settles that waited for it.
+    expect(await transactionsThatWrote('ledger_entries', t)).toBe(3);
+    const charged = (19 * 20) / 2 + 10 * 20;
+    expect(await balanceOf(db, t)).toEqual({ balance: 10_000 - charged, held: 0, available: 10_000 - charged });
+    expect(await balanceOf(db, t)).toEqual(await summed(t));
   });
 
   it('keeps the budget check: a reserve over a budget is refused and holds nothing', async () => {

@@ -179,7 +179,7 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
     // Reported usage when the provider gives it (an upstream), else the byte-count estimate.
     const completionTokens = output.usage?.completionTokens ?? estimateTokens((output.content ?? output.refusal ?? '') + callText(output.toolCalls));
     const prompt = output.usage?.promptTokens ?? promptTokens;
-    if (provider) await settle(deps.db, { runId: id, step: HOLD_STEP, actualAmount: modelCredits(prompt + completionTokens, model, deps.pricing) });
+    if (provider) await settle(deps.db, { tenantId: input.tenantId, runId: id, step: HOLD_STEP, actualAmount: modelCredits(prompt + completionTokens, model, deps.pricing) });
     await journey(deps.db, input.tenantId, id, output.refusal ? 'chat.refused' : 'chat.completed', output.finishReason);
     if (input.memory?.remember && output.content) {
       await createEntry(deps.db, input.tenantId, {
