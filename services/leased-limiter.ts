@@ -7,14 +7,19 @@
 // It never lets more through than the shared limit: points are taken from the shared counter before
 // they are handed out. What it costs is the other way: points a replica leased but did not use
 // when the window ends are lost, so a key spread over R replicas may get up to (R - 1) × (leaseSize
-// - 1) fewer points in a window. Leases are small (limit / 50, at most 32, and none below 100 points
-// a window), so that is at most 2% of the limit per other replica, and limits below 100 points are
-// counted exactly, one point per request.
+// - 1) fewer points in a window. Leases are small (1% of the limit, at most 16, and none below 200
+// points a window), so that is under 1% of the limit per other replica, and limits below 200
+// points are counted exactly, one point per request.
 import { RateLimiterRes } from 'rate-limiter-flexible';
 
-/** The part of a rate-limiter-flexible limiter this module uses (and offers). */
+/** The part of a rate-limiter-flexible limiter this module uses. */
 export interface PointLimiter {
   consume(key: string, points?: number): Promise<RateLimiterRes>;
+}
+
+/** What a request's rate limit needs: one point for a key, or a refusal (a thrown RateLimiterRes). */
+export interface KeyLimiter {
+  consume(key: string): Promise<RateLimiterRes>;
 }
 
 interface Lease {
@@ -26,15 +31,15 @@ interface Lease {
   endsAt: number;
 }
 
-/** Leases kept at most; past this, leases whose window ended are dropped. */
+/** Leases kept at most; past this, leases whose window ended are dropped, then the oldest. */
 const MAX_LEASES = 10_000;
 
-/** The lease size for a limit: 2% of it, at most 32, and 1 (no leasing) below 100 points. */
+/** The lease size for a limit: 1% of it, at most 16, and 1 (no leasing) below 200 points. */
 export function leaseSizeFor(points: number): number {
-  return Math.max(1, Math.min(32, Math.floor(points / 50)));
+  return Math.max(1, Math.min(16, Math.floor(points / 100)));
 }
 
-export class LeasedLimiter implements PointLimiter {
+export class LeasedLimiter implements KeyLimiter {
   private readonly leases = new Map<string, Lease>();
   /** A lease being taken, per key; concurrent requests of the key wait for it rather than take another. */
   private readonly taking = new Map<string, Promise<void>>();
@@ -65,15 +70,18 @@ export class LeasedLimiter implements PointLimiter {
   }
 
   private takeLease(key: string): Promise<void> {
+    // The window is timed from when the store was asked, so a lease never outlives it.
+    const askedAt = Date.now();
     const taken = this.shared
       .consume(key, this.leaseSize)
       .then(
-        (res) => this.keep(key, this.leaseSize, res),
+        (res) => this.keep(key, this.leaseSize, res, askedAt),
         (outcome: unknown) => {
           if (!(outcome instanceof RateLimiterRes)) throw outcome;
-          // The counter went past the limit during this lease: the points that were still there are ours.
+          // The counter went past the limit with this lease: the points that were still there are
+          // ours. A refusal that counted nothing (a blocked key) leaves none.
           const before = outcome.consumedPoints - this.leaseSize;
-          this.keep(key, Math.max(0, Math.min(this.leaseSize, this.points - before)), outcome);
+          this.keep(key, before < 0 ? 0 : Math.min(this.leaseSize, Math.max(0, this.points - before)), outcome, askedAt);
         },
       )
       .finally(() => this.taking.delete(key));
@@ -81,13 +89,18 @@ export class LeasedLimiter implements PointLimiter {
     return taken;
   }
 
-  private keep(key: string, points: number, res: RateLimiterRes): void {
-    if (this.leases.size >= MAX_LEASES) this.dropEnded();
-    this.leases.set(key, { left: points, sharedRemaining: Math.max(0, res.remainingPoints), endsAt: Date.now() + res.msBeforeNext });
+  private keep(key: string, points: number, res: RateLimiterRes, askedAt: number): void {
+    if (this.leases.size >= MAX_LEASES) this.evict();
+    this.leases.set(key, { left: points, sharedRemaining: Math.max(0, res.remainingPoints), endsAt: askedAt + res.msBeforeNext });
   }
 
-  private dropEnded(): void {
+  /** Drops leases whose window ended, then, if that was not enough, the oldest (their points are lost, never added). */
+  private evict(): void {
     const now = Date.now();
     for (const [key, lease] of this.leases) if (lease.endsAt <= now) this.leases.delete(key);
+    for (const key of this.leases.keys()) {
+      if (this.leases.size < MAX_LEASES * 0.9) break;
+      this.leases.delete(key);
+    }
   }
 }

@@ -100,46 +100,63 @@ interface HoldRequest {
   amount: number;
 }
 
+/** Postgres's SQLSTATE of a failed query, through Drizzle's wrapping. */
+function sqlStateOf(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  const code = typeof e.code === 'string' ? e.code : e.cause?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /**
  * The common reserves (new holds, no budget applies, the balance covers them) of one tenant in one
- * statement: it locks the tenant's balance row, inserts the holds that fit in arrival order, and
- * takes their sum from the balance, so the row is locked only while Postgres runs it and commits,
- * never across a round trip to this process. Reserves that arrive while one runs go together in
- * the next (holdBatches): one lock and one commit for many, so chat's throughput grows with
- * concurrency instead of queueing on the row. Null for a request it cannot decide alone, and
- * nothing of it was written: the hold exists already (a retry), the tenant has no balance row
- * yet, or the balance does not cover it after the ones before it.
+ * statement: the holds that fit the available balance, in arrival order, are inserted, then one
+ * conditional update takes their sum from the balance row, so the row is locked only while
+ * Postgres runs the statement and commits, never across a round trip to this process. Reserves
+ * that arrive while one runs go together in the next (holdBatched): one lock and one commit for
+ * many, so chat's throughput grows with concurrency instead of queueing on the row.
+ *
+ * Locks are taken as every other ledger write takes them, holds first and the balance row last,
+ * and holds in key order, so it cannot deadlock with a settle, a release or another batch. If the
+ * balance moved between the statement's read and its update so that the holds no longer fit,
+ * dividing by the zero rows updated fails the statement (SQLSTATE 22012), which undoes the holds.
+ * Null for a request it cannot decide alone, and nothing of it was written: the hold exists
+ * already (a retry), the tenant has no balance row yet, or the balance does not cover it after
+ * the ones before it.
  */
 async function holdsInOneStatement(db: Db, tenantId: string, requests: HoldRequest[]): Promise<(ReserveOutcome | null)[]> {
   const wanted = JSON.stringify(requests.map((r, ord) => ({ run_id: r.runId, step: r.step, amount: r.amount, ord })));
-  let rows: { id: string | number; ord: number }[];
+  let rows: { id: string | number; ord: number; amount: string | number }[];
   try {
     const result = (await db.execute(sql`
       with wanted as (
         select * from jsonb_to_recordset(${wanted}::jsonb) as w(run_id text, step text, amount bigint, ord int)
       ), room as (
-        select balance - held as available from tenant_balances where tenant_id = ${tenantId} for update
+        select balance - held as available from tenant_balances where tenant_id = ${tenantId}
       ), fitting as (
         select w.*, sum(w.amount) over (order by w.ord) as running from wanted w
       ), hold as (
         insert into ledger_holds (tenant_id, run_id, step, amount, status)
         select ${tenantId}, f.run_id, f.step, f.amount, 'open' from fitting f, room where f.running <= room.available
-        order by f.ord
+        order by f.run_id, f.step
         on conflict (run_id, step) do nothing
         returning id, run_id, step, amount
       ), taken as (
         update tenant_balances set held = held + (select sum(amount) from hold), updated_at = now()
-        where tenant_id = ${tenantId} and exists (select 1 from hold)
+        where tenant_id = ${tenantId} and balance - held >= (select sum(amount) from hold)
+        returning tenant_id
       )
-      select h.id, w.ord from hold h join wanted w using (run_id, step)
-    `)) as unknown as { rows: { id: string | number; ord: number }[] };
+      select h.id, w.ord, h.amount, 1 / (select count(*) from taken)::int as covered
+      from hold h join wanted w using (run_id, step)
+    `)) as unknown as { rows: { id: string | number; ord: number; amount: string | number }[] };
     rows = result.rows;
-  } catch {
-    // Each request then takes the transactional path, and meets its own error there.
-    return requests.map(() => null);
+  } catch (err) {
+    // Each request then takes the transactional path and meets its own outcome there; a request
+    // alone has nothing to gain from that unless the balance moved.
+    if (sqlStateOf(err) === '22012' || requests.length > 1) return requests.map(() => null);
+    throw err;
   }
   const outcomes: (ReserveOutcome | null)[] = requests.map(() => null);
-  for (const row of rows) outcomes[Number(row.ord)] = { status: 'held', holdId: Number(row.id), amount: requests[Number(row.ord)]!.amount };
+  for (const row of rows) outcomes[Number(row.ord)] = { status: 'held', holdId: Number(row.id), amount: Number(row.amount) };
   return outcomes;
 }
 
@@ -272,8 +289,20 @@ async function settleInOneStatement(db: Db, requests: SettleRequest[]): Promise<
   return outcomes;
 }
 
+/** Answered for each request of a batch whose statement failed: it settles alone, meeting its own outcome. */
+const SETTLE_ALONE = Symbol('settle alone');
+
+async function settleTogether(db: Db, requests: SettleRequest[]): Promise<(SettleOutcome | null | typeof SETTLE_ALONE)[]> {
+  try {
+    return await settleInOneStatement(db, requests);
+  } catch (err) {
+    if (requests.length === 1) throw err;
+    return requests.map(() => SETTLE_ALONE);
+  }
+}
+
 /** One batcher per database handle (tests run several services side by side). */
-const settleBatches = new WeakMap<Db, KeyedBatcher<SettleRequest, SettleOutcome | null>>();
+const settleBatches = new WeakMap<Db, KeyedBatcher<SettleRequest, SettleOutcome | null | typeof SETTLE_ALONE>>();
 
 /**
  * Charges actual usage, bounded by the hold, and releases the rest (settleInOneStatement). With the
@@ -282,14 +311,13 @@ const settleBatches = new WeakMap<Db, KeyedBatcher<SettleRequest, SettleOutcome 
  */
 export async function settle(db: Db, input: SettleRequest & { tenantId?: string }): Promise<SettleOutcome> {
   const request = { runId: input.runId, step: input.step, actualAmount: input.actualAmount };
-  let outcome: SettleOutcome | null;
+  let outcome: SettleOutcome | null | typeof SETTLE_ALONE = SETTLE_ALONE;
   if (input.tenantId) {
     let batcher = settleBatches.get(db);
-    if (!batcher) settleBatches.set(db, (batcher = new KeyedBatcher((_tenantId, requests) => settleInOneStatement(db, requests))));
+    if (!batcher) settleBatches.set(db, (batcher = new KeyedBatcher((_tenantId, requests) => settleTogether(db, requests))));
     outcome = await batcher.submit(input.tenantId, request);
-  } else {
-    outcome = (await settleInOneStatement(db, [request]))[0] ?? null;
   }
+  if (outcome === SETTLE_ALONE) outcome = (await settleInOneStatement(db, [request]))[0] ?? null;
   return outcome ?? { charged: 0, released: 0 };
 }
 

@@ -8,18 +8,18 @@
 // - in memory on PGlite (one process, so nothing to share).
 // If the shared store fails, an in-memory limiter of the same policy takes over rather than
 // failing requests. A shared store is asked in leases of a few points (services/leased-limiter.ts)
-// for limits of 100 points a window and more.
+// for limits of 200 points a window and more.
 import type { Redis } from 'ioredis';
 import pg from 'pg';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis } from 'rate-limiter-flexible';
-import { LeasedLimiter, leaseSizeFor, type PointLimiter } from './leased-limiter.ts';
+import { type KeyLimiter, LeasedLimiter, leaseSizeFor, type PointLimiter } from './leased-limiter.ts';
 
 export interface RateLimitPolicy {
   /** Policy name shown in the RateLimit headers. */
   name: string;
   points: number;
   windowSeconds: number;
-  limiter: PointLimiter;
+  limiter: KeyLimiter;
 }
 
 export interface RateLimiters {
@@ -67,8 +67,8 @@ function policy(name: string, limits: Limits, store: RateLimitStore): RateLimitP
     });
   }
   const leaseSize = leaseSizeFor(limits.points);
-  if (limiter !== memory && leaseSize > 1) limiter = new LeasedLimiter(limiter, limits.points, leaseSize);
-  return { name, points: limits.points, windowSeconds: limits.windowSeconds, limiter };
+  const perRequest: KeyLimiter = limiter !== memory && leaseSize > 1 ? new LeasedLimiter(limiter, limits.points, leaseSize) : limiter;
+  return { name, points: limits.points, windowSeconds: limits.windowSeconds, limiter: perRequest };
 }
 
 export function createRateLimiters(limits: { perKey: Limits; trial: Limits }, store: RateLimitStore = { kind: 'memory' }): RateLimiters {

@@ -32,8 +32,8 @@ async function spend(limiter: PointLimiter, key: string, n: number): Promise<(nu
 }
 
 describe('leaseSizeFor', () => {
-  it('is 2% of the limit, at most 32, and 1 below 100 points', () => {
-    expect([3, 20, 99, 100, 600, 1_600, 10_000, 1e9].map(leaseSizeFor)).toEqual([1, 1, 1, 2, 12, 32, 32, 32]);
+  it('is 1% of the limit, at most 16, and 1 below 200 points', () => {
+    expect([3, 20, 100, 199, 200, 600, 1_600, 10_000, 1e9].map(leaseSizeFor)).toEqual([1, 1, 1, 1, 2, 6, 16, 16, 16]);
   });
 });
 
@@ -82,6 +82,19 @@ describe('LeasedLimiter', () => {
     expect(await spend(limiter, 'b', 1)).toEqual([99]);
     await new Promise((r) => setTimeout(r, 1_100));
     expect(await spend(limiter, 'a', 1)).toEqual([99]);
+  });
+
+  it('leases nothing from a refusal that counted nothing (a blocked key), and refuses locally until its window ends', async () => {
+    let calls = 0;
+    const blocked: PointLimiter = {
+      consume: () => {
+        calls++;
+        return Promise.reject(new RateLimiterRes(0, 60_000, 0, false));
+      },
+    };
+    const limiter = new LeasedLimiter(blocked, 1_000, 10);
+    expect(await spend(limiter, 'k', 3)).toEqual(['refused', 'refused', 'refused']);
+    expect(calls).toBe(1);
   });
 
   it('passes on a store failure that is not a refusal', async () => {

@@ -3,6 +3,7 @@
 // settlements and releases it equals what summing the whole history gives.
 import { randomBytes } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Database, openPostgres } from '../db/client.ts';
 import { ledgerEntries, ledgerHolds, tenantBalances } from '../db/schema.ts';
@@ -134,6 +135,30 @@ describe('the running balance', () => {
     const charged = (19 * 20) / 2 + 10 * 20;
     expect(await balanceOf(db, t)).toEqual({ balance: 10_000 - charged, held: 0, available: 10_000 - charged });
     expect(await balanceOf(db, t)).toEqual(await summed(t));
+  });
+
+  it('takes locks as every ledger write does, holds first and the balance row last: a reserve meeting a write in progress waits, never deadlocks', async () => {
+    const db = database.db;
+    const t = await newTenantId();
+    await grantCredits(db, { tenantId: t, amount: 1_000, entryKey: `${t}:g` });
+    const first = await reserve(db, { tenantId: t, runId: `${t}-x`, step: 'chat', amount: 100 });
+    // Another session, as a release does: the hold's row, then (while the retried reserve waits on that row) the balance row.
+    const other = new pg.Client({ connectionString: inject('databaseUrl') });
+    await other.connect();
+    try {
+      await other.query('begin');
+      await other.query('update ledger_holds set closed_at = null where run_id = $1', [`${t}-x`]);
+      const retried = reserve(db, { tenantId: t, runId: `${t}-x`, step: 'chat', amount: 100 });
+      const fresh = reserve(db, { tenantId: t, runId: `${t}-y`, step: 'chat', amount: 100 });
+      await new Promise((r) => setTimeout(r, 300));
+      await other.query('update tenant_balances set updated_at = now() where tenant_id = $1', [t]);
+      await other.query('commit');
+      expect(await retried).toEqual(first);
+      expect(await fresh).toMatchObject({ status: 'held', amount: 100 });
+    } finally {
+      await other.end();
+    }
+    expect(await balanceOf(db, t)).toEqual({ balance: 1_000, held: 200, available: 800 });
   });
 
   it('keeps the budget check: a reserve over a budget is refused and holds nothing', async () => {
