@@ -6,6 +6,7 @@ import type { Db } from './client.ts';
 /**
  * `build(db)` once per handle (the service's database, or a transaction's), cached for the
  * handle's lifetime. The statement name must be unique per query text across the service.
+ * (services/ledger.ts keeps its per-handle batchers the same way.)
  */
 export function preparedPer<T>(build: (db: Db) => T): (db: Db) => T {
   const cache = new WeakMap<Db, T>();

@@ -6,6 +6,7 @@
 // a tenant's history: a reserve is one conditional update of that row.
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
+import { preparedPer } from '../db/prepared.ts';
 import { ledgerEntries, ledgerHolds, tenantBalances } from '../db/schema.ts';
 import { applicableBudgets, type BudgetScope, headroomUnder } from './budgets.ts';
 import { KeyedBatcher } from './keyed-batcher.ts';
@@ -161,18 +162,16 @@ async function holdsInOneStatement(db: Db, tenantId: string, requests: HoldReque
 }
 
 /** One batcher per database handle (tests run several services side by side). */
-const holdBatches = new WeakMap<Db, KeyedBatcher<HoldRequest, ReserveOutcome | null>>();
+const holdBatcher = preparedPer((db) => new KeyedBatcher<HoldRequest, ReserveOutcome | null>((tenantId, requests) => holdsInOneStatement(db, tenantId, requests)));
 function holdBatched(db: Db, input: ReserveInput): Promise<ReserveOutcome | null> {
-  let batcher = holdBatches.get(db);
-  if (!batcher) holdBatches.set(db, (batcher = new KeyedBatcher((tenantId, requests) => holdsInOneStatement(db, tenantId, requests))));
-  return batcher.submit(input.tenantId, { runId: input.runId, step: input.step, amount: input.amount });
+  return holdBatcher(db).submit(input.tenantId, { runId: input.runId, step: input.step, amount: input.amount });
 }
 
 /**
  * Holds `amount` for a run step if the tenant's balance and budgets cover it.
  * Repeating it returns the same hold. Without budgets, one statement does it, for
- * this and the tenant's concurrent reserves (holdsInOneStatement); otherwise, and when that cannot decide, a transaction:
- * the hold is inserted first (a concurrent duplicate waits on its unique key,
+ * this and the tenant's concurrent reserves (holdsInOneStatement); otherwise, and
+ * when that cannot decide, a transaction: the hold is inserted first (a concurrent duplicate waits on its unique key,
  * then finds it); only a newly inserted hold takes from the balance, with one
  * conditional update that also serialises the tenant's reserves, so the budget
  * check after it cannot be squeezed past.
@@ -302,7 +301,7 @@ async function settleTogether(db: Db, requests: SettleRequest[]): Promise<(Settl
 }
 
 /** One batcher per database handle (tests run several services side by side). */
-const settleBatches = new WeakMap<Db, KeyedBatcher<SettleRequest, SettleOutcome | null | typeof SETTLE_ALONE>>();
+const settleBatcher = preparedPer((db) => new KeyedBatcher<SettleRequest, SettleOutcome | null | typeof SETTLE_ALONE>((_tenantId, requests) => settleTogether(db, requests)));
 
 /**
  * Charges actual usage, bounded by the hold, and releases the rest (settleInOneStatement). With the
@@ -312,11 +311,7 @@ const settleBatches = new WeakMap<Db, KeyedBatcher<SettleRequest, SettleOutcome 
 export async function settle(db: Db, input: SettleRequest & { tenantId?: string }): Promise<SettleOutcome> {
   const request = { runId: input.runId, step: input.step, actualAmount: input.actualAmount };
   let outcome: SettleOutcome | null | typeof SETTLE_ALONE = SETTLE_ALONE;
-  if (input.tenantId) {
-    let batcher = settleBatches.get(db);
-    if (!batcher) settleBatches.set(db, (batcher = new KeyedBatcher((_tenantId, requests) => settleTogether(db, requests))));
-    outcome = await batcher.submit(input.tenantId, request);
-  }
+  if (input.tenantId) outcome = await settleBatcher(db).submit(input.tenantId, request);
   if (outcome === SETTLE_ALONE) outcome = (await settleInOneStatement(db, [request]))[0] ?? null;
   return outcome ?? { charged: 0, released: 0 };
 }
