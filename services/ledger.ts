@@ -171,10 +171,10 @@ function holdBatched(db: Db, input: ReserveInput): Promise<ReserveOutcome | null
  * Holds `amount` for a run step if the tenant's balance and budgets cover it.
  * Repeating it returns the same hold. Without budgets, one statement does it, for
  * this and the tenant's concurrent reserves (holdsInOneStatement); otherwise, and
- * when that cannot decide, a transaction: the hold is inserted first (a concurrent duplicate waits on its unique key,
- * then finds it); only a newly inserted hold takes from the balance, with one
- * conditional update that also serialises the tenant's reserves, so the budget
- * check after it cannot be squeezed past.
+ * when that cannot decide, a transaction: the hold is inserted first (a concurrent
+ * duplicate waits on its unique key, then finds it); only a newly inserted hold
+ * takes from the balance, with one conditional update that also serialises the
+ * tenant's reserves, so the budget check after it cannot be squeezed past.
  */
 export async function reserve(db: Db, input: ReserveInput): Promise<ReserveOutcome> {
   // Which budgets apply is read before the balance row is locked; the room under them is counted
