@@ -10,6 +10,7 @@ const unitFiles = [
   'tests/policy.test.ts',
   'tests/requested-actions.test.ts',
   'tests/verification.test.ts',
+  'tests/plan-check.test.ts',
   'tests/workflow.test.ts',
   'tests/client-drift.test.ts',
   'tests/openapi-generators.test.ts',

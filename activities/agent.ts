@@ -4,27 +4,26 @@
 // against the hold before it is made and charged by the usage the provider
 // reports, recorded once per call key so a retry never charges twice.
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import Ajv from 'ajv';
 import type { Db } from '../db/client.ts';
-import { type ProposedCall, scopeOf } from '../domain/agent/admission.ts';
-import { executionInstructions, type ModelPlan, PLAN_SCHEMA, planningInstructions } from '../domain/agent/plan-schema.ts';
+import type { ProposedCall } from '../domain/agent/admission.ts';
+import { assessPlan, type PlanProposal, proposalOf, validateArgs } from '../domain/agent/plan-check.ts';
+import { executionInstructions, PLAN_SCHEMA, planningInstructions } from '../domain/agent/plan-schema.ts';
 import { digestOf } from '../domain/digest.ts';
 import { type ChatMessage, type ChatOutput, type ChatRequest, ProviderError, type ToolDefinition } from '../domain/chat/types.ts';
 import type { ModelId } from '../domain/models.ts';
-import type { Plan, PlanStep } from '../domain/planning/plan.ts';
+import type { Plan } from '../domain/planning/plan.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
-import { modelCredits, type PricingTable, type Provider, toolCalls, toolCredits } from '../domain/pricing.ts';
+import { creditsOfMicro, modelCostMicro, modelCredits, PLAN_ATTEMPTS, type PricingTable, type Provider, toolCalls, toolCredits } from '../domain/pricing.ts';
 import type { LoopStop } from '../domain/runs/run-types.ts';
 import { estimateTokens } from '../domain/tokens.ts';
 import { isToolId, TOOL_IDS, type ToolId, TOOLS } from '../domain/tools.ts';
+
+export type { PlanProposal };
 import type { Providers } from '../services/model-layer.ts';
 import { recallableEntries } from '../services/memory.ts';
 import { heldFor, modelUsageOf, recordModelCall } from '../services/model-usage.ts';
 import { HOLD_STEP } from './ledger.ts';
 
-const ajv = new Ajv.default({ strict: false, allErrors: true });
-const validatePlan = ajv.compile(PLAN_SCHEMA);
-const validateArgs = Object.fromEntries(TOOL_IDS.map((id) => [id, ajv.compile(TOOLS[id].parameters)]));
 
 export interface AgentDeps {
   db: Db;
@@ -52,10 +51,12 @@ async function callModel(deps: AgentDeps, c: CallContext, callKey: string, reque
   const provider = deps.providers[c.provider];
   if (!provider) return { kind: 'stopped', stop: { code: 'model_unavailable', message: `No provider is configured for ${c.model}; nothing was sent to a model.` } };
   const hold = await heldFor(deps.db, c.runId, HOLD_STEP);
-  const spent = (await modelUsageOf(deps.db, c.runId, callKey)).credits + toolCredits(toolCalls(toolsRun), deps.pricing);
+  const before = (await modelUsageOf(deps.db, c.runId, callKey)).costMicro;
+  const tools = toolCredits(toolCalls(toolsRun), deps.pricing);
+  const spent = creditsOfMicro(before) + tools;
   const promptTokens = estimateTokens(JSON.stringify([request.messages, request.tools ?? [], request.responseFormat ?? null]));
   const worstCase = modelCredits(promptTokens + request.maxTokens, c.model, deps.pricing);
-  if (spent + worstCase > hold) {
+  if (creditsOfMicro(before + modelCostMicro(promptTokens + request.maxTokens, c.model, deps.pricing)) + tools > hold) {
     return { kind: 'stopped', stop: { code: 'hold_exhausted', message: `The next model call could cost up to ${worstCase} credits; ${hold - spent} of the ${hold} held remain. It was not made.` } };
   }
   let output: ChatOutput;
@@ -67,44 +68,16 @@ async function callModel(deps: AgentDeps, c: CallContext, callKey: string, reque
     }
     throw err; // a failed call reports no usage and charges nothing; Temporal retries it
   }
+  // The provider's usage when it reports it; the byte-count estimate only when it reports none, and recorded as such.
   const completion = output.content ?? output.refusal ?? JSON.stringify(output.toolCalls ?? []);
   const usage = output.usage ?? { promptTokens, completionTokens: estimateTokens(completion) };
-  const credits = modelCredits(usage.promptTokens + usage.completionTokens, c.model, deps.pricing);
-  await recordModelCall(deps.db, { tenantId: c.tenantId, runId: c.runId, callKey, model: c.model, ...usage, credits });
-  if (spent + credits > hold) {
+  const costMicro = modelCostMicro(usage.promptTokens + usage.completionTokens, c.model, deps.pricing);
+  await recordModelCall(deps.db, { tenantId: c.tenantId, runId: c.runId, callKey, model: c.model, ...usage, costMicro, usageBasis: output.usage ? 'reported' : 'estimated' });
+  const credits = creditsOfMicro(costMicro);
+  if (creditsOfMicro(before + costMicro) + tools > hold) {
     return { kind: 'stopped', stop: { code: 'hold_exhausted', message: `The model reported usage of ${credits} credits for one call, past the ${hold} held; the run stopped and is charged no more than the hold.` } };
   }
   return { kind: 'output', output };
-}
-
-/** The plan a valid model answer describes; effect classes from the catalog, never from the model. */
-function toPlan(plan: ModelPlan): Plan {
-  const steps: PlanStep[] = plan.steps.map((s, i) => {
-    const tool = s.tool as PlanStep['tool'];
-    return { id: `step_${i + 1}`, tool, effect: TOOLS[tool].effect, purpose: s.purpose, scope: scopeOf(tool, s.arguments), covers: s.covers, arguments: s.arguments };
-  });
-  return { planner: 'model', steps, gaps: plan.unresolved };
-}
-
-/** Problems of a model's plan answer, in words the model can fix; empty when it is valid. */
-export function planProblems(content: string | null, actionCount: number): { problems: string[]; plan?: ModelPlan } {
-  let value: unknown;
-  try {
-    value = JSON.parse(content ?? '');
-  } catch {
-    return { problems: ['The answer is not JSON.'] };
-  }
-  const v = value as ModelPlan;
-  const unknownTools = Array.isArray(v?.steps) ? v.steps.map((s, i) => [i, s?.tool] as const).filter(([, t]) => typeof t !== 'string' || !isToolId(t)) : [];
-  if (unknownTools.length) return { problems: unknownTools.map(([i, t]) => `steps[${i}].tool: "${String(t).slice(0, 64)}" is not a tool of the catalog.`) };
-  if (!validatePlan(value)) return { problems: (validatePlan.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`) };
-  const problems: string[] = [];
-  v.steps.forEach((s, i) => {
-    if (!validateArgs[s.tool]!(s.arguments)) problems.push(`steps[${i}].arguments: ${(validateArgs[s.tool]!.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`);
-    for (const n of s.covers) if (n > actionCount) problems.push(`steps[${i}].covers: there is no action ${n}.`);
-  });
-  for (const u of v.unresolved) if (u.action > actionCount) problems.push(`unresolved: there is no action ${u.action}.`);
-  return problems.length ? { problems } : { problems, plan: v };
 }
 
 /** Parses and validates each tool call's arguments against the catalog (the workflow decides admission). */
@@ -159,11 +132,6 @@ export async function withRecalledText(db: Db, tenantId: string, transcript: Cha
   });
 }
 
-export type PlanProposal =
-  | { kind: 'planned'; plan: Plan }
-  | { kind: 'invalid'; problems: string[] }
-  | { kind: 'stopped'; stop: LoopStop };
-
 export type TurnOutcome =
   | { kind: 'answer'; content: string }
   | { kind: 'tool_calls'; assistant: ChatMessage; calls: ProposedCall[] }
@@ -191,8 +159,7 @@ export function agentActivities(deps: AgentDeps) {
       const called = await callModel(deps, p, `plan:${p.attempt}`, request, []);
       if (called.kind === 'stopped') return called;
       if (called.output.refusal) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to plan this request.' } };
-      const { problems, plan } = planProblems(called.output.content, actions.length);
-      return plan ? { kind: 'planned', plan: toPlan(plan) } : { kind: 'invalid', problems: problems.slice(0, 10) };
+      return proposalOf(assessPlan(called.output.content, actions), p.attempt >= PLAN_ATTEMPTS);
     },
 
     /** One turn of the execute loop: the model sees the approved plan, the input and the tool results so far (recalled text read now). */

@@ -1,11 +1,12 @@
-// Money moves only here: the reservation hold, the settlement, and the
-// compensating release. Each is idempotent per run, so retries are safe.
+// A run's money: the reservation hold, the settlement, and the compensating
+// release (services/ledger.ts does the writing). Each is idempotent per run, so
+// retries are safe. Model calls are summed exactly and rounded up once, here.
 import type { Db } from '../db/client.ts';
 import type { ModelId } from '../domain/models.ts';
-import { actualUsage, type ActualUsage, type PricingTable, type Provider, toolCalls, toolCredits } from '../domain/pricing.ts';
+import { actualUsage, type ActualUsage, creditsOfMicro, type PricingTable, type Provider, toolCalls, toolCredits } from '../domain/pricing.ts';
 import type { StepResult } from '../domain/runs/run-types.ts';
 import { release, reserve, type ReserveOutcome, settle } from '../services/ledger.ts';
-import { modelUsageOf } from '../services/model-usage.ts';
+import { basisOf, modelUsageOf } from '../services/model-usage.ts';
 
 /** Runs hold once, at the reserve step. */
 export const HOLD_STEP = 'reserve';
@@ -29,7 +30,9 @@ export function ledgerActivities(deps: { db: Db; pricing: PricingTable }) {
       output_tokens: model.completionTokens,
       tool_calls: calls,
       model_calls: model.calls,
-      amount: model.credits + toolCredits(calls, deps.pricing),
+      usage_basis: basisOf(model),
+      // The calls' exact costs are summed and rounded up once, here, for the whole run.
+      amount: creditsOfMicro(model.costMicro) + toolCredits(calls, deps.pricing),
     };
   }
 
@@ -44,7 +47,7 @@ export function ledgerActivities(deps: { db: Db; pricing: PricingTable }) {
         input.provider === 'upstream'
           ? await agentUsage(input, ran)
           : actualUsage(input.input, ran.map((r) => JSON.stringify(r.output ?? null)), ran.map((r) => r.tool), deps.pricing, input.model);
-      const outcome = await settle(deps.db, { runId: input.runId, step: HOLD_STEP, actualAmount: usage.amount });
+      const outcome = await settle(deps.db, { runId: input.runId, step: HOLD_STEP, actualAmount: usage.amount, usageBasis: usage.usage_basis });
       return { ...usage, ...outcome };
     },
 
@@ -53,8 +56,9 @@ export function ledgerActivities(deps: { db: Db; pricing: PricingTable }) {
      * are charged, never past the hold; the rest of the hold is released.
      */
     async releaseCredits(input: { runId: string }): Promise<{ charged: number; released: number }> {
-      const used = (await modelUsageOf(deps.db, input.runId)).credits;
-      if (used > 0) return settle(deps.db, { runId: input.runId, step: HOLD_STEP, actualAmount: used });
+      const model = await modelUsageOf(deps.db, input.runId);
+      const used = creditsOfMicro(model.costMicro);
+      if (used > 0) return settle(deps.db, { runId: input.runId, step: HOLD_STEP, actualAmount: used, usageBasis: basisOf(model) });
       return release(deps.db, { runId: input.runId, step: HOLD_STEP });
     },
   };

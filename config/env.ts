@@ -107,6 +107,10 @@ export const envSchema = z.object({
   CONTEXT_URL_ALLOWED_HOSTS: z.string().default(''),
   CONTEXT_URL_MAX_BYTES: positiveInt.default(262_144),
   CONTEXT_URL_TIMEOUT_MS: positiveInt.default(5_000),
+  // Chat holds of an API process that died are released once its lease (renewed every third of it)
+  // lapses, by the sweeper every API process runs on start and at this interval.
+  INSTANCE_LEASE_MS: positiveInt.default(30_000),
+  HOLD_SWEEP_INTERVAL_MS: positiveInt.default(60_000),
   UPSTREAM_BASE_URL: z.url().optional(),
   UPSTREAM_API_KEY_ENV: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable').optional(),
   UPSTREAM_MODEL_MAP: z
@@ -180,6 +184,8 @@ export interface Config {
     keepAliveMs: number;
     refusalTerms: string[];
     contextUrl: { allowedHosts: string[]; maxBytes: number; timeoutMs: number };
+    /** Chat holds' owner leases and their sweeper (services/hold-sweeper.ts). */
+    holds: { leaseMs: number; sweepMs: number };
     /** The OpenAI-compatible upstream, when configured. The key is a reference: the name of the variable holding it. */
     upstream?: { baseUrl: string; apiKeyEnv?: string; modelMap: Record<string, string>; timeoutMs: number };
   };
@@ -315,6 +321,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     chat: {
       maxTokensDefault: e.CHAT_MAX_TOKENS_DEFAULT,
       keepAliveMs: e.CHAT_KEEPALIVE_MS,
+      holds: { leaseMs: e.INSTANCE_LEASE_MS, sweepMs: e.HOLD_SWEEP_INTERVAL_MS },
       refusalTerms: listOf(e.CHAT_REFUSAL_TERMS).map((t) => t.toLowerCase()),
       contextUrl: { allowedHosts: listOf(e.CONTEXT_URL_ALLOWED_HOSTS).map((h) => h.toLowerCase()), maxBytes: e.CONTEXT_URL_MAX_BYTES, timeoutMs: e.CONTEXT_URL_TIMEOUT_MS },
       upstream: e.UPSTREAM_BASE_URL

@@ -108,6 +108,8 @@ export const ledgerEntries = pgTable(
     amount: bigint('amount', { mode: 'number' }).notNull(),
     entryKey: text('entry_key').notNull(),
     note: text('note'),
+    /** Charges: how the usage charged was known: reported by the provider, estimated (it reported none), or both across calls. */
+    usageBasis: text('usage_basis', { enum: ['reported', 'estimated', 'mixed'] }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex('ledger_entries_key_idx').on(t.entryKey), index('ledger_entries_tenant_idx').on(t.tenantId, t.createdAt)],
@@ -127,6 +129,10 @@ export const ledgerHolds = pgTable(
     status: text('status', { enum: ['open', 'settled', 'released'] }).notNull(),
     chargedAmount: bigint('charged_amount', { mode: 'number' }),
     releasedAmount: bigint('released_amount', { mode: 'number' }),
+    /** Chat holds: the API instance that holds it (service_instances.id); a sweeper releases it when that instance is gone. */
+    owner: text('owner'),
+    /** Set when something other than the holder closed it (the sweeper), for the audit trail. */
+    closedBy: text('closed_by'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     closedAt: timestamp('closed_at', { withTimezone: true }),
   },
@@ -164,11 +170,26 @@ export const runModelCalls = pgTable(
     model: text('model').notNull(),
     promptTokens: integer('prompt_tokens').notNull(),
     completionTokens: integer('completion_tokens').notNull(),
+    /** The call's cost rounded up to whole credits (informational; the run is charged from costMicro). */
     credits: integer('credits').notNull(),
+    /** The exact cost in millionths of a credit; a run's charge rounds the sum of these up once, at settle. */
+    costMicro: bigint('cost_micro', { mode: 'number' }).notNull().default(0),
+    /** reported: the provider's usage; estimated: it reported none, so the byte-count estimate. */
+    usageBasis: text('usage_basis', { enum: ['reported', 'estimated'] }).notNull().default('reported'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex('run_model_calls_run_call_idx').on(t.runId, t.callKey)],
 );
+
+/**
+ * Live API processes, each with a lease it renews while it runs. A chat hold names its instance
+ * (ledger_holds.owner); once the lease has lapsed, the process is gone and the sweeper releases its holds.
+ */
+export const serviceInstances = pgTable('service_instances', {
+  id: text('id').primaryKey(),
+  startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
+  leaseUntil: timestamp('lease_until', { withTimezone: true }).notNull(),
+});
 
 /** Content-free lifecycle history: kind, run, state and time, never input or output text. */
 export const journeyEvents = pgTable(
@@ -428,4 +449,4 @@ export const webhookDeliveries = pgTable(
   (t) => [index('webhook_deliveries_run_idx').on(t.tenantId, t.runId)],
 );
 
-export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, journeyEvents, memoryEntries, memoryEntryVersions, vaultChain, routingPolicies, budgets, traces, traceExports, evaluationRuns, auditEvents, webhookEndpoints, webhookDeliveries };
+export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, serviceInstances, journeyEvents, memoryEntries, memoryEntryVersions, vaultChain, routingPolicies, budgets, traces, traceExports, evaluationRuns, auditEvents, webhookEndpoints, webhookDeliveries };

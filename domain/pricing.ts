@@ -55,11 +55,15 @@ export interface UsageEstimate {
   };
 }
 
+export type UsageBasis = 'reported' | 'estimated' | 'mixed';
+
 export interface ActualUsage {
   input_tokens: number;
   output_tokens: number;
   tool_calls: Partial<Record<ToolId, number>>;
   model_calls?: number;
+  /** How the tokens were known: the provider's report, the byte-count estimate, or both across calls. */
+  usage_basis?: UsageBasis;
   amount: number;
 }
 
@@ -67,6 +71,23 @@ const SETTLEMENT = 'Only the estimate is held. The charge is actual usage, never
 
 export function modelCredits(tokens: number, model: ModelId, pricing: PricingTable): number {
   return Math.ceil((tokens * pricing.modelRates[model]) / 1000);
+}
+
+/** Millionths of a credit in one credit. A model call's exact cost is kept in these. */
+export const MICRO = 1_000_000;
+
+/**
+ * A model call's exact cost in micro-credits (rates are credits per 1,000 tokens, so this is exact
+ * for rates of up to three decimals). Calls are summed exactly and a run rounds up once, at settle
+ * (creditsOfMicro), so a run of many small calls is not charged a rounded-up credit for each.
+ */
+export function modelCostMicro(tokens: number, model: ModelId, pricing: PricingTable): number {
+  return Math.round(tokens * pricing.modelRates[model] * 1000);
+}
+
+/** Whole credits for an exact amount: rounded up, once. */
+export function creditsOfMicro(micro: number): number {
+  return Math.ceil(micro / MICRO);
 }
 
 export function toolCalls(tools: ToolId[]): Partial<Record<ToolId, number>> {
@@ -146,6 +167,7 @@ export function actualUsage(input: string, outputs: string[], toolsRun: ToolId[]
     input_tokens: inputTokens,
     output_tokens: outputTokens,
     tool_calls: calls,
+    usage_basis: 'estimated',
     amount: modelCredits(inputTokens + outputTokens, model, pricing) + toolCredits(calls, pricing),
   };
 }

@@ -7,8 +7,12 @@ export const TOOL_IDS = ['memory_recall', 'text_analysis', 'webhook_delivery'] a
 export type ToolId = (typeof TOOL_IDS)[number];
 export type EffectClass = 'read' | 'external';
 
-/** What kind of requested action a tool can carry out (see domain/planning/requested-actions.ts). */
-export type ToolCapability = 'recall' | 'analysis' | 'delivery';
+/**
+ * What kind of requested action a tool can carry out (see domain/planning/requested-actions.ts).
+ * preparation: it readies input for the work (key phrases, sentence counts) and carries out no
+ * requested action itself: extracting key phrases is not summarising, reviewing or comparing.
+ */
+export type ToolCapability = 'recall' | 'preparation' | 'delivery';
 
 export interface ToolSpec {
   id: ToolId;
@@ -35,8 +39,9 @@ export const TOOLS: Record<ToolId, ToolSpec> = {
   text_analysis: {
     id: 'text_analysis',
     effect: 'read',
-    capability: 'analysis',
-    description: 'Extracts key phrases, constraints, quantities and open questions from one part of the input.',
+    capability: 'preparation',
+    description:
+      'Extracts key phrases, constraints, quantities and open questions from one part of the input. It prepares input only: it does not summarise, review, compare or decide anything.',
     parameters: {
       type: 'object',
       additionalProperties: false,

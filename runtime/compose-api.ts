@@ -20,15 +20,18 @@ import { buildProviders, configuredProviders, estimateRun, routeOf } from '../se
 import { createRateLimiters, type RateLimitStore, rateLimitPool } from '../services/rate-limiters.ts';
 import { createKeyCache, KEY_REVOKED_CHANNEL, type KeyCache } from '../services/key-cache.ts';
 import { type Invalidatable, listenForInvalidations, registerLocalCache } from '../services/notified-cache.ts';
+import { DEFAULT_SWEEPER_TIMING, startHoldSweeper } from '../services/hold-sweeper.ts';
 import { Redis } from 'ioredis';
 import { planningProvider } from './compose-activities.ts';
 import type { TemporalHandle } from './temporal-client.ts';
 
 export function composeApi(config: Config, logger: Logger, database: Database, temporal: TemporalHandle): AppDeps {
   const hotPath = hotPathStores(config, logger, database);
+  const sweeper = holdSweeper(config, logger, database);
   // Built once: providers and settings do not change per request.
   const chatDeps: ChatDeps = {
     db: database.db,
+    owner: sweeper.instanceId,
     pricing: config.pricing,
     providers: buildProviders(config.chat.upstream),
     maxTokensDefault: config.chat.maxTokensDefault,
@@ -92,6 +95,23 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
         }
       : {}),
   };
+}
+
+/**
+ * This process's lease and the sweeper that releases chat holds of processes that died
+ * (services/hold-sweeper.ts); stopped, and the lease ended, before the database closes.
+ */
+function holdSweeper(config: Config, logger: Logger, database: Database) {
+  const { leaseMs, sweepMs } = config.chat.holds;
+  // The longest a chat may run: the upstream's whole answer, the context_url fetch, and a minute of slack.
+  const maxChatMs = (config.chat.upstream?.timeoutMs ?? 60_000) + config.chat.contextUrl.timeoutMs + 60_000;
+  const sweeper = startHoldSweeper(database.db, logger, { ...DEFAULT_SWEEPER_TIMING, leaseMs, renewMs: Math.max(1, Math.floor(leaseMs / 3)), sweepMs, maxChatMs });
+  const closeDatabase = database.close.bind(database);
+  database.close = async () => {
+    await sweeper.stop();
+    await closeDatabase();
+  };
+  return sweeper;
 }
 
 /**

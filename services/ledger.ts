@@ -93,12 +93,21 @@ class Refused extends Error {
   }
 }
 
-type ReserveInput = { tenantId: string; runId: string; step: string; amount: number; budgetScope?: BudgetScope };
+type ReserveInput = {
+  tenantId: string;
+  runId: string;
+  step: string;
+  amount: number;
+  budgetScope?: BudgetScope;
+  /** The API instance that will settle or release it (chat); the hold sweeper releases it once that instance is gone. */
+  owner?: string;
+};
 
 interface HoldRequest {
   runId: string;
   step: string;
   amount: number;
+  owner: string | null;
 }
 
 /** Postgres's SQLSTATE of a failed query, through Drizzle's wrapping. */
@@ -125,19 +134,19 @@ function sqlStateOf(err: unknown): string | undefined {
  * the ones before it.
  */
 async function holdsInOneStatement(db: Db, tenantId: string, requests: HoldRequest[]): Promise<(ReserveOutcome | null)[]> {
-  const wanted = JSON.stringify(requests.map((r, ord) => ({ run_id: r.runId, step: r.step, amount: r.amount, ord })));
+  const wanted = JSON.stringify(requests.map((r, ord) => ({ run_id: r.runId, step: r.step, amount: r.amount, owner: r.owner, ord })));
   let rows: { id: string | number; ord: number; amount: string | number }[];
   try {
     const result = (await db.execute(sql`
       with wanted as (
-        select * from jsonb_to_recordset(${wanted}::jsonb) as w(run_id text, step text, amount bigint, ord int)
+        select * from jsonb_to_recordset(${wanted}::jsonb) as w(run_id text, step text, amount bigint, owner text, ord int)
       ), room as (
         select balance - held as available from tenant_balances where tenant_id = ${tenantId}
       ), fitting as (
         select w.*, sum(w.amount) over (order by w.ord) as running from wanted w
       ), hold as (
-        insert into ledger_holds (tenant_id, run_id, step, amount, status)
-        select ${tenantId}, f.run_id, f.step, f.amount, 'open' from fitting f, room where f.running <= room.available
+        insert into ledger_holds (tenant_id, run_id, step, amount, status, owner)
+        select ${tenantId}, f.run_id, f.step, f.amount, 'open', f.owner from fitting f, room where f.running <= room.available
         order by f.run_id, f.step
         on conflict (run_id, step) do nothing
         returning id, run_id, step, amount
@@ -164,7 +173,7 @@ async function holdsInOneStatement(db: Db, tenantId: string, requests: HoldReque
 /** One batcher per database handle (tests run several services side by side). */
 const holdBatcher = preparedPer((db) => new KeyedBatcher<HoldRequest, ReserveOutcome | null>((tenantId, requests) => holdsInOneStatement(db, tenantId, requests)));
 function holdBatched(db: Db, input: ReserveInput): Promise<ReserveOutcome | null> {
-  return holdBatcher(db).submit(input.tenantId, { runId: input.runId, step: input.step, amount: input.amount });
+  return holdBatcher(db).submit(input.tenantId, { runId: input.runId, step: input.step, amount: input.amount, owner: input.owner ?? null });
 }
 
 /**
@@ -188,7 +197,7 @@ export async function reserve(db: Db, input: ReserveInput): Promise<ReserveOutco
     return await db.transaction(async (tx): Promise<ReserveOutcome> => {
       const [inserted] = await tx
         .insert(ledgerHolds)
-        .values({ tenantId: input.tenantId, runId: input.runId, step: input.step, amount: input.amount, status: 'open' })
+        .values({ tenantId: input.tenantId, runId: input.runId, step: input.step, amount: input.amount, status: 'open', owner: input.owner ?? null })
         .onConflictDoNothing({ target: [ledgerHolds.runId, ledgerHolds.step] })
         .returning({ id: ledgerHolds.id });
       if (!inserted) {
@@ -220,10 +229,14 @@ export async function reserve(db: Db, input: ReserveInput): Promise<ReserveOutco
   }
 }
 
+export type UsageBasis = 'reported' | 'estimated' | 'mixed';
+
 interface SettleRequest {
   runId: string;
   step: string;
   actualAmount: number;
+  /** How the usage was known; written on the charge entry, so the bill says whether it was estimated. */
+  usageBasis?: UsageBasis;
 }
 
 interface SettleRow {
@@ -244,22 +257,22 @@ interface SettleRow {
  * null for a hold that does not exist.
  */
 async function settleInOneStatement(db: Db, requests: SettleRequest[]): Promise<(SettleOutcome | null)[]> {
-  const wanted = JSON.stringify(requests.map((r, ord) => ({ run_id: r.runId, step: r.step, actual: r.actualAmount, ord })));
+  const wanted = JSON.stringify(requests.map((r, ord) => ({ run_id: r.runId, step: r.step, actual: r.actualAmount, basis: r.usageBasis ?? null, ord })));
   // Postgres runs each data-modifying CTE exactly once, whether or not the final select reads it.
   const result = (await db.execute(sql`
     with wanted as (
-      select * from jsonb_to_recordset(${wanted}::jsonb) as w(run_id text, step text, actual bigint, ord int)
+      select * from jsonb_to_recordset(${wanted}::jsonb) as w(run_id text, step text, actual bigint, basis text, ord int)
     ), hold as (
-      select h.id, h.tenant_id, h.run_id, h.step, h.amount, h.status, h.charged_amount, h.released_amount, w.actual, w.ord
+      select h.id, h.tenant_id, h.run_id, h.step, h.amount, h.status, h.charged_amount, h.released_amount, w.actual, w.basis, w.ord
       from ledger_holds h join wanted w on h.run_id = w.run_id and h.step = w.step
       order by h.id
       for update of h
     ), closing as (
-      select distinct on (id) id, tenant_id, run_id, step, amount, greatest(0, least(actual, amount)) as charged
+      select distinct on (id) id, tenant_id, run_id, step, amount, basis, greatest(0, least(actual, amount)) as charged
       from hold where status = 'open' order by id, ord
     ), entry as (
-      insert into ledger_entries (tenant_id, run_id, kind, amount, entry_key)
-      select tenant_id, run_id, 'charge', charged, 'charge:' || run_id || ':' || step from closing where charged > 0
+      insert into ledger_entries (tenant_id, run_id, kind, amount, entry_key, usage_basis)
+      select tenant_id, run_id, 'charge', charged, 'charge:' || run_id || ':' || step, basis from closing where charged > 0
       on conflict (entry_key) do nothing
       returning tenant_id, amount
     ), closed as (
@@ -309,7 +322,7 @@ const settleBatcher = preparedPer((db) => new KeyedBatcher<SettleRequest, Settle
  * (chat settles on every completion: one lock and one commit of the balance row serve many).
  */
 export async function settle(db: Db, input: SettleRequest & { tenantId?: string }): Promise<SettleOutcome> {
-  const request = { runId: input.runId, step: input.step, actualAmount: input.actualAmount };
+  const request: SettleRequest = { runId: input.runId, step: input.step, actualAmount: input.actualAmount, usageBasis: input.usageBasis };
   let outcome: SettleOutcome | null | typeof SETTLE_ALONE = SETTLE_ALONE;
   if (input.tenantId) outcome = await settleBatcher(db).submit(input.tenantId, request);
   if (outcome === SETTLE_ALONE) outcome = (await settleInOneStatement(db, [request]))[0] ?? null;
@@ -321,7 +334,7 @@ export async function settle(db: Db, input: SettleRequest & { tenantId?: string 
  * hold already closed returns its recorded outcome, so a repeated release (or one after a settle)
  * changes nothing.
  */
-export function release(db: Db, input: { runId: string; step: string }): Promise<SettleOutcome> {
+export function release(db: Db, input: { runId: string; step: string; closedBy?: string }): Promise<SettleOutcome> {
   return db.transaction(async (tx) => {
     const [hold] = await tx
       .select()
@@ -332,7 +345,7 @@ export function release(db: Db, input: { runId: string; step: string }): Promise
     if (hold.status !== 'open') return { charged: hold.chargedAmount ?? 0, released: hold.releasedAmount ?? 0 };
     await tx
       .update(ledgerHolds)
-      .set({ status: 'released', chargedAmount: 0, releasedAmount: hold.amount, closedAt: new Date() })
+      .set({ status: 'released', chargedAmount: 0, releasedAmount: hold.amount, closedAt: new Date(), closedBy: input.closedBy ?? null })
       .where(eq(ledgerHolds.id, hold.id));
     await adjustBalance(tx, hold.tenantId, { held: -hold.amount });
     return { charged: 0, released: hold.amount };

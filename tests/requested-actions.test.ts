@@ -8,12 +8,13 @@ import { type ActionKind, type RequestedAction, requestedActions } from '../doma
 /** The kind and deciding verb of each action, in order. */
 const kinds = (input: string) => requestedActions(input).map((a) => [a.kind, a.verb]);
 
-const action = (n: number, clause: string, kind: ActionKind, verb: string | null, sentence = 0): RequestedAction => ({
+const action = (n: number, clause: string, kind: ActionKind, verb: string | null, sentence = 0, missing: string | null = null): RequestedAction => ({
   n,
   clause,
   sentence,
   kind,
   verb,
+  missing,
 });
 
 describe('requestedActions: splitting and classification', () => {
@@ -132,61 +133,81 @@ describe('requestedActions: statements are not requests', () => {
   });
 });
 
+describe('requestedActions: material a run was never given', () => {
+  it('marks an action on something attached as missing its material; a run takes text only', () => {
+    expect(requestedActions('Summarise the attached quarterly report. List the risks of each option.')).toEqual([
+      action(1, 'Summarise the attached quarterly report', 'analysis', 'summarise', 0, 'attached'),
+      action(2, 'List the risks of each option', 'analysis', 'list', 1),
+    ]);
+  });
+
+  it('leaves text that is in the input alone', () => {
+    expect(requestedActions('Summarise this: the outage began at 09:12 and ended at 09:40.').every((a) => a.missing === null)).toBe(true);
+  });
+});
+
 describe('planLocally', () => {
   const covered = (steps: { covers?: number[] }[]) => steps.flatMap((s) => s.covers ?? []);
+  const gapActions = (plan: ReturnType<typeof planLocally>) => (plan.gaps ?? []).map((g) => g.action);
 
-  it('covers every analysis action exactly once, in at most 8 text_analysis steps, even with 20 sentences', () => {
+  it('prepares every analysis action with key-phrase extraction in at most 8 steps, performs none of them: each is a gap saying a model would', () => {
     const input = Array.from({ length: 20 }, (_, i) => `Review section ${i + 1} of the report.`).join(' ');
     const actions = requestedActions(input);
     expect(actions.map((a) => a.kind)).toEqual(Array(20).fill('analysis'));
 
     const plan = planLocally(input, false);
-    expect(plan.steps.length).toBeLessThanOrEqual(8);
     expect(plan.steps).toHaveLength(7); // groups of ceil(20 / 8) = 3
-    expect(plan.steps.map((s) => [s.id, s.tool, s.effect])).toEqual(
-      plan.steps.map((_, i) => [`step_${i + 1}`, 'text_analysis', 'read']),
-    );
-    expect(covered(plan.steps)).toEqual(actions.map((a) => a.n));
-    for (const step of plan.steps) expect(step.scope).toBe(step.covers!.map((n) => actions[n - 1]!.clause).join('\n'));
-    expect(plan.gaps).toEqual([]);
+    expect(plan.steps.map((s) => [s.id, s.tool, s.effect])).toEqual(plan.steps.map((_, i) => [`step_${i + 1}`, 'text_analysis', 'read']));
+    expect(covered(plan.steps)).toEqual([]);
+    expect(plan.steps.map((s) => s.scope).join('\n')).toBe(actions.map((a) => a.clause).join('\n'));
+    expect(gapActions(plan)).toEqual(actions.map((a) => a.n));
+    expect(plan.gaps![0]!.reason).toMatch(/^needs a model to review, and this run's provider is local \(no model\)\. Key-phrase extraction \(step_1\) prepared the text/);
+    expect(plan.gaps![19]!.reason).toContain('(step_7)');
   });
 
-  it('plans one text_analysis step per analysis action when there are at most 8', () => {
+  it('plans one preparation step per analysis action when there are at most 8', () => {
     const plan = planLocally('Review the contract. List the risks. What are the open questions?', false);
     expect(plan.steps.map((s) => [s.tool, s.covers, s.scope])).toEqual([
-      ['text_analysis', [1], 'Review the contract'],
-      ['text_analysis', [2], 'List the risks'],
-      ['text_analysis', [3], 'What are the open questions?'],
+      ['text_analysis', [], 'Review the contract'],
+      ['text_analysis', [], 'List the risks'],
+      ['text_analysis', [], 'What are the open questions?'],
     ]);
+    expect(gapActions(plan)).toEqual([1, 2, 3]);
   });
 
-  it('plans one external webhook_delivery step for the delivery action', () => {
+  it('plans one external webhook_delivery step for the delivery action, which it covers', () => {
     const plan = planLocally('Summarise the incident timeline and send it to the on-call channel.', false);
     expect(plan.steps).toEqual([
-      expect.objectContaining({ id: 'step_1', tool: 'text_analysis', effect: 'read', covers: [1], scope: 'Summarise the incident timeline' }),
+      expect.objectContaining({ id: 'step_1', tool: 'text_analysis', effect: 'read', covers: [], scope: 'Summarise the incident timeline' }),
       expect.objectContaining({ id: 'step_2', tool: 'webhook_delivery', effect: 'external', covers: [2], scope: 'result' }),
     ]);
-    expect(plan.gaps).toEqual([]);
+    expect(gapActions(plan)).toEqual([1]);
   });
 
   it('plans a single webhook_delivery step for several delivery actions, and no analysis step when none is asked', () => {
     const plan = planLocally('Send the summary to finance and post it to the team channel.', false);
     expect(plan.steps.map((s) => [s.id, s.tool, s.effect, s.covers])).toEqual([['step_1', 'webhook_delivery', 'external', [1, 2]]]);
+    expect(plan.gaps).toEqual([]);
   });
 
   it('turns unsupported actions into gaps, with no step covering them', () => {
     const plan = planLocally('Summarise the notes and delete the drafts. Pay the vendor invoice.', false);
-    expect(plan.steps.map((s) => [s.tool, s.covers])).toEqual([['text_analysis', [1]]]);
-    expect(plan.gaps).toEqual([
+    expect(plan.steps.map((s) => [s.tool, s.covers])).toEqual([['text_analysis', []]]);
+    expect(plan.gaps!.slice(1)).toEqual([
       { action: 2, reason: 'asks to delete, and no configured tool can do that; it was not done' },
       { action: 3, reason: 'asks to pay, and no configured tool can do that; it was not done' },
     ]);
   });
 
+  it('says an action on an attachment was given nothing to work on', () => {
+    const plan = planLocally('Summarise the attached quarterly report.', false);
+    expect(plan.gaps).toEqual([{ action: 1, reason: expect.stringMatching(/^works on something attached, but a run's input is text only/) }]);
+  });
+
   it('plans no step at all when every action is unsupported', () => {
     const plan = planLocally('Delete the old S3 buckets and pay the vendor invoice.', false);
     expect(plan.steps).toEqual([]);
-    expect(plan.gaps!.map((g) => g.action)).toEqual([1, 2]);
+    expect(gapActions(plan)).toEqual([1, 2]);
   });
 
   it('with memory on, recalls first (covering no action) and numbers the other steps after it', () => {
@@ -194,9 +215,10 @@ describe('planLocally', () => {
     const plan = planLocally(input, true);
     expect(plan.steps.map((s) => [s.id, s.tool, s.effect, s.covers])).toEqual([
       ['step_1', 'memory_recall', 'read', []],
-      ['step_2', 'text_analysis', 'read', [1]],
+      ['step_2', 'text_analysis', 'read', []],
       ['step_3', 'webhook_delivery', 'external', [2]],
     ]);
+    expect(plan.gaps![0]!.reason).toContain('(step_2)');
     expect(plan.steps[0]!.scope).not.toBe('');
     expect(planLocally(input, false).steps.map((s) => s.tool)).toEqual(['text_analysis', 'webhook_delivery']);
   });

@@ -66,16 +66,18 @@ function verifyLocal(input: string, overrides: Partial<VerifyInput> & { webhook?
 }
 
 const TWO_ANALYSES = 'Summarise the incident timeline. List the risks and open questions.';
+const NEEDS_MODEL = /^action \d+ "[^"]+": not done; needs a model to \w+, and this run's provider is local \(no model\)\. Key-phrase extraction \(step_\d\) prepared the text, but extracting key phrases does not \w+\. Route the model to a model provider/;
 
-describe('verifyRun: analysis', () => {
-  it('is verified when every analysis action was performed and its output recomputed', () => {
+describe('verifyRun: key-phrase extraction prepares, it performs nothing', () => {
+  it('leaves every analysis action of a local run unresolved, saying what would perform it; nothing is verified', () => {
     const { receipt, result } = verifyLocal(TWO_ANALYSES);
-    expect(receipt.verification_class).toBe('verified');
-    expect(receipt.unresolved).toEqual([]);
+    expect(receipt.verification_class).toBe('unverified');
     expect(receipt.actions).toEqual([
-      { n: 1, kind: 'analysis', outcome: 'performed', by: ['step_1'], checked: true },
-      { n: 2, kind: 'analysis', outcome: 'performed', by: ['step_2'], checked: true },
+      { n: 1, kind: 'analysis', outcome: 'not_performed', by: [], checked: false },
+      { n: 2, kind: 'analysis', outcome: 'not_performed', by: [], checked: false },
     ]);
+    expect(receipt.unresolved).toHaveLength(2);
+    for (const line of receipt.unresolved) expect(line).toMatch(NEEDS_MODEL);
     expect(receipt.action_boundary).toEqual({
       effects_requested: [],
       effects_approved: [],
@@ -83,11 +85,29 @@ describe('verifyRun: analysis', () => {
       effects_not_performed: [],
       effects_outcome_unknown: [],
     });
+    // The preparation ran and is on the record, digests and all.
     expect(Object.keys(receipt.digests)).toEqual(['algorithm', 'input', 'plan', 'result', 'step:step_1', 'step:step_2']);
-    expect(receipt.digests.input).toBe(digestOf(TWO_ANALYSES));
     expect(receipt.digests['step:step_1']).toBe(digestOf(textAnalysisOutput('Summarise the incident timeline')));
     expect(receipt.receipt_id).toBe(`rcpt_${digestOf(result).slice(7, 31)}`);
-    expect(result.summary).toMatch(/^2 of 2 requested action\(s\) performed, by analysis of the text given in the input/);
+    expect(result.summary).toMatch(/^0 of 2 requested action\(s\) performed, by analysis of the text given in the input \(no other document was read\); 2 item\(s\) unresolved/);
+  });
+
+  it.each([
+    ['Review our Q3 vendor contracts: summarise the renewal dates and flag any auto-renewal clauses. Then email the summary to finance@example.com.'],
+    ['Compare hiring two contractors against buying a CI service, and list the risks of each.'],
+    ['Summarise the attached quarterly report and highlight the main risks.'],
+  ])('performs nothing of "%s" by key phrases', (input) => {
+    const { receipt } = verifyLocal(input);
+    expect(receipt.actions!.filter((a) => a.outcome === 'performed')).toEqual([]);
+    expect(receipt.unresolved.length).toBeGreaterThanOrEqual(receipt.actions!.length);
+    expect(receipt.verification_class).toBe('unverified');
+  });
+
+  it('names the missing attachment', () => {
+    const { receipt } = verifyLocal('Summarise the attached quarterly report.');
+    expect(receipt.unresolved).toEqual([
+      'action 1 "Summarise the attached quarterly report": not done; works on something attached, but a run\'s input is text only and nothing else was given; put the text in the input.',
+    ]);
   });
 
   const tamperings: [string, (r: StepResult) => StepResult][] = [
@@ -98,43 +118,29 @@ describe('verifyRun: analysis', () => {
     }],
   ];
 
-  it.each(tamperings)('is not verified when an output was %s', (_, tamper) => {
+  it.each(tamperings)('flags a preparation output %s', (_, tamper) => {
     const plan = planLocally(TWO_ANALYSES, false);
     const [first, second] = plan.steps.map((s) => perform(s));
     const { receipt } = verifyLocal(TWO_ANALYSES, { plan, results: [tamper(first!), second!] });
-    expect(receipt.verification_class).toBe('partially_verified');
-    expect(receipt.unresolved).toEqual([
-      'action 1 "Summarise the incident timeline": performed, but its recorded output did not match when recomputed.',
-    ]);
-    expect(receipt.actions!.map((a) => [a.n, a.outcome, a.checked])).toEqual([
-      [1, 'performed', false],
-      [2, 'performed', true],
-    ]);
+    expect(receipt.unresolved).toContain('step_1 (text_analysis): its recorded output did not match when recomputed.');
   });
 
-  it('is unverified when the only analysis output does not check', () => {
-    const input = 'Summarise the incident timeline.';
-    const [step] = planLocally(input, false).steps;
-    const recorded = perform(step!);
-    const { receipt } = verifyLocal(input, { results: [{ ...recorded, output: { ...(recorded.output as object), sentences: 99 } }] });
-    expect(receipt.verification_class).toBe('unverified');
-    expect(receipt.unresolved).toHaveLength(1);
-    expect(receipt.unresolved[0]).toContain('did not match when recomputed');
-  });
-
-  it('lists an analysis step that never ran as unresolved, once', () => {
+  it('lists a preparation step that never ran as unresolved, once', () => {
     const { receipt } = verifyLocal(TWO_ANALYSES, { results: [perform(planLocally(TWO_ANALYSES, false).steps[0]!)] });
-    expect(receipt.verification_class).toBe('partially_verified');
-    expect(receipt.unresolved).toEqual(['action 2 "List the risks and open questions": not done; step_2 (text_analysis) was never run.']);
+    expect(receipt.unresolved.filter((u) => u.includes('step_2 (text_analysis) was never run'))).toHaveLength(1);
   });
 });
 
 describe('verifyRun: external effects', () => {
   const DELIVERY = 'Summarise the incident timeline and send it to the on-call channel.';
 
-  it('counts a confirmed webhook delivery as performed', () => {
+  it('counts a confirmed webhook delivery as performed and checked; the analysis beside it stays unresolved', () => {
     const { receipt } = verifyLocal(DELIVERY, { webhook: 'done' });
-    expect(receipt.verification_class).toBe('verified');
+    expect(receipt.verification_class).toBe('partially_verified');
+    expect(receipt.actions).toEqual([
+      { n: 1, kind: 'analysis', outcome: 'not_performed', by: [], checked: false },
+      { n: 2, kind: 'delivery', outcome: 'performed', by: ['step_2'], checked: true },
+    ]);
     expect(receipt.action_boundary).toEqual({
       effects_requested: ['webhook_delivery:step_2'],
       effects_approved: ['webhook_delivery:step_2'],
@@ -142,6 +148,12 @@ describe('verifyRun: external effects', () => {
       effects_not_performed: [],
       effects_outcome_unknown: [],
     });
+  });
+
+  it('verifies a run whose every action is a performed delivery', () => {
+    const { receipt } = verifyLocal('Send the release notes to the team channel.', { webhook: 'done' });
+    expect(receipt.verification_class).toBe('verified');
+    expect(receipt.unresolved).toEqual([]);
   });
 
   it('keeps a delivery whose outcome is unknown out of effects_performed and in unresolved', () => {
@@ -153,12 +165,9 @@ describe('verifyRun: external effects', () => {
       effects_not_performed: [],
       effects_outcome_unknown: ['webhook_delivery:step_2'],
     });
-    expect(receipt.actions).toEqual([
-      { n: 1, kind: 'analysis', outcome: 'performed', by: ['step_1'], checked: true },
-      { n: 2, kind: 'delivery', outcome: 'outcome_unknown', by: ['step_2'], checked: false },
-    ]);
-    expect(receipt.unresolved).toEqual([`action 2 "send it to the on-call channel": the outcome is unknown (${UNKNOWN_DETAIL}).`]);
-    expect(receipt.verification_class).toBe('partially_verified');
+    expect(receipt.actions![1]).toEqual({ n: 2, kind: 'delivery', outcome: 'outcome_unknown', by: ['step_2'], checked: false });
+    expect(receipt.unresolved).toContain(`action 2 "send it to the on-call channel": the outcome is unknown (${UNKNOWN_DETAIL}).`);
+    expect(receipt.verification_class).toBe('unverified');
     expect(receipt.digests).not.toHaveProperty('step:step_2');
   });
 
@@ -183,49 +192,87 @@ describe('verifyRun: external effects', () => {
   });
 
   it('does not verify a run whose input asks for an effect in a single word', () => {
-    const { receipt } = verifyLocal('Summarise the notes, then deploy.');
+    const { receipt } = verifyLocal('Send the notes to the team, then deploy.');
     expect(receipt.verification_class).toBe('partially_verified');
     expect(receipt.action_boundary.effects_not_performed).toEqual(['action_2:deploy']);
-  });
-
-  it('is partially verified when analysis was done but an unsupported action was also asked', () => {
-    const { receipt } = verifyLocal('Summarise the notes and delete the drafts.');
-    expect(receipt.verification_class).toBe('partially_verified');
-    expect(receipt.action_boundary.effects_not_performed).toEqual(['action_2:delete']);
-    expect(receipt.unresolved).toEqual(['action 2 "delete the drafts": asks to delete, and no configured tool can do that; it was not done.']);
   });
 });
 
 describe('verifyRun: model-planned runs', () => {
-  const INPUT = 'Summarise the incident timeline.';
-  const ANSWER = 'The incident had three phases: detection, mitigation and recovery.';
-  const modelPlan: Plan = { planner: 'model', steps: [], gaps: [] };
+  const INPUT = 'Summarise the incident timeline. List the risks of the fix.';
+  const PART_1 = 'The incident had three phases: detection, mitigation and recovery.';
+  const PART_2 = 'The fix may slow deployments and leaves the old cache in place.';
+  const structured = (parts: object[]) => JSON.stringify({ actions: parts });
+  const BOTH = structured([
+    { action: 1, status: 'performed', result: PART_1 },
+    { action: 2, status: 'performed', result: PART_2 },
+  ]);
+  const modelPlan: Plan = { planner: 'model', steps: [], answer: [1, 2], gaps: [] };
   const verifyModel = (extra: Partial<VerifyInput>) => verifyLocal(INPUT, { plan: modelPlan, results: [], approval: null, ...extra });
 
-  it('rests an analysis action no step covers on the answer, digests the answer, and does not call it checked', () => {
-    const { receipt, result } = verifyModel({ answer: ANSWER });
-    expect(receipt.actions).toEqual([{ n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: false }]);
+  it('rests each analysis action on its own specific part of the answer, digests the answer, and does not call it checked', () => {
+    const { receipt, result } = verifyModel({ answer: BOTH });
+    expect(receipt.actions).toEqual([
+      { n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: false },
+      { n: 2, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: false },
+    ]);
     expect(receipt.verification_class).toBe('unverified');
     expect(receipt.unresolved).toEqual([]);
-    expect(receipt.digests.answer).toBe(digestOf(ANSWER));
-    expect(result.answer).toBe(ANSWER);
+    expect(receipt.digests.answer).toBe(digestOf(BOTH));
+    expect(result.answer).toBe(BOTH);
+  });
+
+  it('reads an answer in "Action N:" sections as well, fenced JSON too', () => {
+    const sections = `Action 1: ${PART_1}\n\n## Action 2\n${PART_2}`;
+    expect(verifyModel({ answer: sections }).receipt.unresolved).toEqual([]);
+    expect(verifyModel({ answer: '```json\n' + BOTH + '\n```' }).receipt.unresolved).toEqual([]);
+  });
+
+  it.each([
+    ['"Done."', 'Done.'],
+    ['an empty JSON list', structured([])],
+    ['placeholders per action', structured([{ action: 1, status: 'performed', result: 'Done.' }, { action: 2, status: 'performed', result: 'completed' }])],
+  ])('performs nothing with an answer of %s', (_, answer) => {
+    const { receipt } = verifyModel({ answer });
+    expect(receipt.actions!.map((a) => a.outcome)).toEqual(['not_performed', 'not_performed']);
+    expect(receipt.unresolved).toHaveLength(2);
+  });
+
+  it('leaves unresolved the action the answer has no part for, and the one the model itself marked unresolved', () => {
+    const partial = verifyModel({ answer: structured([{ action: 1, status: 'performed', result: PART_1 }]) }).receipt;
+    expect(partial.actions!.map((a) => a.outcome)).toEqual(['performed', 'not_performed']);
+    expect(partial.unresolved).toEqual(['action 2 "List the risks of the fix": not done; the model\'s answer has no part for this action.']);
+    const declined = verifyModel({ answer: structured([{ action: 1, status: 'performed', result: PART_1 }, { action: 2, status: 'unresolved', reason: 'The fix is not described.' }]) }).receipt;
+    expect(declined.unresolved).toEqual(['action 2 "List the risks of the fix": not done; the model left it unresolved: The fix is not described.']);
+  });
+
+  it('never counts an answer about an attachment that a run cannot have had', () => {
+    const { receipt } = verifyLocal('Summarise the attached quarterly report.', {
+      plan: { planner: 'model', steps: [], answer: [1], gaps: [] },
+      results: [],
+      approval: null,
+      answer: structured([{ action: 1, status: 'performed', result: 'Revenue grew 12% and margins held steady this quarter.' }]),
+    });
+    expect(receipt.actions![0]!.outcome).toBe('not_performed');
+    expect(receipt.unresolved[0]).toContain('works on something attached');
   });
 
   it('does not let the answer stand in for an action the plan lists as a gap', () => {
-    const { receipt } = verifyModel({ answer: ANSWER, plan: { ...modelPlan, gaps: [{ action: 1, reason: 'The model declined it.' }] } });
+    const { receipt } = verifyModel({ answer: BOTH, plan: { ...modelPlan, gaps: [{ action: 1, reason: 'The model declined it.' }] } });
     expect(receipt.actions![0]!.outcome).toBe('not_performed');
     expect(receipt.unresolved).toEqual(['action 1 "Summarise the incident timeline": not done; The model declined it.']);
   });
 
   it('reports why the model stopped, with an answer and without one; neither is more than unverified', () => {
     const stopped = { code: 'turn_limit' as const, message: 'The model used all 8 turns without a final answer.' };
-    const withAnswer = verifyModel({ answer: ANSWER, stopped }).receipt;
+    const withAnswer = verifyModel({ answer: BOTH, stopped }).receipt;
     expect(withAnswer.unresolved).toEqual(['turn_limit: The model used all 8 turns without a final answer.']);
     expect(withAnswer.verification_class).toBe('unverified');
 
     const withoutAnswer = verifyModel({ answer: null, stopped }).receipt;
     expect(withoutAnswer.unresolved).toEqual([
-      'action 1 "Summarise the incident timeline": not done; no step of the plan carries it out.',
+      'action 1 "Summarise the incident timeline": not done; the model gave no final answer.',
+      'action 2 "List the risks of the fix": not done; the model gave no final answer.',
       'turn_limit: The model used all 8 turns without a final answer.',
     ]);
     expect(withoutAnswer.verification_class).toBe('unverified');
@@ -234,25 +281,25 @@ describe('verifyRun: model-planned runs', () => {
 });
 
 describe('verifyRun: source coverage', () => {
-  const INPUT = 'Summarise the notes. Delete the drafts. What are the risks?';
+  const INPUT = 'Send the notes to the team. Delete the drafts. What are the risks?';
 
-  it('counts only the sentences of performed actions', () => {
+  it('counts only the sentences of performed and checked actions', () => {
     const { receipt } = verifyLocal(INPUT);
     expect(receipt.source_coverage).toEqual({
-      sources: [{ source: 'input', digest: digestOf(INPUT), characters: INPUT.length, units_total: 3, units_used: 2 }],
-      coverage_ratio: 0.667,
+      sources: [{ source: 'input', digest: digestOf(INPUT), characters: INPUT.length, units_total: 3, units_used: 1 }],
+      coverage_ratio: 0.333,
     });
   });
 
   it('does not count the sentence of an action whose step did not run', () => {
     const plan = planLocally(INPUT, false);
-    const { receipt } = verifyLocal(INPUT, { results: [perform(plan.steps[0]!)] });
-    expect(receipt.source_coverage.sources[0]).toMatchObject({ units_total: 3, units_used: 1 });
-    expect(receipt.source_coverage.coverage_ratio).toBe(0.333);
+    const { receipt } = verifyLocal(INPUT, { results: plan.steps.filter((s) => s.tool !== 'webhook_delivery').map((s) => perform(s)) });
+    expect(receipt.source_coverage.sources[0]).toMatchObject({ units_total: 3, units_used: 0 });
+    expect(receipt.source_coverage.coverage_ratio).toBe(0);
   });
 
   it('adds each recalled memory entry as a source, and the recall covers no action', () => {
-    const { receipt } = verifyLocal('Summarise the notes.', { memory: true });
+    const { receipt } = verifyLocal('Send the notes to the team.', { memory: true });
     expect(receipt.verification_class).toBe('verified');
     expect(receipt.source_coverage.sources.map((s) => [s.source, s.units_total, s.units_used])).toEqual([
       ['input', 1, 1],
@@ -269,9 +316,10 @@ describe('verifyRun: source coverage', () => {
   });
 
   it('still counts a recall recorded before references (with the text), by the same digest', () => {
-    const plan = planLocally('Summarise the notes.', true);
+    const input = 'Send the notes to the team.';
+    const plan = planLocally(input, true);
     const legacy = result(plan.steps[0]!, 'done', 'Recalled 1 memory entry.', { entries: [{ id: 'mem_1', subject: 'incidents', content: 'The last outage lasted 2 hours.' }] });
-    const { receipt } = verifyLocal('Summarise the notes.', { memory: true, plan, results: [legacy, ...plan.steps.slice(1).map((s) => perform(s))] });
+    const { receipt } = verifyLocal(input, { memory: true, plan, results: [legacy, ...plan.steps.slice(1).map((s) => perform(s))] });
     expect(receipt.source_coverage.sources[1]).toMatchObject({ source: 'memory:mem_1', digest: digestOf('The last outage lasted 2 hours.'), characters: 31 });
     expect(receipt.verification_class).toBe('verified');
   });
@@ -286,20 +334,20 @@ describe('verifyRun: source coverage', () => {
 
 describe('verifyRun: self-checks', () => {
   it('flags an external effect performed without a recorded approval', () => {
-    const { receipt } = verifyLocal('Summarise the notes and send them to the team.', { approval: null });
-    expect(receipt.unresolved).toEqual(['step_2 (webhook_delivery): performed without a recorded approval.']);
+    const { receipt } = verifyLocal('Send the notes to the team.', { approval: null });
+    expect(receipt.unresolved).toEqual(['step_1 (webhook_delivery): performed without a recorded approval.']);
     expect(receipt.verification_class).toBe('partially_verified');
   });
 
-  it('maps plans recorded before steps named their actions by the text they analysed', () => {
+  it('maps plans recorded before steps named their actions: a delivery by its kind, never an analysis by key phrases', () => {
     const input = 'Summarise the notes and send them to the team.';
     const legacy = planLocally(input, false);
-    const plan = { ...legacy, steps: legacy.steps.map(({ covers: _covers, ...step }) => step) };
+    const plan = { ...legacy, gaps: [], steps: legacy.steps.map(({ covers: _covers, ...step }) => step) };
     const { receipt } = verifyLocal(input, { plan });
     expect(receipt.actions!.map((a) => [a.n, a.outcome, a.by])).toEqual([
-      [1, 'performed', ['step_1']],
+      [1, 'not_performed', []],
       [2, 'performed', ['step_2']],
     ]);
-    expect(receipt.verification_class).toBe('verified');
+    expect(receipt.verification_class).toBe('partially_verified');
   });
 });

@@ -248,19 +248,19 @@ const statuses = (fakes: Fakes) => fakes.state.transitions.map((t) => t.status);
 const lastPatch = (fakes: Fakes) => fakes.state.transitions.at(-1)!.patch as Record<string, any>;
 
 describe('agent-run workflow (time-skipping test server, fake activities)', () => {
-  it('read-only plan: every step runs once, verifies, settles and completes', async () => {
+  it('read-only plan: every step runs once, verifies, settles, and needs attention (key phrases perform no analysis)', async () => {
     const fakes = makeFakes();
     const run = runInput(READ_ONLY_INPUT);
     const status = await withWorker(fakes, (tq) => execute(tq, run));
 
-    expect(status).toBe('completed');
-    expect(statuses(fakes)).toEqual(['accepted', 'planning', 'planning', 'planning', 'executing', 'executing', 'verifying', 'verifying', 'completed']);
+    expect(status).toBe('needs_attention');
+    expect(statuses(fakes)).toEqual(['accepted', 'planning', 'planning', 'planning', 'executing', 'executing', 'verifying', 'verifying', 'needs_attention']);
     expect(fakes.state.transitions.map((t) => t.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(fakes.state.toolSteps).toEqual(['step_1']);
     expect(fakes.state.calls).toMatchObject({ estimateRun: 1, reserveCredits: 1, planRun: 1, runTool: 1, verifyRun: 1, settleRun: 1 });
     expect(fakes.state.calls.releaseCredits).toBeUndefined();
     expect(fakes.state.holds.get(run.runId)).toEqual({ amount: HOLD, status: 'settled' });
-    expect(lastPatch(fakes)).toMatchObject({ completed: true, failure: null, reservation: { amount: HOLD, status: 'settled' } });
+    expect(lastPatch(fakes)).toMatchObject({ completed: true, failure: { code: 'unresolved_remainder' }, reservation: { amount: HOLD, status: 'settled' } });
   });
 
   it('approval deadline: no decision within 24 h ends needs_attention/approval_expired, releases the hold, runs no tool', async () => {
@@ -315,7 +315,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(fakes.state.holds.get(run.runId)!.status).toBe('released');
   });
 
-  it('approval through the signal runs both steps, the delivery included, and completes', async () => {
+  it('approval through the signal runs both steps, the delivery included, and ends (needs attention: its analysis needs a model)', async () => {
     const fakes = makeFakes();
     const run = runInput(DELIVERY_INPUT);
     const status = await withWorker(fakes, async (tq) => {
@@ -325,7 +325,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       return finalStatus(handle);
     });
 
-    expect(status).toBe('completed');
+    expect(status).toBe('needs_attention');
     expect(fakes.state.toolSteps).toEqual(['step_1', 'step_2']);
     expect(fakes.state.calls.releaseCredits).toBeUndefined();
     const executing = fakes.state.transitions.find((t) => t.status === 'executing')!.patch as Record<string, any>;
@@ -399,7 +399,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(finished.stepResults[1]).toMatchObject({ step_id: 'step_2', tool: 'webhook_delivery', status: expected });
   });
 
-  it('a database outage of 30 failed attempts (more than the old limit of 20) is retried through; the run completes', async () => {
+  it('a database outage of 30 failed attempts (more than the old limit of 20) is retried through; the run ends as it would have', async () => {
     // reserveCredits is a regular activity, so its retry backoff (200 ms doubling, at most 30 s) is server
     // time, which the test server skips. (recordTransition is a local activity now: its shorter backoffs are
     // slept in the worker in real time, so an outage there cannot be simulated fast.)
@@ -419,12 +419,12 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     const status = await withWorker(fakes, (tq) => execute(tq, run));
     const wallMs = Date.now() - wallStart;
 
-    expect(status).toBe('completed');
+    expect(status).toBe('needs_attention');
     expect(fakes.state.calls.reserveCredits).toBe(OUTAGE + 1);
     expect(attempts).toEqual(Array.from({ length: OUTAGE + 1 }, (_, i) => i + 1));
     expect(fakes.state.holds.get(run.runId)).toEqual({ amount: HOLD, status: 'settled' });
     expect(fakes.state.calls.releaseCredits).toBeUndefined();
-    expect(statuses(fakes)).toEqual(['accepted', 'planning', 'planning', 'planning', 'executing', 'executing', 'verifying', 'verifying', 'completed']);
+    expect(statuses(fakes)).toEqual(['accepted', 'planning', 'planning', 'planning', 'executing', 'executing', 'verifying', 'verifying', 'needs_attention']);
     // Backoffs of 0.2 + 0.4 + ... + 25.6 s, then 22 of 30 s: about 12 minutes of workflow time, skipped.
     expect((await env.currentTimeMs()) - startedAt).toBeGreaterThan(10 * 60 * 1000);
     expect(wallMs).toBeLessThan(15_000);
@@ -460,6 +460,65 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(fakes.state.holds.get(run.runId)!.status).toBe('held');
   });
 
+  /** A gate a fake activity waits at until the test opens it. */
+  function gate() {
+    let open!: () => void;
+    let reached!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    const arrived = new Promise<void>((r) => (reached = r));
+    return { open, arrived, async pass() { reached(); await opened; } };
+  }
+
+  /** The failure type an approval Update was refused with (null when it was accepted). */
+  async function refusal(handle: Awaited<ReturnType<typeof start>>, updateId: string): Promise<string | null> {
+    try {
+      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }], updateId });
+      return null;
+    } catch (err) {
+      return (err as { cause?: { type?: string } }).cause?.type ?? String(err);
+    }
+  }
+
+  it('refuses an approval while the run is planning, and another while it is executing: only the decision made while awaiting it counts', async () => {
+    const planning = gate();
+    const executing = gate();
+    const fakes = makeFakes((base) => ({
+      async planRun(input) {
+        await planning.pass();
+        return base.planRun(input);
+      },
+      async runTool(call) {
+        if (call.step.tool === 'webhook_delivery') {
+          const beat = setInterval(() => Context.current().heartbeat(), 500);
+          try {
+            await executing.pass();
+          } finally {
+            clearInterval(beat);
+          }
+        }
+        return base.runTool(call);
+      },
+    }));
+    const run = runInput(DELIVERY_INPUT);
+    const refused = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await planning.arrived;
+      expect(await handle.query(stateQuery)).toMatchObject({ status: 'planning' });
+      const whilePlanning = await refusal(handle, 'early');
+      planning.open();
+      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      expect(await refusal(handle, 'real')).toBeNull();
+      await executing.arrived;
+      expect(await handle.query(stateQuery)).toMatchObject({ status: 'executing' });
+      const whileExecuting = await refusal(handle, 'late');
+      executing.open();
+      await finalStatus(handle);
+      return [whilePlanning, whileExecuting];
+    });
+    expect(refused).toEqual(['NotAwaitingApproval', 'NotAwaitingApproval']);
+    expect(fakes.state.audits.map((a) => [a.action, a.eventKey])).toEqual([['run.approval.approve', `run:${run.runId}:real`]]);
+  });
+
   it('every decision is audited by the workflow whatever its channel; a typo in a signal is refused, audited, and changes nothing', async () => {
     const fakes = makeFakes();
     const run = runInput(DELIVERY_INPUT);
@@ -474,7 +533,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       return finalStatus(handle);
     });
 
-    expect(status).toBe('completed');
+    expect(status).toBe('needs_attention');
     expect(fakes.state.audits.map((a) => [a.action, a.channel, a.keyId, a.eventKey])).toEqual([
       ['run.approval.signal_refused', 'temporal:signal', null, `run:${run.runId}:signal:1`],
       ['run.approval.approve', 'temporal:update', null, `run:${run.runId}:ui-1`],
@@ -511,8 +570,8 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
         await waitFor(() => approved.state.notified.length === 2, 'both notifications');
         return status;
       }),
-    ).toBe('completed');
-    expect(approved.state.notified).toEqual(['run.awaiting_approval', 'run.completed']);
+    ).toBe('needs_attention');
+    expect(approved.state.notified).toEqual(['run.awaiting_approval', 'run.needs_attention']);
 
     const rejected = makeFakes();
     rejected.state.subscribers.push('we_test');
@@ -549,6 +608,6 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       [1, 2, 'step_1'],
       [2, 2, 'step_2'],
     ]);
-    expect(progress.at(-1)).toEqual({ state: 'completed', steps_done: 2, steps_total: 2, current_step: null, current_plan_step: null, waiting_for: null });
+    expect(progress.at(-1)).toEqual({ state: 'needs_attention', steps_done: 2, steps_total: 2, current_step: null, current_plan_step: null, waiting_for: null });
   });
 });

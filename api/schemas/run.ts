@@ -130,7 +130,14 @@ export const Run = z
         output_tokens: z.int(),
         tool_calls: z.record(z.string(), z.int()),
         model_calls: z.int().optional().meta({ description: 'Upstream runs: model calls made, charged by the usage the model reported.' }),
-        amount: z.int(),
+        usage_basis: z
+          .enum(['reported', 'estimated', 'mixed'])
+          .optional()
+          .meta({
+            description:
+              'How the usage was known (extension): reported by the model provider for every call, estimated (byte count: the provider reported none, or the local provider), or mixed. Absent on runs settled before it was recorded.',
+          }),
+        amount: z.int().meta({ description: 'Credits: the exact cost of every model call summed, rounded up once for the run, plus tool credits.' }),
         charged: z.int(),
         released: z.int(),
       })

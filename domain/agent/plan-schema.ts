@@ -10,7 +10,7 @@ export const MAX_MODEL_PLAN_STEPS = 8;
 export const PLAN_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['steps', 'unresolved'],
+  required: ['steps', 'answer', 'unresolved'],
   properties: {
     steps: {
       type: 'array',
@@ -23,10 +23,15 @@ export const PLAN_SCHEMA = {
           tool: { type: 'string', enum: [...TOOL_IDS], description: 'A tool of the catalog.' },
           arguments: { type: 'object', description: "The tool's arguments, per its parameters schema." },
           purpose: { type: 'string', minLength: 1, maxLength: 300, description: 'Why the step exists, for the person who approves it.' },
-          covers: { type: 'array', items: { type: 'integer', minimum: 1 }, description: 'Numbers of the requested actions this step carries out.' },
+          covers: { type: 'array', minItems: 1, items: { type: 'integer', minimum: 1 }, description: 'Numbers of the requested actions this step carries out (at least one).' },
           effect: { type: 'string', description: 'Ignored: the service takes the effect class from the catalog.' },
         },
       },
+    },
+    answer: {
+      type: 'array',
+      items: { type: 'integer', minimum: 1 },
+      description: 'Numbers of the requested actions you will carry out yourself in your final answer (analysis and writing on the given text).',
     },
     unresolved: {
       type: 'array',
@@ -43,6 +48,7 @@ export const PLAN_SCHEMA = {
 
 export interface ModelPlan {
   steps: { tool: string; arguments: Record<string, unknown>; purpose: string; covers: number[]; effect?: string }[];
+  answer: number[];
   unresolved: { action: number; reason: string }[];
 }
 
@@ -61,10 +67,15 @@ export function planningInstructions(actions: RequestedAction[]): string {
     ...catalogLines(),
     'The request, split into numbered actions:',
     ...actionLines(actions),
-    'Cover every action: either by steps that carry it out (list its number in `covers`), or in `unresolved` with the reason.',
-    'Analysis and writing based on the given text need no tool: you will do them in your answer. An action that changes something outside (deleting, paying, emailing, deploying, booking, buying...) that no tool above performs must go to `unresolved`.',
+    'Account for every action exactly: by steps that carry it out (its number in the step\'s `covers`; every step covers at least one action), in `answer` when you will do it yourself in your final answer, or in `unresolved` with the reason.',
+    'Analysis and writing based on the given text need no tool: list them in `answer`. An action that changes something outside (deleting, paying, emailing, deploying, booking, buying...) that no tool above performs must go to `unresolved`, as must an action on material you were not given (an attachment, a document not in the request).',
+    'An empty plan is never valid.',
   ].join('\n');
 }
+
+/** The final answer's shape: one part per requested action, so each action's outcome rests on its own part. */
+export const ANSWER_FORMAT =
+  'Give your final answer as JSON only: {"actions":[{"action":<number>,"status":"performed","result":"<your complete work for that action>"},{"action":<number>,"status":"unresolved","reason":"<why it was not done>"}]}, one entry per requested action. Mark an action unresolved when its material was not given or no tool result shows it was done; never invent content.';
 
 export function executionInstructions(actions: RequestedAction[], planLines: string[]): string {
   return [
@@ -74,6 +85,7 @@ export function executionInstructions(actions: RequestedAction[], planLines: str
     'Requested actions:',
     ...actionLines(actions),
     'Call the tools of the approved steps through tool calls. A tool call outside the approved plan is refused.',
-    'When you are done, answer with the result. Never say an action was done unless a tool result shows it was.',
+    'Never say an action was done unless a tool result shows it was, or you did it yourself in your answer.',
+    ANSWER_FORMAT,
   ].join('\n');
 }

@@ -1,13 +1,15 @@
-// The default planning provider: no account, no network. Its plan follows from
-// the requested actions of the input: analysis of the given text (every
-// analysis clause is covered, grouped into at most MAX_ANALYSIS_STEPS steps),
-// a memory recall when memory is on, and one webhook delivery when the input
-// asks for the result to be sent (the one external effect, which needs
-// approval). Actions no tool can perform are plan gaps, never dropped.
+// The default planning provider: no account, no network, no model. Its plan
+// follows from the requested actions of the input: key-phrase extraction over
+// the analysis clauses (grouped into at most MAX_ANALYSIS_STEPS steps) to
+// prepare them, a memory recall when memory is on, and one webhook delivery
+// when the input asks for the result to be sent (the one external effect,
+// which needs approval). Preparing is not performing: without a model nothing
+// here summarises, reviews or compares, so every analysis action is a plan gap
+// saying what would perform it, as is every action no tool can perform.
 import { analyzeObjective, truncate } from '../text/analyze.ts';
 import { TOOLS, type ToolId } from '../tools.ts';
 import type { Plan, PlanningProvider, PlanStep } from './plan.ts';
-import { type RequestedAction, requestedActions, unsupportedReason } from './requested-actions.ts';
+import { missingMaterialReason, needsModelReason, type RequestedAction, requestedActions, unsupportedReason } from './requested-actions.ts';
 
 const MAX_ANALYSIS_STEPS = 8;
 /** One recall, the analysis steps, one delivery. */
@@ -23,13 +25,22 @@ function groups<T>(items: T[], max: number): T[][] {
   return out;
 }
 
-function analysisDrafts(actions: RequestedAction[]): Draft[] {
+/** Key-phrase extraction over the analysis clauses: it prepares them and covers (carries out) none. */
+function preparationDrafts(actions: RequestedAction[]): (Draft & { prepares: number[] })[] {
   return groups(actions, MAX_ANALYSIS_STEPS).map((group) => ({
     tool: 'text_analysis' as ToolId,
-    purpose: `Analyse: ${truncate(group.map((a) => a.clause).join('; '), 80)}`,
+    purpose: `Extract key phrases (prepares, does not perform): ${truncate(group.map((a) => a.clause).join('; '), 80)}`,
     scope: group.map((a) => a.clause).join('\n'),
-    covers: group.map((a) => a.n),
+    covers: [],
+    prepares: group.map((a) => a.n),
   }));
+}
+
+/** Why the local plan leaves `a` undone. */
+function gapReason(a: RequestedAction, preparedBy: string[]): string {
+  if (a.kind === 'unsupported') return unsupportedReason(a);
+  if (a.missing) return missingMaterialReason(a);
+  return needsModelReason(a, preparedBy);
 }
 
 export function planLocally(input: string, memory: boolean): Plan {
@@ -40,7 +51,8 @@ export function planLocally(input: string, memory: boolean): Plan {
     const query = facts.keyTerms.slice(0, 3).map((k) => k.term).join(' ') || truncate(facts.text, 80);
     drafts.push({ tool: 'memory_recall', purpose: 'Recall what the tenant memory already holds on this topic', scope: query, covers: [] });
   }
-  drafts.push(...analysisDrafts(actions.filter((a) => a.kind === 'analysis')));
+  const preparations = preparationDrafts(actions.filter((a) => a.kind === 'analysis'));
+  drafts.push(...preparations.map(({ prepares: _, ...d }) => d));
   const deliveries = actions.filter((a) => a.kind === 'delivery');
   if (deliveries.length > 0) {
     drafts.push({
@@ -51,7 +63,9 @@ export function planLocally(input: string, memory: boolean): Plan {
     });
   }
   const steps: PlanStep[] = drafts.map((d, i) => ({ ...d, id: `step_${i + 1}`, effect: TOOLS[d.tool].effect }));
-  const gaps = actions.filter((a) => a.kind === 'unsupported').map((a) => ({ action: a.n, reason: unsupportedReason(a) }));
+  const firstPreparation = memory ? 1 : 0;
+  const preparedBy = (n: number) => preparations.flatMap((p, i) => (p.prepares.includes(n) ? [steps[firstPreparation + i]!.id] : []));
+  const gaps = actions.filter((a) => a.kind !== 'delivery').map((a) => ({ action: a.n, reason: gapReason(a, preparedBy(a.n)) }));
   return { planner: 'local-deterministic', steps, gaps };
 }
 

@@ -25,6 +25,11 @@ export interface PlanGap {
 export interface Plan {
   planner: string;
   steps: PlanStep[];
+  /**
+   * Requested actions the model said it performs in its final answer (analysis of the given text).
+   * Each counts as performed only when the answer has a specific part for that very action.
+   */
+  answer?: number[];
   /** Requested actions no step covers; verification lists every one of them as unresolved. */
   gaps?: PlanGap[];
 }

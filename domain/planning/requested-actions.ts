@@ -3,10 +3,9 @@
 // and by verification (to check every requested action against what was
 // performed), for local and upstream runs alike: no clause is dropped silently.
 import { sentencesOf, tidy, clausesOfSentence, wordsOf } from '../text/analyze.ts';
-import type { ToolCapability } from '../tools.ts';
 
-/** analysis: work on the given text; delivery: send the result (webhook); unsupported: an effect no tool performs. */
-export type ActionKind = Extract<ToolCapability, 'analysis' | 'delivery'> | 'unsupported';
+/** analysis: work on the given text (a model's answer does it); delivery: send the result (webhook); unsupported: an effect no tool performs. */
+export type ActionKind = 'analysis' | 'delivery' | 'unsupported';
 
 export interface RequestedAction {
   /** 1-based, in input order; plans cite it in `covers`. */
@@ -17,6 +16,19 @@ export interface RequestedAction {
   kind: ActionKind;
   /** The verb that decided the kind, when one did. */
   verb: string | null;
+  /**
+   * What the action names as given that a run cannot have been given ("the attached report"): a run's
+   * input is text only, so nothing was attached, and no answer about it can be true. Null otherwise.
+   */
+  missing: string | null;
+}
+
+// A run takes text only: an action that works on something attached, enclosed or uploaded works on nothing.
+const ATTACHMENT = /\b(attached|attachments?|enclosed|enclosures?|uploaded)\b/i;
+
+function missingMaterialOf(clause: string): string | null {
+  const m = ATTACHMENT.exec(clause);
+  return m ? m[1]!.toLowerCase() : null;
 }
 
 const ANALYSIS_VERBS = words(`review summarise summarize summary analyse analyze assess evaluate compare contrast list identify
@@ -134,15 +146,26 @@ export function requestedActions(input: string): RequestedAction[] {
   sentences.forEach((sentence, index) => {
     for (const clause of clausesWithLoneEffects(sentence)) {
       for (const part of clause.split(ACTION_SPLIT).map(tidy).filter((p) => wordsOf(p).length >= 1)) {
-        actions.push({ n: actions.length + 1, clause: part, sentence: index, ...kindOf(part) });
+        actions.push({ n: actions.length + 1, clause: part, sentence: index, ...kindOf(part), missing: missingMaterialOf(part) });
       }
     }
   });
-  if (actions.length === 0) actions.push({ n: 1, clause: tidy(input), sentence: 0, kind: 'analysis', verb: null });
+  if (actions.length === 0) actions.push({ n: 1, clause: tidy(input), sentence: 0, kind: 'analysis', verb: null, missing: missingMaterialOf(input) });
   return actions;
 }
 
 /** Why an unsupported action stays unresolved, in words a person can act on. */
 export function unsupportedReason(action: RequestedAction): string {
   return `asks to ${action.verb ?? 'act'}, and no configured tool can do that; it was not done`;
+}
+
+/** Why an action on material the run was never given stays unresolved. */
+export function missingMaterialReason(action: RequestedAction): string {
+  return `works on something ${action.missing ?? 'attached'}, but a run's input is text only and nothing else was given; put the text in the input`;
+}
+
+/** Why the local provider leaves an analysis action unresolved, and what would perform it. */
+export function needsModelReason(action: RequestedAction, preparedBy: string[]): string {
+  const prepared = preparedBy.length ? ` Key-phrase extraction (${preparedBy.join(', ')}) prepared the text, but extracting key phrases does not ${action.verb ?? 'do this'}.` : '';
+  return `needs a model to ${action.verb ?? 'do this'}, and this run's provider is local (no model).${prepared} Route the model to a model provider (POST /v1/routing-policies) and run it again`;
 }

@@ -5,7 +5,8 @@
 // whatever is not performed and checked is in `unresolved`.
 import { digestOf } from '../digest.ts';
 import type { Plan, PlanStep } from '../planning/plan.ts';
-import { type RequestedAction, requestedActions, unsupportedReason } from '../planning/requested-actions.ts';
+import { type AnswerPart, answerParts, isSpecific } from '../agent/answer.ts';
+import { missingMaterialReason, type RequestedAction, requestedActions, unsupportedReason } from '../planning/requested-actions.ts';
 import { type ActionOutcome, type CompletionReceipt, coverageRatio, type VerificationClass } from '../receipt.ts';
 import { sentencesOf, truncate } from '../text/analyze.ts';
 import { TOOLS } from '../tools.ts';
@@ -19,7 +20,7 @@ export interface VerifyInput {
   plan: Plan;
   results: StepResult[];
   approval: ApprovalRecord | null;
-  /** The model's final answer (upstream runs); analysis actions no step covers rest on it. */
+  /** The model's final answer (upstream runs); an analysis action rests on it only where it has a specific part for that action. */
   answer?: string | null;
   /** Why a model-driven run stopped early, if it did. */
   stopped?: LoopStop | null;
@@ -62,14 +63,30 @@ interface Assessment {
 const stepNote = (step: PlanStep, result: StepResult | undefined) =>
   result ? `${step.id} (${step.tool}) ${result.status}: ${result.detail}` : `${step.id} (${step.tool}) was never run`;
 
-/** Maps each requested action to the performed steps of its kind that cover it. */
+/** Why the answer does not perform `a`, or null when its part for `a` is specific work. */
+function answerShortfall(part: AnswerPart | undefined): string | null {
+  if (!part) return "the model's answer has no part for this action";
+  if (part.status === 'unresolved') return `the model left it unresolved${part.reason.trim() ? `: ${truncate(part.reason.trim(), 200)}` : ''}`;
+  return isSpecific(part.result) ? null : "the model's answer for this action is empty or says only that it was done";
+}
+
+/**
+ * Maps each requested action to what carried it out: performed steps whose tool can do it (a delivery),
+ * or, for analysis in a model-planned run, the model's answer, and only its specific part for that very
+ * action. Preparation (key phrases) performs nothing; an action on material never given is never performed.
+ */
 function assessActions(v: VerifyInput, actions: RequestedAction[]): Assessment {
   const resultOf = new Map(v.results.map((r) => [r.step_id, r]));
   const modelPlanned = v.plan.planner !== 'local-deterministic';
   const gapOf = new Map((v.plan.gaps ?? []).map((g) => [g.action, g.reason]));
+  const parts = answerParts(v.answer);
   const outcomes: ActionOutcome[] = [];
   const unresolved: string[] = [];
   const accounted = new Set<string>();
+  const notDone = (a: RequestedAction, why: string) => {
+    outcomes.push({ n: a.n, kind: a.kind, outcome: 'not_performed', by: [], checked: false });
+    unresolved.push(`${quote(a)}: not done; ${why.replace(/\.$/, '')}.`);
+  };
   for (const a of actions) {
     if (a.kind === 'unsupported') {
       outcomes.push({ n: a.n, kind: a.kind, outcome: 'not_performed', by: [], checked: false });
@@ -81,24 +98,28 @@ function assessActions(v: VerifyInput, actions: RequestedAction[]): Assessment {
     for (const s of steps) accounted.add(s.id);
     const done = results.filter((x) => x.result?.status === 'done');
     const unknown = results.filter((x) => x.result?.status === 'outcome_unknown');
-    if (done.length > 0 && done.length === results.length) {
+    if (a.missing && a.kind === 'analysis') {
+      notDone(a, gapOf.get(a.n) ?? missingMaterialReason(a));
+    } else if (done.length > 0 && done.length === results.length) {
       const checked = done.every((x) => outputChecks(x.result!, x.step));
       outcomes.push({ n: a.n, kind: a.kind, outcome: 'performed', by: done.map((x) => x.step.id), checked });
       if (!checked) unresolved.push(`${quote(a)}: performed, but its recorded output did not match when recomputed.`);
     } else if (unknown.length > 0) {
       outcomes.push({ n: a.n, kind: a.kind, outcome: 'outcome_unknown', by: unknown.map((x) => x.step.id), checked: false });
       unresolved.push(`${quote(a)}: the outcome is unknown (${unknown.map((x) => x.result!.detail).join(' ')}).`);
-    } else if (steps.length === 0 && a.kind === 'analysis' && modelPlanned && v.answer && !gapOf.has(a.n)) {
-      // An upstream model analyses in its answer: performed, but nothing the service can recompute checks it.
-      outcomes.push({ n: a.n, kind: a.kind, outcome: 'performed', by: ['answer'], checked: false });
+    } else if (steps.length === 0 && a.kind === 'analysis' && modelPlanned && !gapOf.has(a.n)) {
+      const shortfall = v.answer == null ? 'the model gave no final answer' : answerShortfall(parts.get(a.n));
+      // Performed by the model's own words: nothing the service can recompute checks them.
+      if (shortfall === null) outcomes.push({ n: a.n, kind: a.kind, outcome: 'performed', by: ['answer'], checked: false });
+      else notDone(a, shortfall);
     } else {
-      outcomes.push({ n: a.n, kind: a.kind, outcome: 'not_performed', by: [], checked: false });
-      const why =
+      notDone(
+        a,
         gapOf.get(a.n) ??
-        (steps.length === 0
-          ? `no step of the plan ${a.kind === 'delivery' ? 'delivers it' : 'carries it out'}`
-          : results.filter((x) => x.result?.status !== 'done').map((x) => stepNote(x.step, x.result)).join('; '));
-      unresolved.push(`${quote(a)}: not done; ${why.replace(/\.$/, '')}.`);
+          (steps.length === 0
+            ? `no step of the plan ${a.kind === 'delivery' ? 'delivers it' : 'carries it out'}`
+            : results.filter((x) => x.result?.status !== 'done').map((x) => stepNote(x.step, x.result)).join('; ')),
+      );
     }
   }
   return { outcomes, unresolved, accounted };
@@ -173,6 +194,8 @@ export function verifyRun(v: VerifyInput): { result: RunResult; receipt: Complet
   }
   unresolved.push(...(v.refusals ?? []));
   if (v.stopped) unresolved.push(`${v.stopped.code}: ${v.stopped.message}`);
+  // A run ends completed only with nothing unresolved; an action not performed is never absent from it.
+  for (const o of outcomes) if (o.outcome !== 'performed' && !unresolved.some((u) => u.startsWith(`action ${o.n} `))) unresolved.push(`action ${o.n}: not performed.`);
   const uniqueUnresolved = [...new Set(unresolved)];
 
   const result = buildRunResult(v, outcomes, uniqueUnresolved.length);

@@ -32,6 +32,8 @@ import { enforceResponseFormat } from './structured-output.ts';
 
 export interface ChatDeps {
   db: Db;
+  /** This API process's instance id: chat holds name it, so the hold sweeper can release them if the process dies. */
+  owner?: string;
   pricing: PricingTable;
   providers: Providers;
   maxTokensDefault: number;
