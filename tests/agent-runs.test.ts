@@ -37,7 +37,11 @@ async function upstreamTenant(): Promise<TestTenant> {
   return t;
 }
 
-const plan = (steps: object[], unresolved: object[] = []) => ({ content: JSON.stringify({ steps, unresolved }) });
+const plan = (steps: object[], unresolved: object[] = [], answer: number[] = []) => ({ content: JSON.stringify({ steps, answer, unresolved }) });
+/** A final answer in the service's per-action shape (domain/agent/plan-schema.ts ANSWER_FORMAT). */
+const answer = (parts: Record<number, string>) => ({
+  content: JSON.stringify({ actions: Object.entries(parts).map(([n, result]) => ({ action: Number(n), status: 'performed', result })) }),
+});
 const analyse = (text: string, covers: number[]) => ({ tool: 'text_analysis', arguments: { text }, purpose: 'Analyse the request', covers });
 const deliver = (covers: number[], extra: object = {}) => ({ tool: 'webhook_delivery', arguments: {}, purpose: 'Send the summary', covers, ...extra });
 
@@ -52,13 +56,14 @@ async function modelCallsOf(runId: string) {
 }
 
 describe('an upstream run', () => {
-  it('plans as structured output, waits for approval, calls tools turn by turn and ends verified with the answer as result', async () => {
+  it('plans as structured output, waits for approval, calls tools turn by turn and completes: the delivery checked, the summary resting on its part of the answer', async () => {
     const t = await upstreamTenant();
+    const finalAnswer = answer({ 1: 'The database failed over at 09:12 and service was back by 09:40.', 2: 'The summary was delivered to your webhook.' });
     upstream.load([
-      plan([analyse('the incident timeline', [1]), deliver([2])]),
+      plan([analyse('the incident timeline', [1]), deliver([2])], [], [1]),
       { tool_calls: [{ name: 'text_analysis', arguments: { text: 'Summarise the incident timeline: the database failed over at 09:12.' } }] },
       { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] },
-      { content: 'The database failed over at 09:12; the summary was delivered to your webhook.' },
+      finalAnswer,
     ]);
     const runId = await startRun(t, 'Summarise the incident timeline and send it to the on-call channel.');
     const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
@@ -80,12 +85,13 @@ describe('an upstream run', () => {
     await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key });
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(run.status).toBe('completed');
-    expect(run.receipt.verification_class).toBe('verified');
+    // The summary is the model's own words (nothing recomputes them), so the run is not fully verified.
+    expect(run.receipt.verification_class).toBe('partially_verified');
     expect(run.receipt.unresolved).toEqual([]);
-    expect(run.result.answer).toBe('The database failed over at 09:12; the summary was delivered to your webhook.');
+    expect(run.result.answer).toBe(finalAnswer.content);
     expect(run.receipt.digests.answer).toMatch(/^sha256:/);
     expect(run.receipt.actions).toEqual([
-      { n: 1, kind: 'analysis', outcome: 'performed', by: ['step_1'], checked: true },
+      { n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: false },
       { n: 2, kind: 'delivery', outcome: 'performed', by: ['step_2'], checked: true },
     ]);
     expect(run.receipt.action_boundary).toMatchObject({ effects_performed: ['webhook_delivery:step_2'], effects_outcome_unknown: [] });
@@ -97,19 +103,20 @@ describe('an upstream run', () => {
     expect(second.at(-1)).toMatchObject({ role: 'tool', tool_call_id: second.at(-2).tool_calls[0].id });
     expect(JSON.parse(second.at(-1).content).status).toBe('done');
 
-    // Charged by reported usage (4 calls of 120 tokens at 2 credits per 1k) plus the two tools, once.
+    // Charged by reported usage: 4 calls of 120 tokens at 2 credits per 1k are 0.24 credits each, kept exact
+    // (240,000 micro-credits) and rounded up once for the run: 1 credit, not 4. Plus the two tools, once.
     const calls = await modelCallsOf(runId);
     expect(calls.map((c) => c.callKey).sort()).toEqual(['plan:1', 'turn:1', 'turn:2', 'turn:3']);
-    expect(calls.every((c) => c.promptTokens === 100 && c.completionTokens === 20 && c.credits === 1)).toBe(true);
-    expect(run.usage).toMatchObject({ model_calls: 4, input_tokens: 400, output_tokens: 80, tool_calls: { text_analysis: 1, webhook_delivery: 1 }, amount: 4 + 1 + 5 });
+    expect(calls.every((c) => c.promptTokens === 100 && c.completionTokens === 20 && c.costMicro === 240_000 && c.usageBasis === 'reported')).toBe(true);
+    expect(run.usage).toMatchObject({ model_calls: 4, input_tokens: 400, output_tokens: 80, tool_calls: { text_analysis: 1, webhook_delivery: 1 }, usage_basis: 'reported', amount: 1 + 1 + 5 });
     const { holds, charges } = await ledgerOf(db(), runId);
-    expect(charges.map((c) => c.amount)).toEqual([10]);
+    expect(charges.map((c) => c.amount)).toEqual([7]);
     expect(holds[0]!.amount).toBe(run.estimate.amounts.total);
   });
 
   it('offers the model exactly the tool catalog of GET /v1/tools, in the OpenAI tools format', async () => {
     const t = await upstreamTenant();
-    upstream.load([plan([]), { content: 'Done.' }]);
+    upstream.load([plan([], [], [1]), answer({ 1: 'The notes cover the budget, the hiring plan and the launch date.' })]);
     const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
     expect(run.status).toBe('completed');
     const catalog = (await stack.api.get('/v1/tools', { key: t.key })).json;
@@ -122,7 +129,7 @@ describe('an upstream run', () => {
 
   it('asks again once after a malformed plan, showing the model what was wrong', async () => {
     const t = await upstreamTenant();
-    upstream.load([{ content: 'Sure! Here is my plan: analyse it.' }, plan([]), { content: 'The board approved the budget.' }]);
+    upstream.load([{ content: 'Sure! Here is my plan: analyse it.' }, plan([], [], [1]), answer({ 1: 'The board approved the budget and deferred the hiring plan.' })]);
     const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes from the board meeting.'), isTerminal);
     expect(run.status).toBe('completed');
     // No tool needed: the model's answer carries the analysis, and the receipt says so.
@@ -144,8 +151,9 @@ describe('an upstream run', () => {
     expect(upstream.seen).toHaveLength(2);
     expect(upstream.seen[1]!.body.messages.at(-1).content).toContain('"delete_bucket" is not a tool of the catalog');
     const { holds, charges } = await ledgerOf(db(), run.run_id);
-    expect(charges.map((c) => c.amount)).toEqual([2]);
-    expect(holds[0]).toMatchObject({ status: 'settled', chargedAmount: 2 });
+    // Two calls of 0.24 credits each, rounded up once: 1 credit.
+    expect(charges.map((c) => c.amount)).toEqual([1]);
+    expect(holds[0]).toMatchObject({ status: 'settled', chargedAmount: 1 });
   });
 
   it('takes the effect class from the catalog: a webhook the model labels "read" still waits for a person', async () => {
@@ -191,14 +199,41 @@ describe('an upstream run', () => {
 
   it('retries a model call that failed and charges only the one that answered', async () => {
     const t = await upstreamTenant();
-    upstream.load([{ status: 500 }, plan([]), { status: 503 }, { content: 'Summary of the notes.' }]);
+    upstream.load([{ status: 500 }, plan([], [], [1]), { status: 503 }, answer({ 1: 'The notes cover the budget and the launch date.' })]);
     const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
     expect(run.status).toBe('completed');
     expect(upstream.seen).toHaveLength(4);
     expect((await modelCallsOf(run.run_id)).map((c) => c.callKey).sort()).toEqual(['plan:1', 'turn:1']);
     expect(run.usage.model_calls).toBe(2);
     const { charges } = await ledgerOf(db(), run.run_id);
-    expect(charges.map((c) => c.amount)).toEqual([2]);
+    expect(charges.map((c) => c.amount)).toEqual([1]);
+  });
+
+  it('shows an empty plan its problems, asks once more, and ends needs_attention naming each uncovered action when it is empty again', async () => {
+    const t = await upstreamTenant();
+    upstream.load([plan([]), plan([]), { content: 'Done.' }]);
+    const input = 'Summarise the renewal dates in our vendor contracts and flag any auto-renewal clauses.';
+    const run = await waitForRun(stack.api, t.key, await startRun(t, input), isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.failure.code).toBe('plan_empty');
+    expect(run.failure.message).toContain('action 1 "Summarise the renewal dates in our vendor contracts"; action 2 "flag any auto-renewal clauses"');
+    expect(upstream.seen).toHaveLength(2); // no execute turn: "Done." was never asked for
+    expect(upstream.seen[1]!.body.messages.at(-1).content).toContain('The plan is empty');
+    expect(run.usage.model_calls).toBe(2);
+  });
+
+  it('counts nothing performed when the answer only says it is done, whatever the plan promised', async () => {
+    const t = await upstreamTenant();
+    upstream.load([plan([], [], [1, 2]), { content: 'Done.' }]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the renewal dates in our vendor contracts and flag any auto-renewal clauses.'), isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.receipt.actions.map((a: { outcome: string }) => a.outcome)).toEqual(['not_performed', 'not_performed']);
+    expect(run.receipt.unresolved).toEqual([
+      'action 1 "Summarise the renewal dates in our vendor contracts": not done; the model\'s answer has no part for this action.',
+      'action 2 "flag any auto-renewal clauses": not done; the model\'s answer has no part for this action.',
+    ]);
+    // The final answer was asked for in the per-action shape.
+    expect(upstream.seen[1]!.body.messages[0].content).toContain('{"actions":[{"action":<number>,"status":"performed"');
   });
 
   it('stops needs_attention when reported usage would pass the hold, and never charges more than the hold', async () => {

@@ -44,6 +44,19 @@ async function transactionsThatWrote(table: 'ledger_holds' | 'ledger_entries', t
   return rows[0]!.n;
 }
 
+/** Until at least `n` sessions of this database wait on a lock (held by `by`), polled, bounded: no fixed sleep. */
+async function waitingOnLocks(by: pg.Client, n: number, withinMs = 10_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const { rows } = await by.query<{ n: number }>(
+      "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()",
+    );
+    if (rows[0]!.n >= n) return;
+    if (Date.now() > deadline) throw new Error(`fewer than ${n} sessions waited on a lock within ${withinMs} ms`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 describe('the running balance', () => {
   it('equals the sum of entries and open holds after grants, reserves, settles, releases and concurrent reserves', async () => {
     const db = database.db;
@@ -150,7 +163,7 @@ describe('the running balance', () => {
       await other.query('update ledger_holds set closed_at = null where run_id = $1', [`${t}-x`]);
       const retried = reserve(db, { tenantId: t, runId: `${t}-x`, step: 'chat', amount: 100 });
       const fresh = reserve(db, { tenantId: t, runId: `${t}-y`, step: 'chat', amount: 100 });
-      await new Promise((r) => setTimeout(r, 300));
+      await waitingOnLocks(other, 1);
       await other.query('update tenant_balances set updated_at = now() where tenant_id = $1', [t]);
       await other.query('commit');
       expect(await retried).toEqual(first);
@@ -159,6 +172,65 @@ describe('the running balance', () => {
       await other.end();
     }
     expect(await balanceOf(db, t)).toEqual({ balance: 1_000, held: 200, available: 800 });
+  });
+
+  it('never charges more than the hold: a settle past it charges the hold and releases nothing', async () => {
+    const db = database.db;
+    const t = await newTenantId();
+    await grantCredits(db, { tenantId: t, amount: 1_000, entryKey: `${t}:g` });
+    await reserve(db, { tenantId: t, runId: `${t}-over`, step: 'reserve', amount: 40 });
+    expect(await settle(db, { runId: `${t}-over`, step: 'reserve', actualAmount: 250, usageBasis: 'reported' })).toEqual({ charged: 40, released: 0 });
+    const [entry] = await db.select().from(ledgerEntries).where(and(eq(ledgerEntries.tenantId, t), eq(ledgerEntries.kind, 'charge')));
+    expect(entry).toMatchObject({ amount: 40, usageBasis: 'reported' });
+    expect(await balanceOf(db, t)).toEqual({ balance: 960, held: 0, available: 960 });
+    expect(await balanceOf(db, t)).toEqual(await summed(t));
+  });
+
+  it('orders locks so that concurrent reserve and settle for two runs of one tenant both finish, each exactly once', async () => {
+    const db = database.db;
+    const t = await newTenantId();
+    await grantCredits(db, { tenantId: t, amount: 1_000, entryKey: `${t}:g` });
+    await reserve(db, { tenantId: t, runId: `${t}-a`, step: 'reserve', amount: 300 });
+    // Another session holds the tenant's balance row, as a write in progress does, while run a settles and run b reserves.
+    const other = new pg.Client({ connectionString: inject('databaseUrl') });
+    await other.connect();
+    try {
+      await other.query('begin');
+      await other.query('select 1 from tenant_balances where tenant_id = $1 for update', [t]);
+      const settling = settle(db, { runId: `${t}-a`, step: 'reserve', actualAmount: 120 });
+      const reserving = reserve(db, { tenantId: t, runId: `${t}-b`, step: 'reserve', amount: 500 });
+      await waitingOnLocks(other, 2);
+      await other.query('commit');
+      expect(await settling).toEqual({ charged: 120, released: 180 });
+      expect(await reserving).toMatchObject({ status: 'held', amount: 500 });
+    } finally {
+      await other.end();
+    }
+    expect(await balanceOf(db, t)).toEqual({ balance: 880, held: 500, available: 380 });
+    expect(await balanceOf(db, t)).toEqual(await summed(t));
+  });
+
+  it('undoes a batched reserve whose balance moved under it (the division by zero): no hold without its credits', async () => {
+    const db = database.db;
+    const t = await newTenantId();
+    await grantCredits(db, { tenantId: t, amount: 1_000, entryKey: `${t}:g` });
+    // The statement reads the room (1,000), then its update waits on the balance row while another session takes 900 of it.
+    const other = new pg.Client({ connectionString: inject('databaseUrl') });
+    await other.connect();
+    try {
+      await other.query('begin');
+      await other.query('update tenant_balances set held = held + 900 where tenant_id = $1', [t]);
+      const reserving = reserve(db, { tenantId: t, runId: `${t}-moved`, step: 'reserve', amount: 500 });
+      await waitingOnLocks(other, 1);
+      await other.query('commit');
+      // The batch is undone (SQLSTATE 22012) and the transactional path decides: not covered any more.
+      expect(await reserving).toEqual({ status: 'insufficient', required: 500, available: 100 });
+    } finally {
+      await other.end();
+    }
+    const holds = await db.select().from(ledgerHolds).where(eq(ledgerHolds.runId, `${t}-moved`));
+    expect(holds).toEqual([]);
+    expect(await balanceOf(db, t)).toEqual({ balance: 1_000, held: 900, available: 100 });
   });
 
   it('keeps the budget check: a reserve over a budget is refused and holds nothing', async () => {

@@ -61,7 +61,10 @@ const PlanStep = z.object({
   effect: z.enum(['read', 'external']).meta({ description: "Always the tool catalog's effect class, whatever a planner or model said." }),
   purpose: z.string(),
   scope: z.string(),
-  covers: z.array(z.int()).optional().meta({ description: 'The requested actions (receipt.actions[].n) this step carries out.' }),
+  covers: z
+    .array(z.int())
+    .optional()
+    .meta({ description: 'The requested actions (receipt.actions[].n) this step carries out. Key-phrase extraction (text_analysis) prepares input and covers none.' }),
   arguments: z.record(z.string(), z.unknown()).optional().meta({ description: 'Tool arguments, for steps a model planned.' }),
 });
 
@@ -147,6 +150,13 @@ export const Run = z
       .object({
         planner: z.string().meta({ description: 'local-deterministic, or model (an upstream model planned against the service\'s plan schema).' }),
         steps: z.array(PlanStep),
+        answer: z
+          .array(z.int())
+          .optional()
+          .meta({
+            description:
+              "Model-planned runs (extension): the requested actions the model said it would carry out in its final answer. Each counts as performed only where the answer has a specific part for that action.",
+          }),
         gaps: z.array(z.object({ action: z.int(), reason: z.string() })).optional().meta({ description: 'Requested actions no step covers, and why.' }),
       })
       .nullable(),
