@@ -18,6 +18,7 @@ import { fakeUpstream } from './support/fake-servers.ts';
 import { freePort } from './support/free-port.ts';
 import { payloadEnv } from './support/payload-codec.ts';
 import { newTenant } from './support/run-stack.ts';
+import { startTestApp } from './support/test-app.ts';
 
 let database: Database;
 beforeAll(() => {
@@ -100,6 +101,32 @@ describe('the hold sweeper', () => {
     await until(async () => (await leaseOf()).rows[0]?.alive, 'the lease');
     await sweeper.stop();
     expect((await leaseOf()).rows).toEqual([]);
+  });
+});
+
+describe('a chat whose settle fails', () => {
+  it('releases its hold instead of leaving it open, and answers the opaque 500', async () => {
+    const app = await startTestApp();
+    const db = database.db;
+    const t = await newTenant(db, 1_000);
+    // The charge's ledger entry is refused for this tenant only: the settle fails, the release (no entry) does not.
+    const fn = `refuse_${t.tenantId.replace(/[^a-z0-9]/gi, '_')}`;
+    await db.execute(sql.raw(`create function ${fn}() returns trigger language plpgsql as $$ begin if new.tenant_id = '${t.tenantId}' then raise exception 'refused by test'; end if; return new; end $$`));
+    await db.execute(sql.raw(`create trigger ${fn} before insert on ledger_entries for each row execute function ${fn}()`));
+    try {
+      const r = await fetch(`${app.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'svc-workspace', messages: [{ role: 'user', content: 'Say hello.' }] }),
+      });
+      expect(r.status).toBe(500);
+      const holds = await db.select().from(ledgerHolds).where(eq(ledgerHolds.tenantId, t.tenantId));
+      expect(holds.map((h) => [h.step, h.status])).toEqual([[CHAT_HOLD_STEP, 'released']]);
+      expect(await balanceOf(db, t.tenantId)).toEqual({ balance: 1_000, held: 0, available: 1_000 });
+    } finally {
+      await db.execute(sql.raw(`drop trigger ${fn} on ledger_entries; drop function ${fn}()`));
+      await app.close();
+    }
   });
 });
 

@@ -170,10 +170,24 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
       step: HOLD_STEP,
       amount: modelCredits(promptTokens + request.maxTokens, model, deps.pricing),
       budgetScope: 'chat',
+      owner: deps.owner,
     });
     if (hold.status === 'insufficient') throw errors.insufficientCredits();
     if (hold.status === 'over_budget') throw errors.budgetExceeded();
     provider = deps.providers[route];
+  }
+
+  /**
+   * Charges the answer; if that fails, the hold is released rather than left open (and if the
+   * release fails too, the database is down: the hold sweeper releases it once it is back).
+   */
+  async function settleOrRelease(actualAmount: number): Promise<void> {
+    try {
+      await settle(deps.db, { tenantId: input.tenantId, runId: id, step: HOLD_STEP, actualAmount });
+    } catch (err) {
+      await release(deps.db, { runId: id, step: HOLD_STEP }).catch(() => {});
+      throw err;
+    }
   }
 
   /** After an answer: settle actual usage, record the event, remember when asked. */
@@ -181,7 +195,7 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
     // Reported usage when the provider gives it (an upstream), else the byte-count estimate.
     const completionTokens = output.usage?.completionTokens ?? estimateTokens((output.content ?? output.refusal ?? '') + callText(output.toolCalls));
     const prompt = output.usage?.promptTokens ?? promptTokens;
-    if (provider) await settle(deps.db, { tenantId: input.tenantId, runId: id, step: HOLD_STEP, actualAmount: modelCredits(prompt + completionTokens, model, deps.pricing) });
+    if (provider) await settleOrRelease(modelCredits(prompt + completionTokens, model, deps.pricing));
     await journey(deps.db, input.tenantId, id, output.refusal ? 'chat.refused' : 'chat.completed', output.finishReason);
     if (input.memory?.remember && output.content) {
       await createEntry(deps.db, input.tenantId, {
