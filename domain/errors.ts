@@ -276,6 +276,19 @@ export const errors = {
       null,
       { 'Retry-After': '5' },
     ),
+  /**
+   * The run's record says it awaits approval but its workflow is not there yet (a worker that died
+   * as the run reached approval is being replaced and is replaying). Retrying shortly applies it.
+   */
+  approvalNotSettled: () =>
+    new ApiError(
+      503,
+      'server_error',
+      'service_unavailable',
+      'The run awaits approval, but its workflow is catching up after a worker restart and could not take the decision yet; nothing was recorded. Retry shortly with the same Idempotency-Key.',
+      null,
+      { 'Retry-After': '1' },
+    ),
 } as const;
 
 /** The error object of the contract. */

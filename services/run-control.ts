@@ -26,6 +26,8 @@ import { cancelBeforeStart, createRun, getRun, listRuns, markStartFailed, type R
  * A call that then fails as an outage forgets it, so the next request probes again.
  */
 export const PROBE_FRESH_MS = 1_000;
+/** How long an approval waits for a workflow that is behind its record (replaying after a worker died) before a 503. */
+export const APPROVAL_CATCH_UP_MS = 4_000;
 
 export interface RunControlDeps {
   db: Db;
@@ -200,20 +202,9 @@ export function runControl(deps: RunControlDeps) {
           return run;
         }
       }
-      let outcome: ApprovalOutcome;
-      try {
-        outcome = await callTemporal(() =>
-          deps.client.workflow.getHandle(run.id).executeUpdate(approvalUpdate, { args: [decision, { channel: 'api', key_id: actorKeyId }], updateId }),
-        );
-      } catch (err) {
-        if (isTemporalOutage(err)) throw errors.decisionNotConfirmed(deadlineSeconds);
-        const cause = (err as { cause?: { type?: string } }).cause;
-        if ((err instanceof WorkflowUpdateFailedError && cause?.type === NOT_AWAITING_APPROVAL) || isAlreadyClosed(err)) {
-          const latest = await this.get(tenantId, runId);
-          throw errors.runNotAwaitingApproval(latest.status);
-        }
-        throw err;
-      }
+      const outcome = await this.deliverDecision(tenantId, run.id, () =>
+        deps.client.workflow.getHandle(run.id).executeUpdate(approvalUpdate, { args: [decision, { channel: 'api', key_id: actorKeyId }], updateId }),
+      );
       // Temporal answers a known Update id with that Update's outcome, whatever this request's body says.
       if (outcome.decision !== decision.decision) throw errors.approvalKeyReused();
       // The workflow audited the decision before answering (same event key); runs that decided on
@@ -224,6 +215,31 @@ export function runControl(deps: RunControlDeps) {
       // A concurrent request with the same key and another reason recorded first.
       if (event.digest !== requestDigest) throw errors.approvalKeyReused();
       return this.get(tenantId, runId);
+    },
+
+    /**
+     * Sends the approval Update. Its validator refuses unless the workflow awaits approval; a refusal is a 409
+     * only when the run's record agrees. While the record says awaiting_approval, the workflow is behind it (a
+     * worker died after recording the move and its replacement is replaying, so the decision met the replayed
+     * state): the Update is sent again, with backoff, for up to APPROVAL_CATCH_UP_MS, then answered 503 with
+     * Retry-After. A refused Update leaves nothing in the history, so sending it again applies it at most once.
+     */
+    async deliverDecision(tenantId: string, runId: string, send: () => Promise<ApprovalOutcome>): Promise<ApprovalOutcome> {
+      const giveUpAt = Date.now() + APPROVAL_CATCH_UP_MS;
+      for (let pause = 50; ; pause = Math.min(pause * 2, 1_000)) {
+        try {
+          return await callTemporal(send);
+        } catch (err) {
+          if (isTemporalOutage(err)) throw errors.decisionNotConfirmed(deadlineSeconds);
+          const cause = (err as { cause?: { type?: string } }).cause;
+          const closed = isAlreadyClosed(err);
+          if (!closed && !(err instanceof WorkflowUpdateFailedError && cause?.type === NOT_AWAITING_APPROVAL)) throw err;
+          const latest = await this.get(tenantId, runId);
+          if (closed || latest.status !== 'awaiting_approval') throw errors.runNotAwaitingApproval(latest.status);
+          if (Date.now() + pause > giveUpAt) throw errors.approvalNotSettled();
+          await new Promise((r) => setTimeout(r, pause));
+        }
+      }
     },
 
     /** Requests cancellation; the workflow releases the hold and ends failed (code cancelled). */

@@ -2,11 +2,12 @@
 // Postgres): one audit event per decision however often it is retried, 422 for
 // a reused Idempotency-Key, and bounded answers while Temporal or its workers
 // are down.
+import { Context } from '@temporalio/activity';
 import { and, eq, like } from 'drizzle-orm';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../config/env.ts';
-import { auditEvents } from '../db/schema.ts';
+import { auditEvents, runs } from '../db/schema.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { type RunningWorker, startWorker } from '../runtime/worker.ts';
 import { createRun } from '../services/runs.ts';
@@ -14,6 +15,9 @@ import { ApiClient } from './support/client.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
 import { testCodec } from './support/payload-codec.ts';
+
+/** The activity type an activity interceptor sees. */
+const activityTypeOf = (_input: unknown) => Context.current().info.activityType;
 
 /** Upper bound on any answer while Temporal (or its workers) is down: the API's deadline is 5 s. */
 const OUTAGE_ANSWER_MS = 8_000;
@@ -193,5 +197,77 @@ describe('bounded answers while Temporal is down', () => {
       await revived?.stop();
       await own.close();
     }
+  });
+
+  it('while the record says awaiting_approval and the workflow is behind it, an approval is never a 409: 503 with Retry-After, then applied once', async () => {
+    // A worker that recorded the move to awaiting_approval and died before its workflow task completed leaves
+    // the record ahead of the workflow, whose replacement replays from before approval. Here the workflow is
+    // held in planning (its plan activity waits at a gate) while the record is moved on, as that worker did.
+    const own = await startRunStack();
+    await own.worker.stop();
+    let opened!: () => void;
+    let reached!: () => void;
+    const gate = new Promise<void>((r) => (opened = r));
+    const atGate = new Promise<void>((r) => (reached = r));
+    const gated = await startWorker({
+      address: inject('temporalAddress'),
+      namespace: 'default',
+      taskQueue: own.taskQueue,
+      activities: activityDeps(loadConfig({ TASK_QUEUE: own.taskQueue, DATABASE_URL: inject('databaseUrl') }), own.app.database.db),
+      payloadCodec: testCodec(),
+      logger: pino({ level: 'silent' }),
+      workflowBundlePath: inject('workflowBundlePath'),
+      interceptors: {
+        activity: [
+          () => ({
+            inbound: {
+              async execute(input, next) {
+                if (activityTypeOf(input) === 'planRun') {
+                  reached();
+                  await gate;
+                }
+                return next(input);
+              },
+            },
+          }),
+        ],
+      },
+    });
+    try {
+      const t = await newTenant(own.app.database.db);
+      const created = await own.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and send it to the on-call channel.' }, { key: t.key });
+      const runId = created.json.run_id as string;
+      await atGate;
+      await own.app.database.db.update(runs).set({ status: 'awaiting_approval' }).where(eq(runs.id, runId));
+      expect((await own.api.get(`/v1/agent-runs/${runId}`, { key: t.key })).json.status).toBe('awaiting_approval');
+
+      const early = await decide(own, t, runId, { decision: 'approve' }, 'behind-1');
+      expect(early.status).toBe(503);
+      expect(early.json.error.code).toBe('service_unavailable');
+      expect(early.headers.get('retry-after')).toBe('1');
+      expect(await approvalEvents(runId)).toHaveLength(0);
+
+      opened();
+      await waitForRun(own.api, t.key, runId, (r) => r.status === 'awaiting_approval' && r.plan !== null);
+      const applied = await decide(own, t, runId, { decision: 'approve' }, 'behind-1');
+      expect(applied.status).toBe(200);
+      const run = await waitForRun(own.api, t.key, runId, isTerminal);
+      expect(run.approval.state).toBe('approved');
+      expect((await approvalEvents(runId)).map((e) => e.action)).toEqual(['run.approval.approve']);
+    } finally {
+      opened();
+      await gated.stop();
+      await own.close();
+    }
+  });
+
+  it('an approval while the run is planning, and its record says so, is a 409 at once', async () => {
+    const t = await newTenant(db);
+    const created = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and send it to the on-call channel.' }, { key: t.key });
+    const runId = created.json.run_id as string;
+    await db.update(runs).set({ status: 'planning' }).where(eq(runs.id, runId));
+    // Whatever the workflow's state by now, a run whose record does not await approval is refused, never retried.
+    const answer = await decide(stack, t, runId, { decision: 'approve' });
+    expect([answer.status, answer.json.error?.code]).toEqual([409, 'run_not_awaiting_approval']);
   });
 });
