@@ -8,6 +8,7 @@ import type { RateLimiters } from '../services/rate-limiters.ts';
 import { buildOpenApiDocument } from './contract/openapi.ts';
 import { mountRoutes } from './contract/router.ts';
 import type { Authenticator } from './middleware/auth.ts';
+import { outageLog } from '../services/outage-log.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
@@ -39,7 +40,7 @@ export function createApp(deps: AppDeps): Koa {
 
   app.use(requestId());
   app.use(requestLog(deps.logger));
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, outageLog(deps.logger, deps.checkHealth)));
   if (deps.codecEndpoint) app.use(codecCors(deps.codecEndpoint));
   app.use(routeMiddleware);
   return app;

@@ -1,13 +1,16 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, errors, toErrorBody } from '../../domain/errors.ts';
+import type { OutageLog } from '../../services/outage-log.ts';
 
 /**
  * Turns every failure into the contract's error object. ApiErrors carry their
  * own status and code; anything else is logged (without request content) and
- * answered with an opaque 500 that reveals no internals.
+ * answered with an opaque 500 that reveals no internals. A 503 (a dependency
+ * unreachable) is expected while it lasts: it is logged at debug and counted
+ * by the outage log, which logs the outage itself once.
  */
-export function errorHandler(logger: Logger): Koa.Middleware {
+export function errorHandler(logger: Logger, outage?: OutageLog): Koa.Middleware {
   return async function errorHandler(ctx, next) {
     try {
       await next();
@@ -18,6 +21,7 @@ export function errorHandler(logger: Logger): Koa.Middleware {
       }
     } catch (caught) {
       const err = caught instanceof ApiError ? caught : unexpected(caught, ctx, logger);
+      if (err.status === 503) outage?.refused();
       ctx.status = err.status;
       ctx.set(err.headers);
       ctx.body = toErrorBody(err, ctx.state.requestId as string);
@@ -56,7 +60,7 @@ export function loggableError(e: { name?: string; code?: unknown; stack?: string
 function unexpected(caught: unknown, ctx: Koa.Context, logger: Logger): ApiError {
   const e = (caught ?? {}) as { name?: string; message?: string; stack?: string; code?: unknown; cause?: unknown };
   if (isDependencyOutage(e) || isDependencyOutage((e.cause ?? {}) as typeof e)) {
-    logger.warn({ request_id: ctx.state.requestId, err: loggableError(e) }, 'dependency unavailable');
+    logger.debug({ request_id: ctx.state.requestId, err: loggableError(e) }, 'dependency unavailable');
     return errors.unavailable();
   }
   logger.error({ request_id: ctx.state.requestId, err: loggableError(e) }, 'unhandled error');

@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import type { Logger } from 'pino';
 
 /**
- * One log line per request: id, method, route pattern, status and latency.
+ * One log line per request: id, method, route pattern, status and latency (a 503 at debug).
  * Never bodies, query strings or headers, so no customer content or credential reaches the logs.
  * A route that asks for it (`logFailuresOnly`: /health) is logged only when it fails.
  */
@@ -23,7 +23,9 @@ export function requestLog(logger: Logger): Koa.Middleware {
           status,
           latency_ms: Math.round((performance.now() - started) * 10) / 10,
         };
-        if (status >= 500) logger.error(line, 'request');
+        // A 503 is a dependency down, which the outage log reports once per outage (services/outage-log.ts).
+        if (status === 503) logger.debug(line, 'request');
+        else if (status >= 500) logger.error(line, 'request');
         else logger.info(line, 'request');
       }
     }
