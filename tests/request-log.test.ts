@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 interface Line {
+  level: number;
+  dependency?: string;
   msg: string;
   request_id: string;
   method: string;
@@ -14,7 +16,7 @@ interface Line {
   latency_ms: number;
 }
 
-function sinkLogger() {
+function sinkLogger(level = 'info') {
   const lines: Line[] = [];
   const sink = new Writable({
     write(chunk, _enc, done) {
@@ -22,12 +24,12 @@ function sinkLogger() {
       done();
     },
   });
-  return { logger: pino({ level: 'info' }, sink), requests: () => lines.filter((l) => l.msg === 'request') };
+  return { logger: pino({ level }, sink), lines, requests: () => lines.filter((l) => l.msg === 'request') };
 }
 
 describe('request log', () => {
   const healthy = sinkLogger();
-  const noTemporal = sinkLogger();
+  const noTemporal = sinkLogger('debug');
   let app: TestApp;
   let down: TestApp;
   beforeAll(async () => {
@@ -50,7 +52,7 @@ describe('request log', () => {
     expect(JSON.stringify(line)).not.toContain('secret-ish');
   });
 
-  it('leaves successful /health answers out and logs failed ones', async () => {
+  it('leaves successful /health answers out; a failed one is logged at debug, and the outage behind it once, at error', async () => {
     const ok = await fetch(`${app.url}/health`);
     expect(ok.status).toBe(200);
     const failed = await fetch(`${down.url}/health`);
@@ -58,6 +60,13 @@ describe('request log', () => {
     const okId = ok.headers.get('x-request-id');
     const failedId = failed.headers.get('x-request-id');
     expect(healthy.requests().filter((l) => l.request_id === okId)).toEqual([]);
-    expect(noTemporal.requests().filter((l) => l.request_id === failedId)).toMatchObject([{ route: '/health', status: 503 }]);
+    expect(noTemporal.requests().filter((l) => l.request_id === failedId)).toMatchObject([{ level: 20, route: '/health', status: 503 }]);
+    await fetch(`${down.url}/health`);
+    const deadline = Date.now() + 10_000;
+    while (!noTemporal.lines.some((l) => l.level >= 50)) {
+      if (Date.now() > deadline) throw new Error('the outage was never logged');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(noTemporal.lines.filter((l) => l.level >= 50).map((l) => l.dependency)).toEqual(['temporal']);
   });
 });
