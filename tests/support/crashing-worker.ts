@@ -1,8 +1,11 @@
 // A worker process for fault drills: like bin/worker.ts, but it kills itself
 // (SIGKILL, no cleanup) right after the first attempt of the activity named by
 // CRASH_AFTER_ACTIVITY has done its work and before it reports completion, so
-// Temporal must retry an activity whose effect has already committed.
+// Temporal must retry an activity whose effect has already committed; or, with
+// CRASH_AFTER_TRANSITION, right after the projection write (a local activity)
+// of the move to that run state committed, before the workflow task completes.
 //   CRASH_AFTER_ACTIVITY=settleRun node --import tsx tests/support/crashing-worker.ts
+//   CRASH_AFTER_TRANSITION=awaiting_approval node --import tsx tests/support/crashing-worker.ts
 import { Context } from '@temporalio/activity';
 import { pino } from 'pino';
 import { loadConfig } from '../../config/env.ts';
@@ -12,6 +15,7 @@ import { payloadCodecFor, resolvePayloadKeyring } from '../../runtime/payload-ke
 import { startWorker } from '../../runtime/worker.ts';
 
 const crashAfter = process.env.CRASH_AFTER_ACTIVITY;
+const crashAfterTransition = process.env.CRASH_AFTER_TRANSITION;
 const config = loadConfig();
 const database = openPostgres(config.database.url!, 4);
 await startWorker({
@@ -30,6 +34,8 @@ await startWorker({
             const result = await next(input);
             const { activityType, attempt } = Context.current().info;
             if (activityType === crashAfter && attempt === 1) process.kill(process.pid, 'SIGKILL');
+            const moved = (input.args[0] as { status?: string } | undefined)?.status;
+            if (activityType === 'recordTransition' && crashAfterTransition && moved === crashAfterTransition) process.kill(process.pid, 'SIGKILL');
             return result;
           },
         },
