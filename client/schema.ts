@@ -1159,14 +1159,24 @@ export interface components {
             response_format?: components["schemas"]["ChatResponseFormatText"] | components["schemas"]["ChatResponseFormatJsonObject"] | components["schemas"]["ChatResponseFormatJsonSchema"];
             max_tokens?: number;
             max_completion_tokens?: number;
+            /** @description Forwarded to an upstream provider as sent (OpenAI's bounds); the local provider is deterministic and ignores it. */
             temperature?: number;
+            /** @description Forwarded to an upstream provider as sent (OpenAI's bounds); the local provider is deterministic and ignores it. */
             top_p?: number;
+            /** @description Up to 4 sequences where the upstream stops generating. Forwarded to an upstream provider as sent (OpenAI's bounds); the local provider is deterministic and ignores it. */
+            stop?: string | string[];
+            /** @description Forwarded to an upstream provider as sent (OpenAI's bounds); the local provider is deterministic and ignores it. */
+            presence_penalty?: number;
+            /** @description Forwarded to an upstream provider as sent (OpenAI's bounds); the local provider is deterministic and ignores it. */
+            frequency_penalty?: number;
             /**
              * @description Number of choices: only 1 is supported. Any other value is 400 invalid_request with param n; nothing is charged.
              * @constant
              */
             n?: 1;
+            /** @description Forwarded to an upstream provider as sent (OpenAI's bounds); the local provider is deterministic and ignores it. */
             seed?: number;
+            /** @description An id of the end user, forwarded to an upstream for its abuse monitoring; never logged. Forwarded to an upstream provider as sent (OpenAI's bounds); the local provider is deterministic and ignores it. */
             user?: string;
             /** @description Functions the model may call, passed to an upstream provider unchanged; names are unique. The local provider cannot call tools: with tools (an empty array is none) and a tool_choice other than "none" it answers 400 tools_not_supported with param tools, holding and charging nothing; with tool_choice "none" it answers in text and the tools are not read. The legacy `functions` and `function_call` are 400 unsupported_parameter: use tools and tool_choice. */
             tools?: components["schemas"]["ChatTool"][];
@@ -1717,7 +1727,7 @@ export interface components {
                 arguments: string;
             };
         };
-        /** @description Byte-count token estimate (one token per 4 UTF-8 bytes), the basis of the credits reserved and settled. */
+        /** @description The tokens charged: as the upstream provider reported them (streamed calls ask for its usage), or, when it reports none (and on the local provider), the byte-count estimate (one token per 4 UTF-8 bytes). The charge in GET /v1/usage says which (usage_basis). */
         ChatUsage: {
             prompt_tokens: number;
             completion_tokens: number;
@@ -1795,6 +1805,12 @@ export interface components {
                 };
                 /** @description Upstream runs: model calls made, charged by the usage the model reported. */
                 model_calls?: number;
+                /**
+                 * @description How the usage was known (extension): reported by the model provider for every call, estimated (byte count: the provider reported none, or the local provider), or mixed. Absent on runs settled before it was recorded.
+                 * @enum {string}
+                 */
+                usage_basis?: "reported" | "estimated" | "mixed";
+                /** @description Credits: the exact cost of every model call summed, rounded up once for the run, plus tool credits. */
                 amount: number;
                 charged: number;
                 released: number;
@@ -1813,13 +1829,15 @@ export interface components {
                     effect: "read" | "external";
                     purpose: string;
                     scope: string;
-                    /** @description The requested actions (receipt.actions[].n) this step carries out. */
+                    /** @description The requested actions (receipt.actions[].n) this step carries out. Key-phrase extraction (text_analysis) prepares input and covers none. */
                     covers?: number[];
                     /** @description Tool arguments, for steps a model planned. */
                     arguments?: {
                         [key: string]: unknown;
                     };
                 }[];
+                /** @description Model-planned runs (extension): the requested actions the model said it would carry out in its final answer. Each counts as performed only where the answer has a specific part for that action. */
+                answer?: number[];
                 /** @description Requested actions no step covers, and why. */
                 gaps?: {
                     action: number;
@@ -1974,6 +1992,8 @@ export interface components {
             settled_charges: {
                 run_id: string | null;
                 amount: number;
+                /** @description How the usage charged was known (extension): reported by the model provider, estimated (it reported none; the local provider), or mixed across a run's calls. Null for charges made before it was recorded. */
+                usage_basis: ("reported" | "estimated" | "mixed") | null;
                 created_at: string;
             }[];
             billing_readiness: {

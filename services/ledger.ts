@@ -6,6 +6,7 @@
 // a tenant's history: a reserve is one conditional update of that row.
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
+import type { UsageBasis } from '../domain/pricing.ts';
 import { preparedPer } from '../db/prepared.ts';
 import { ledgerEntries, ledgerHolds, tenantBalances } from '../db/schema.ts';
 import { applicableBudgets, type BudgetScope, headroomUnder } from './budgets.ts';
@@ -229,7 +230,7 @@ export async function reserve(db: Db, input: ReserveInput): Promise<ReserveOutco
   }
 }
 
-export type UsageBasis = 'reported' | 'estimated' | 'mixed';
+export type { UsageBasis };
 
 interface SettleRequest {
   runId: string;
@@ -361,7 +362,7 @@ export async function usageSummary(db: Db, tenantId: string) {
     .orderBy(desc(ledgerHolds.createdAt))
     .limit(100);
   const charges = await db
-    .select({ runId: ledgerEntries.runId, amount: ledgerEntries.amount, createdAt: ledgerEntries.createdAt })
+    .select({ runId: ledgerEntries.runId, amount: ledgerEntries.amount, usageBasis: ledgerEntries.usageBasis, createdAt: ledgerEntries.createdAt })
     .from(ledgerEntries)
     .where(and(eq(ledgerEntries.tenantId, tenantId), eq(ledgerEntries.kind, 'charge')))
     .orderBy(desc(ledgerEntries.createdAt), desc(ledgerEntries.id))

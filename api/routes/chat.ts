@@ -1,6 +1,6 @@
 // POST /v1/chat/completions: OpenAI-compatible, JSON or server-sent events.
 import { checkSchemaSubset } from '../../domain/chat/schema-subset.ts';
-import type { ChatMessage } from '../../domain/chat/types.ts';
+import type { ChatMessage, Sampling } from '../../domain/chat/types.ts';
 import { errors } from '../../domain/errors.ts';
 import { looksLikeSecret } from '../../domain/secrets.ts';
 import type { ChatInput, MemoryOptions, PreparedChat } from '../../services/chat/completions.ts';
@@ -112,6 +112,7 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
             memory: memoryOf(body.memory),
             responseFormat: responseFormatOf(body.response_format),
             maxTokens: body.max_completion_tokens ?? body.max_tokens,
+            sampling: samplingOf(body),
             ...(body.tools?.length ? { tools: body.tools, toolChoice: body.tool_choice, parallelToolCalls: body.parallel_tool_calls } : {}),
           },
           controller.signal,
@@ -156,4 +157,11 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
       },
     }),
   ];
+}
+
+/** OpenAI's sampling parameters the request set, as they came (the contract checked their bounds). */
+function samplingOf(body: Body): Sampling {
+  const { temperature, top_p, seed, stop, presence_penalty, frequency_penalty, user } = body;
+  const all: Sampling = { temperature, top_p, seed, stop, presence_penalty, frequency_penalty, user };
+  return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined)) as Sampling;
 }

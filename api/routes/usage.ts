@@ -13,7 +13,7 @@ export interface UsageService {
     held: number;
     available: number;
     openReservations: { runId: string; amount: number; createdAt: Date }[];
-    settledCharges: { runId: string | null; amount: number; createdAt: Date }[];
+    settledCharges: { runId: string | null; amount: number; usageBasis: string | null; createdAt: Date }[];
   }>;
   estimate(tenantId: string, request: { input: string; memory: boolean; model: ModelId }): Promise<Estimate>;
 }
@@ -26,7 +26,19 @@ const Usage = z
     held: z.int().meta({ description: 'Credits in open reservations.' }),
     available: z.int().meta({ description: 'balance - held: what new runs can reserve.' }),
     open_reservations: z.array(z.object({ run_id: z.string(), amount: z.int(), created_at: z.string() })),
-    settled_charges: z.array(z.object({ run_id: z.string().nullable(), amount: z.int(), created_at: z.string() })).meta({
+    settled_charges: z
+      .array(
+        z.object({
+          run_id: z.string().nullable(),
+          amount: z.int(),
+          usage_basis: z
+            .enum(['reported', 'estimated', 'mixed'])
+            .nullable()
+            .meta({ description: 'How the usage charged was known (extension): reported by the model provider, estimated (it reported none; the local provider), or mixed across a run\'s calls. Null for charges made before it was recorded.' }),
+          created_at: z.string(),
+        }),
+      )
+      .meta({
       description: 'The newest 100 charges.',
     }),
     billing_readiness: z.object({ credits_available: z.boolean(), note: z.string() }),
@@ -62,7 +74,12 @@ export function usageRoutes(deps: { usage: UsageService }) {
             held: s.held,
             available: s.available,
             open_reservations: s.openReservations.map((r) => ({ run_id: r.runId, amount: r.amount, created_at: r.createdAt.toISOString() })),
-            settled_charges: s.settledCharges.map((c) => ({ run_id: c.runId, amount: c.amount, created_at: c.createdAt.toISOString() })),
+            settled_charges: s.settledCharges.map((c) => ({
+              run_id: c.runId,
+              amount: c.amount,
+              usage_basis: (c.usageBasis ?? null) as 'reported' | 'estimated' | 'mixed' | null,
+              created_at: c.createdAt.toISOString(),
+            })),
             billing_readiness: {
               credits_available: s.available > 0,
               note: 'Credits are granted by an operator (npm run credits -- grant). Commercial terms are confirmed before paid use.',

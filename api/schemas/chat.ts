@@ -3,6 +3,9 @@ import { FutureDateTime } from '../contract/common.ts';
 import { SCHEMA_SUBSET_DESCRIPTION } from '../../domain/chat/schema-subset.ts';
 import { MODEL_IDS } from '../../domain/models.ts';
 
+/** What the sampling parameters do here: forwarded to an upstream as sent, read by no local provider. */
+const SAMPLING_NOTE = 'Forwarded to an upstream provider as sent (OpenAI\'s bounds); the local provider is deterministic and ignores it.';
+
 const TextPart = z.strictObject({ type: z.literal('text'), text: z.string().max(100_000) });
 
 /** A function name as OpenAI admits it in `tools` and `tool_choice`. */
@@ -118,11 +121,17 @@ export const ChatCompletionRequest = z
       .optional(),
     max_tokens: z.int().min(1).max(16_384).optional(),
     max_completion_tokens: z.int().min(1).max(16_384).optional(),
-    temperature: z.number().min(0).max(2).optional(),
-    top_p: z.number().min(0).max(1).optional(),
+    temperature: z.number().min(0).max(2).optional().meta({ description: SAMPLING_NOTE }),
+    top_p: z.number().min(0).max(1).optional().meta({ description: SAMPLING_NOTE }),
+    stop: z
+      .union([z.string().min(1).max(256), z.array(z.string().min(1).max(256)).min(1).max(4)])
+      .optional()
+      .meta({ description: `Up to 4 sequences where the upstream stops generating. ${SAMPLING_NOTE}` }),
+    presence_penalty: z.number().min(-2).max(2).optional().meta({ description: SAMPLING_NOTE }),
+    frequency_penalty: z.number().min(-2).max(2).optional().meta({ description: SAMPLING_NOTE }),
     n: z.literal(1, { error: 'only n=1 is supported (one choice per request); omit n or send 1, and send separate requests for more choices' }).optional().meta({ description: 'Number of choices: only 1 is supported. Any other value is 400 invalid_request with param n; nothing is charged.' }),
-    seed: z.int().optional(),
-    user: z.string().max(256).optional(),
+    seed: z.int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).optional().meta({ description: SAMPLING_NOTE }),
+    user: z.string().max(256).optional().meta({ description: `An id of the end user, forwarded to an upstream for its abuse monitoring; never logged. ${SAMPLING_NOTE}` }),
     tools: z
       .array(ChatTool)
       .max(128)
@@ -167,7 +176,8 @@ export const ChatCompletionRequest = z
 
 const Usage = z.object({ prompt_tokens: z.int(), completion_tokens: z.int(), total_tokens: z.int() }).meta({
   id: 'ChatUsage',
-  description: 'Byte-count token estimate (one token per 4 UTF-8 bytes), the basis of the credits reserved and settled.',
+  description:
+    'The tokens charged: as the upstream provider reported them (streamed calls ask for its usage), or, when it reports none (and on the local provider), the byte-count estimate (one token per 4 UTF-8 bytes). The charge in GET /v1/usage says which (usage_basis).',
 });
 const FinishReason = z.enum(['stop', 'length', 'content_filter', 'tool_calls']).meta({
   description:

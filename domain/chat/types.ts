@@ -46,6 +46,21 @@ export type ResponseFormat =
   | { kind?: 'json_schema'; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean }
   | { kind: 'json_object' };
 
+/**
+ * OpenAI's sampling parameters, validated to OpenAI's bounds by the contract and forwarded to an
+ * upstream as they came. The local provider is deterministic and reads none of them.
+ */
+export interface Sampling {
+  temperature?: number;
+  top_p?: number;
+  seed?: number;
+  stop?: string | string[];
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  /** The end user's id, for the upstream's abuse monitoring; never logged. */
+  user?: string;
+}
+
 export interface ChatRequest {
   model: ModelId;
   messages: ChatMessage[];
@@ -58,6 +73,8 @@ export interface ChatRequest {
   /** Chat's `tool_choice` and `parallel_tool_calls`, sent only with `tools`. */
   toolChoice?: ToolChoice;
   parallelToolCalls?: boolean;
+  /** Chat's sampling parameters, forwarded to an upstream. */
+  sampling?: Sampling;
 }
 
 /** Token usage as the provider reported it. */
@@ -81,7 +98,9 @@ export type ChatStreamEvent =
   | { type: 'refusal'; text: string }
   /** The `delta.tool_calls` of one streamed chunk. */
   | { type: 'tool_calls'; deltas: ToolCallDelta[] }
-  | { type: 'finish'; reason: ChatOutput['finishReason'] };
+  | { type: 'finish'; reason: ChatOutput['finishReason'] }
+  /** The usage the provider reported for the whole answer (the last chunk, when asked with include_usage). */
+  | { type: 'usage'; usage: ReportedUsage };
 
 export interface ChatProvider {
   readonly id: string;

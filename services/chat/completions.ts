@@ -11,6 +11,8 @@ import {
   type ChatProvider,
   type ChatRequest,
   ProviderError,
+  type ReportedUsage,
+  type Sampling,
   type ToolCallDelta,
   type ToolCallRequest,
   type ToolChoice,
@@ -23,7 +25,7 @@ import { estimateTokens } from '../../domain/tokens.ts';
 import { toStorable } from '../../domain/storable-text.ts';
 import { truncate } from '../../domain/text/analyze.ts';
 import { recordJourneyEvent } from '../journey.ts';
-import { release, reserve, settle } from '../ledger.ts';
+import { release, reserve, settle, type UsageBasis } from '../ledger.ts';
 import { recallMemory } from '../memory.ts';
 import { type Providers, routeOf } from '../model-layer.ts';
 import { createEntry } from '../vault/entries.ts';
@@ -61,6 +63,8 @@ export interface ChatInput {
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
   parallelToolCalls?: boolean;
+  /** OpenAI's sampling parameters, forwarded to an upstream; the local provider reads none. */
+  sampling?: Sampling;
 }
 
 export interface ChatUsage {
@@ -139,6 +143,7 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
     grounding: { memory: memory.map((m) => ({ id: m.id, subject: m.subject, content: m.content })), document },
     responseFormat: input.responseFormat,
     maxTokens: input.maxTokens ?? deps.maxTokensDefault,
+    ...(input.sampling && Object.keys(input.sampling).length ? { sampling: input.sampling } : {}),
     ...(input.tools?.length ? { tools: input.tools, toolChoice: input.toolChoice, parallelToolCalls: input.parallelToolCalls } : {}),
   };
   // Routed first: a model whose policy names an unconfigured provider is a 409, and tools for a
@@ -181,9 +186,9 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
    * Charges the answer; if that fails, the hold is released rather than left open (and if the
    * release fails too, the database is down: the hold sweeper releases it once it is back).
    */
-  async function settleOrRelease(actualAmount: number): Promise<void> {
+  async function settleOrRelease(actualAmount: number, usageBasis: UsageBasis): Promise<void> {
     try {
-      await settle(deps.db, { tenantId: input.tenantId, runId: id, step: HOLD_STEP, actualAmount });
+      await settle(deps.db, { tenantId: input.tenantId, runId: id, step: HOLD_STEP, actualAmount, usageBasis });
     } catch (err) {
       await release(deps.db, { runId: id, step: HOLD_STEP }).catch(() => {});
       throw err;
@@ -192,10 +197,10 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
 
   /** After an answer: settle actual usage, record the event, remember when asked. */
   async function conclude(output: ChatOutput): Promise<ChatUsage> {
-    // Reported usage when the provider gives it (an upstream), else the byte-count estimate.
+    // Reported usage when the provider gives it (an upstream), else the byte-count estimate, and the charge says which.
     const completionTokens = output.usage?.completionTokens ?? estimateTokens((output.content ?? output.refusal ?? '') + callText(output.toolCalls));
     const prompt = output.usage?.promptTokens ?? promptTokens;
-    if (provider) await settleOrRelease(modelCredits(prompt + completionTokens, model, deps.pricing));
+    if (provider) await settleOrRelease(modelCredits(prompt + completionTokens, model, deps.pricing), output.usage ? 'reported' : 'estimated');
     await journey(deps.db, input.tenantId, id, output.refusal ? 'chat.refused' : 'chat.completed', output.finishReason);
     if (input.memory?.remember && output.content) {
       await createEntry(deps.db, input.tenantId, {
@@ -248,11 +253,14 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
     let content = '';
     let refusal = '';
     let finishReason: ChatOutput['finishReason'] = 'stop';
+    let reported: ReportedUsage | undefined;
     const toolCalls: ToolCallRequest[] = [];
     try {
       for await (const event of provider.stream(request, signal)) {
         if (event.type === 'finish') {
           finishReason = event.reason;
+        } else if (event.type === 'usage') {
+          reported = event.usage;
         } else if (event.type === 'tool_calls') {
           accumulateToolCalls(toolCalls, event.deltas);
           yield { kind: 'tool_calls', toolCalls: event.deltas };
@@ -266,7 +274,13 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
       await fail(err, signal);
     }
     const called = toolCalls.filter(Boolean);
-    const usage = await conclude({ content: content || null, refusal: refusal || null, finishReason, ...(called.length ? { toolCalls: called } : {}) });
+    const usage = await conclude({
+      content: content || null,
+      refusal: refusal || null,
+      finishReason,
+      ...(called.length ? { toolCalls: called } : {}),
+      ...(reported ? { usage: reported } : {}),
+    });
     yield { kind: 'done', finishReason, usage };
   }
 

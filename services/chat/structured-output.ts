@@ -38,7 +38,7 @@ export function enforceSchema(schema: Record<string, unknown>, output: ChatOutpu
   if (output.refusal || output.content === null) return output;
   const answer = parsed(output.content);
   if (answer.ok && validatesAgainst(schema, answer.value)) return output;
-  return { content: null, refusal: STRUCTURED_REFUSAL, finishReason: 'stop' };
+  return refusalOf(output, STRUCTURED_REFUSAL);
 }
 
 /** Keeps an answer that is a JSON object; turns anything else into a refusal. */
@@ -46,7 +46,12 @@ export function enforceJsonObject(output: ChatOutput): ChatOutput {
   if (output.refusal || output.content === null) return output;
   const answer = parsed(output.content);
   if (answer.ok && typeof answer.value === 'object' && answer.value !== null && !Array.isArray(answer.value)) return output;
-  return { content: null, refusal: JSON_OBJECT_REFUSAL, finishReason: 'stop' };
+  return refusalOf(output, JSON_OBJECT_REFUSAL);
+}
+
+/** The service's refusal in place of an answer; the tokens the provider used for that answer are still billed as reported. */
+function refusalOf(output: ChatOutput, refusal: string): ChatOutput {
+  return { content: null, refusal, finishReason: 'stop', ...(output.usage ? { usage: output.usage } : {}) };
 }
 
 export function enforceResponseFormat(format: ResponseFormat, output: ChatOutput): ChatOutput {

@@ -13,6 +13,14 @@ export type UpstreamBody = {
   response_format?: any;
   max_tokens?: number;
   stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  temperature?: number;
+  top_p?: number;
+  seed?: number;
+  stop?: string | string[];
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  user?: string;
 };
 
 async function listen(server: http.Server, path: string) {
@@ -51,7 +59,14 @@ export async function fakeUpstream(handle: (body: UpstreamBody, req: http.Incomi
  */
 export type ScriptedReply =
   | { status: number }
-  | { content?: string | null; tool_calls?: { name: string; arguments: unknown; id?: string }[]; usage?: { prompt_tokens: number; completion_tokens: number } };
+  | {
+      content?: string | null;
+      tool_calls?: { name: string; arguments: unknown; id?: string }[];
+      /** Reported usage (default 100 + 20 tokens); null: the upstream reports none. */
+      usage?: { prompt_tokens: number; completion_tokens: number } | null;
+    };
+
+type WireUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 
 type ScriptedCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
 
@@ -66,9 +81,10 @@ function pieces(text: string, parts: number): string[] {
 /**
  * A scripted reply as OpenAI streams it: the role, the content in word pieces, then per tool call a
  * delta with index, id, type and name (arguments ''), then its arguments in three fragments; a last
- * chunk with finish_reason, and `data: [DONE]`.
+ * chunk with finish_reason; when the request asked for it (stream_options.include_usage) a chunk with
+ * empty choices and the usage, as OpenAI sends it; and `data: [DONE]`.
  */
-function streamReply(res: http.ServerResponse, content: string | null, toolCalls: ScriptedCall[] | undefined): void {
+function streamReply(res: http.ServerResponse, content: string | null, toolCalls: ScriptedCall[] | undefined, usage: WireUsage | null): void {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const chunk = (delta: object, finish: string | null = null) =>
     res.write(`data: ${JSON.stringify({ id: 'scripted', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
@@ -79,6 +95,7 @@ function streamReply(res: http.ServerResponse, content: string | null, toolCalls
     for (const fragment of pieces(c.function.arguments, 3)) chunk({ tool_calls: [{ index, function: { arguments: fragment } }] });
   });
   chunk({}, toolCalls ? 'tool_calls' : 'stop');
+  if (usage) res.write(`data: ${JSON.stringify({ id: 'scripted', object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
   res.end('data: [DONE]\n\n');
 }
 
@@ -96,14 +113,16 @@ export async function scriptedUpstream() {
       type: 'function',
       function: { name: c.name, arguments: JSON.stringify(c.arguments) },
     }));
-    if (body.stream) return streamReply(res, next.content ?? null, toolCalls);
+    const usage: WireUsage | null =
+      next.usage === null ? null : next.usage ? { ...next.usage, total_tokens: next.usage.prompt_tokens + next.usage.completion_tokens } : { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
+    if (body.stream) return streamReply(res, next.content ?? null, toolCalls, body.stream_options?.include_usage ? usage : null);
     res.setHeader('content-type', 'application/json');
     res.end(
       JSON.stringify({
         id: 'scripted',
         object: 'chat.completion',
         choices: [{ index: 0, message: { role: 'assistant', content: next.content ?? null, ...(toolCalls ? { tool_calls: toolCalls } : {}) }, finish_reason: toolCalls ? 'tool_calls' : 'stop' }],
-        usage: next.usage ? { ...next.usage, total_tokens: next.usage.prompt_tokens + next.usage.completion_tokens } : { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
+        ...(usage ? { usage } : {}),
       }),
     );
   });

@@ -32,6 +32,8 @@ interface UpstreamReply {
 
 interface UpstreamChunk {
   choices?: { delta?: { content?: string | null; refusal?: string | null; tool_calls?: unknown }; finish_reason?: string | null }[];
+  /** The last chunk's, when the request asked for it (stream_options.include_usage). */
+  usage?: UpstreamReply['usage'] | null;
 }
 
 function finishOf(reason: string | null | undefined): ChatOutput['finishReason'] {
@@ -47,7 +49,7 @@ function finishWithCalls(reason: string | null | undefined, called: boolean): Ch
   return called && finish === 'stop' ? 'tool_calls' : finish;
 }
 
-function usageOf(reply: UpstreamReply): ReportedUsage | undefined {
+function usageOf(reply: { usage?: UpstreamReply['usage'] | null }): ReportedUsage | undefined {
   const u = reply.usage;
   if (!u || !Number.isInteger(u.prompt_tokens) || !Number.isInteger(u.completion_tokens)) return undefined;
   return { promptTokens: Math.max(0, u.prompt_tokens!), completionTokens: Math.max(0, u.completion_tokens!) };
@@ -121,7 +123,10 @@ async function post(config: UpstreamConfig, request: ChatRequest, signal: AbortS
           ...request.messages.map(wireMessage),
         ],
         max_tokens: request.maxTokens,
+        ...request.sampling,
         stream,
+        // Without it a stream carries no usage, and the answer could only be billed by an estimate.
+        ...(stream ? { stream_options: { include_usage: true } } : {}),
         ...(request.tools?.length
           ? {
               tools: request.tools,
@@ -176,6 +181,7 @@ export function upstreamProvider(config: UpstreamConfig): ChatProvider {
       let finished = false;
       const byId = new Map<string, number>();
       const last = { index: -1 };
+      // Read to [DONE] (or the end), past finish_reason: the usage chunk comes after it.
       for await (const event of events) {
         if (event.data === '[DONE]') break;
         let chunk: UpstreamChunk;
@@ -184,6 +190,8 @@ export function upstreamProvider(config: UpstreamConfig): ChatProvider {
         } catch {
           throw new ProviderError('unavailable');
         }
+        const usage = usageOf(chunk);
+        if (usage) yield { type: 'usage', usage };
         const choice = chunk.choices?.[0];
         if (choice?.delta?.content) yield { type: 'content', text: choice.delta.content };
         if (choice?.delta?.refusal) yield { type: 'refusal', text: choice.delta.refusal };
