@@ -10,6 +10,7 @@ import { type CreatedKey, ensureDevKeys } from '../services/keys.ts';
 import { ensureDatabase, ensureTemporal, loadConfigOrExit, loadPayloadCodec } from '../runtime/boot.ts';
 import { composeApi } from '../runtime/compose-api.ts';
 import { Lifecycle } from '../runtime/lifecycle.ts';
+import { stopWhenParentDies } from '../runtime/parent-watch.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
 import { ensureJourneyRetentionSchedule, ensureReconcileSchedule } from '../runtime/schedules.ts';
@@ -20,6 +21,7 @@ const config = loadConfigOrExit();
 const logger = createLogger(config);
 const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
 lifecycle.handleSignals();
+stopWhenParentDies();
 
 function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | null, keyId: string): string {
   const codec = config.codecEndpoint.enabled

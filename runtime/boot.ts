@@ -89,6 +89,7 @@ export async function ensureTemporal(config: Config, logger: Logger, lifecycle: 
     port: temporal.devPort,
     uiPort: temporal.uiPort,
     dbFile: path.join(config.database.dataDir, 'temporal.sqlite'),
+    pidFile: path.join(config.database.dataDir, 'temporal-dev.pid'),
     namespace: temporal.namespace,
     ...(options.uiCodecEndpoint ? { uiCodecEndpoint: options.uiCodecEndpoint } : {}),
     logger,

@@ -4,6 +4,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Logger } from 'pino';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';
+import { forgetDevServer, recordDevServer, stopRecordedDevServer } from './dev-server-pidfile.ts';
 import { ensureTemporalCliScript } from './paths.ts';
 import { isTemporalReachable } from './temporal-client.ts';
 
@@ -18,6 +19,11 @@ export interface DevServerOptions {
   namespace: string;
   /** The Web UI's remote codec endpoint (its browser side POSTs to <endpoint>/decode). */
   uiCodecEndpoint?: string;
+  /**
+   * Where the server's pid is kept while it runs (runtime/dev-server-pidfile.ts): a server left
+   * running by a start that was killed (kill -9) is recognised there and stopped before this one starts.
+   */
+  pidFile?: string;
   logger: Logger;
   readyTimeoutMs?: number;
 }
@@ -48,9 +54,10 @@ function exited(child: ChildProcess): Promise<void> {
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const address = `127.0.0.1:${options.port}`;
+  if (options.pidFile) await stopRecordedDevServer(options.pidFile, options.logger);
   if (await isTemporalReachable(address)) {
     throw new Error(
-      `A Temporal server already answers at ${address}. Stop it, set TEMPORAL_ADDRESS=${address} to use it, or set TEMPORAL_DEV_PORT to another port.`,
+      `A Temporal server already answers at ${address}, and not one this data directory's npm start left running. Stop it, set TEMPORAL_ADDRESS=${address} to use it, or set TEMPORAL_DEV_PORT to another port.`,
     );
   }
   const args = [
@@ -69,6 +76,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // has drained; stop() ends it last. If this process dies another way, the
   // exit hook still ends it.
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  if (options.pidFile && child.pid) recordDevServer(options.pidFile, child.pid, options.port);
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const stderrTail: string[] = [];
@@ -86,6 +94,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       await exited(child);
       clearTimeout(killer);
     }
+    if (options.pidFile) forgetDevServer(options.pidFile);
     process.off('exit', killOnExit);
   };
 

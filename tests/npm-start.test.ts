@@ -1,7 +1,7 @@
 // `npm start` as a developer runs it: embedded PGlite, the Temporal dev server
 // it starts itself, dev keys on first start, and Ctrl-C (SIGINT to the process
 // group) leaving no process behind. A second start reuses data and keys.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -134,7 +134,9 @@ describe('npm start', () => {
         await new Promise((r) => setTimeout(r, 200));
         run = await (await fetch(`${base}/v1/agent-runs/${created.run_id}`, { headers: json })).json();
       }
-      expect(run.status).toBe('completed');
+      // The local provider has no model: the review and the list are unresolved, honestly, and the run needs attention.
+      expect(run.status).toBe('needs_attention');
+      expect(run.receipt.unresolved[0]).toContain('needs a model to review');
       expect(run.usage.charged).toBeGreaterThan(0);
       // The vault on PGlite: the run remembered itself; the workspace key reads it.
       const vault = await (await fetch(`${base}/v1/vault/search?q=backlog`, { headers: { authorization: `Bearer ${workspaceKey}` } })).json();
@@ -173,6 +175,81 @@ describe('npm start', () => {
       expect(r.status).toBe(200);
     } finally {
       expect(await ctrlC(started)).not.toContain('shutdown step failed');
+    }
+  }, START_TEST_TIMEOUT_MS);
+
+  /** Until no process of `pids` runs, at most `withinMs`. */
+  async function gone(pids: number[], withinMs = 40_000): Promise<boolean> {
+    const running = () => pids.filter((pid) => {
+      try {
+        process.kill(pid, 0);
+        return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+      } catch {
+        return false;
+      }
+    });
+    const deadline = Date.now() + withinMs;
+    while (running().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    return running().length === 0;
+  }
+
+  /** The npm process, the service under it, and the dev server (which has its own process group). */
+  function treeOf(started: Started): number[] {
+    const npm = started.child.pid!;
+    const members = groupMembers(npm).map(Number);
+    return [...new Set([npm, ...members, ...processesUsing(dataDir).map(Number)])];
+  }
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('stops everything cleanly on %s sent to the npm process alone, as Ctrl-C does', async (signal) => {
+    const started = await npmStart();
+    const tree = treeOf(started);
+    expect(tree.length).toBeGreaterThanOrEqual(3);
+    process.kill(started.child.pid!, signal);
+    expect(await gone(tree), `processes left after ${signal} to npm`).toBe(true);
+    expect(processesUsing(dataDir)).toEqual([]);
+    expect(started.output()).not.toContain('shutdown step failed');
+    // The ports are free again: a new start comes up on them.
+    const again = await npmStart();
+    await ctrlC(again);
+  }, START_TEST_TIMEOUT_MS);
+
+  it('starts again after a kill -9 of npm start, stopping the dev server the killed one left running', async () => {
+    const started = await npmStart();
+    const devServers = processesUsing(dataDir).map(Number);
+    expect(devServers).toHaveLength(1);
+    // kill -9 of npm and the service: the dev server, in its own process group, is left behind.
+    for (const pid of groupMembers(started.child.pid!).map(Number)) process.kill(pid, 'SIGKILL');
+    expect(await gone([started.child.pid!])).toBe(true);
+    expect(processesUsing(dataDir).map(Number)).toEqual(devServers);
+
+    const again = await npmStart();
+    expect(await gone(devServers)).toBe(true);
+    expect(again.output()).toContain('stopping the Temporal dev server a previous npm start left running');
+    const r = await fetch(`http://127.0.0.1:${ports.api}/health`);
+    expect(r.status).toBe(200);
+    await ctrlC(again);
+  }, START_TEST_TIMEOUT_MS);
+
+  it('leaves alone a Temporal server it did not start, and says which variable to set', async () => {
+    const cli = execFileSync('bash', ['scripts/ensure-temporal-cli.sh', '--path'], { encoding: 'utf8' }).trim();
+    const foreign = spawn(cli, ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(ports.temporal), '--ui-port', String(await freePort()), '--headless'], { stdio: 'ignore' });
+    try {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const up = await fetch(`http://127.0.0.1:${ports.temporal}`).then(() => true, (e: { cause?: { code?: string } }) => e.cause?.code !== 'ECONNREFUSED');
+        if (up) break;
+        if (Date.now() > deadline) throw new Error('the foreign server never listened');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const error = await npmStart().then(
+        () => null,
+        (e: Error) => e.message,
+      );
+      expect(error).toContain(`A Temporal server already answers at 127.0.0.1:${ports.temporal}`);
+      expect(error).toContain('TEMPORAL_DEV_PORT');
+      expect(foreign.exitCode).toBeNull();
+    } finally {
+      foreign.kill('SIGKILL');
     }
   }, START_TEST_TIMEOUT_MS);
 });
