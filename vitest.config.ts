@@ -15,6 +15,7 @@ const unitFiles = [
   'tests/client-drift.test.ts',
   'tests/openapi-generators.test.ts',
   'tests/ids.test.ts',
+  'tests/delivery-url.test.ts',
 ];
 
 export default defineConfig({

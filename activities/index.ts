@@ -2,6 +2,7 @@
 // this factory (the Temporal samples' dependency-injection pattern), so the
 // worker process decides which database, providers and settings they use.
 import type { Db } from '../db/client.ts';
+import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
 import type { PlanningProvider } from '../domain/planning/plan.ts';
 import type { AgentLimits, PricingTable } from '../domain/pricing.ts';
 import type { Providers } from '../services/model-layer.ts';
@@ -24,6 +25,8 @@ export interface ActivityDeps {
   providers: Providers;
   agent: AgentLimits;
   webhookTimeoutMs: number;
+  /** Which delivery targets may be sent to (loopback outside production only); checked again at send time. */
+  deliveryRules: DeliveryUrlRules;
   journeyRetentionDays: number;
   approvalTimeoutMs: number;
   reconcileGraceMs: number;

@@ -11,6 +11,8 @@ import { Webhook } from 'standardwebhooks';
 import type { Db } from '../db/client.ts';
 import { runs } from '../db/schema.ts';
 import { NOTIFICATION_MAX_ATTEMPTS } from '../domain/notifications.ts';
+import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
+import { deliveryFetch, isDeliveryRefused, type ResolveAll } from '../services/delivery-fetch.ts';
 import type { NotificationEvent } from '../domain/runs/progress.ts';
 import {
   beginDeliveryAttempt,
@@ -92,8 +94,9 @@ function activityContext(): Context | null {
   }
 }
 
-export function notificationActivities(deps: { db: Db; publicBaseUrl?: string; webhookTimeoutMs?: number }) {
+export function notificationActivities(deps: { db: Db; publicBaseUrl?: string; webhookTimeoutMs?: number; deliveryRules: DeliveryUrlRules; resolveAll?: ResolveAll }) {
   const { db } = deps;
+  const send = deliveryFetch(deps.deliveryRules, deps.resolveAll);
   const timeoutMs = deps.webhookTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   return {
     /** Ids of the tenant's live endpoints subscribed to `event`. */
@@ -156,13 +159,14 @@ export function notificationActivities(deps: { db: Db; publicBaseUrl?: string; w
         throw ApplicationFailure.retryable(`${message}; attempt ${attempt} of ${NOTIFICATION_MAX_ATTEMPTS}.`, NOTIFICATION_ATTEMPT_FAILED);
       };
 
-      let res: Response;
+      let res: Awaited<ReturnType<typeof send>>;
       try {
         const signals = [AbortSignal.timeout(timeoutMs), ...(ctx ? [ctx.cancellationSignal] : [])];
         // Redirects are not followed (a 3xx is a failed attempt), as Stripe and Svix do.
-        res = await fetch(endpoint.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.any(signals) });
+        res = await send(endpoint.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.any(signals) });
       } catch (err) {
         if (ctx?.cancellationSignal.aborted) throw err;
+        if (isDeliveryRefused(err)) return failed(null, `Webhook endpoint ${endpoint.id} resolves to an address this deployment does not send to; nothing was sent`);
         const timedOut = (err as Error).name === 'TimeoutError';
         return failed(null, timedOut ? `Webhook endpoint ${endpoint.id} did not answer within ${timeoutMs} ms` : `Webhook endpoint ${endpoint.id} could not be reached`);
       }

@@ -10,6 +10,8 @@ import { digestOf } from '../domain/digest.ts';
 import type { PlanStep } from '../domain/planning/plan.ts';
 import { memoryRecallOutput, textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { recallMemory } from '../services/memory.ts';
+import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
+import { type DeliveryFetch, deliveryFetch, isDeliveryRefused, type ResolveAll } from '../services/delivery-fetch.ts';
 import type { StepResult } from '../domain/runs/run-types.ts';
 
 export interface ToolCall {
@@ -54,7 +56,7 @@ function neverSent(err: unknown): boolean {
 }
 
 /** POSTs the run's results so far to the tenant's webhook, heartbeating while it waits. */
-async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number): Promise<ToolOutcome> {
+async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number, send: DeliveryFetch): Promise<ToolOutcome> {
   const [tenant] = await db.select({ url: tenants.webhookUrl }).from(tenants).where(eq(tenants.id, call.tenantId));
   if (!tenant?.url) {
     return { status: 'not_configured', detail: 'No webhook URL is configured for this tenant.', output: null, sources: [] };
@@ -67,9 +69,9 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number): Promi
   };
   const beat = setInterval(() => ctx.heartbeat(), 1_000);
   try {
-    let res: Response;
+    let res: Awaited<ReturnType<DeliveryFetch>>;
     try {
-      res = await fetch(tenant.url, {
+      res = await send(tenant.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'idempotency-key': `${call.runId}:${call.step.id}` },
         body: JSON.stringify(payload),
@@ -77,6 +79,9 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number): Promi
       });
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw err;
+      if (isDeliveryRefused(err)) {
+        return { status: 'failed', detail: 'The webhook URL resolves to an address this deployment does not send to (private, link-local, or loopback in production); nothing was sent.', output: null, sources: [] };
+      }
       // Safe to retry; typed so that, if every attempt ends like this, the workflow knows nothing was sent.
       if (neverSent(err)) throw ApplicationFailure.retryable('The webhook could not be reached; nothing was sent.', WEBHOOK_NOT_SENT);
       // It may have arrived: sending again could repeat the effect, and calling it failed would hide it.
@@ -100,7 +105,8 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number): Promi
   }
 }
 
-export function toolActivities(deps: { db: Db; webhookTimeoutMs: number }) {
+export function toolActivities(deps: { db: Db; webhookTimeoutMs: number; deliveryRules: DeliveryUrlRules; resolveAll?: ResolveAll }) {
+  const send = deliveryFetch(deps.deliveryRules, deps.resolveAll);
   return {
     async runTool(call: ToolCall): Promise<StepResult> {
       let outcome: ToolOutcome;
@@ -112,7 +118,7 @@ export function toolActivities(deps: { db: Db; webhookTimeoutMs: number }) {
           outcome = await memoryRecall(deps.db, call);
           break;
         case 'webhook_delivery':
-          outcome = await webhookDelivery(deps.db, call, deps.webhookTimeoutMs);
+          outcome = await webhookDelivery(deps.db, call, deps.webhookTimeoutMs, send);
           break;
       }
       const output_digest = outcome.status === 'done' ? digestOf(outcome.output) : null;

@@ -4,6 +4,7 @@
 // idle connections.
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import { type ApiError, errors, toErrorBody } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
@@ -17,12 +18,28 @@ function answerClientError(err: Error & { code?: string }, socket: Socket): void
     socket.destroy();
     return;
   }
-  const error: ApiError = err.code === 'HPE_HEADER_OVERFLOW' ? errors.requestHeaderTooLarge() : errors.malformedRequest();
+  answerRaw(socket, err.code === 'HPE_HEADER_OVERFLOW' ? errors.requestHeaderTooLarge() : errors.malformedRequest());
+}
+
+/**
+ * CONNECT (a tunnel request) never reaches Koa either: Node hands it to the 'connect' event and,
+ * with no listener, drops the socket without a word. No route tunnels, so it is a 405.
+ */
+function answerConnect(_req: http.IncomingMessage, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  answerRaw(socket, errors.methodNotAllowed(), 'allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n');
+}
+
+/** The contract's error object written straight to a socket, then the connection closed. */
+function answerRaw(socket: Duplex, error: ApiError, extraHeaders = ''): void {
   const requestId = newId('req');
   const body = JSON.stringify(toErrorBody(error, requestId));
   const reason = http.STATUS_CODES[error.status] ?? 'Error';
   socket.end(
-    `HTTP/1.1 ${error.status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${error.status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\nx-request-id: ${requestId}\r\n${extraHeaders}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -36,6 +53,7 @@ export async function listen(app: Koa, host: string, port: number): Promise<Runn
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
   server.on('clientError', answerClientError);
+  server.on('connect', answerConnect);
   let closing = false;
   const inFlight = new Set<http.ServerResponse>();
   server.on('request', (_req, res: http.ServerResponse) => {

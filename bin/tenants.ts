@@ -16,7 +16,8 @@ import { MODEL_IDS } from '../domain/models.ts';
 import { loadConfigOrExit, withCommandDatabase } from '../runtime/boot.ts';
 import { tenants as tenantsTable } from '../db/schema.ts';
 import { NOTIFICATION_EVENTS, type NotificationEvent } from '../domain/runs/progress.ts';
-import { WEBHOOK_DESCRIPTION_MAX_LENGTH, webhookUrlProblem } from '../domain/notifications.ts';
+import { WEBHOOK_DESCRIPTION_MAX_LENGTH } from '../domain/notifications.ts';
+import { deliveryUrlProblem, deliveryUrlRules } from '../domain/delivery-url.ts';
 import { looksLikeSecret } from '../domain/secrets.ts';
 import { isUnstorable } from '../domain/storable-text.ts';
 import { createWebhookEndpoint, deleteWebhookEndpoint, listWebhookEndpoints, secretHint, tenantByName } from '../services/webhook-endpoints.ts';
@@ -28,14 +29,6 @@ function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number of credits');
   return n;
-}
-
-function httpUrl(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url.toString();
-  } catch {}
-  throw new InvalidArgumentError('must be an http(s) URL');
 }
 
 const program = new Command('tenants').description('Tenant administration').showHelpAfterError();
@@ -69,16 +62,16 @@ const webhook = program.command('webhook').description("where the webhook_delive
 webhook
   .command('set')
   .requiredOption('--tenant <name>', 'tenant name')
-  .requiredOption('--url <url>', 'http(s) URL', httpUrl)
+  .requiredOption('--url <url>', 'https URL (http://localhost, 127.0.0.1 or [::1] too outside production)')
   .action(async (opts: { tenant: string; url: string }) => {
-    await withDb((db) => setWebhookUrl(db, opts.tenant, opts.url));
+    await withDb((db) => setWebhookUrl(db, opts.tenant, opts.url, deliveryUrlRules(config.env)));
     console.log(`Webhook for "${opts.tenant}" set.`);
   });
 webhook
   .command('clear')
   .requiredOption('--tenant <name>', 'tenant name')
   .action(async (opts: { tenant: string }) => {
-    await withDb((db) => setWebhookUrl(db, opts.tenant, null));
+    await withDb((db) => setWebhookUrl(db, opts.tenant, null, deliveryUrlRules(config.env)));
     console.log(`Webhook for "${opts.tenant}" cleared; webhook_delivery is not_configured for it.`);
   });
 
@@ -126,7 +119,7 @@ program
  * Checked in the action, not as commander's argument parser, whose error would echo the URL (and any credential in it).
  */
 function checkWebhookUrl(value: string): void {
-  const problem = webhookUrlProblem(value, { allowLoopback: config.env !== 'production' });
+  const problem = deliveryUrlProblem(value, deliveryUrlRules(config.env));
   if (problem) throw new Error(`The URL ${problem}; nothing was changed.`);
   if (looksLikeSecret(value)) throw new Error('The URL carries a credential (user:password@ or a key in its query); verify deliveries by their signature instead. Nothing was changed.');
 }

@@ -1,6 +1,7 @@
 import type { ActivityDeps } from '../activities/index.ts';
 import type { Config } from '../config/env.ts';
 import type { Db } from '../db/client.ts';
+import { deliveryUrlRules } from '../domain/delivery-url.ts';
 import { localPlanner } from '../domain/planning/local-planner.ts';
 import { buildProviders } from '../services/model-layer.ts';
 
@@ -16,6 +17,7 @@ export function activityDeps(config: Config, db: Db): ActivityDeps {
     providers: buildProviders(config.chat.upstream),
     agent: config.runs.agent,
     webhookTimeoutMs: config.runs.webhookTimeoutMs,
+    deliveryRules: deliveryUrlRules(config.env),
     journeyRetentionDays: config.runs.journeyRetentionDays,
     approvalTimeoutMs: config.runs.approvalTimeoutMs,
     reconcileGraceMs: config.runs.reconcileGraceMs,

@@ -129,7 +129,7 @@ try {
 
   // A webhook nobody listens on: every delivery attempt fails before sending, so the step fails.
   const unreachable = await tenant('unreachable', 1_000);
-  await setWebhookUrl(db, 'unreachable', `http://127.0.0.1:${await closedPort()}/hook`);
+  await setWebhookUrl(db, 'unreachable', `http://127.0.0.1:${await closedPort()}/hook`, { allowLoopback: true });
   await record('failing-tool', { tenantId: unreachable, input: 'Summarise the incident and send it to the team.', after: decide('approve') });
 
   // An upstream run: model plan, approval, two tool calls, the model's answer.

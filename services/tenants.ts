@@ -1,3 +1,4 @@
+import { deliveryUrlProblem, type DeliveryUrlRules } from '../domain/delivery-url.ts';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { tenants } from '../db/schema.ts';
@@ -17,9 +18,14 @@ export async function ensureTenant(db: Db, name: string): Promise<Tenant> {
   return row;
 }
 
-/** Sets (or with null clears) the URL the webhook_delivery tool posts run results to. */
-export async function setWebhookUrl(db: Db, name: string, url: string | null): Promise<Tenant> {
-  if (url && looksLikeSecret(url)) throw new Error('The webhook URL carries a credential (user:password@ or a key in its query); none is stored. Give the receiver another way to check the sender.');
+/**
+ * Sets (or with null clears) the URL the webhook_delivery tool posts run results to, under the one
+ * delivery URL rule (domain/delivery-url.ts) of the deployment. Errors never quote the URL.
+ */
+export async function setWebhookUrl(db: Db, name: string, url: string | null, rules: DeliveryUrlRules): Promise<Tenant> {
+  if (url && looksLikeSecret(url)) throw new Error('The webhook URL carries a credential (user:password@ or a key in its query); nothing was changed. Give the receiver another way to check the sender.');
+  const problem = url === null ? null : deliveryUrlProblem(url, rules);
+  if (problem) throw new Error(`The webhook URL ${problem}; nothing was changed.`);
   const tenant = await ensureTenant(db, name);
   await db.update(tenants).set({ webhookUrl: url }).where(eq(tenants.id, tenant.id));
   return tenant;

@@ -33,7 +33,7 @@ const db = () => stack.app.database.db;
 async function upstreamTenant(): Promise<TestTenant> {
   const t = await newTenant(db());
   await setRoute(db(), t.tenantId, 'svc-workspace', 'upstream');
-  await setWebhookUrl(db(), t.name, hook.url);
+  await setWebhookUrl(db(), t.name, hook.url, { allowLoopback: true });
   return t;
 }
 

@@ -152,7 +152,7 @@ describe('approval', () => {
     const hook = await webhookReceiver();
     try {
       const t = await newTenant(db, 100_000);
-      await setWebhookUrl(db, t.name, hook.url);
+      await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
       const created = await gws(['run', EXTERNAL_INPUT, '--json'], { key: t.key });
       expect(created.code, created.stderr).toBe(0);
       const runId = (JSON.parse(created.stdout) as AgentRun).run_id;

@@ -2,6 +2,7 @@
 // and a database failure logs no request content. Real API over a socket, real
 // Postgres (and, for the failure drill, a database whose tables are gone).
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -66,6 +67,43 @@ describe('nesting', () => {
     // Parsed and validated as any body is: the answer is about the body's fields, not its depth.
     expect(r.status).toBe(400);
     expect(r.json.error.message).not.toContain('nests deeper');
+  });
+});
+
+describe('requests Koa never sees', () => {
+  it('CONNECT is answered 405 with the contract error object, not a dropped connection', async () => {
+    const { hostname, port } = new URL(app.url);
+    const raw = await rawExchange(hostname, Number(port), `CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n`);
+    expect(raw).toMatch(/^HTTP\/1\.1 405 /);
+    expect(raw).toMatch(/\r\nx-request-id: req_/);
+    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'method_not_allowed' });
+  });
+});
+
+describe('one URL rule for every delivery target', () => {
+  it.each([
+    ['the metadata service over http', 'http://169.254.169.254/latest/meta-data'],
+    ['the metadata service over https', 'https://169.254.169.254/latest/meta-data'],
+    ['a private address', 'https://10.0.0.8/v1/traces'],
+    ['plain http to a public name', 'http://otel.example.com/v1/traces'],
+  ])('a trace export endpoint naming %s is refused, as a webhook endpoint is', async (_what, endpoint) => {
+    const trace = await api.post('/v1/trace-exports', { name: 'otel', kind: 'otlp_http', endpoint }, { key: core });
+    expectBadRequest(trace, 'endpoint');
+    const webhook = await api.post('/v1/webhook-endpoints', { url: endpoint }, { key: core });
+    expectBadRequest(webhook, 'url');
+    expect(trace.json.error.message.replace('endpoint', 'url')).toBe(webhook.json.error.message);
+  });
+});
+
+describe('a key that would reach object prototypes', () => {
+  it.each([
+    ['__proto__', '/v1/agent-runs', '{"input":"Summarise","__proto__":{"x":1}}', '__proto__'],
+    ['__proto__', '/v1/traces', '{"name":"checkout","spans":[{"name":"db","duration_ms":1,"status":"ok","attributes":{"a":{"__proto__":{"x":1}}}}]}', 'spans[0].attributes.a.__proto__'],
+  ])('a body with %s (at %s) is a 400 naming the key, not "not valid JSON"', async (key, path, rawBody, param) => {
+    const r = await api.request('POST', path, { key: core, rawBody, headers: { 'content-type': 'application/json', 'idempotency-key': `proto-${randomBytes(4).toString('hex')}` } });
+    expectBadRequest(r, param);
+    expect(r.json.error.message).toContain(`"${key}"`);
   });
 });
 
@@ -180,3 +218,15 @@ describe('a database failure', () => {
     expect(lines.filter((l) => l.includes(marker))).toEqual([]);
   });
 });
+
+/** Sends raw bytes and reads until the server closes: for requests no HTTP client library sends as written. */
+function rawExchange(host: string, port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, host, () => socket.write(request));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => (received += chunk));
+    socket.on('end', () => resolve(received));
+    socket.on('error', reject);
+  });
+}

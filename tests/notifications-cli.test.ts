@@ -5,18 +5,22 @@ import { execFile } from 'node:child_process';
 import { and, eq, isNull } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { auditEvents } from '../db/schema.ts';
+import { auditEvents, tenants } from '../db/schema.ts';
 import { ApiClient } from './support/client.ts';
 import { newTenant } from './support/run-stack.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /** Runs `npm run tenants -- …` without blocking this process, whose event loop serves the test API. */
 function tenantsCli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  return tenantsCliIn('test', ...args);
+}
+
+function tenantsCliIn(nodeEnv: 'test' | 'production', ...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       'npm',
       ['run', '--silent', 'tenants', '--', ...args],
-      { env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: inject('databaseUrl') }, encoding: 'utf8', timeout: 60_000 },
+      { env: { ...process.env, NODE_ENV: nodeEnv, DATABASE_URL: inject('databaseUrl') }, encoding: 'utf8', timeout: 60_000 },
       (err, stdout, stderr) => resolve({ status: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -118,5 +122,27 @@ describe('npm run tenants -- webhooks', () => {
     expect(unknown!.status).toBe(1);
     expect(unknown!.stderr).toContain('No tenant named');
     expect((await api.get('/v1/webhook-endpoints', { key: t.key })).json.data).toEqual([]);
+  }, 120_000);
+
+  it('the tool webhook (webhook set) keeps the same URL rule: loopback and link-local refused in production, credentials never echoed', async () => {
+    const t = await newTenant(app.database.db, 0);
+    const cases = [
+      ['production', 'http://127.0.0.1:9/hook'],
+      ['production', 'https://169.254.169.254/latest/meta-data'],
+      ['test', 'https://10.0.0.8/hook'],
+      ['test', 'ftp://127.0.0.1/hook'],
+      ['test', 'https://user:pw@hooks.example.com/x'],
+    ] as const;
+    const results = await Promise.all(cases.map(([env, url]) => tenantsCliIn(env, 'webhook', 'set', '--tenant', t.name, '--url', url)));
+    for (const [i, r] of results.entries()) {
+      expect(r.status, cases[i]!.join(' ')).not.toBe(0);
+      expect(r.stderr).toContain('nothing');
+      expect(r.stderr).not.toContain('pw@');
+    }
+    expect(results[0]!.stderr).toContain('only outside production');
+    const [row] = await app.database.db.select({ url: tenants.webhookUrl }).from(tenants).where(eq(tenants.id, t.tenantId));
+    expect(row!.url).toBeNull();
+    const accepted = await tenantsCliIn('test', 'webhook', 'set', '--tenant', t.name, '--url', 'http://127.0.0.1:9/hook');
+    expect(accepted.status, accepted.stderr).toBe(0);
   }, 120_000);
 });

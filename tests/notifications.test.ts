@@ -12,7 +12,8 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notificationActivities, NOTIFICATION_RETRY } from '../activities/notify.ts';
 import { auditEvents, journeyEvents, webhookDeliveries } from '../db/schema.ts';
-import { MAX_WEBHOOK_ENDPOINTS, NOTIFICATION_MAX_ATTEMPTS, webhookUrlProblem } from '../domain/notifications.ts';
+import { MAX_WEBHOOK_ENDPOINTS, NOTIFICATION_MAX_ATTEMPTS } from '../domain/notifications.ts';
+import { deliveryUrlProblem } from '../domain/delivery-url.ts';
 import type { NotificationEvent } from '../domain/runs/progress.ts';
 import { createRun } from '../services/runs.ts';
 import { ApiClient } from './support/client.ts';
@@ -183,10 +184,10 @@ describe('webhook endpoint routes', () => {
       expect((await createEndpoint(t, { url })).status, url).toBe(201);
     }
     const production = { allowLoopback: false };
-    expect(webhookUrlProblem('http://127.0.0.1:9/hook', production)).toMatch(/outside production/);
-    expect(webhookUrlProblem('https://localhost/hook', production)).toMatch(/outside production/);
-    expect(webhookUrlProblem('https://hooks.example.com/x', production)).toBeNull();
-    expect(webhookUrlProblem('https://203.0.113.7/x', production)).toBeNull();
+    expect(deliveryUrlProblem('http://127.0.0.1:9/hook', production)).toMatch(/outside production/);
+    expect(deliveryUrlProblem('https://localhost/hook', production)).toMatch(/outside production/);
+    expect(deliveryUrlProblem('https://hooks.example.com/x', production)).toBeNull();
+    expect(deliveryUrlProblem('https://203.0.113.7/x', production)).toBeNull();
   });
 
   it(`allows at most ${MAX_WEBHOOK_ENDPOINTS} live endpoints per tenant (409 webhook_endpoint_limit_reached)`, async () => {
@@ -247,10 +248,10 @@ describe('webhook endpoint routes', () => {
 });
 
 describe('notification activities', () => {
-  const acts = () => notificationActivities({ db, publicBaseUrl: PUBLIC_BASE });
+  const acts = () => notificationActivities({ db, publicBaseUrl: PUBLIC_BASE, deliveryRules: { allowLoopback: true } });
   /** deliverNotification as Temporal's attempt `attempt` would run it. */
   const attemptOf = (attempt: number, input: Parameters<ReturnType<typeof acts>['deliverNotification']>[0], timeoutMs?: number) =>
-    new MockActivityEnvironment({ attempt }, { logger: silentLogger }).run(notificationActivities({ db, publicBaseUrl: PUBLIC_BASE, webhookTimeoutMs: timeoutMs }).deliverNotification, input);
+    new MockActivityEnvironment({ attempt }, { logger: silentLogger }).run(notificationActivities({ db, publicBaseUrl: PUBLIC_BASE, webhookTimeoutMs: timeoutMs, deliveryRules: { allowLoopback: true } }).deliverNotification, input);
 
   it('exports an 8-attempt exponential retry policy', () => {
     expect(NOTIFICATION_RETRY).toMatchObject({ maximumAttempts: NOTIFICATION_MAX_ATTEMPTS, backoffCoefficient: 4 });

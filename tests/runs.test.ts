@@ -106,7 +106,7 @@ describe('approval of external effects', () => {
     const hook = await webhookReceiver();
     try {
       const t = await newTenant(db);
-      await setWebhookUrl(db, t.name, hook.url);
+      await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
       const created = await create(t, { input: 'Summarise the incident timeline and send it to the on-call channel.' });
       const waiting = await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
       expect(waiting.current_step).toBe('approval');
@@ -326,7 +326,7 @@ describe('a delivery whose outcome is unknown', () => {
     const hook = await webhookReceiver({ delayMs: 2_000 });
     try {
       const t = await newTenant(slow.app.database.db);
-      await setWebhookUrl(slow.app.database.db, t.name, hook.url);
+      await setWebhookUrl(slow.app.database.db, t.name, hook.url, { allowLoopback: true });
       const created = await slow.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and send it to the on-call channel.' }, { key: t.key });
       await waitForRun(slow.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
       await slow.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'approve' }, { key: t.key });

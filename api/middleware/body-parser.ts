@@ -1,7 +1,7 @@
 import { bodyParser } from '@koa/bodyparser';
 import type Koa from 'koa';
 import { errors } from '../../domain/errors.ts';
-import { exceedsDepth } from '../../domain/json-walk.ts';
+import { exceedsDepth, walkJson } from '../../domain/json-walk.ts';
 
 /** Deeper than any body of the contract needs; deeper bodies are refused before anything walks them. */
 export const MAX_JSON_DEPTH = 64;
@@ -51,10 +51,30 @@ function parser(limitBytes: number): Koa.Middleware {
     enableTypes: ['json'],
     jsonLimit: limitBytes,
     encoding: 'utf-8',
-    onError(err: Error & { status?: number }) {
+    onError(err: Error & { status?: number; body?: unknown }) {
       if (err.status === 413) throw errors.payloadTooLarge(limitBytes);
       if (err.status === 415) throw errors.unsupportedMediaType();
+      const protoPath = typeof err.body === 'string' ? protoKeyPath(err.body) : null;
+      if (protoPath !== null) throw errors.invalidRequest('The key "__proto__" is not accepted in a JSON body (it would reach object prototypes); rename it.', protoPath);
       throw errors.invalidJson();
     },
   }) as unknown as Koa.Middleware;
+}
+
+/**
+ * Valid JSON that the parser (bourne) refuses to build because a `__proto__` key would reach object
+ * prototypes: where it is, so the answer names it instead of calling valid JSON invalid.
+ * JSON.parse itself makes such a key a plain own property, so the walk is safe.
+ */
+function protoKeyPath(text: string): string | null {
+  let root: unknown;
+  try {
+    root = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  for (const node of walkJson(root)) {
+    if (node.key === '__proto__') return node.path;
+  }
+  return null;
 }

@@ -9,7 +9,9 @@ import type { PlatformStores } from '../../services/platform/stores.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { defineRoute } from '../contract/route.ts';
 import { decodeEventCursor, encodeEventCursor, EventListQuery, eventListPage } from './journey-events.ts';
-import { BudgetInput, EvaluationRunInput, RoutingPolicyInput, TraceExportInput, TraceInput } from '../schemas/platform.ts';
+import { BudgetInput, EvaluationRunInput, RoutingPolicyInput, traceExportInput, TraceInput } from '../schemas/platform.ts';
+import type { Config } from '../../config/env.ts';
+import { deliveryUrlRules } from '../../domain/delivery-url.ts';
 
 const CONTENT_KEYS = /^(prompt|prompts|response|responses|completion|messages|message|input|output|content|text|body)$/i;
 
@@ -80,7 +82,7 @@ function storeRoutes<Row, In extends z.ZodType>(spec: StoreSpec<Row, In>) {
 
 type RowOf<K extends keyof PlatformStores> = Awaited<ReturnType<PlatformStores[K]['list']>>[number];
 
-export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (tenantId: string, query: AuditQuery) => ReturnType<typeof listAudit> }) {
+export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (tenantId: string, query: AuditQuery) => ReturnType<typeof listAudit>; config: Pick<Config, 'env'> }) {
   const { stores } = deps;
   return [
     ...storeRoutes({
@@ -113,7 +115,7 @@ export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (
       view: (t: RowOf<'traces'>) => ({ id: t.id, name: t.name, run_id: t.runId, spans: t.spans as unknown[], created_at: iso(t.createdAt) }),
     }),
     ...storeRoutes({
-      path: '/v1/trace-exports', name: 'TraceExport', item: TraceExport, input: TraceExportInput, refuseSecrets: true,
+      path: '/v1/trace-exports', name: 'TraceExport', item: TraceExport, input: traceExportInput(deliveryUrlRules(deps.config.env)), refuseSecrets: true,
       listSummary: 'Trace export connection descriptors', writeSummary: 'Record a trace export descriptor (upsert by name)',
       description: 'Stored without any credential value and without activating delivery.',
       list: (tenantId) => stores.traceExports.list(tenantId),

@@ -10,10 +10,9 @@ import {
   MAX_WEBHOOK_ENDPOINTS,
   NOTIFICATION_MAX_ATTEMPTS,
   WEBHOOK_DESCRIPTION_MAX_LENGTH,
-  WEBHOOK_URL_MAX_LENGTH,
-  webhookUrlProblem,
-  type WebhookUrlRules,
 } from '../../domain/notifications.ts';
+import { type DeliveryUrlRules, deliveryUrlRules } from '../../domain/delivery-url.ts';
+import { deliveryUrl } from '../schemas/delivery-url.ts';
 import { NOTIFICATION_EVENTS } from '../../domain/runs/progress.ts';
 import { secretHint, type WebhookDeliveryRow, type WebhookEndpointRow, type WebhookEndpointService } from '../../services/webhook-endpoints.ts';
 import { ErrorObject, shouldRetryHeader } from '../contract/common.ts';
@@ -75,19 +74,10 @@ const WebhookDeliveryList = z
 const EndpointParams = z.object({ endpoint_id: z.string().min(1).max(64) });
 
 /** The create body; the URL rules depend on the deployment (loopback outside production only). */
-function createRequest(rules: WebhookUrlRules) {
+function createRequest(rules: DeliveryUrlRules) {
   return z
     .strictObject({
-      url: z
-        .string()
-        .max(WEBHOOK_URL_MAX_LENGTH)
-        .superRefine((value, ctx) => {
-          const problem = webhookUrlProblem(value, rules);
-          if (problem) ctx.addIssue({ code: 'custom', message: problem });
-        })
-        .meta({
-          description: `Where deliveries are POSTed: an absolute https URL of at most ${WEBHOOK_URL_MAX_LENGTH} characters, without credentials (user:password@ or a key in its query: 400 credential_value_refused), fragment, or private, link-local or reserved address literal. Outside production (NODE_ENV development or test) http and https to localhost, 127.0.0.1 or [::1] are accepted too, for local receivers. Redirects are not followed.`,
-        }),
+      url: deliveryUrl(rules, 'Where deliveries are POSTed'),
       events: z
         .array(EventType)
         .min(1)
@@ -131,7 +121,7 @@ export function webhookDeliveryView(row: WebhookDeliveryRow) {
 
 export function webhookEndpointRoutes(deps: { webhookEndpoints: WebhookEndpointService; platform: { config: Pick<Config, 'env'> } }) {
   const service = deps.webhookEndpoints;
-  const rules: WebhookUrlRules = { allowLoopback: deps.platform.config.env !== 'production' };
+  const rules = deliveryUrlRules(deps.platform.config.env);
   const tags = ['notifications'];
   const notFound = { description: 'No live webhook endpoint with this id for your tenant (code not_found): unknown, another tenant\'s, or deleted.', schema: ErrorObject };
   const missing = () => errors.notFound('No webhook endpoint with this id for your tenant.');

@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import { CREDENTIAL_REFERENCE } from '../../domain/secrets.ts';
 import { MODEL_IDS } from '../../domain/models.ts';
+import type { DeliveryUrlRules } from '../../domain/delivery-url.ts';
+import { deliveryUrl } from './delivery-url.ts';
 
 export const CredentialReference = z
   .string()
@@ -103,14 +105,17 @@ export const TraceInput = z
   })
   .meta({ id: 'TraceInput', description: 'Metadata only: span names, durations, statuses and small attributes. Content fields are refused.' });
 
-export const TraceExportInput = z
-  .strictObject({
-    name,
-    kind: z.enum(['otlp_http', 'webhook']),
-    endpoint: z.url(),
-    credential: CredentialReference.optional(),
-  })
-  .meta({ id: 'TraceExportInput' });
+/** A trace export descriptor; its endpoint follows the one delivery URL rule of the deployment. */
+export function traceExportInput(rules: DeliveryUrlRules) {
+  return z
+    .strictObject({
+      name,
+      kind: z.enum(['otlp_http', 'webhook']),
+      endpoint: deliveryUrl(rules, 'Where traces would be sent'),
+      credential: CredentialReference.optional(),
+    })
+    .meta({ id: 'TraceExportInput' });
+}
 
 export const EvaluationRunInput = z
   .strictObject({
