@@ -1135,7 +1135,7 @@ export interface components {
         TrialRequest: {
             /** @enum {string} */
             recipe_id: "bounded_work_plan" | "decision_brief_outline" | "research_question_map";
-            /** @description Free text describing the task, 1 to 4000 characters after trimming. */
+            /** @description Free text describing the task: at most 4000 characters as sent, and not only spaces. */
             objective: string;
             /** @description Must be true: the caller consents to processing the objective. */
             consent_to_process: boolean;
@@ -1340,7 +1340,7 @@ export interface components {
             model?: string;
         };
         WebhookEndpointCreateRequest: {
-            /** @description Where deliveries are POSTed: an absolute https URL of at most 2048 characters, without credentials (user:password@ or a key in its query: 400 credential_value_refused), fragment, or private, link-local or reserved address literal. Outside production (NODE_ENV development or test) http and https to localhost, 127.0.0.1 or [::1] are accepted too, for local receivers. Redirects are not followed. */
+            /** @description Where deliveries are POSTed: an absolute https URL of at most 2048 characters, without credentials (user:password@ or a key in its query: 400 credential_value_refused), fragment, or private, link-local or reserved address literal. Outside production (NODE_ENV development or test) http and https to localhost, 127.0.0.1 or [::1] are accepted too, for local receivers. At send time the name is resolved and a private, link-local or (in production) loopback address is refused before any connection is opened. Redirects are not followed. */
             url: string;
             /**
              * @description The event types to deliver, each once; default all four.
@@ -1446,7 +1446,7 @@ export interface components {
             name: string;
             /** @enum {string} */
             kind: "otlp_http" | "webhook";
-            /** Format: uri */
+            /** @description Where traces would be sent: an absolute https URL of at most 2048 characters, without credentials (user:password@ or a key in its query: 400 credential_value_refused), fragment, or private, link-local or reserved address literal. Outside production (NODE_ENV development or test) http and https to localhost, 127.0.0.1 or [::1] are accepted too, for local receivers. At send time the name is resolved and a private, link-local or (in production) loopback address is refused before any connection is opened. Redirects are not followed. */
             endpoint: string;
             credential?: components["schemas"]["CredentialReference"];
         };
@@ -1496,6 +1496,38 @@ export interface components {
         };
         CreateWorkspaceKey: {
             label?: string;
+        };
+        /** @description A piece of a streamed tool call, as OpenAI streams it: the first for an index carries id, type and function.name, later ones fragments of function.arguments; concatenate them in order (the official clients' stream helpers do). */
+        ChatToolCallDelta: {
+            /** @description Which call of this answer the fragment belongs to. */
+            index: number;
+            id?: string;
+            /** @constant */
+            type?: "function";
+            function?: {
+                name?: string;
+                arguments?: string;
+            };
+        };
+        /** @description The tokens charged: as the upstream provider reported them (streamed calls ask for its usage), or, when it reports none (and on the local provider), the byte-count estimate (one token per 4 UTF-8 bytes). The charge in GET /v1/usage says which (usage_basis). */
+        ChatUsage: {
+            prompt_tokens: number;
+            completion_tokens: number;
+            total_tokens: number;
+        };
+        /** @description Content-free progress (extension): counts, step names and plan step ids, never input, output or reason text. Recorded by the run's workflow at every state change; for rows and events recorded before progress was, derived from the run (steps_total from the plan, steps_done from the plan steps with a result or the run.step_finished events so far). */
+        RunProgress: {
+            state: components["schemas"]["RunStatus"];
+            /** @description Plan steps finished (done, failed or refused alike). */
+            steps_done: number;
+            /** @description Steps in the plan; 0 until the plan exists. */
+            steps_total: number;
+            /** @description The workflow step (estimate … settle); null once the run ended. */
+            current_step: ("estimate" | "reserve" | "plan" | "approval" | "execute" | "verify" | "settle") | null;
+            /** @description The plan step id being run while executing (as in plan.steps[].id), else null. */
+            current_plan_step: string | null;
+            /** @description approval: the run waits for a person's decision (POST /v1/agent-runs/{run_id}/approval); null: it waits for nothing. */
+            waiting_for: "approval" | null;
         };
         Health: {
             /** @constant */
@@ -1714,7 +1746,7 @@ export interface components {
                 /** @constant */
                 logprobs: null;
             }[];
-            usage: components["schemas"]["ChatUsage"];
+            usage: components["schemas"]["ChatUsageOutput"];
         };
         /** @description A call the model made; answer it with a tool message carrying this id as tool_call_id. */
         ChatToolCall: {
@@ -1727,48 +1759,6 @@ export interface components {
                 arguments: string;
             };
         };
-        /** @description The tokens charged: as the upstream provider reported them (streamed calls ask for its usage), or, when it reports none (and on the local provider), the byte-count estimate (one token per 4 UTF-8 bytes). The charge in GET /v1/usage says which (usage_basis). */
-        ChatUsage: {
-            prompt_tokens: number;
-            completion_tokens: number;
-            total_tokens: number;
-        };
-        /** @description One server-sent event `data:` line. The first delta carries the role, the last chunk with choices carries finish_reason; tool calls arrive as delta.tool_calls, as OpenAI streams them (ChatToolCallDelta), and finish tool_calls; with stream_options.include_usage a final chunk with empty choices carries usage; the stream ends with `data: [DONE]`. Lines starting with `:` are keep-alive comments. */
-        ChatCompletionChunk: {
-            id: string;
-            /** @constant */
-            object: "chat.completion.chunk";
-            created: number;
-            /** @enum {string} */
-            model: "svc-workspace" | "svc-workspace-fast" | "svc-workspace-quality";
-            choices: {
-                /** @constant */
-                index: 0;
-                delta: {
-                    /** @constant */
-                    role?: "assistant";
-                    content?: string;
-                    refusal?: string;
-                    tool_calls?: components["schemas"]["ChatToolCallDelta"][];
-                };
-                finish_reason: ("stop" | "length" | "content_filter" | "tool_calls") | null;
-                /** @constant */
-                logprobs: null;
-            }[];
-            usage?: components["schemas"]["ChatUsage"] | null;
-        };
-        /** @description A piece of a streamed tool call, as OpenAI streams it: the first for an index carries id, type and function.name, later ones fragments of function.arguments; concatenate them in order (the official clients' stream helpers do). */
-        ChatToolCallDelta: {
-            /** @description Which call of this answer the fragment belongs to. */
-            index: number;
-            id?: string;
-            /** @constant */
-            type?: "function";
-            function?: {
-                name?: string;
-                arguments?: string;
-            };
-        };
         AgentRun: {
             /** @constant */
             object: "agent_run";
@@ -1778,7 +1768,7 @@ export interface components {
             status: components["schemas"]["RunStatus"];
             /** @description The workflow step in progress; null once terminal. */
             current_step: ("estimate" | "reserve" | "plan" | "approval" | "execute" | "verify" | "settle") | null;
-            progress: components["schemas"]["RunProgress"];
+            progress: components["schemas"]["RunProgressOutput"];
             input: string;
             memory: boolean;
             /**
@@ -1877,20 +1867,6 @@ export interface components {
                 message: string;
             } | null;
         };
-        /** @description Content-free progress (extension): counts, step names and plan step ids, never input, output or reason text. Recorded by the run's workflow at every state change; for rows and events recorded before progress was, derived from the run (steps_total from the plan, steps_done from the plan steps with a result or the run.step_finished events so far). */
-        RunProgress: {
-            state: components["schemas"]["RunStatus"];
-            /** @description Plan steps finished (done, failed or refused alike). */
-            steps_done: number;
-            /** @description Steps in the plan; 0 until the plan exists. */
-            steps_total: number;
-            /** @description The workflow step (estimate … settle); null once the run ended. */
-            current_step: ("estimate" | "reserve" | "plan" | "approval" | "execute" | "verify" | "settle") | null;
-            /** @description The plan step id being run while executing (as in plan.steps[].id), else null. */
-            current_plan_step: string | null;
-            /** @description approval: the run waits for a person's decision (POST /v1/agent-runs/{run_id}/approval); null: it waits for nothing. */
-            waiting_for: "approval" | null;
-        };
         /** @description Expected usage basis and the commercial terms, shown before money is reserved. */
         UsageEstimate: {
             /**
@@ -1961,17 +1937,6 @@ export interface components {
             /** @description Pass as `cursor` for the next page. */
             next_cursor: string | null;
         };
-        /** @description The `data:` of one event of a run's stream (JSON). Content-free: never input, output, reason or credential text. */
-        RunEvent: {
-            /** @description The journey event id, also the SSE `id:` field; `run_end` for the closing event made from the run when its last events are no longer retained. */
-            id: string;
-            /** @description Also the SSE `event:` field: run.accepted, run.planning, run.step.<step>, run.awaiting_approval, run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention. */
-            kind: string;
-            run_id: string;
-            state: components["schemas"]["RunStatus"];
-            progress: components["schemas"]["RunProgress"];
-            created_at: string;
-        };
         Usage: {
             /** @constant */
             object: "usage";
@@ -2017,7 +1982,7 @@ export interface components {
             run_id: string | null;
             state: string | null;
             /** @description The run's progress at this event (extension); null for events that are not about a run. */
-            progress: components["schemas"]["RunProgress"] | null;
+            progress: components["schemas"]["RunProgressOutput"] | null;
             created_at: string;
         };
         /** @description A new endpoint, with its signing secret (returned only here). */
@@ -2447,6 +2412,73 @@ export interface components {
                 /** @description Value of the x-request-id response header. */
                 request_id: string;
             };
+        };
+        /** @description The tokens charged: as the upstream provider reported them (streamed calls ask for its usage), or, when it reports none (and on the local provider), the byte-count estimate (one token per 4 UTF-8 bytes). The charge in GET /v1/usage says which (usage_basis). */
+        ChatUsageOutput: {
+            prompt_tokens: number;
+            completion_tokens: number;
+            total_tokens: number;
+        };
+        /** @description Content-free progress (extension): counts, step names and plan step ids, never input, output or reason text. Recorded by the run's workflow at every state change; for rows and events recorded before progress was, derived from the run (steps_total from the plan, steps_done from the plan steps with a result or the run.step_finished events so far). */
+        RunProgressOutput: {
+            state: components["schemas"]["RunStatus"];
+            /** @description Plan steps finished (done, failed or refused alike). */
+            steps_done: number;
+            /** @description Steps in the plan; 0 until the plan exists. */
+            steps_total: number;
+            /** @description The workflow step (estimate … settle); null once the run ended. */
+            current_step: ("estimate" | "reserve" | "plan" | "approval" | "execute" | "verify" | "settle") | null;
+            /** @description The plan step id being run while executing (as in plan.steps[].id), else null. */
+            current_plan_step: string | null;
+            /** @description approval: the run waits for a person's decision (POST /v1/agent-runs/{run_id}/approval); null: it waits for nothing. */
+            waiting_for: "approval" | null;
+        };
+        /** @description A piece of a streamed tool call, as OpenAI streams it: the first for an index carries id, type and function.name, later ones fragments of function.arguments; concatenate them in order (the official clients' stream helpers do). */
+        ChatToolCallDeltaOutput: {
+            /** @description Which call of this answer the fragment belongs to. */
+            index: number;
+            id?: string;
+            /** @constant */
+            type?: "function";
+            function?: {
+                name?: string;
+                arguments?: string;
+            };
+        };
+        /** @description One server-sent event `data:` line. The first delta carries the role, the last chunk with choices carries finish_reason; tool calls arrive as delta.tool_calls, as OpenAI streams them (ChatToolCallDelta), and finish tool_calls; with stream_options.include_usage a final chunk with empty choices carries usage; the stream ends with `data: [DONE]`. Lines starting with `:` are keep-alive comments. */
+        ChatCompletionChunk: {
+            id: string;
+            /** @constant */
+            object: "chat.completion.chunk";
+            created: number;
+            /** @enum {string} */
+            model: "svc-workspace" | "svc-workspace-fast" | "svc-workspace-quality";
+            choices: {
+                /** @constant */
+                index: 0;
+                delta: {
+                    /** @constant */
+                    role?: "assistant";
+                    content?: string;
+                    refusal?: string;
+                    tool_calls?: components["schemas"]["ChatToolCallDeltaOutput"][];
+                };
+                finish_reason: ("stop" | "length" | "content_filter" | "tool_calls") | null;
+                /** @constant */
+                logprobs: null;
+            }[];
+            usage?: components["schemas"]["ChatUsageOutput"] | null;
+        };
+        /** @description The `data:` of one event of a run's stream (JSON). Content-free: never input, output, reason or credential text. */
+        RunEvent: {
+            /** @description The journey event id, also the SSE `id:` field; `run_end` for the closing event made from the run when its last events are no longer retained. */
+            id: string;
+            /** @description Also the SSE `event:` field: run.accepted, run.planning, run.step.<step>, run.awaiting_approval, run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention. */
+            kind: string;
+            run_id: string;
+            state: components["schemas"]["RunStatus"];
+            progress: components["schemas"]["RunProgressOutput"];
+            created_at: string;
         };
     };
     responses: never;
@@ -2948,7 +2980,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChatCompletion"];
-                    "text/event-stream": components["schemas"]["ChatCompletionChunk"];
+                    "text/event-stream": string;
                 };
             };
             /** @description Invalid request; `param` names the field (invalid_request, unsupported_parameter, e.g. the legacy functions and function_call). Code tools_not_supported (param tools): tools with a tool_choice other than "none" for a model the tenant's routing sends to the local provider, which cannot call tools; nothing was held or sent. */
@@ -3604,7 +3636,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AgentRun"];
-                    "text/event-stream": components["schemas"]["RunEvent"];
+                    "text/event-stream": string;
                 };
             };
             /** @description The run ended and nothing follows the `Last-Event-ID` (or `last_event_id`) event: no stream. EventSource stops reconnecting on 204. */
@@ -3618,9 +3650,7 @@ export interface operations {
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "text/event-stream": unknown;
-                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, an unsupported parameter or a contract violation; `param` names the field. */
             400: {
@@ -4102,7 +4132,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["RunEvent"];
+                    "text/event-stream": string;
                 };
             };
             /** @description The run ended and nothing follows the `Last-Event-ID` (or `last_event_id`) event: no stream. EventSource stops reconnecting on 204. */
@@ -4116,9 +4146,7 @@ export interface operations {
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "text/event-stream": unknown;
-                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, an unsupported parameter or a contract violation; `param` names the field. */
             400: {

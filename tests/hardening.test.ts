@@ -96,6 +96,23 @@ describe('one URL rule for every delivery target', () => {
   });
 });
 
+describe('numbers and lengths as sent', () => {
+  it.each(['%2B10', '1e1', '%2010', '0x10', '10.0', ''])('limit=%s is a 400 naming limit', async (limit) => {
+    const r = await api.get(`/v1/agent-runs?limit=${limit}`, { key: core });
+    expectBadRequest(r, 'limit');
+  });
+  it('limit=10 is read', async () => {
+    expect((await api.get('/v1/agent-runs?limit=10', { key: core })).status).toBe(200);
+  });
+  it('a vault subject of 201 characters as sent (199 once trimmed) is over its limit of 200', async () => {
+    const padded = `  ${'s'.repeat(199)}`; // 201 as sent, 199 after trimming
+    const r = await api.post('/v1/vault/entries', { subject: padded, content: 'code' }, { key: ws });
+    expectBadRequest(r, 'subject');
+    const fits = await api.post('/v1/vault/entries', { subject: ` ${'s'.repeat(199)}`, content: 'code' }, { key: ws });
+    expect(fits.status).toBe(201);
+  });
+});
+
 describe('a key that would reach object prototypes', () => {
   it.each([
     ['__proto__', '/v1/agent-runs', '{"input":"Summarise","__proto__":{"x":1}}', '__proto__'],

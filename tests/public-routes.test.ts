@@ -201,6 +201,31 @@ describe('GET /openapi.json and /docs', () => {
     expect(r.json.paths['/v1/models'].get.security).toEqual([{ coreKey: [] }]);
     expect(r.json.paths['/v1/trial'].post.responses['429']).toBeDefined();
   });
+  it('declares event streams as text (with their data schema published) and 204s without content', async () => {
+    const doc = (await api.get('/openapi.json')).json;
+    let streams = 0;
+    let noContent = 0;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema?: { type?: string; description?: string } }> }> }>>)) {
+      for (const op of Object.values(item)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          if (status === '204') {
+            expect(response.content, `${path} 204`).toBeUndefined();
+            noContent++;
+          }
+          const stream = response.content?.['text/event-stream'];
+          if (stream) {
+            expect(stream.schema?.type, `${path} ${status}`).toBe('string');
+            expect(stream.schema?.description).toMatch(/components\/schemas\/(RunEvent|ChatCompletionChunk)/);
+            streams++;
+          }
+        }
+      }
+    }
+    expect(streams).toBe(3);
+    expect(noContent).toBeGreaterThanOrEqual(2);
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['RunEvent', 'ChatCompletionChunk']));
+  });
+
   it('serves Swagger UI and its assets from the local package', async () => {
     const page = await api.get('/docs');
     expect(page.status).toBe(200);

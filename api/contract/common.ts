@@ -61,3 +61,21 @@ export const DateTime = z.iso
 
 /** A DateTime in the future (expiry dates). */
 export const FutureDateTime = DateTime.refine((v) => new Date(v).getTime() > Date.now(), 'must be in the future');
+
+/** A query string holding only digits becomes its number; anything else (`+10`, `1e1`, ` 10`) stays text and is refused. */
+const digitsToNumber = (value: unknown) => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value);
+
+/**
+ * A `limit` query parameter: digits only, 1 to `max`, `fallback` when absent. Documented as an integer
+ * (with its bounds and default), as before; Number() would have read `+10`, `1e1` and `0x10`.
+ */
+export function limitQuery(max: number, fallback: number) {
+  return z.preprocess(
+    digitsToNumber,
+    z
+      .int({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a whole number written in digits' : undefined) })
+      .min(1)
+      .max(max)
+      .default(fallback),
+  );
+}

@@ -76,12 +76,41 @@ export function responseHeaders(route: RouteSpec, status: number, spec: Pick<Res
   return { ...headers, ...spec.headers };
 }
 
+const EVENT_STREAM = 'text/event-stream';
+
+/** The id a schema is published under (its `.meta({ id })`). */
+const schemaId = (schema: z.ZodType) => (z.globalRegistry.get(schema)?.id as string | undefined) ?? 'object';
+
+/** A text/event-stream body: text, whose `data:` lines each hold one JSON `eventData`. */
+function eventStreamSchema(eventData: z.ZodType | undefined) {
+  const data = eventData ? `each \`data:\` line holds one JSON ${schemaId(eventData)} (components/schemas/${schemaId(eventData)})` : 'see the description';
+  return z.string().meta({ description: `Server-sent events (text, not JSON): ${data}.` });
+}
+
+function mediaType(contentType: string, schema: z.ZodType | undefined, eventData: z.ZodType | undefined): { schema?: z.ZodType } {
+  if (contentType === EVENT_STREAM) return { schema: eventStreamSchema(eventData) };
+  return schema ? { schema } : {};
+}
+
 function responseObject(route: RouteSpec, status: number, spec: ResponseSpec) {
   const headers = responseHeaders(route, status, spec);
+  // A 204 has no body, so it declares no content.
+  if (status === 204) return { description: spec.description, headers: z.object(headers) };
   const contentType = spec.contentType ?? 'application/json';
-  const content: Record<string, { schema?: z.ZodType }> = { [contentType]: spec.schema ? { schema: spec.schema } : {} };
-  for (const alt of spec.alternatives ?? []) content[alt.contentType] = alt.schema ? { schema: alt.schema } : {};
+  const content: Record<string, { schema?: z.ZodType }> = { [contentType]: mediaType(contentType, spec.schema, spec.eventData) };
+  for (const alt of spec.alternatives ?? []) content[alt.contentType] = mediaType(alt.contentType, alt.schema, alt.eventData);
   return { description: spec.description, headers: z.object(headers), content };
+}
+
+/** The `data:` schemas of every event stream, published as components (nothing else references them). */
+function eventDataSchemas(routes: RouteSpec[]): Record<string, z.ZodType> {
+  const out: Record<string, z.ZodType> = {};
+  for (const route of routes) {
+    for (const spec of Object.values(route.responses)) {
+      for (const data of [spec.eventData, ...(spec.alternatives ?? []).map((a) => a.eventData)]) if (data) out[schemaId(data)] = data;
+    }
+  }
+  return out;
 }
 
 function operation(route: RouteSpec): ZodOpenApiOperationObject {
@@ -121,7 +150,7 @@ export function buildOpenApiDocument(routes: RouteSpec[], serverUrl?: string): R
     servers: serverUrl ? [{ url: serverUrl }] : undefined,
     paths,
     components: {
-      schemas: { ErrorObject },
+      schemas: { ErrorObject, ...eventDataSchemas(routes) },
       securitySchemes: {
         coreKey: {
           type: 'http',

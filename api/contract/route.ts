@@ -15,7 +15,12 @@ export interface ResponseSpec {
   /** Defaults to application/json. */
   contentType?: string;
   /** Other media types the same status may answer with (e.g. text/event-stream). */
-  alternatives?: { contentType: string; schema?: z.ZodType }[];
+  alternatives?: { contentType: string; schema?: z.ZodType; eventData?: z.ZodType }[];
+  /**
+   * For a text/event-stream answer, the JSON schema of each event's `data:`. The stream itself is
+   * documented as a string (it is not JSON); this schema is published under components/schemas.
+   */
+  eventData?: z.ZodType;
   /**
    * Response headers of this status beyond (or replacing) the ones the builder derives from the
    * route's auth and rate limit (api/contract/openapi.ts); `.optional()` marks one that is not always sent.

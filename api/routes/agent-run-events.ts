@@ -53,7 +53,6 @@ export const streamHeaders = {
 
 export const streamEnded204: ResponseSpec = {
   description: `The run ended and nothing follows the \`Last-Event-ID\` (or \`last_event_id\`) event: no stream. EventSource stops reconnecting on 204.`,
-  contentType: 'text/event-stream',
 };
 
 export interface RunEventDeps {
@@ -159,7 +158,7 @@ export function agentRunEventRoutes(deps: RunEventDeps) {
         headers: LastEventIdHeaders,
       },
       responses: {
-        200: { description: 'text/event-stream of RunEvent `data:`.', contentType: 'text/event-stream', schema: RunEvent, headers: streamHeaders },
+        200: { description: 'text/event-stream of RunEvent `data:`.', contentType: 'text/event-stream', eventData: RunEvent, headers: streamHeaders },
         204: streamEnded204,
         404: { description: 'No run with this id for your tenant.', schema: ErrorObject },
       },

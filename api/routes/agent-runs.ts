@@ -5,7 +5,7 @@ import type { RunControl } from '../../services/run-control.ts';
 import type { RunCursor, RunFilters, RunRow } from '../../services/runs.ts';
 import { admitModel } from '../../domain/models.ts';
 import { progressOfRun } from '../../services/run-progress.ts';
-import { ErrorObject, shouldRetryHeader } from '../contract/common.ts';
+import { ErrorObject, shouldRetryHeader, limitQuery } from '../contract/common.ts';
 import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
 import { NDJSON_FAILURE_NOTE, ndjsonExport } from '../contract/ndjson.ts';
 import { defineRoute } from '../contract/route.ts';
@@ -128,7 +128,7 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string;
       auth: 'core',
       request: {
         query: RunListQuery.extend({
-          limit: z.coerce.number().int().min(1).max(100).default(20),
+          limit: limitQuery(100, 20),
           cursor: z.string().max(512).optional(),
         }),
       },
@@ -184,7 +184,7 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string;
         200: {
           description: 'The run (application/json), or its event stream (text/event-stream of RunEvent `data:`) for `Accept: text/event-stream`.',
           schema: Run,
-          alternatives: [{ contentType: 'text/event-stream', schema: RunEvent }],
+          alternatives: [{ contentType: 'text/event-stream', eventData: RunEvent }],
           headers: { Vary: z.literal('Accept').meta({ description: 'The answer depends on Accept.' }), ...optionalStreamHeaders },
         },
         204: streamEnded204,

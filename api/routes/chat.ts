@@ -67,7 +67,7 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
         200: {
           description: 'The completion (application/json), or its event stream (text/event-stream) when stream is true.',
           schema: ChatCompletion,
-          alternatives: [{ contentType: 'text/event-stream', schema: ChatCompletionChunk }],
+          alternatives: [{ contentType: 'text/event-stream', eventData: ChatCompletionChunk }],
         },
         400: {
           description:

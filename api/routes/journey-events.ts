@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { errors } from '../../domain/errors.ts';
 import type { JourneyPage, JourneyQuery } from '../../services/journey.ts';
-import { ErrorObject } from '../contract/common.ts';
+import { ErrorObject, limitQuery } from '../contract/common.ts';
 import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
 import { defineRoute } from '../contract/route.ts';
 import { RunProgressSchema } from '../schemas/run.ts';
@@ -12,7 +12,7 @@ export type JourneyLister = (tenantId: string, query: JourneyQuery) => Promise<J
 
 /** The query of the event lists: `limit` as the contract says, `run_id` and the runs' cursor pagination (extensions). */
 export const EventListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: limitQuery(100, 50),
   run_id: z.string().min(1).max(64).optional().meta({ description: "Only this run's events (extension). An id that is not one of your runs yields an empty list." }),
   cursor: z.string().max(512).optional().meta({ description: 'The `next_cursor` of the previous page (extension).' }),
 });

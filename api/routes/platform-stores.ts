@@ -6,7 +6,7 @@ import type { AuditQuery, listAudit } from '../../services/audit.ts';
 import type { Principal } from '../../services/keys.ts';
 import { evaluationRunProblem } from '../../services/platform/catalogs.ts';
 import type { PlatformStores } from '../../services/platform/stores.ts';
-import { ErrorObject } from '../contract/common.ts';
+import { ErrorObject, limitQuery } from '../contract/common.ts';
 import { defineRoute } from '../contract/route.ts';
 import { decodeEventCursor, encodeEventCursor, EventListQuery, eventListPage } from './journey-events.ts';
 import { BudgetInput, EvaluationRunInput, RoutingPolicyInput, traceExportInput, TraceInput } from '../schemas/platform.ts';
@@ -60,11 +60,11 @@ interface StoreSpec<Row, In extends z.ZodType> {
 /** A store's pair of routes: GET lists the tenant's records, POST writes one (201). */
 function storeRoutes<Row, In extends z.ZodType>(spec: StoreSpec<Row, In>) {
   const tags = ['platform'];
-  const limitQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50) });
+  const pageQuery = z.object({ limit: limitQuery(100, 50) });
   return [
     defineRoute({
       method: 'get', path: spec.path, operationId: `list${spec.plural ?? `${spec.name}s`}`, summary: spec.listSummary, tags, auth: 'core',
-      request: spec.paged ? { query: limitQuery } : undefined,
+      request: spec.paged ? { query: pageQuery } : undefined,
       responses: { 200: { description: spec.listSummary, schema: listOf(`${spec.name}List`, spec.item) } },
       handler: async ({ principal, query }) => ({
         status: 200,

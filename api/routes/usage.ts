@@ -47,7 +47,7 @@ const Usage = z
 
 const EstimateRequest = z
   .strictObject({
-    input: z.string().trim().min(1).max(20_000),
+    input: z.string().max(20_000).trim().min(1),
     memory: z.boolean().default(false),
     model: RunModel,
   })

@@ -79,7 +79,7 @@ export function vaultAccountRoutes(deps: { vault: VaultService }) {
       description: 'The secret is in this response only. A workspace key authenticates /v1/vault routes and nothing else.',
       tags,
       auth: 'workspace',
-      request: { body: z.strictObject({ label: z.string().trim().min(1).max(100).optional() }).meta({ id: 'CreateWorkspaceKey' }) },
+      request: { body: z.strictObject({ label: z.string().max(100).trim().min(1).optional() }).meta({ id: 'CreateWorkspaceKey' }) },
       responses: {
         201: {
           description: 'The new key with its secret, shown once.',

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { EntryCursor, EntryRow } from '../../services/vault/entries.ts';
 import { effectiveState } from '../../services/vault/entries.ts';
 import type { VaultService } from '../../services/vault/index.ts';
-import { ErrorObject } from '../contract/common.ts';
+import { ErrorObject, limitQuery } from '../contract/common.ts';
 import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
 import { NDJSON_FAILURE_NOTE, ndjsonExport } from '../contract/ndjson.ts';
 import { defineRoute } from '../contract/route.ts';
@@ -72,7 +72,7 @@ export function vaultEntryRoutes(deps: { vault: VaultService }) {
         query: z.object({
           state: z.enum(['active', 'quarantined', 'expired', 'forgotten']).optional(),
           tag: z.string().min(1).max(50).optional(),
-          limit: z.coerce.number().int().min(1).max(100).default(20),
+          limit: limitQuery(100, 20),
           cursor: z.string().max(512).optional(),
         }),
       },
@@ -98,10 +98,10 @@ export function vaultEntryRoutes(deps: { vault: VaultService }) {
       auth: 'workspace',
       request: {
         query: z.object({
-          q: z.string().trim().min(1).max(500),
+          q: z.string().max(500).trim().min(1),
           tag: z.string().min(1).max(50).optional(),
           subject: z.string().min(1).max(200).optional().meta({ description: 'Case-insensitive text contained in the subject.' }),
-          limit: z.coerce.number().int().min(1).max(50).default(10),
+          limit: limitQuery(50, 10),
         }),
       },
       responses: { 200: { description: 'Ranked matches.', schema: VaultSearchResult } },
@@ -199,7 +199,7 @@ export function vaultEntryRoutes(deps: { vault: VaultService }) {
       description: 'A quarantined entry is never recalled or searched, but stays listable for review. Idempotent.',
       tags,
       auth: 'workspace',
-      request: { params: EntryParams, body: z.strictObject({ reason: z.string().trim().max(500).optional() }).meta({ id: 'QuarantineRequest' }) },
+      request: { params: EntryParams, body: z.strictObject({ reason: z.string().max(500).trim().optional() }).meta({ id: 'QuarantineRequest' }) },
       responses: { 200: { description: 'The quarantined entry.', schema: VaultEntry }, 404: notFound, 409: forgotten },
       async handler({ principal, params, body }) {
         return { status: 200, body: entryView(await vault.quarantine(principal!.tenantId, params.entry_id, body.reason ?? null)) };

@@ -15,7 +15,7 @@ import { type DeliveryUrlRules, deliveryUrlRules } from '../../domain/delivery-u
 import { deliveryUrl } from '../schemas/delivery-url.ts';
 import { NOTIFICATION_EVENTS } from '../../domain/runs/progress.ts';
 import { secretHint, type WebhookDeliveryRow, type WebhookEndpointRow, type WebhookEndpointService } from '../../services/webhook-endpoints.ts';
-import { ErrorObject, shouldRetryHeader } from '../contract/common.ts';
+import { ErrorObject, shouldRetryHeader, limitQuery } from '../contract/common.ts';
 import { defineRoute } from '../contract/route.ts';
 
 const EXTENSION = 'Extension: not part of the published contract (its outbound notifications are "not shown").';
@@ -84,7 +84,7 @@ function createRequest(rules: DeliveryUrlRules) {
         .refine((list) => new Set(list).size === list.length, 'must not list an event type twice')
         .default([...NOTIFICATION_EVENTS])
         .meta({ description: 'The event types to deliver, each once; default all four.' }),
-      description: z.string().trim().max(WEBHOOK_DESCRIPTION_MAX_LENGTH).optional().meta({ description: `Your note, at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters.` }),
+      description: z.string().max(WEBHOOK_DESCRIPTION_MAX_LENGTH).trim().optional().meta({ description: `Your note, at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters.` }),
     })
     .meta({ id: 'WebhookEndpointCreateRequest' });
 }
@@ -211,7 +211,7 @@ export function webhookEndpointRoutes(deps: { webhookEndpoints: WebhookEndpointS
       description: `${EXTENSION} Most recently attempted first: webhook-id, run, event type, status, attempts and the last HTTP status. No payload or response body is kept.`,
       tags,
       auth: 'core',
-      request: { params: EndpointParams, query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) }) },
+      request: { params: EndpointParams, query: z.object({ limit: limitQuery(100, 20) }) },
       responses: { 200: { description: 'The deliveries.', schema: WebhookDeliveryList }, 404: notFound },
       async handler({ principal, params, query }) {
         const endpoint = await service.get(principal!.tenantId, params.endpoint_id);

@@ -15,7 +15,7 @@ const name = z.string().trim().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must 
 export const ConformanceDescriptor = z
   .strictObject({
     id: name,
-    name: z.string().trim().min(1).max(120),
+    name: z.string().max(120).trim().min(1),
     capabilities: z.array(z.string().min(1).max(64)).min(1).max(32),
     models: z.array(z.string().min(1).max(100)).min(1).max(64),
     streaming: z.boolean(),
@@ -26,7 +26,7 @@ export const ConformanceDescriptor = z
 
 export const OnboardingProfile = z
   .strictObject({
-    organization: z.string().trim().min(1).max(200),
+    organization: z.string().max(200).trim().min(1),
     jobs: z.array(z.enum(['do_work', 'research_and_decide', 'continue_with_context'])).min(1),
     expected_monthly_runs: z.int().min(0).max(10_000_000).optional(),
     webhook_url: z.url().optional(),
@@ -59,8 +59,8 @@ export const EvaluationDescriptor = z
 
 export const PatchCandidate = z
   .strictObject({
-    benchmark: z.string().trim().min(1).max(100),
-    instance_id: z.string().trim().min(1).max(200),
+    benchmark: z.string().max(100).trim().min(1),
+    instance_id: z.string().max(200).trim().min(1),
     patch: z.string().min(1).max(262_144).meta({ description: 'A unified diff.' }),
   })
   .meta({ id: 'PatchCandidatePacket' });

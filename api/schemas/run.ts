@@ -21,7 +21,7 @@ export const RunModel = z
 
 export const CreateRunRequest = z
   .strictObject({
-    input: z.string().trim().min(1).max(20_000).meta({ description: 'The work to perform, 1 to 20000 characters.' }),
+    input: z.string().max(20_000).trim().min(1).meta({ description: 'The work to perform, 1 to 20000 characters.' }),
     memory: z.boolean().default(false).meta({
       description: 'true: the run may recall from and write to the tenant memory store. false (default): it does neither.',
     }),

@@ -7,10 +7,10 @@ export const TrialRequest = z
     recipe_id: z.enum(TRIAL_RECIPE_IDS),
     objective: z
       .string()
+      .max(4000, 'objective must be at most 4000 characters')
       .trim()
       .min(1, 'objective must not be empty')
-      .max(4000, 'objective must be at most 4000 characters')
-      .meta({ description: 'Free text describing the task, 1 to 4000 characters after trimming.' }),
+      .meta({ description: 'Free text describing the task: at most 4000 characters as sent, and not only spaces.' }),
     consent_to_process: z.boolean().meta({ description: 'Must be true: the caller consents to processing the objective.' }),
   })
   .meta({ id: 'TrialRequest' });

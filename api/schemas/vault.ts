@@ -26,25 +26,25 @@ export const VaultEntryList = z
   .object({ object: z.literal('list'), data: z.array(VaultEntry), has_more: z.boolean(), next_cursor: z.string().nullable() })
   .meta({ id: 'VaultEntryList' });
 
-const tags = z.array(z.string().trim().min(1).max(50)).max(20);
+const tags = z.array(z.string().max(50).trim().min(1)).max(20);
 
 export const CreateVaultEntry = z
   .strictObject({
-    subject: z.string().trim().min(1).max(200),
-    content: z.string().trim().min(1).max(20_000),
+    subject: z.string().max(200).trim().min(1),
+    content: z.string().max(20_000).trim().min(1),
     tags: tags.default([]),
     expires_at: FutureDateTime.optional().meta({ description: 'After this the entry is never recalled or searched.' }),
-    source: z.string().trim().min(1).max(100).default('api').meta({ description: 'Where the content came from, e.g. "crm-import".' }),
+    source: z.string().max(100).trim().min(1).default('api').meta({ description: 'Where the content came from, e.g. "crm-import".' }),
   })
   .meta({ id: 'CreateVaultEntry' });
 
 export const CorrectVaultEntry = z
   .strictObject({
-    content: z.string().trim().min(1).max(20_000),
-    subject: z.string().trim().min(1).max(200).optional(),
+    content: z.string().max(20_000).trim().min(1),
+    subject: z.string().max(200).trim().min(1).optional(),
     tags: tags.optional(),
     expires_at: FutureDateTime.nullable().optional(),
-    reason: z.string().trim().max(500).optional().meta({ description: 'Why it was corrected; kept in the version history.' }),
+    reason: z.string().max(500).trim().optional().meta({ description: 'Why it was corrected; kept in the version history.' }),
   })
   .meta({ id: 'CorrectVaultEntry' });
 
