@@ -46,7 +46,7 @@ describe('a database outage during a run', () => {
     try {
       const t = await newTenant(db);
       await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
-      const created = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and send it to the on-call channel.' }, { key: t.key });
+      const created = await stack.api.post('/v1/agent-runs', { input: 'Send the incident timeline to the on-call channel.' }, { key: t.key });
       const runId = created.json.run_id as string;
       const temporal = new Client({ connection, dataConverter: testDataConverter() });
       for (;;) {
@@ -66,7 +66,7 @@ describe('a database outage during a run', () => {
 
       const run = await finalRun(t.key, runId, 90_000);
       expect(run.status).toBe('completed');
-      expect(run.receipt.action_boundary.effects_performed).toEqual(['webhook_delivery:step_2']);
+      expect(run.receipt.action_boundary.effects_performed).toEqual(['webhook_delivery:step_1']);
       expect(hook.received).toHaveLength(1);
       const { holds, charges } = await ledgerOf(db, runId);
       expect(holds.map((h) => h.status)).toEqual(['settled']);

@@ -128,7 +128,7 @@ describe('forgetting a recalled vault entry', () => {
     // An upstream run's model calls memory_recall and is given the text in its next turn.
     await setRoute(db(), w.tenantId, 'svc-workspace-quality', 'upstream');
     upstream.load([
-      { content: JSON.stringify({ steps: [{ tool: 'memory_recall', arguments: { query: 'quokka escalation rota' }, purpose: 'Recall the rota', covers: [] }], unresolved: [] }) },
+      { content: JSON.stringify({ steps: [{ tool: 'memory_recall', arguments: { query: 'quokka escalation rota' }, purpose: 'Recall the rota', covers: [1] }], answer: [1], unresolved: [] }) },
       { tool_calls: [{ name: 'memory_recall', arguments: { query: 'quokka escalation rota' } }] },
       { content: 'The rota names who is paged first; see the tenant memory.' },
     ]);

@@ -17,8 +17,10 @@ import { webhookReceiver } from './support/fake-servers.ts';
 import { newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 
 const GWS = fileURLToPath(new URL('../bin/gws.mjs', import.meta.url));
+// Runs to its end on the local provider and needs attention: key phrases prepare, they perform neither action.
 const LOCAL_INPUT = 'Review the vendor contracts for renewal risk; then list the three largest obligations.';
-const EXTERNAL_INPUT = 'Summarise the incident timeline and send it to the on-call channel.';
+// Delivery only: completes on the local provider once approved.
+const EXTERNAL_INPUT = 'Send the incident timeline to the on-call channel.';
 /** Any escape sequence (CSI or other ESC-introduced). */
 const ESCAPE = /\x1b/;
 
@@ -92,23 +94,23 @@ const jsonLines = (text: string) =>
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('gws run --watch', () => {
-  it('shows a live display in a terminal and exits 0 for a completed run', async () => {
+  it('shows a live display in a terminal and exits 2 for a run that needs attention', async () => {
     const r = await gws(['run', LOCAL_INPUT, '--watch'], { tty: true });
-    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.code, r.stdout + r.stderr).toBe(2);
     // The spinner is drawn with escape codes (ora's), and the steps and final state are on screen.
     expect(r.stdout).toMatch(ESCAPE);
     expect(r.stdout).toMatch(/executing · step 1 of 2/);
     expect(r.stdout).toMatch(/2 of 2 steps done/);
-    expect(r.stdout).toContain('state: completed');
-    expect(r.stdout).toContain('verification: verified');
-    expect(r.stdout).toContain('unresolved: 0');
+    expect(r.stdout).toContain('state: needs_attention');
+    expect(r.stdout).toContain('verification: unverified');
+    expect(r.stdout).toContain('unresolved: 2');
     // The live display never shows the run's input.
     expect(r.stdout).not.toContain('vendor contracts');
   });
 
   it('prints plain lines without escape codes when stdout is not a terminal', async () => {
     const r = await gws(['run', LOCAL_INPUT, '--watch']);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(2);
     expect(r.stdout).not.toMatch(ESCAPE);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^run run_\S+: /);
@@ -116,21 +118,21 @@ describe('gws run --watch', () => {
     expect(lines.some((l) => / run\.accepted: accepted/.test(l))).toBe(true);
     expect(lines.some((l) => / run\.executing: executing · step 1 of 2$/.test(l))).toBe(true);
     expect(lines.some((l) => / run\.step_finished: executing · step 2 of 2 · step_1 finished$/.test(l))).toBe(true);
-    expect(lines.some((l) => / run\.completed: completed · 2 of 2 steps done$/.test(l))).toBe(true);
-    expect(lines.slice(-4)).toEqual(['state: completed', 'verification: verified', 'unresolved: 0', 'failure: none']);
+    expect(lines.some((l) => / run\.needs_attention: needs_attention · 2 of 2 steps done$/.test(l))).toBe(true);
+    expect(lines.slice(-4)).toEqual(['state: needs_attention', 'verification: unverified', 'unresolved: 2', 'failure: unresolved_remainder (2 item(s) unresolved; see receipt.unresolved.)']);
     expect(r.stdout).not.toContain('vendor contracts');
   });
 
   it('gives JSON lines with --json: each event as streamed, then the result', async () => {
     const r = await gws(['run', LOCAL_INPUT, '--watch', '--json']);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(2);
     const lines = jsonLines(r.stdout);
     const events = lines.slice(0, -1);
     expect(events[0]).toMatchObject({ kind: 'run.accepted', state: 'accepted' });
     for (const e of events) expect(e).toEqual(expect.objectContaining({ id: expect.any(String), run_id: expect.any(String), progress: expect.any(Object) }));
-    expect(events.at(-1)).toMatchObject({ kind: 'run.completed', state: 'completed' });
+    expect(events.at(-1)).toMatchObject({ kind: 'run.needs_attention', state: 'needs_attention' });
     const result = lines.at(-1)!;
-    expect(result).toMatchObject({ kind: 'gws.result', state: 'completed', verification_class: 'verified', unresolved: 0, failure_code: null, exit_code: 0 });
+    expect(result).toMatchObject({ kind: 'gws.result', state: 'needs_attention', verification_class: 'unverified', unresolved: 2, failure_code: 'unresolved_remainder', exit_code: 2 });
     expect((result.run as AgentRun).run_id).toBe(events[0]!.run_id);
   });
 
@@ -179,6 +181,7 @@ describe('approval', () => {
       expect(watched.stdout).toMatch(/step_\d+\s+webhook_delivery/);
       expect(watched.stdout).toContain(`approve: gws approve ${runId}`);
       expect(watched.stdout).toContain('state: completed');
+      expect(watched.stdout).toContain('verification: verified');
       expect(watched.stdout).not.toContain('incident timeline');
       expect(hook.received).toHaveLength(1);
 
@@ -200,14 +203,14 @@ describe('gws runs', () => {
 
     const list = await gws(['runs', 'list', '--json'], { key: t.key });
     expect(list.code, list.stderr).toBe(0);
-    expect(JSON.parse(list.stdout)).toMatchObject({ object: 'list', data: [{ run_id: runId, status: 'completed' }], has_more: false });
-    const plainList = await gws(['runs', 'list', '--status', 'completed'], { key: t.key });
-    expect(plainList.stdout.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^${runId}\tcompleted · 2 of 2 steps done\tsvc-workspace\t`))]);
+    expect(JSON.parse(list.stdout)).toMatchObject({ object: 'list', data: [{ run_id: runId, status: 'needs_attention' }], has_more: false });
+    const plainList = await gws(['runs', 'list', '--status', 'needs_attention'], { key: t.key });
+    expect(plainList.stdout.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^${runId}\tneeds_attention · 2 of 2 steps done\tsvc-workspace\t`))]);
 
     const got = await gws(['runs', 'get', runId, '--json'], { key: t.key });
-    expect(JSON.parse(got.stdout)).toMatchObject({ run_id: runId, status: 'completed', receipt: { verification_class: 'verified' } });
+    expect(JSON.parse(got.stdout)).toMatchObject({ run_id: runId, status: 'needs_attention', receipt: { verification_class: 'unverified' } });
     const plainGet = await gws(['runs', 'get', runId], { key: t.key });
-    expect(plainGet.stdout).toContain(`run: ${runId}\nstate: completed`);
+    expect(plainGet.stdout).toContain(`run: ${runId}\nstate: needs_attention`);
 
     const exported = await gws(['runs', 'export'], { key: t.key });
     expect(exported.code, exported.stderr).toBe(0);

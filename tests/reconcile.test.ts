@@ -83,7 +83,8 @@ describe('the reconciler', () => {
     expect(outcome.checked).toBe(3);
 
     const run = await waitForRun(stack.api, t.key, keyed.run.id, isTerminal);
-    expect(run.status).toBe('completed');
+    expect(run.status).toBe('needs_attention'); // ran to its end; summarising needs a model
+    expect(run.receipt).not.toBeNull();
     expect((await getRun(db, t.tenantId, keyless.run.id))!.failure).toMatchObject({ code: 'start_failed' });
     expect((await getRun(db, t.tenantId, waiting))!.status).toBe('accepted');
     await temporal.workflow.getHandle(waiting).terminate('test cleanup');
@@ -134,7 +135,8 @@ describe('the reconciler', () => {
       await new Promise((r) => setTimeout(r, 1_200)); // past RECONCILE_GRACE_SECONDS
       expect((await reconcile()).started).toEqual([row.id]);
       const run = await waitForRun(stack.api, t.key, row.id, isTerminal);
-      expect(run.status).toBe('completed');
+      expect(run.status).toBe('needs_attention'); // ran to its end; summarising needs a model
+      expect(run.receipt).not.toBeNull();
       // The client's retry with its key reads the same run and creates nothing.
       const retried = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident review.' }, { key: t.key, headers: { 'idempotency-key': 'killed-mid-create' } });
       expect([retried.status, retried.json.run_id]).toEqual([200, row.id]);

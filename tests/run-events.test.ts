@@ -38,6 +38,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
+// Runs to the end on the local provider and ends needs_attention (it prepares, performs no analysis).
 const LOCAL_INPUT = 'Review the vendor contracts for renewal risk; then list the three largest obligations.';
 const EXTERNAL_INPUT = 'Summarise the incident timeline and send it to the on-call channel.';
 
@@ -158,11 +159,11 @@ describe('GET /v1/agent-runs/{run_id}/events', () => {
     expect(events[0]!.kind).toBe('run.accepted');
     expect(events.map((e) => e.state)).toContain('executing');
     const last = events[events.length - 1]!;
-    expect(last).toMatchObject({ kind: 'run.completed', state: 'completed' });
+    expect(last).toMatchObject({ kind: 'run.needs_attention', state: 'needs_attention' });
     const run = await stack.api.get(`/v1/agent-runs/${runId}`, { key: t.key });
     const steps = run.json.plan.steps.length as number;
     expect(steps).toBe(3); // one analysis step per sentence
-    expect(last.progress).toEqual({ state: 'completed', steps_done: steps, steps_total: steps, current_step: null, current_plan_step: null, waiting_for: null });
+    expect(last.progress).toEqual({ state: 'needs_attention', steps_done: steps, steps_total: steps, current_step: null, current_plan_step: null, waiting_for: null });
     // Steps are counted as they finish, never backwards, and only the terminal event is terminal.
     const done = events.map((e) => e.progress.steps_done);
     expect(done.every((d, i) => i === 0 || d >= done[i - 1]!)).toBe(true);
@@ -257,7 +258,7 @@ describe('GET /v1/agent-runs/{run_id}/events', () => {
     const json = await stack.api.get(`/v1/agent-runs/${runId}`, { key: t.key, headers: { accept: 'application/json, text/event-stream' } });
     expect(json.headers.get('content-type')).toContain('application/json');
     expect(json.headers.get('vary')).toContain('Accept');
-    expect(json.json.progress).toEqual({ state: 'completed', steps_done: 2, steps_total: 2, current_step: null, current_plan_step: null, waiting_for: null });
+    expect(json.json.progress).toEqual({ state: 'needs_attention', steps_done: 2, steps_total: 2, current_step: null, current_plan_step: null, waiting_for: null });
   });
 
   it('answers 404 for an unknown run and for another tenant\'s run', async () => {
@@ -286,7 +287,7 @@ describe('GET /v1/agent-runs/{run_id}/events', () => {
     await s.closed;
     expectWellFormed(s, runId);
     expect(s.data()).toEqual([
-      { id: 'run_end', kind: 'run.completed', run_id: runId, state: 'completed', progress: ended.progress, created_at: ended.completed_at },
+      { id: 'run_end', kind: 'run.needs_attention', run_id: runId, state: 'needs_attention', progress: ended.progress, created_at: ended.completed_at },
     ]);
     const after = await stack.api.get(`/v1/agent-runs/${runId}/events`, { key: t.key, headers: { 'last-event-id': 'run_end' } });
     expect(after.status).toBe(204);
@@ -388,7 +389,7 @@ describe('journey and audit lists by run, with cursor pagination', () => {
     expect(events.length).toBeGreaterThanOrEqual(3);
     expect(new Set(events.map((e) => e.run_id))).toEqual(new Set([runId]));
     expect(isIncreasing(ids(events).reverse())).toBe(true); // newest first
-    expect(events[0]).toMatchObject({ kind: 'run.completed', progress: { state: 'completed', steps_done: 2, steps_total: 2 } });
+    expect(events[0]).toMatchObject({ kind: 'run.needs_attention', progress: { state: 'needs_attention', steps_done: 2, steps_total: 2 } });
 
     const { seen, pages } = await pageThrough(t, `/v1/journey-events?run_id=${runId}`);
     expect(seen).toEqual(events);

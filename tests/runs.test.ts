@@ -40,7 +40,7 @@ const create = (t: TestTenant, body: object, idempotencyKey?: string) =>
 const ledgerOf = (runId: string) => sharedLedgerOf(db, runId);
 
 describe('a run without external effects', () => {
-  it('goes estimate → reserve → plan → execute → verify → settle and completes with a receipt', async () => {
+  it('goes estimate → reserve → plan → execute → verify → settle; on the local provider it prepares, performs nothing, and says so', async () => {
     const t = await newTenant(db, 1_000);
     const input = 'Review the vendor contracts for renewal risk; then list the three largest obligations.';
     const created = await create(t, { input });
@@ -48,24 +48,25 @@ describe('a run without external effects', () => {
     expect(created.json.status_url).toBe(`${stack.app.url}/v1/agent-runs/${created.json.run_id}`);
     const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
 
-    expect(run.status).toBe('completed');
+    // Key-phrase extraction ran (and is on the record), but it performs neither review nor list.
+    expect(run.status).toBe('needs_attention');
     expect(run.current_step).toBeNull();
-    expect(run.failure).toBeNull();
     expect(run.approval).toBeNull();
     expect(run.plan.steps.map((s: { tool: string }) => s.tool)).toEqual(['text_analysis', 'text_analysis']);
     expect(run.estimate.amounts.total).toBeGreaterThan(0);
-    expect(run.receipt.verification_class).toBe('verified');
-    expect(run.receipt.unresolved).toEqual([]);
+    expect(run.receipt.verification_class).toBe('unverified');
+    expect(run.receipt.unresolved).toHaveLength(2);
+    for (const line of run.receipt.unresolved) expect(line).toMatch(/needs a model to \w+/);
     expect(run.receipt.digests.input).toBe(digestOf(input));
     expect(run.receipt.digests.plan).toBe(digestOf(run.plan));
     expect(run.receipt.digests.result).toBe(digestOf(run.result));
+    expect(Object.keys(run.receipt.digests)).toEqual(expect.arrayContaining(['step:step_1', 'step:step_2']));
     expect(run.receipt.action_boundary).toEqual({ effects_requested: [], effects_approved: [], effects_performed: [], effects_not_performed: [], effects_outcome_unknown: [] });
     expect(run.receipt.actions).toEqual([
-      { n: 1, kind: 'analysis', outcome: 'performed', by: ['step_1'], checked: true },
-      { n: 2, kind: 'analysis', outcome: 'performed', by: ['step_2'], checked: true },
+      { n: 1, kind: 'analysis', outcome: 'not_performed', by: [], checked: false },
+      { n: 2, kind: 'analysis', outcome: 'not_performed', by: [], checked: false },
     ]);
-    expect(run.receipt.source_coverage.coverage_ratio).toBe(1);
-    expect(run.result.summary).toContain('no other document was read');
+    expect(run.result.summary).toMatch(/^0 of 2 requested action\(s\) performed/);
 
     // Settle: actual usage, bounded by the hold, the rest released; read back through /v1/usage.
     const { holds, charges } = await ledgerOf(run.run_id);
@@ -107,7 +108,8 @@ describe('approval of external effects', () => {
     try {
       const t = await newTenant(db);
       await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
-      const created = await create(t, { input: 'Summarise the incident timeline and send it to the on-call channel.' });
+      // Delivery only: the one action the local provider can perform (an analysis action would leave the run needs_attention).
+      const created = await create(t, { input: 'Send the incident timeline to the on-call channel.' });
       const waiting = await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
       expect(waiting.current_step).toBe('approval');
       expect(waiting.approval).toMatchObject({ state: 'pending', effects: [{ tool: 'webhook_delivery' }] });
@@ -120,14 +122,15 @@ describe('approval of external effects', () => {
       expect(run.status).toBe('completed');
       expect(run.approval).toMatchObject({ state: 'approved', decision_reason: 'checked' });
       expect(run.receipt.action_boundary).toEqual({
-        effects_requested: ['webhook_delivery:step_2'],
-        effects_approved: ['webhook_delivery:step_2'],
-        effects_performed: ['webhook_delivery:step_2'],
+        effects_requested: ['webhook_delivery:step_1'],
+        effects_approved: ['webhook_delivery:step_1'],
+        effects_performed: ['webhook_delivery:step_1'],
         effects_not_performed: [],
         effects_outcome_unknown: [],
       });
+      expect(run.receipt.verification_class).toBe('verified');
       expect(hook.received).toHaveLength(1);
-      expect(hook.received[0]!.headers['idempotency-key']).toBe(`${run.run_id}:step_2`);
+      expect(hook.received[0]!.headers['idempotency-key']).toBe(`${run.run_id}:step_1`);
       expect((hook.received[0]!.body as { run_id: string }).run_id).toBe(run.run_id);
 
       // Nothing left to decide: the Update's validator refuses a second decision.
@@ -170,7 +173,7 @@ describe('approval of external effects', () => {
 
   it('accepts the decision as the `approval` signal, as an operator sends it', async () => {
     const t = await newTenant(db);
-    const created = await create(t, { input: 'Collect the open invoices and post the list to finance.' });
+    const created = await create(t, { input: 'Post the list of open invoices to finance.' });
     await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
     await temporal.workflow.getHandle(created.json.run_id).signal('approval', { decision: 'approve' });
     const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
@@ -178,9 +181,9 @@ describe('approval of external effects', () => {
     // No webhook configured for this tenant: approved, but the effect stays unresolved.
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('unresolved_remainder');
-    expect(run.receipt.unresolved).toEqual(['action 2 "post the list to finance": not done; step_2 (webhook_delivery) not_configured: No webhook URL is configured for this tenant.']);
-    expect(run.receipt.verification_class).toBe('partially_verified');
-    expect(run.receipt.action_boundary.effects_not_performed).toEqual(['webhook_delivery:step_2']);
+    expect(run.receipt.unresolved).toEqual(['action 1 "Post the list of open invoices to finance": not done; step_1 (webhook_delivery) not_configured: No webhook URL is configured for this tenant.']);
+    expect(run.receipt.verification_class).toBe('unverified');
+    expect(run.receipt.action_boundary.effects_not_performed).toEqual(['webhook_delivery:step_1']);
     expect(run.receipt.action_boundary.effects_performed).toEqual([]);
   });
 
@@ -291,32 +294,34 @@ describe('honest outcomes on the local provider', () => {
     const run = await waitForRun(stack.api, t.key, (await create(t, { input })).json.run_id, isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(run.receipt.actions.map((a: { kind: string; outcome: string; checked: boolean }) => [a.kind, a.outcome, a.checked])).toEqual([
-      ['analysis', 'performed', true],
-      ['analysis', 'performed', true],
-      ['analysis', 'performed', true],
-      ['analysis', 'performed', true],
+      ['analysis', 'not_performed', false],
+      ['analysis', 'not_performed', false],
+      ['analysis', 'not_performed', false],
+      ['analysis', 'not_performed', false],
       ['unsupported', 'not_performed', false],
       ['unsupported', 'not_performed', false],
     ]);
-    expect(run.receipt.unresolved).toEqual([
+    expect(run.receipt.unresolved).toHaveLength(6);
+    for (const line of run.receipt.unresolved.slice(0, 4)) expect(line).toMatch(/needs a model to \w+/);
+    expect(run.receipt.unresolved.slice(4)).toEqual([
       'action 5 "book a meeting room for the postmortem on Friday": asks to book, and no configured tool can do that; it was not done.',
       'action 6 "buy the extra monitoring licences": asks to buy, and no configured tool can do that; it was not done.',
     ]);
-    expect(run.receipt.verification_class).toBe('partially_verified');
-    expect(run.receipt.source_coverage.sources[0]).toMatchObject({ units_total: 6, units_used: 4 });
-    expect(run.receipt.source_coverage.coverage_ratio).toBe(0.667);
+    expect(run.receipt.verification_class).toBe('unverified');
+    expect(run.receipt.source_coverage.sources[0]).toMatchObject({ units_total: 6 });
   });
 
-  it('analyses all sentences of a long analysis-only input and then, only then, calls it verified', async () => {
+  it('prepares every sentence of a long analysis-only input in at most 8 steps, and lists each of the 12 as unresolved, none dropped', async () => {
     const t = await newTenant(db);
     const input = Array.from({ length: 12 }, (_, i) => `Summarise part ${i + 1} of the quarterly review.`).join(' ');
     const run = await waitForRun(stack.api, t.key, (await create(t, { input })).json.run_id, isTerminal);
-    expect(run.status).toBe('completed');
-    expect(run.receipt.verification_class).toBe('verified');
+    expect(run.status).toBe('needs_attention');
+    expect(run.receipt.verification_class).toBe('unverified');
     expect(run.receipt.actions).toHaveLength(12);
-    expect(run.receipt.actions.every((a: { outcome: string; checked: boolean }) => a.outcome === 'performed' && a.checked)).toBe(true);
-    expect(run.receipt.source_coverage.coverage_ratio).toBe(1);
+    expect(run.receipt.actions.every((a: { outcome: string }) => a.outcome === 'not_performed')).toBe(true);
+    expect(run.receipt.unresolved).toHaveLength(12);
     expect(run.plan.steps.length).toBeLessThanOrEqual(8);
+    expect(run.plan.gaps.map((g: { action: number }) => g.action)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
   });
 });
 
@@ -327,22 +332,22 @@ describe('a delivery whose outcome is unknown', () => {
     try {
       const t = await newTenant(slow.app.database.db);
       await setWebhookUrl(slow.app.database.db, t.name, hook.url, { allowLoopback: true });
-      const created = await slow.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and send it to the on-call channel.' }, { key: t.key });
+      const created = await slow.api.post('/v1/agent-runs', { input: 'Send the incident timeline to the on-call channel.' }, { key: t.key });
       await waitForRun(slow.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
       await slow.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'approve' }, { key: t.key });
       const run = await waitForRun(slow.api, t.key, created.json.run_id, isTerminal);
       expect(run.status).toBe('needs_attention');
-      expect(run.result.steps[1]).toMatchObject({ step_id: 'step_2', status: 'outcome_unknown' });
+      expect(run.result.steps[0]).toMatchObject({ step_id: 'step_1', status: 'outcome_unknown' });
       expect(run.receipt.action_boundary).toMatchObject({
-        effects_requested: ['webhook_delivery:step_2'],
-        effects_approved: ['webhook_delivery:step_2'],
+        effects_requested: ['webhook_delivery:step_1'],
+        effects_approved: ['webhook_delivery:step_1'],
         effects_performed: [],
         effects_not_performed: [],
-        effects_outcome_unknown: ['webhook_delivery:step_2'],
+        effects_outcome_unknown: ['webhook_delivery:step_1'],
       });
       expect(run.receipt.unresolved).toHaveLength(1);
-      expect(run.receipt.unresolved[0]).toMatch(/^action 2 "send it to the on-call channel": the outcome is unknown \(No answer from the webhook within 300 ms after sending/);
-      expect(run.receipt.verification_class).toBe('partially_verified');
+      expect(run.receipt.unresolved[0]).toMatch(/^action 1 "Send the incident timeline to the on-call channel": the outcome is unknown \(No answer from the webhook within 300 ms after sending/);
+      expect(run.receipt.verification_class).toBe('unverified');
       // Sent once: a retry could have repeated an effect that may already have happened.
       expect(hook.received).toHaveLength(1);
     } finally {
@@ -399,7 +404,7 @@ describe('idempotent creation', () => {
     await waitForRun(stack.api, t.key, first.json.run_id, isTerminal);
     const third = await create(t, body, 'key-A');
     expect(third.status).toBe(200);
-    expect(third.json.status).toBe('completed');
+    expect(third.json.status).toBe('needs_attention'); // the local provider performs no analysis
     const rows = await db.select().from(runs).where(eq(runs.tenantId, t.tenantId));
     expect(rows).toHaveLength(1);
     expect((await ledgerOf(first.json.run_id)).charges).toHaveLength(1);
@@ -475,7 +480,7 @@ describe('journey events', () => {
       'run.step_finished',
       'run.verifying',
       'run.step.settle',
-      'run.completed',
+      'run.needs_attention',
     ]);
     const rows = await db.select().from(journeyEvents).where(eq(journeyEvents.tenantId, t.tenantId));
     expect(JSON.stringify(rows)).not.toContain(marker);
@@ -509,7 +514,7 @@ describe('memory', () => {
     const t = await newTenant(db);
     const seeded = await rememberEntry(db, { tenantId: t.tenantId, subject: 'pricing policy', content: 'Discounts above 20% need finance approval.', source: 'test', entryKey: `seed2-${t.tenantId}` });
     const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Explain our pricing policy on discounts.', memory: true })).json.run_id, isTerminal);
-    expect(run.status).toBe('completed');
+    expect(run.status).toBe('needs_attention'); // recalled, but explaining needs a model
     expect(run.plan.steps[0].tool).toBe('memory_recall');
     // By reference only: the recalled text stays in the vault (tests/forget.test.ts).
     const recalled = 'Discounts above 20% need finance approval.';
@@ -521,7 +526,9 @@ describe('memory', () => {
     expect(entries.map((e) => e.source).sort()).toEqual([`run:${run.run_id}`, 'test']);
     // The run remembers its input and its outcome line (counts only).
     const remembered = entries.find((e) => e.source === `run:${run.run_id}`)!;
-    expect(remembered.content).toMatch(/^Explain our pricing policy on discounts\.\n\nOutcome: \d+ of \d+ requested action\(s\) performed, by [^.]*\.$/);
+    expect(remembered.content).toBe(
+      "Explain our pricing policy on discounts.\n\nOutcome: 0 of 1 requested action(s) performed, by the plan's tools without a model (the input and the recalled memory entries were read); 1 item(s) unresolved, see receipt.unresolved.",
+    );
   });
 });
 
@@ -543,7 +550,8 @@ describe('run history', () => {
     const text = await stack.api.get('/v1/agent-runs?q=BETA', { key: t.key });
     expect(text.json.data.map((r: { run_id: string }) => r.run_id)).toEqual([ids[1]]);
     expect((await stack.api.get('/v1/agent-runs?status=failed', { key: t.key })).json.data).toEqual([]);
-    expect((await stack.api.get('/v1/agent-runs?status=completed', { key: t.key })).json.data).toHaveLength(3);
+    expect((await stack.api.get('/v1/agent-runs?status=completed', { key: t.key })).json.data).toEqual([]);
+    expect((await stack.api.get('/v1/agent-runs?status=needs_attention', { key: t.key })).json.data).toHaveLength(3);
     const future = new Date(Date.now() + 60_000).toISOString();
     expect((await stack.api.get(`/v1/agent-runs?created_after=${encodeURIComponent(future)}`, { key: t.key })).json.data).toEqual([]);
     expect((await stack.api.get('/v1/agent-runs?status=done', { key: t.key })).status).toBe(400);
@@ -565,18 +573,19 @@ describe('Temporal visibility', () => {
     // completes, so Temporal can be a moment behind the API: wait for it, briefly.
     const attrsNow = async () => (await temporal.workflow.getHandle(run.run_id).describe()).typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]);
     let attrs = await attrsNow();
-    for (let i = 0; i < 50 && !attrs.some(([k, v]) => k === 'RunStatus' && v === 'completed'); i++) {
+    for (let i = 0; i < 50 && !attrs.some(([k, v]) => k === 'RunStatus' && v === run.status); i++) {
       await new Promise((r) => setTimeout(r, 100));
       attrs = await attrsNow();
     }
+    expect(run.status).toBe('needs_attention');
     expect(attrs).toEqual(
       expect.arrayContaining([
-        ['RunStatus', 'completed'],
+        ['RunStatus', 'needs_attention'],
         ['TenantId', t.tenantId],
       ]),
     );
     const state = await temporal.workflow.getHandle(run.run_id).query('state');
-    expect(state).toMatchObject({ status: 'completed', stepsDone: 1, stepsTotal: 1 });
+    expect(state).toMatchObject({ status: 'needs_attention', stepsDone: 1, stepsTotal: 1 });
   });
 });
 
@@ -593,7 +602,8 @@ describe('Temporal unreachable at creation', () => {
       const retried = await create(t, body, 'outage-1');
       expect(retried.status).toBe(200);
       const run = await waitForRun(stack.api, t.key, retried.json.run_id, isTerminal);
-      expect(run.status).toBe('completed');
+      expect(run.status).toBe('needs_attention');
+      expect(run.receipt).not.toBeNull(); // it ran to the end
 
       const keyless = await client.post('/v1/agent-runs', body, { key: t.key });
       expect(keyless.status).toBe(503);

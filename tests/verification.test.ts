@@ -89,7 +89,7 @@ describe('verifyRun: key-phrase extraction prepares, it performs nothing', () =>
     expect(Object.keys(receipt.digests)).toEqual(['algorithm', 'input', 'plan', 'result', 'step:step_1', 'step:step_2']);
     expect(receipt.digests['step:step_1']).toBe(digestOf(textAnalysisOutput('Summarise the incident timeline')));
     expect(receipt.receipt_id).toBe(`rcpt_${digestOf(result).slice(7, 31)}`);
-    expect(result.summary).toMatch(/^0 of 2 requested action\(s\) performed, by analysis of the text given in the input \(no other document was read\); 2 item\(s\) unresolved/);
+    expect(result.summary).toMatch(/^0 of 2 requested action\(s\) performed, by the plan's tools without a model \(only the input was read\); 2 item\(s\) unresolved/);
   });
 
   it.each([

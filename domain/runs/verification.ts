@@ -164,9 +164,11 @@ export function buildRunResult(v: VerifyInput, outcomes: ActionOutcome[], unreso
  * `memory: true` run remembers of itself, so the new vault entry never carries text a
  * tool or a model took from elsewhere (a recalled entry that is later forgotten).
  */
-export function outcomeLine(v: Pick<VerifyInput, 'answer'>, outcomes: ActionOutcome[], unresolvedCount: number): string {
+export function outcomeLine(v: Pick<VerifyInput, 'answer' | 'memory'>, outcomes: ActionOutcome[], unresolvedCount: number): string {
   const performed = outcomes.filter((o) => o.outcome === 'performed').length;
-  const basis = v.answer != null ? "the model's answer and the tool results" : 'analysis of the text given in the input (no other document was read)';
+  // What was read, said exactly: a local run reads the input, and the tenant's memory only when asked to.
+  const read = v.memory ? 'the input and the recalled memory entries were read' : 'only the input was read';
+  const basis = v.answer != null ? "the model's answer and the tool results" : `the plan's tools without a model (${read})`;
   return (
     `${performed} of ${outcomes.length} requested action(s) performed, by ${basis}` +
     (unresolvedCount ? `; ${unresolvedCount} item(s) unresolved, see receipt.unresolved` : '') +
