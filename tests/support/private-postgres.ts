@@ -19,12 +19,15 @@ export interface PrivatePostgres {
   url: string;
   stop(): void;
   start(): void;
+  /** Whether its server process is running (pg_ctl status). */
+  running(): boolean;
   destroy(): void;
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/** Under `parent` (default the system temp dir): its own cluster, on a free port. */
+export async function startPrivatePostgres(parent = os.tmpdir()): Promise<PrivatePostgres> {
   const bin = binDir();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'gws-pg-'));
+  const dir = mkdtempSync(path.join(parent, 'gws-pg-'));
   const data = path.join(dir, 'data');
   const port = await freePort();
   // Postgres refuses to run as root; as root (CI), run it as the postgres user.
@@ -44,6 +47,14 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop: () => run('pg_ctl', ['-D', data, '-w', '-m', 'fast', 'stop']),
     start,
+    running() {
+      try {
+        run('pg_ctl', ['-D', data, 'status']);
+        return true;
+      } catch {
+        return false; // exit 3: no server running
+      }
+    },
     destroy() {
       try {
         run('pg_ctl', ['-D', data, '-w', '-m', 'immediate', 'stop']);
