@@ -8,16 +8,13 @@
 import { spawn } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { and, eq, like } from 'drizzle-orm';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../config/env.ts';
 import { auditEvents } from '../db/schema.ts';
-import { activityDeps } from '../runtime/compose-activities.ts';
-import { type RunningWorker, startWorker } from '../runtime/worker.ts';
+import type { RunningWorker } from '../runtime/worker.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
 import { webhookReceiver } from './support/fake-servers.ts';
-import { payloadEnv, testCodec, testDataConverter } from './support/payload-codec.ts';
-import { isTerminal, newTenant, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
+import { payloadEnv, testDataConverter } from './support/payload-codec.ts';
+import { isTerminal, newTenant, type RunStack, startRunStack, startTestWorker, waitForRun } from './support/run-stack.ts';
 
 let stack: RunStack;
 let connection: Connection;
@@ -77,15 +74,7 @@ describe('an approval right after the worker died at the approval transition', (
         return state === 'PENDING_WORKFLOW_TASK_STATE_SCHEDULED' || state === '1';
       }, 'the workflow task to be scheduled again');
       const approving = stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'after-crash' } });
-      replacement = await startWorker({
-        address: inject('temporalAddress'),
-        namespace: 'default',
-        taskQueue: stack.taskQueue,
-        activities: activityDeps(loadConfig({ TASK_QUEUE: stack.taskQueue, DATABASE_URL: inject('databaseUrl') }), db),
-        payloadCodec: testCodec(),
-        logger: pino({ level: 'silent' }),
-        workflowBundlePath: inject('workflowBundlePath'),
-      });
+      replacement = await startTestWorker(db, stack.taskQueue);
       let answer = await approving;
       expect(answer.status, JSON.stringify(answer.json)).not.toBe(409);
       for (let i = 0; answer.status === 503 && i < 10; i++) {

@@ -4,17 +4,13 @@
 // are down.
 import { Context } from '@temporalio/activity';
 import { and, eq, like } from 'drizzle-orm';
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../config/env.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEvents, runs } from '../db/schema.ts';
-import { activityDeps } from '../runtime/compose-activities.ts';
-import { type RunningWorker, startWorker } from '../runtime/worker.ts';
+import type { RunningWorker } from '../runtime/worker.ts';
 import { createRun } from '../services/runs.ts';
 import { ApiClient } from './support/client.ts';
-import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
+import { isTerminal, newTenant, type RunStack, startRunStack, startTestWorker, type TestTenant, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
-import { testCodec } from './support/payload-codec.ts';
 
 /** The activity type an activity interceptor sees. */
 const activityTypeOf = (_input: unknown) => Context.current().info.activityType;
@@ -176,15 +172,7 @@ describe('bounded answers while Temporal is down', () => {
       expect(ms, `approval answered after ${ms} ms`).toBeLessThan(OUTAGE_ANSWER_MS);
       expect(await approvalEvents(runId)).toHaveLength(0);
 
-      revived = await startWorker({
-        address: inject('temporalAddress'),
-        namespace: 'default',
-        taskQueue: own.taskQueue,
-        activities: activityDeps(loadConfig({ TASK_QUEUE: own.taskQueue, DATABASE_URL: inject('databaseUrl') }), own.app.database.db),
-        payloadCodec: testCodec(),
-        logger: pino({ level: 'silent' }),
-        workflowBundlePath: inject('workflowBundlePath'),
-      });
+      revived = await startTestWorker(own.app.database.db, own.taskQueue);
       // Whether Temporal kept the first Update (and applied it when the worker came back) or the retry
       // delivers it, the answer is the same and the decision is applied and recorded once.
       let retried = await decide(own, t, runId, { decision: 'approve' }, 'no-worker-1');
@@ -209,14 +197,7 @@ describe('bounded answers while Temporal is down', () => {
     let reached!: () => void;
     const gate = new Promise<void>((r) => (opened = r));
     const atGate = new Promise<void>((r) => (reached = r));
-    const gated = await startWorker({
-      address: inject('temporalAddress'),
-      namespace: 'default',
-      taskQueue: own.taskQueue,
-      activities: activityDeps(loadConfig({ TASK_QUEUE: own.taskQueue, DATABASE_URL: inject('databaseUrl') }), own.app.database.db),
-      payloadCodec: testCodec(),
-      logger: pino({ level: 'silent' }),
-      workflowBundlePath: inject('workflowBundlePath'),
+    const gated = await startTestWorker(own.app.database.db, own.taskQueue, {}, {
       interceptors: {
         activity: [
           () => ({

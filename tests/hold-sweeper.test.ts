@@ -16,7 +16,7 @@ import { balanceOf, grantCredits, reserve, settle } from '../services/ledger.ts'
 import { setRoute } from '../services/routing.ts';
 import { fakeUpstream } from './support/fake-servers.ts';
 import { freePort } from './support/free-port.ts';
-import { payloadEnv } from './support/payload-codec.ts';
+import { serviceProcessEnv } from './support/payload-codec.ts';
 import { newTenant } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
 
@@ -145,17 +145,13 @@ describe('a chat hold of an API process killed with -9', () => {
     const startApi = async (extra: Record<string, string>) => {
       const port = await freePort();
       const child = spawn(process.execPath, ['--import', 'tsx', 'bin/api.ts'], {
-        env: {
-          ...process.env,
-          NODE_ENV: 'test',
-          LOG_LEVEL: 'silent',
-          ...payloadEnv(),
+        env: serviceProcessEnv({
           PORT: String(port),
           DATABASE_URL: inject('databaseUrl'),
           TEMPORAL_ADDRESS: inject('temporalAddress'),
           UPSTREAM_BASE_URL: upstream.url,
           ...extra,
-        },
+        }),
         stdio: 'ignore',
       });
       children.push(child);

@@ -19,7 +19,7 @@ import { freePort } from './support/free-port.ts';
 import { ApiClient } from './support/client.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
-import { payloadEnv, testDataConverter } from './support/payload-codec.ts';
+import { payloadEnv, serviceProcessEnv, testDataConverter } from './support/payload-codec.ts';
 
 let stack: RunStack;
 let connection: Connection;
@@ -100,16 +100,12 @@ describe('the reconciler', () => {
     await new Promise<void>((r) => blackHole.listen(0, '127.0.0.1', r));
     const port = await freePort();
     const api = spawn(process.execPath, ['--import', 'tsx', 'bin/api.ts'], {
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'silent',
-        ...payloadEnv(),
+      env: serviceProcessEnv({
         PORT: String(port),
         DATABASE_URL: databaseUrl,
         TEMPORAL_ADDRESS: `127.0.0.1:${(blackHole.address() as net.AddressInfo).port}`,
         TASK_QUEUE: stack.taskQueue,
-      },
+      }),
       stdio: 'ignore',
     });
     try {

@@ -41,7 +41,9 @@ export async function injectFaults(cluster: Cluster, rng: Rng, plan: FaultPlan, 
   for (const kind of schedule) {
     await sleep(between(rng, ...plan.gapMs));
     if (stop()) break;
-    done.push(await inject(cluster, rng, plan, kind));
+    const fault = await inject(cluster, rng, plan, kind);
+    done.push(fault);
+    console.log(`drill: fault ${done.length}/${schedule.length} ${fault.kind} (${fault.target}), ${(fault.downMs / 1000).toFixed(1)} s`);
   }
   return done;
 }

@@ -13,6 +13,11 @@ export function payloadEnv(): Record<string, string> {
   return { PAYLOAD_KEY: inject('payloadKey'), PAYLOAD_KEY_ID: TEST_PAYLOAD_KEY_ID };
 }
 
+/** The environment of a service process (bin/api.ts, bin/worker.ts) a test spawns: quiet, this run's payload key, then `extra`. */
+export function serviceProcessEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', ...payloadEnv(), ...extra };
+}
+
 /** The codec of a configuration: its PAYLOAD_KEY (the tests never fall back to a DATA_DIR key). */
 export function codecOf(config: ReturnType<typeof loadConfig>): EncryptionCodec {
   return payloadCodecFor(resolvePayloadKeyring(config, { allowDataDirKey: false }));

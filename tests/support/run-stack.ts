@@ -24,20 +24,28 @@ export interface RunStack {
   close(): Promise<void>;
 }
 
-export async function startRunStack(env: Record<string, string> = {}): Promise<RunStack> {
-  const taskQueue = `test-${randomBytes(4).toString('hex')}`;
-  const fullEnv = { TASK_QUEUE: taskQueue, ...env };
-  const app = await startTestApp(fullEnv);
-  const config = loadConfig({ DATABASE_URL: inject('databaseUrl'), ...payloadEnv(), ...fullEnv });
-  const worker = await startWorker({
+/**
+ * An in-process worker on `taskQueue` with the test run's database, key and workflow bundle; extra
+ * options (interceptors, say) as startWorker takes them. Stop it yourself.
+ */
+export function startTestWorker(db: Db, taskQueue: string, env: Record<string, string> = {}, extra: Partial<Parameters<typeof startWorker>[0]> = {}): Promise<RunningWorker> {
+  const config = loadConfig({ DATABASE_URL: inject('databaseUrl'), ...payloadEnv(), TASK_QUEUE: taskQueue, ...env });
+  return startWorker({
     address: inject('temporalAddress'),
     namespace: 'default',
     taskQueue,
-    activities: activityDeps(config, app.database.db),
+    activities: activityDeps(config, db),
     payloadCodec: codecOf(config),
     logger: pino({ level: 'silent' }),
     workflowBundlePath: inject('workflowBundlePath'),
+    ...extra,
   });
+}
+
+export async function startRunStack(env: Record<string, string> = {}): Promise<RunStack> {
+  const taskQueue = `test-${randomBytes(4).toString('hex')}`;
+  const app = await startTestApp({ TASK_QUEUE: taskQueue, ...env });
+  const worker = await startTestWorker(app.database.db, taskQueue, env);
   return {
     app,
     api: await ApiClient.connect(app.url),
