@@ -16,6 +16,7 @@ const unitFiles = [
   'tests/openapi-generators.test.ts',
   'tests/ids.test.ts',
   'tests/delivery-url.test.ts',
+  'tests/configuration-doc.test.ts',
 ];
 
 export default defineConfig({

@@ -1,5 +1,5 @@
 // Completion notifications: one Standard Webhooks delivery per subscribed endpoint
-// (README "Completion notifications"). The workflow asks notificationTargets for
+// (docs/runs.md, "Completion notifications"). The workflow asks notificationTargets for
 // the endpoints, then runs one deliverNotification per endpoint with
 // NOTIFICATION_RETRY. Every attempt of a notification carries the same webhook-id
 // (derived from run and event, so it is the same for every endpoint too), a fresh

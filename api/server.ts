@@ -43,6 +43,11 @@ function answerRaw(socket: Duplex, error: ApiError, extraHeaders = ''): void {
   );
 }
 
+/** A busy port, said so that the fix is in the message: which variable picks another. */
+function portInUse(host: string, port: number): Error {
+  return Object.assign(new Error(`Port ${port} on ${host} is already in use (another npm start, or another program). Set PORT to a free port, for example PORT=${port + 1}.`), { code: 'EADDRINUSE' });
+}
+
 export interface RunningServer {
   url: string;
   port: number;
@@ -62,7 +67,7 @@ export async function listen(app: Koa, host: string, port: number): Promise<Runn
     res.once('close', () => inFlight.delete(res));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? portInUse(host, port) : err));
     server.listen(port, host, () => resolve());
   });
   const address = server.address() as AddressInfo;

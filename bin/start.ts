@@ -40,6 +40,8 @@ function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | 
   if (keys) {
     lines.push('', 'Dev tenant "dev" created. These keys are shown ONCE; only their hashes are stored:');
     for (const key of keys) lines.push(`  ${key.kind.padEnd(9)} ${key.secret}`);
+    const core = keys.find((k) => k.kind === 'core');
+    if (core) lines.push('', 'Use the core key (the README, the examples and `npx gws` all read GWS_API_KEY):', `  export GWS_API_KEY=${core.secret}`);
     lines.push(`  The dev tenant starts with ${config.runs.devStartingCredits} credits (npm run credits -- grant --tenant dev --amount N for more).`);
   } else {
     lines.push('', 'Dev keys were printed on first start. Mint more with: npm run keys -- create --tenant dev --kind core');

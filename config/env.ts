@@ -43,7 +43,7 @@ const previousPayloadKeys = z.string().transform((v, ctx) => {
   return keys;
 });
 
-/** Environment variables, their defaults and meaning (the README's table is built from this). */
+/** Environment variables, their defaults and meaning (docs/configuration.md lists them; tests/configuration-doc.test.ts checks it). */
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().min(1).default('127.0.0.1'),

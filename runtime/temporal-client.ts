@@ -72,7 +72,7 @@ const KEYWORD = proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_
 /**
  * Registers missing custom search attributes (idempotent). The dev server gets
  * them from its start flags; an existing cluster gets them here, if our
- * credentials allow it. Otherwise an operator must add them (README).
+ * credentials allow it. Otherwise an operator must add them (docs/operations.md).
  */
 export async function ensureSearchAttributes(connection: Connection, namespace: string, logger: Logger): Promise<void> {
   try {

@@ -1,5 +1,6 @@
 // Starts and stops `temporal server start-dev` as a child process: the embedded
 // default when no TEMPORAL_ADDRESS is given. Used by `npm start` and by the tests.
+import net from 'node:net';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Logger } from 'pino';
@@ -52,6 +53,17 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/** Fails with the variable to set when another program holds `port` (the dev server would only say "bind: address already in use"). */
+async function assertPortFree(port: number, variable: string): Promise<void> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new Error(`Port ${port} on 127.0.0.1 is already in use, and the Temporal dev server needs it. Set ${variable} to a free port, for example ${variable}=${port + 1}.`) : err),
+    );
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+  });
+}
+
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const address = `127.0.0.1:${options.port}`;
   if (options.pidFile) await stopRecordedDevServer(options.pidFile, options.logger);
@@ -60,6 +72,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       `A Temporal server already answers at ${address}, and not one this data directory's npm start left running. Stop it, set TEMPORAL_ADDRESS=${address} to use it, or set TEMPORAL_DEV_PORT to another port.`,
     );
   }
+  await assertPortFree(options.port, 'TEMPORAL_DEV_PORT');
+  await assertPortFree(options.uiPort, 'TEMPORAL_UI_PORT');
   const args = [
     'server', 'start-dev',
     '--ip', '127.0.0.1',

@@ -6,7 +6,7 @@
 // child (scripts/bench/load.ts, autocannon) that does nothing else. Phases alternate
 // service, anchor, anchor, service… (each pair in the other order) with a warm-up each;
 // medians are compared. BENCH_ONLY picks comparisons; BENCH_PROFILE_DIR writes CPU profiles.
-// Writes bench-results/bench-<time>.{json,md}; README's Benchmark section
+// Writes bench-results/bench-<time>.{json,md}; docs/performance.md
 // explains the rows. See scripts/bench/*.ts: processes, anchors, load, seed, report.
 import { randomBytes } from 'node:crypto';
 import type { DevServer } from '../runtime/temporal-dev-server.ts';

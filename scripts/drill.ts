@@ -2,7 +2,7 @@
 // (its own Postgres and Temporal dev server, N API replicas, M workers, a webhook
 // receiver), drives mixed load while a seeded schedule kills, stops and restarts
 // processes and dependencies, then accounts from Postgres and Temporal. Prints a table
-// and a last line of JSON; exits 1 on any violation. README "Reliability" says what it checks.
+// and a last line of JSON; exits 1 on any violation. docs/operations.md ("Reliability") says what it checks.
 //
 //   npm run drill -- --quick              at least 20 runs and 3 faults, under 3 minutes (CI)
 //   npm run drill -- --minutes 10         the full drill

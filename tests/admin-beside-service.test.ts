@@ -157,7 +157,7 @@ describe('admin CLIs on the embedded database', () => {
       const balance = await npmRun('credits', ['balance', '--tenant', 'beside', '--json']);
       expect(JSON.parse(balance.stdout)).toMatchObject({ balance: usage.balance, available: usage.available });
 
-      // tenants: the README's webhook fix, while the service runs.
+      // tenants: the webhook fix of docs/operations.md, while the service runs.
       const controlPlane = async () => ((await (await api('/v1/control-plane', besideKey)).json()) as { capabilities: { webhook_delivery: { configured: boolean } } }).capabilities;
       expect((await controlPlane()).webhook_delivery.configured).toBe(false);
       const set = await npmRun('tenants', ['webhook', 'set', '--tenant', 'beside', '--url', 'http://127.0.0.1:9/hooks/runs']);

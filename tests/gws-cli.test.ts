@@ -179,7 +179,7 @@ describe('approval', () => {
       expect(watched.code, watched.stdout).toBe(0);
       expect(watched.stdout).toMatch(/approval needed for 1 external effect/);
       expect(watched.stdout).toMatch(/step_\d+\s+webhook_delivery/);
-      expect(watched.stdout).toContain(`approve: gws approve ${runId}`);
+      expect(watched.stdout).toContain(`approve: npx gws approve ${runId}`);
       expect(watched.stdout).toContain('state: completed');
       expect(watched.stdout).toContain('verification: verified');
       expect(watched.stdout).not.toContain('incident timeline');
@@ -329,8 +329,8 @@ describe('the words', () => {
     expect(approvalLines(run)).toEqual([
       'approval needed for 1 external effect (decide before 2030-01-01T00:00:00.000Z):',
       '  step_3  webhook_delivery',
-      'approve: gws approve run_x',
-      'reject:  gws reject run_x',
+      'approve: npx gws approve run_x',
+      'reject:  npx gws reject run_x',
       '(add --reason "…" to record why)',
     ]);
     expect(summaryLines({ status: 'failed', receipt: null, failure: { code: 'cancelled', message: 'Cancelled.' } } as unknown as AgentRun)).toEqual([

@@ -104,6 +104,7 @@ describe('npm start', () => {
       const workspaceKey = /workspace\s+(gws_ws_\S+)/.exec(out)?.[1] ?? '';
       expect(coreKey).toMatch(/^gws_core_/);
       expect(workspaceKey).toMatch(/^gws_ws_/);
+      expect(out).toContain(`export GWS_API_KEY=${coreKey}`); // the README's first step
       expect(out).toContain(`http://127.0.0.1:${ports.api}/docs`);
       expect(out).toContain(`Temporal UI  http://127.0.0.1:${ports.ui}`);
 

@@ -12,7 +12,7 @@ import { testDataConverter } from './support/payload-codec.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 
 const execFileAsync = promisify(execFile);
-/** The CLI `npm install` puts in .tools/ (scripts/ensure-temporal-cli.sh), used exactly as the README shows. */
+/** The CLI `npm install` puts in .tools/ (scripts/ensure-temporal-cli.sh), used exactly as docs/operations.md shows. */
 const TEMPORAL_CLI = path.resolve('.tools/temporal/bin/temporal');
 
 const INPUT = 'Summarise the incident timeline and send it to the on-call channel.';
@@ -61,9 +61,9 @@ describe('operators', () => {
 
     await handle.signal(approvalSignal, { decision: 'approved' } as never);
     await expect(handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approved' } as never] })).rejects.toMatchObject({ cause: { message: 'decision must be approve or reject' } });
-    // The README's command: the validated Update through the temporal CLI.
+    // The command of docs/operations.md: the validated Update through the temporal CLI.
     const update = (input: string) =>
-      execFileAsync(TEMPORAL_CLI, ['workflow', 'update', 'execute', '--address', inject('temporalAddress'), '--workflow-id', runId, '--name', 'approval', '--input', input, '--codec-endpoint', `${stack.app.url}/codec`, '--codec-auth', `Bearer ${t.key}`]);
+      execFileAsync(TEMPORAL_CLI, ['workflow', 'update', 'execute', '--address', inject('temporalAddress'), '--workflow-id', runId, '--name', 'approval', '--input', input, '--codec-endpoint', `${stack.app.url}/codec`]);
     await expect(update('{"decision":"approved"}')).rejects.toMatchObject({ stderr: expect.stringContaining('decision must be approve or reject') });
     await update('{"decision":"approve","reason":"ops"}');
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);

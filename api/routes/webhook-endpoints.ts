@@ -1,7 +1,7 @@
 // Webhook endpoints for completion notifications (extension: beyond the published
 // contract, whose "outbound notifications" are not shown). A tenant registers an
 // HTTPS URL for run.awaiting_approval, run.completed, run.failed and
-// run.needs_attention; deliveries are signed per Standard Webhooks (README
+// run.needs_attention; deliveries are signed per Standard Webhooks (docs/runs.md
 // "Completion notifications").
 import { z } from 'zod';
 import type { Config } from '../../config/env.ts';

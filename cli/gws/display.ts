@@ -77,8 +77,8 @@ class JsonDisplay implements RunDisplay {
       run_id: run.run_id,
       effects: (run.approval?.effects ?? []).map((e) => ({ step_id: e.step_id, tool: e.tool })),
       deadline: run.approval?.deadline ?? null,
-      approve: `gws approve ${run.run_id}`,
-      reject: `gws reject ${run.run_id}`,
+      approve: `npx gws approve ${run.run_id}`,
+      reject: `npx gws reject ${run.run_id}`,
     });
   }
   notice(text: string) {

@@ -1,4 +1,4 @@
-// The exit codes of `gws`, documented in the README ("Command-line client (gws)").
+// The exit codes of `gws`, documented in docs/cli.md.
 import type { RunStatus } from '../../client/index.ts';
 
 export const EXIT = {

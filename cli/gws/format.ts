@@ -34,8 +34,8 @@ export function approvalLines(run: AgentRun): string[] {
   const lines = [`approval needed for ${effects.length} external effect${effects.length === 1 ? '' : 's'}${run.approval?.deadline ? ` (decide before ${run.approval.deadline})` : ''}:`];
   const width = Math.max(0, ...effects.map((e) => e.step_id.length));
   for (const effect of effects) lines.push(`  ${effect.step_id.padEnd(width)}  ${effect.tool}`);
-  lines.push(`approve: gws approve ${run.run_id}`);
-  lines.push(`reject:  gws reject ${run.run_id}`);
+  lines.push(`approve: npx gws approve ${run.run_id}`);
+  lines.push(`reject:  npx gws reject ${run.run_id}`);
   lines.push('(add --reason "…" to record why)');
   return lines;
 }

@@ -36,7 +36,7 @@ export async function runCommand(ctx: CommandContext, input: string, options: Ru
   if (ctx.mode === 'json') writeJson(ctx.out, run);
   else {
     writeLine(ctx.out, `run ${run.run_id}: ${describeRun(run)}`);
-    writeLine(ctx.out, `follow: gws runs get ${run.run_id} --watch`);
+    writeLine(ctx.out, `follow: npx gws runs get ${run.run_id} --watch`);
   }
   return EXIT.ok;
 }

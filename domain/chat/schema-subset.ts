@@ -71,7 +71,7 @@ export const SCHEMA_LIMITS = {
 
 const TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'] as const;
 
-/** The subset in words: the OpenAPI description of json_schema.schema (and the README's). */
+/** The subset in words: the OpenAPI description of json_schema.schema (and docs/chat.md's). */
 export const SCHEMA_SUBSET_DESCRIPTION =
   "A bounded JSON Schema subset: what pydantic's model_json_schema() (through the openai clients' .parse()) and zod's toJSONSchema / zodResponseFormat emit. " +
   `Honoured: type (one of ${TYPES.join(', ')}, or an array of them), properties, required, additionalProperties (true or false), items (one schema), ` +

@@ -145,7 +145,7 @@ export async function startApi(s: ApiSettings): Promise<Server> {
     PAYLOAD_KEY: s.payloadKey,
     // The per-key limit would otherwise answer 429 under load: the bench measures the work, not the limit.
     RATE_LIMIT_POINTS: '1000000000',
-    // Shared rate limits on Redis, the production setup for replicas (README), when one answers.
+    // Shared rate limits on Redis, the production setup for replicas (docs/operations.md), when one answers.
     ...((await redisUrl()) ? { REDIS_URL: await redisUrl(), REDIS_KEY_PREFIX: `gws-bench-${port}:` } : {}),
   };
   return startServer('api', [...profiling('api'), ...tsx, path.join(projectRoot, 'bin', 'api.ts')], env, port, '/health');

@@ -79,7 +79,7 @@ export function machineNote(): string {
   return `${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, ${os.platform()} ${os.release()}`;
 }
 
-/** The Markdown table (also what README's Benchmark section shows). */
+/** The Markdown table (also what docs/performance.md shows). */
 export function table(rows: Row[]): string {
   const lines = [
     '| Target | Metric | Service | Anchor | Ratio | Bound | Holds |',
