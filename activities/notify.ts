@@ -26,7 +26,7 @@ import {
 } from '../services/webhook-endpoints.ts';
 
 // The retry policy lives in a pure module: import it from there in workflow code.
-export { NOTIFICATION_MAX_ATTEMPTS, NOTIFICATION_RETRY } from '../domain/notifications.ts';
+export { NOTIFICATION_RETRY } from '../domain/notifications.ts';
 
 export interface NotificationTargetsInput {
   tenantId: string;

@@ -7,8 +7,6 @@ import { purgeJourneyEvents, recordJourneyEvent } from '../services/journey.ts';
 import { storableJson } from '../domain/storable-text.ts';
 import { type RunPatch, updateRun } from '../services/runs.ts';
 
-export type { RunTransition as TransitionInput } from '../domain/runs/transition.ts';
-
 export function projectionActivities(deps: { db: Db; journeyRetentionDays: number }) {
   return {
     async recordTransition(t: RunTransition): Promise<void> {

@@ -102,7 +102,10 @@ class Connection {
       const headerBytes = this.started ? 5 : 4;
       if (this.buffer.length < headerBytes) return;
       const length = this.started ? 1 + this.buffer.readInt32BE(1) : this.buffer.readInt32BE(0);
-      if (length < headerBytes || length > MAX_MESSAGE_BYTES) return this.close();
+      if (length < headerBytes || length > MAX_MESSAGE_BYTES) {
+        this.close();
+        return;
+      }
       if (this.buffer.length < length) return;
       const message = this.buffer.subarray(0, length);
       this.buffer = this.buffer.subarray(length);
@@ -112,10 +115,14 @@ class Connection {
           this.socket.write('N');
           continue;
         }
-        if (code === CANCEL_REQUEST) return this.close(); // PGlite has no backend to cancel
+        if (code === CANCEL_REQUEST) {
+          this.close(); // PGlite has no backend to cancel
+          return;
+        }
         this.started = true;
       } else if (message[0] === 0x58) {
-        return this.close(); // Terminate
+        this.close(); // Terminate
+        return;
       }
       const copy = new Uint8Array(message);
       this.chain = this.chain.then(() => this.execute(copy));

@@ -1,8 +1,7 @@
-// Completion notifications: the retry schedule of one delivery and the rules for a
-// webhook endpoint's URL. Pure (no Node modules, type-only imports), so the
+// Completion notifications: the retry schedule of one delivery and the endpoint limits
+// (the URL rule is domain/delivery-url.ts). Pure (no Node modules, type-only imports), so the
 // workflow can import the retry policy without pulling activity code into its bundle.
 import type { RetryPolicy } from '@temporalio/common';
-import { DELIVERY_URL_MAX_LENGTH } from './delivery-url.ts';
 
 /** Attempts per (notification, endpoint): the first and 7 retries. */
 export const NOTIFICATION_MAX_ATTEMPTS = 8;
@@ -23,5 +22,4 @@ export const NOTIFICATION_RETRY: RetryPolicy = {
 
 /** Live endpoints a tenant may have at once; one more is 409 webhook_endpoint_limit_reached. */
 export const MAX_WEBHOOK_ENDPOINTS = 10;
-export const WEBHOOK_URL_MAX_LENGTH = DELIVERY_URL_MAX_LENGTH;
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 200;

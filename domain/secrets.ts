@@ -81,7 +81,7 @@ export function looksLikeSecret(value: string): boolean {
 /** The text with every whitespace-separated token that looks like a secret replaced by `[redacted]`. */
 export function redactSecrets(text: string): string {
   return text.replace(/\S+/g, (token) => {
-    const bare = token.replace(/^[("'<\[]+|[)"'>\].,;:!?]+$/g, '');
+    const bare = token.replace(/^[("'<[]+|[)"'>\].,;:!?]+$/g, '');
     return bare && looksLikeSecret(bare) ? token.replace(bare, '[redacted]') : token;
   });
 }
@@ -93,4 +93,4 @@ export function findSecret(value: unknown): string | null {
 }
 
 /** A credential reference names where a secret lives, never the secret: env:NAME or secret://path. */
-export const CREDENTIAL_REFERENCE = /^(env:[A-Z_][A-Z0-9_]{0,127}|secret:\/\/[A-Za-z0-9._\/-]{1,200})$/;
+export const CREDENTIAL_REFERENCE = /^(env:[A-Z_][A-Z0-9_]{0,127}|secret:\/\/[A-Za-z0-9._/-]{1,200})$/;

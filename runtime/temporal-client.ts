@@ -7,7 +7,7 @@ import { Client, type Connection } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { Logger } from 'pino';
-import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';
+import { CUSTOM_SEARCH_ATTRIBUTES } from '../domain/runs/search-attributes.ts';
 import { serviceDataConverter } from './payload-codec.ts';
 import { namespaceConnection, probingConnection } from './temporal-connection.ts';
 

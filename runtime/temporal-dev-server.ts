@@ -4,9 +4,9 @@ import net from 'node:net';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Logger } from 'pino';
-import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';
+import { CUSTOM_SEARCH_ATTRIBUTES } from '../domain/runs/search-attributes.ts';
 import { forgetDevServer, recordDevServer, stopRecordedDevServer } from './dev-server-pidfile.ts';
-import { ensureTemporalCliScript } from './paths.ts';
+import { ensureTemporalCliScript } from '../config/paths.ts';
 import { isTemporalReachable } from './temporal-client.ts';
 
 const execFileAsync = promisify(execFile);

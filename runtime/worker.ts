@@ -7,7 +7,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import { DefaultLogger, type LogEntry, NativeConnection, Runtime, Worker, type WorkerInterceptors } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../activities/index.ts';
-import { projectRoot } from './paths.ts';
+import { projectRoot } from '../config/paths.ts';
 import { serviceDataConverter } from './payload-codec.ts';
 
 const PINO_LEVEL = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;

@@ -42,7 +42,8 @@ const phases: Record<string, { a: LoadResult[]; b: LoadResult[] }> = {};
  * medians of each side.
  */
 async function alternate(name: string, a: () => Promise<LoadResult>, b: () => Promise<LoadResult>) {
-  const rec = (phases[name] = { a: [] as LoadResult[], b: [] as LoadResult[] });
+  const rec = { a: [] as LoadResult[], b: [] as LoadResult[] };
+  phases[name] = rec;
   for (let i = 0; i < REPS; i++) {
     if (i % 2 === 0) {
       rec.a.push(await a());

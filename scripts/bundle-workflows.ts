@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { projectRoot } from '../runtime/paths.ts';
+import { projectRoot } from '../config/paths.ts';
 
 const outFile = path.join(projectRoot, 'dist', 'workflow-bundle.js');
 const { code } = await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'workflows', 'index.ts') });

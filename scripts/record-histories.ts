@@ -18,7 +18,7 @@ import { openPglite } from '../db/client.ts';
 import { digestOf } from '../domain/digest.ts';
 import type { ModelId } from '../domain/models.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
-import { projectRoot } from '../runtime/paths.ts';
+import { projectRoot } from '../config/paths.ts';
 import { serviceDataConverter } from '../runtime/payload-codec.ts';
 import { payloadCodecFor, resolvePayloadKeyring } from '../runtime/payload-keys.ts';
 import { resolveTemporalCli, startDevServer } from '../runtime/temporal-dev-server.ts';

@@ -44,7 +44,7 @@ export class KeyedBatcher<I, O> {
           key,
           batch.map((w) => w.item),
         );
-        batch.forEach((w, i) => w.resolve(outputs[i]!));
+        for (const [i, w] of batch.entries()) w.resolve(outputs[i]!);
       } catch (err) {
         for (const w of batch) w.reject(err);
       }

@@ -64,9 +64,15 @@ const localCaches = new WeakMap<Db, Map<string, Set<Invalidatable>>>();
 
 export function registerLocalCache(db: Db, channel: string, cache: Invalidatable): () => void {
   let channels = localCaches.get(db);
-  if (!channels) localCaches.set(db, (channels = new Map()));
+  if (!channels) {
+    channels = new Map();
+    localCaches.set(db, channels);
+  }
   let set = channels.get(channel);
-  if (!set) channels.set(channel, (set = new Set()));
+  if (!set) {
+    set = new Set();
+    channels.set(channel, set);
+  }
   const added = set.add(cache);
   return () => added.delete(cache);
 }

@@ -4,8 +4,8 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { ModelId } from '../domain/models.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
-import type { AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
-import { RunStatusKey, TenantIdKey } from '../workflows/search-attributes.ts';
+import { AGENT_RUN_WORKFLOW, type AgentRunInput } from '../domain/runs/run-input.ts';
+import { RunStatusKey, TenantIdKey } from '../domain/runs/search-attributes.ts';
 import type { RunRow } from './runs.ts';
 
 export interface RunWorkflowSettings {
@@ -42,7 +42,7 @@ export async function startRunWorkflow(client: Client, settings: RunWorkflowSett
     model: run.model as ModelId,
   };
   try {
-    await client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
+    await client.workflow.start<(run: AgentRunInput) => Promise<unknown>>(AGENT_RUN_WORKFLOW, {
       taskQueue: settings.taskQueue,
       workflowId: run.id,
       args: [args],

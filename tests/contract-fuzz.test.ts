@@ -108,7 +108,7 @@ function toJson(v: Json): string {
 }
 
 const deepArray = (n: number) => new Raw('['.repeat(n) + ']'.repeat(n));
-const deepObject = (n: number) => new Raw('{"a":'.repeat(n) + '1' + '}'.repeat(n));
+const deepObject = (n: number) => new Raw(`${'{"a":'.repeat(n)}1${'}'.repeat(n)}`);
 
 const HOSTILE_STRINGS = [
   '',
@@ -145,6 +145,7 @@ const HOSTILE_STRINGS = [
   '../../../../etc/passwd',
   '..\\..\\..\\windows\\win.ini',
   '%2e%2e%2f%2e%2e%2f',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a hostile string, sent as written
   '${jndi:ldap://127.0.0.1/a}',
   '{{7*7}}',
   '%s%n%x',
@@ -305,7 +306,7 @@ function typeOf(s: Schema): string | undefined {
 }
 
 /** Fits a string into [minLength, maxLength] (by code units, as the document counts them). */
-function fit(s: string, schema: Schema): string {
+function withinBounds(s: string, schema: Schema): string {
   const min = schema.minLength ?? 0;
   const max = schema.maxLength ?? Infinity;
   let out = s.length > max ? s.slice(0, max) : s;
@@ -335,8 +336,8 @@ function plausibleString(s: Schema, name: string): fc.Arbitrary<string> {
     }
   }
   const free = fc.oneof(
-    { weight: 2, arbitrary: fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40), unit: 'grapheme' }).map((v) => fit(v, s)) },
-    { weight: 3, arbitrary: hostileString.map((v) => fit(v, s)) },
+    { weight: 2, arbitrary: fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40), unit: 'grapheme' }).map((v) => withinBounds(v, s)) },
+    { weight: 3, arbitrary: hostileString.map((v) => withinBounds(v, s)) },
   );
   // An id the description names (model aliases): mostly one of them, so the request gets past the lookup.
   const named = String(s.description ?? '').match(/svc-workspace[\w-]*/g);
@@ -379,7 +380,7 @@ const cursorValue = fc
     id: fc.oneof(fc.constant('run_0123456789abcdef'), hostileString, wrongType),
   })
   .map((c) => Buffer.from(toJson(c)).toString('base64url'))
-  .chain((c) => fc.constantFrom(c, c + '=', `${c}!`, c.slice(1)));
+  .chain((c) => fc.constantFrom(c, `${c}=`, `${c}!`, c.slice(1)));
 
 function hostileNumber(s: Schema): fc.Arbitrary<Json> {
   const bounds = [s.minimum, s.maximum, s.exclusiveMinimum, s.exclusiveMaximum].filter((b) => typeof b === 'number') as number[];
@@ -431,7 +432,7 @@ function hostileValue(schema: Schema | undefined, name: string, depth: number): 
   switch (typeOf(s)) {
     case 'string':
       return fc.oneof(
-        { weight: 3, arbitrary: hostileString.map((v) => fit(v, s)) }, // hostile, inside the declared bounds
+        { weight: 3, arbitrary: hostileString.map((v) => withinBounds(v, s)) }, // hostile, inside the declared bounds
         { weight: 1, arbitrary: hostileString }, // hostile, bounds ignored
         { weight: 1, arbitrary: s.format === 'date-time' ? fc.oneof(fc.constantFrom(...DATE_TIMES), anyDate) : hostileString },
       );
@@ -480,7 +481,7 @@ function schemaAt(schema: Schema | undefined, path: (string | number)[]): Schema
 /** Every position in `v` (the root too): where a mutation can go. */
 function positions(v: Json, path: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
   out.push(path);
-  if (Array.isArray(v)) v.forEach((x, i) => positions(x, [...path, i], out));
+  if (Array.isArray(v)) for (const [i, x] of v.entries()) positions(x, [...path, i], out);
   else if (v !== null && typeof v === 'object' && !(v instanceof Raw)) for (const [k, x] of Object.entries(v)) positions(x, [...path, k], out);
   return out;
 }
@@ -714,7 +715,7 @@ const RAW_BODIES = [
   '123456789012345678901234567890',
   '['.repeat(200) + ']'.repeat(200),
   '['.repeat(5_000) + ']'.repeat(5_000),
-  '{"a":'.repeat(200) + '1' + '}'.repeat(200),
+  `${'{"a":'.repeat(200)}1${'}'.repeat(200)}`,
   '['.repeat(100),
 ];
 
@@ -740,7 +741,7 @@ function requestFor(op: Operation): fc.Arbitrary<Request> {
       weight: 1,
       arbitrary: fc.array(fc.tuple(fc.constantFrom(...EXTRA_KEYS).map(encodeComponent), component(hostileString)).map(([k, v]) => `${k}=${v.encoded}`), { minLength: 1, maxLength: 3 }),
     },
-    { weight: 1, arbitrary: fc.constantFrom(['&&&'], ['='], ['%'], ['a=%zz'], ['a'.repeat(5_000) + '=1']) },
+    { weight: 1, arbitrary: fc.constantFrom(['&&&'], ['='], ['%'], ['a=%zz'], [`${'a'.repeat(5_000)}=1`]) },
   );
   const queryArb = fc
     .tuple(fc.tuple(...queryParams.map(oneParam)), extraQuery)

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../runtime/paths.ts';
+import { projectRoot } from '../config/paths.ts';
 import { createKey } from '../services/keys.ts';
 import { createRun } from '../services/runs.ts';
 import { grantCredits } from '../services/ledger.ts';

@@ -19,7 +19,7 @@ import { freePort } from './support/free-port.ts';
 import { ApiClient } from './support/client.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
-import { payloadEnv, serviceProcessEnv, testDataConverter } from './support/payload-codec.ts';
+import { serviceProcessEnv, testDataConverter } from './support/payload-codec.ts';
 
 let stack: RunStack;
 let connection: Connection;

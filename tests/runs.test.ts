@@ -1,7 +1,4 @@
-// Durable runs end to end: real API over a socket, real worker, real Temporal
-// dev server, real Postgres. Ledger and memory are checked in the database.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+
 import { Client, Connection } from '@temporalio/client';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

@@ -225,7 +225,7 @@ describe('verifyRun: model-planned runs', () => {
   it('reads an answer in "Action N:" sections as well, fenced JSON too', () => {
     const sections = `Action 1: ${PART_1}\n\n## Action 2\n${PART_2}`;
     expect(verifyModel({ answer: sections }).receipt.unresolved).toEqual([]);
-    expect(verifyModel({ answer: '```json\n' + BOTH + '\n```' }).receipt.unresolved).toEqual([]);
+    expect(verifyModel({ answer: `\`\`\`json\n${BOTH}\n\`\`\`` }).receipt.unresolved).toEqual([]);
   });
 
   it.each([
@@ -327,7 +327,7 @@ describe('verifyRun: source coverage', () => {
   it('remembers the run by its outcome line only: no key phrase or other step text', () => {
     const { result, outcome } = verifyLocal('Summarise the incident timeline.', { memory: true });
     expect(result.summary).toContain('Key phrases:');
-    expect(outcome).toBe(result.summary.slice(0, result.summary.indexOf('. Key phrases:')) + '.');
+    expect(outcome).toBe(`${result.summary.slice(0, result.summary.indexOf('. Key phrases:'))}.`);
     expect(outcome).not.toContain('incident');
   });
 });

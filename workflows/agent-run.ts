@@ -20,7 +20,6 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.ts';
-import type { ModelId } from '../domain/models.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
 import type { LoopStop } from '../domain/runs/run-types.ts';
 import type { RunProjectionPatch, RunTransition } from '../domain/runs/transition.ts';
@@ -32,7 +31,10 @@ import { approvalSignal, approvalUpdate, type ApprovalDecision, type ApprovalMet
 import { currentDetailsOf, type PendingEffect, progressOf } from './run-details.ts';
 import { executeWithModel, type LoopResult, type ModelContext, planWithModel } from './agent-loop.ts';
 import { notifyRunWorkflow } from './notify-run.ts';
-import { RunStatusKey, TenantIdKey } from './search-attributes.ts';
+import { RunStatusKey, TenantIdKey } from '../domain/runs/search-attributes.ts';
+import type { AgentRunInput } from '../domain/runs/run-input.ts';
+
+export type { AgentRunInput } from '../domain/runs/run-input.ts';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -71,16 +73,6 @@ const tools = proxyActivities<Activities>({
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 5 },
 });
-
-export interface AgentRunInput {
-  runId: string;
-  tenantId: string;
-  input: string;
-  memory: boolean;
-  approvalTimeoutMs: number;
-  /** Absent in runs started before runs took a model: svc-workspace. */
-  model?: ModelId;
-}
 
 export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
   const { status, failureCode, notifications, failsExecution } = await conductRun(run);

@@ -47,10 +47,13 @@ function standardErrorCodes(route: RouteSpec): number[] {
   // Any request can be refused at the HTTP layer for an oversized request line or header block.
   const codes = new Set<number>([431, 500]);
   if (route.request) codes.add(400);
-  if (route.request?.body) [413, 415].forEach((c) => codes.add(c));
-  if (route.auth !== 'none') [401, 503].forEach((c) => codes.add(c));
+  const add = (...more: number[]) => {
+    for (const c of more) codes.add(c);
+  };
+  if (route.request?.body) add(413, 415);
+  if (route.auth !== 'none') add(401, 503);
   // The limiter's store can fail too (503).
-  if (effectiveRateLimit(route) !== 'none') [429, 503].forEach((c) => codes.add(c));
+  if (effectiveRateLimit(route) !== 'none') add(429, 503);
   return [...codes];
 }
 

@@ -6,6 +6,7 @@ import { apiErrorOfResponse, CliError } from './errors.ts';
 export type SseMessage = EventSourceMessage;
 
 /** What the handler of a message answers: 'stop' ends the stream (the caller has what it needed). */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing goes on; only 'stop' ends the stream.
 export type SseHandler = (message: SseMessage) => Promise<'stop' | void> | 'stop' | void;
 
 export interface ReadOptions {

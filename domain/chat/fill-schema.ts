@@ -315,13 +315,13 @@ function numberCandidates(schema: Schema, src: FillSource, name: string): number
 
 // --- Enums ------------------------------------------------------------------
 
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** Case-insensitive, word-bounded: "high" matches "High priority", not "highway"; "in_progress" also matches "in progress". */
 function wordPattern(value: string): RegExp {
-  const body = /^[A-Za-z0-9]+(?:[\s_-]+[A-Za-z0-9]+)*$/.test(value) ? nameWords(value).map(escape).join('[\\s_-]*') : escape(value);
+  const body = /^[A-Za-z0-9]+(?:[\s_-]+[A-Za-z0-9]+)*$/.test(value) ? nameWords(value).map(escape).join('[\\s_-]*') : escapeRegExp(value);
   return new RegExp(`(?<![A-Za-z0-9])${body}(?![A-Za-z0-9])`, 'gi');
 }
 
@@ -399,7 +399,7 @@ function derivedBy<T>(table: Record<string, T>, name: string): T | undefined {
 function statedValues(src: FillSource, name: string, list: boolean): string[] {
   const words = nameWords(name);
   const last = words.length - 1;
-  const phrase = words.map((w, i) => (i === last ? `${escape(singular(w))}s?` : escape(w))).join('[\\s_-]+');
+  const phrase = words.map((w, i) => (i === last ? `${escapeRegExp(singular(w))}s?` : escapeRegExp(w))).join('[\\s_-]+');
   const pattern = new RegExp(`(?<![A-Za-z0-9])${phrase}(?![A-Za-z0-9])\\s*(?::|=|\\s(?:is|are|was|were)\\s)\\s*(.+)$`, 'i');
   return src.statements.flatMap((sentence) => {
     const rest = pattern.exec(sentence)?.[1];

@@ -28,7 +28,7 @@ function centralQuestion(facts: ObjectiveFacts): string {
   if (facts.questions[0]) return truncate(facts.questions[0], 240);
   const first = (facts.sentences[0] ?? facts.text).replace(/[.!]$/, '');
   for (const [pattern, replacement] of OPENINGS) {
-    if (pattern.test(first)) return truncate(capitalize(first.replace(pattern, replacement)), 238) + '?';
+    if (pattern.test(first)) return `${truncate(capitalize(first.replace(pattern, replacement)), 238)}?`;
   }
   const terms = facts.keyTerms.slice(0, 3).map((k) => k.term);
   return `What is known, and what is still unknown, about ${terms.join(', ') || truncate(first, 120)}?`;

@@ -17,7 +17,7 @@ import { payloadCodecFor, resolvePayloadKeyring } from '../../runtime/payload-ke
 import { runSummary } from '../../services/run-workflow.ts';
 import type { RunRow } from '../../services/runs.ts';
 import type { AgentRunInput, agentRunWorkflow } from '../../workflows/agent-run.ts';
-import { RunStatusKey, TenantIdKey } from '../../workflows/search-attributes.ts';
+import { RunStatusKey, TenantIdKey } from '../../domain/runs/search-attributes.ts';
 import { summarize, type LoadResult } from './report.ts';
 
 export interface StartAnchorArgs {

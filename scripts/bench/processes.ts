@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
-import { projectRoot } from '../../runtime/paths.ts';
+import { projectRoot } from '../../config/paths.ts';
 import { resolveTemporalCli, startDevServer, type DevServer } from '../../runtime/temporal-dev-server.ts';
 import { freePort } from '../../tests/support/free-port.ts';
 

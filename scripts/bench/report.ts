@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { projectRoot } from '../../runtime/paths.ts';
+import { projectRoot } from '../../config/paths.ts';
 
 /** One measurement (the measured part, after the warm-up). */
 export interface LoadResult {

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { pino } from 'pino';
 import { openPostgres } from '../../db/client.ts';
-import { projectRoot } from '../../runtime/paths.ts';
+import { projectRoot } from '../../config/paths.ts';
 import { type DevServer, resolveTemporalCli, startDevServer } from '../../runtime/temporal-dev-server.ts';
 import { freePort } from '../../tests/support/free-port.ts';
 import { type PrivatePostgres, startPrivatePostgres } from '../../tests/support/private-postgres.ts';

@@ -137,7 +137,7 @@ export class LoadDriver {
   private async approve(tenant: DrillTenant, runId: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const waiting = await this.waitFor(tenant, runId, (r) => r.status === 'awaiting_approval' || TERMINAL.has(r.status), timeoutMs);
-    if (!waiting || waiting.status !== 'awaiting_approval') return;
+    if (waiting?.status !== 'awaiting_approval') return;
     while (Date.now() < deadline) {
       const before = await this.getRun(tenant, runId);
       if (before?.status !== 'awaiting_approval') return;

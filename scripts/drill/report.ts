@@ -30,7 +30,11 @@ export interface DrillSummary {
 
 export function printReport(input: { seed: number; quick: boolean; elapsedMs: number; load: LoadStats; faults: FaultRecord[]; accounting: Accounting; loadDone: boolean }): DrillSummary {
   const { load, faults, accounting } = input;
-  const count = (keys: string[]) => keys.reduce<Record<string, number>>((acc, k) => ({ ...acc, [k]: (acc[k] ?? 0) + 1 }), {});
+  const count = (keys: string[]) => {
+    const counts: Record<string, number> = {};
+    for (const k of keys) counts[k] = (counts[k] ?? 0) + 1;
+    return counts;
+  };
   const outageMs = faults.filter((f) => f.outage).reduce((sum, f) => sum + f.downMs, 0);
   const summary: DrillSummary = {
     seed: input.seed,

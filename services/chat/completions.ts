@@ -108,7 +108,8 @@ export function toolCallDeltasOf(calls: ToolCallRequest[]): ToolCallDelta[][] {
 /** Folds streamed tool-call deltas into whole calls, by index. */
 function accumulateToolCalls(calls: ToolCallRequest[], deltas: ToolCallDelta[]): void {
   for (const d of deltas) {
-    const call = (calls[d.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+    calls[d.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } };
+    const call = calls[d.index]!;
     if (d.id) call.id = d.id;
     if (d.function?.name) call.function.name = d.function.name;
     if (d.function?.arguments) call.function.arguments += d.function.arguments;

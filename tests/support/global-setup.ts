@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { projectRoot } from '../../runtime/paths.ts';
+import { projectRoot } from '../../config/paths.ts';
 import pg from 'pg';
 import { pino } from 'pino';
 import type { TestProject } from 'vitest/node';

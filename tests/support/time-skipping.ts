@@ -7,8 +7,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { projectRoot } from '../../runtime/paths.ts';
-import { CUSTOM_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.ts';
+import { projectRoot } from '../../config/paths.ts';
+import { CUSTOM_SEARCH_ATTRIBUTES } from '../../domain/runs/search-attributes.ts';
 
 const execFileAsync = promisify(execFile);
 const ensureScript = path.join(projectRoot, 'scripts', 'ensure-temporal-test-server.sh');

@@ -1,5 +1,5 @@
 // This service's custom search attributes, so runs filter by status and tenant
-// in the Temporal Web UI and CLI. Shared by workflows (to upsert them) and by
+// in the Temporal Web UI and CLI. Pure: shared by workflows (to upsert them), services (to start runs with them) and
 // the runtime (to register them on the server).
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 

@@ -1,0 +1,16 @@
+// What starts a run's workflow: its arguments and its workflow type's name. Here, not in
+// workflows/, so that the services that start runs need nothing from the workflow code.
+import type { ModelId } from '../models.ts';
+
+/** The registered name of the run's workflow function (workflows/agent-run.ts agentRunWorkflow). */
+export const AGENT_RUN_WORKFLOW = 'agentRunWorkflow';
+
+export interface AgentRunInput {
+  runId: string;
+  tenantId: string;
+  input: string;
+  memory: boolean;
+  approvalTimeoutMs: number;
+  /** Absent in runs started before runs took a model: svc-workspace. */
+  model?: ModelId;
+}
