@@ -24,7 +24,6 @@ import { recallableEntries } from '../services/memory.ts';
 import { heldFor, modelUsageOf, recordModelCall } from '../services/model-usage.ts';
 import { HOLD_STEP } from './ledger.ts';
 
-
 export interface AgentDeps {
   db: Db;
   pricing: PricingTable;
@@ -49,7 +48,8 @@ type Called = { kind: 'output'; output: ChatOutput } | { kind: 'stopped'; stop: 
 /** One model call: refused if its worst case would pass the hold, charged by reported usage, recorded once. */
 async function callModel(deps: AgentDeps, c: CallContext, callKey: string, request: ChatRequest, toolsRun: ToolId[]): Promise<Called> {
   const provider = deps.providers[c.provider];
-  if (!provider) return { kind: 'stopped', stop: { code: 'model_unavailable', message: `No provider is configured for ${c.model}; nothing was sent to a model.` } };
+  if (!provider)
+    return { kind: 'stopped', stop: { code: 'model_unavailable', message: `No provider is configured for ${c.model}; nothing was sent to a model.` } };
   const hold = await heldFor(deps.db, c.runId, HOLD_STEP);
   const before = (await modelUsageOf(deps.db, c.runId, callKey)).costMicro;
   const tools = toolCredits(toolCalls(toolsRun), deps.pricing);
@@ -57,7 +57,13 @@ async function callModel(deps: AgentDeps, c: CallContext, callKey: string, reque
   const promptTokens = estimateTokens(JSON.stringify([request.messages, request.tools ?? [], request.responseFormat ?? null]));
   const worstCase = modelCredits(promptTokens + request.maxTokens, c.model, deps.pricing);
   if (creditsOfMicro(before + modelCostMicro(promptTokens + request.maxTokens, c.model, deps.pricing)) + tools > hold) {
-    return { kind: 'stopped', stop: { code: 'hold_exhausted', message: `The next model call could cost up to ${worstCase} credits; ${hold - spent} of the ${hold} held remain. It was not made.` } };
+    return {
+      kind: 'stopped',
+      stop: {
+        code: 'hold_exhausted',
+        message: `The next model call could cost up to ${worstCase} credits; ${hold - spent} of the ${hold} held remain. It was not made.`,
+      },
+    };
   }
   let output: ChatOutput;
   try {
@@ -72,10 +78,24 @@ async function callModel(deps: AgentDeps, c: CallContext, callKey: string, reque
   const completion = output.content ?? output.refusal ?? JSON.stringify(output.toolCalls ?? []);
   const usage = output.usage ?? { promptTokens, completionTokens: estimateTokens(completion) };
   const costMicro = modelCostMicro(usage.promptTokens + usage.completionTokens, c.model, deps.pricing);
-  await recordModelCall(deps.db, { tenantId: c.tenantId, runId: c.runId, callKey, model: c.model, ...usage, costMicro, usageBasis: output.usage ? 'reported' : 'estimated' });
+  await recordModelCall(deps.db, {
+    tenantId: c.tenantId,
+    runId: c.runId,
+    callKey,
+    model: c.model,
+    ...usage,
+    costMicro,
+    usageBasis: output.usage ? 'reported' : 'estimated',
+  });
   const credits = creditsOfMicro(costMicro);
   if (creditsOfMicro(before + costMicro) + tools > hold) {
-    return { kind: 'stopped', stop: { code: 'hold_exhausted', message: `The model reported usage of ${credits} credits for one call, past the ${hold} held; the run stopped and is charged no more than the hold.` } };
+    return {
+      kind: 'stopped',
+      stop: {
+        code: 'hold_exhausted',
+        message: `The model reported usage of ${credits} credits for one call, past the ${hold} held; the run stopped and is charged no more than the hold.`,
+      },
+    };
   }
   return { kind: 'output', output };
 }
@@ -126,7 +146,12 @@ export async function withRecalledText(db: Db, tenantId: string, transcript: Cha
       const entry = typeof ref.id === 'string' ? current.get(ref.id) : undefined;
       if (!entry) return { id: ref.id, unavailable: NO_LONGER_IN_MEMORY };
       const changed = typeof ref.digest === 'string' && digestOf(entry.content) !== ref.digest;
-      return { id: ref.id, subject: entry.subject, content: entry.content, ...(changed ? { note: 'Corrected since it was recalled: this is the current version.' } : {}) };
+      return {
+        id: ref.id,
+        subject: entry.subject,
+        content: entry.content,
+        ...(changed ? { note: 'Corrected since it was recalled: this is the current version.' } : {}),
+      };
     });
     return { ...m, content: JSON.stringify({ ...recall, output: { ...recall.output, entries } }) };
   });
@@ -146,7 +171,12 @@ export function agentActivities(deps: AgentDeps) {
         { role: 'system', content: planningInstructions(actions) },
         { role: 'user', content: p.input },
         ...(p.problems.length
-          ? [{ role: 'user' as const, content: `Your previous plan was not valid:\n${p.problems.map((x) => `- ${x}`).join('\n')}\nAnswer again with a valid plan.` }]
+          ? [
+              {
+                role: 'user' as const,
+                content: `Your previous plan was not valid:\n${p.problems.map((x) => `- ${x}`).join('\n')}\nAnswer again with a valid plan.`,
+              },
+            ]
           : []),
       ];
       const request: ChatRequest = {
@@ -179,7 +209,11 @@ export function agentActivities(deps: AgentDeps) {
       if (called.kind === 'stopped') return called;
       const { output } = called;
       if (output.toolCalls?.length) {
-        return { kind: 'tool_calls', assistant: { role: 'assistant', content: output.content ?? '', tool_calls: output.toolCalls }, calls: proposedCalls(output) };
+        return {
+          kind: 'tool_calls',
+          assistant: { role: 'assistant', content: output.content ?? '', tool_calls: output.toolCalls },
+          calls: proposedCalls(output),
+        };
       }
       if (output.refusal || output.content === null) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to answer.' } };
       return { kind: 'answer', content: output.content };

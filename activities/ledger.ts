@@ -46,7 +46,13 @@ export function ledgerActivities(deps: { db: Db; pricing: PricingTable }) {
       const usage =
         input.provider === 'upstream'
           ? await agentUsage(input, ran)
-          : actualUsage(input.input, ran.map((r) => JSON.stringify(r.output ?? null)), ran.map((r) => r.tool), deps.pricing, input.model);
+          : actualUsage(
+              input.input,
+              ran.map((r) => JSON.stringify(r.output ?? null)),
+              ran.map((r) => r.tool),
+              deps.pricing,
+              input.model,
+            );
       const outcome = await settle(deps.db, { runId: input.runId, step: HOLD_STEP, actualAmount: usage.amount, usageBasis: usage.usage_basis });
       return { ...usage, ...outcome };
     },

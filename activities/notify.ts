@@ -68,7 +68,13 @@ export function stateOf(event: NotificationEvent): string {
   return event.slice('run.'.length);
 }
 
-export function notificationPayload(input: { event: NotificationEvent; runId: string; tenantId: string; occurredAt: Date; publicBaseUrl?: string }): NotificationPayload {
+export function notificationPayload(input: {
+  event: NotificationEvent;
+  runId: string;
+  tenantId: string;
+  occurredAt: Date;
+  publicBaseUrl?: string;
+}): NotificationPayload {
   const base = (input.publicBaseUrl ?? '').replace(/\/+$/, '');
   const statusUrl = `${base}/v1/agent-runs/${input.runId}`;
   return {
@@ -94,7 +100,13 @@ function activityContext(): Context | null {
   }
 }
 
-export function notificationActivities(deps: { db: Db; publicBaseUrl?: string; webhookTimeoutMs?: number; deliveryRules: DeliveryUrlRules; resolveAll?: ResolveAll }) {
+export function notificationActivities(deps: {
+  db: Db;
+  publicBaseUrl?: string;
+  webhookTimeoutMs?: number;
+  deliveryRules: DeliveryUrlRules;
+  resolveAll?: ResolveAll;
+}) {
   const { db } = deps;
   const send = deliveryFetch(deps.deliveryRules, deps.resolveAll);
   const timeoutMs = deps.webhookTimeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -143,7 +155,9 @@ export function notificationActivities(deps: { db: Db; publicBaseUrl?: string; w
         attempt,
       });
       const occurredAt = (await enteredStateAt(db, input.tenantId, input.runId, stateOf(input.event))) ?? row.createdAt;
-      const body = JSON.stringify(notificationPayload({ event: input.event, runId: input.runId, tenantId: input.tenantId, occurredAt, publicBaseUrl: deps.publicBaseUrl }));
+      const body = JSON.stringify(
+        notificationPayload({ event: input.event, runId: input.runId, tenantId: input.tenantId, occurredAt, publicBaseUrl: deps.publicBaseUrl }),
+      );
       const sentAt = new Date();
       const headers = {
         'content-type': 'application/json',
@@ -155,7 +169,11 @@ export function notificationActivities(deps: { db: Db; publicBaseUrl?: string; w
 
       const failed = async (statusCode: number | null, message: string): Promise<never> => {
         await finishDeliveryAttempt(db, deliveryId, { status: final ? 'failed' : 'pending', statusCode });
-        if (final) throw ApplicationFailure.nonRetryable(`${message}; attempt ${attempt} of ${NOTIFICATION_MAX_ATTEMPTS}, delivery failed.`, NOTIFICATION_ATTEMPT_FAILED);
+        if (final)
+          throw ApplicationFailure.nonRetryable(
+            `${message}; attempt ${attempt} of ${NOTIFICATION_MAX_ATTEMPTS}, delivery failed.`,
+            NOTIFICATION_ATTEMPT_FAILED,
+          );
         throw ApplicationFailure.retryable(`${message}; attempt ${attempt} of ${NOTIFICATION_MAX_ATTEMPTS}.`, NOTIFICATION_ATTEMPT_FAILED);
       };
 
@@ -166,9 +184,13 @@ export function notificationActivities(deps: { db: Db; publicBaseUrl?: string; w
         res = await send(endpoint.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.any(signals) });
       } catch (err) {
         if (ctx?.cancellationSignal.aborted) throw err;
-        if (isDeliveryRefused(err)) return failed(null, `Webhook endpoint ${endpoint.id} resolves to an address this deployment does not send to; nothing was sent`);
+        if (isDeliveryRefused(err))
+          return failed(null, `Webhook endpoint ${endpoint.id} resolves to an address this deployment does not send to; nothing was sent`);
         const timedOut = (err as Error).name === 'TimeoutError';
-        return failed(null, timedOut ? `Webhook endpoint ${endpoint.id} did not answer within ${timeoutMs} ms` : `Webhook endpoint ${endpoint.id} could not be reached`);
+        return failed(
+          null,
+          timedOut ? `Webhook endpoint ${endpoint.id} did not answer within ${timeoutMs} ms` : `Webhook endpoint ${endpoint.id} could not be reached`,
+        );
       }
       // The answer's body is not read (nor kept): only its status counts.
       await res.body?.cancel().catch(() => {});

@@ -80,7 +80,12 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number, send: 
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw err;
       if (isDeliveryRefused(err)) {
-        return { status: 'failed', detail: 'The webhook URL resolves to an address this deployment does not send to (private, link-local, or loopback in production); nothing was sent.', output: null, sources: [] };
+        return {
+          status: 'failed',
+          detail: 'The webhook URL resolves to an address this deployment does not send to (private, link-local, or loopback in production); nothing was sent.',
+          output: null,
+          sources: [],
+        };
       }
       // Safe to retry; typed so that, if every attempt ends like this, the workflow knows nothing was sent.
       if (neverSent(err)) throw ApplicationFailure.retryable('The webhook could not be reached; nothing was sent.', WEBHOOK_NOT_SENT);

@@ -45,7 +45,10 @@ function answerRaw(socket: Duplex, error: ApiError, extraHeaders = ''): void {
 
 /** A busy port, said so that the fix is in the message: which variable picks another. */
 function portInUse(host: string, port: number): Error {
-  return Object.assign(new Error(`Port ${port} on ${host} is already in use (another npm start, or another program). Set PORT to a free port, for example PORT=${port + 1}.`), { code: 'EADDRINUSE' });
+  return Object.assign(
+    new Error(`Port ${port} on ${host} is already in use (another npm start, or another program). Set PORT to a free port, for example PORT=${port + 1}.`),
+    { code: 'EADDRINUSE' },
+  );
 }
 
 export interface RunningServer {

@@ -23,7 +23,13 @@ program
   .action(async (opts: { tenant: string; kind: KeyKind; label?: string; json?: boolean }) => {
     const key = await withDb(async (db) => {
       const created = await createKey(db, { tenant: opts.tenant, kind: opts.kind, label: opts.label });
-      await recordAudit(db, { tenantId: created.tenantId, keyId: null, action: 'key.create', target: `key:${created.id}`, subject: { id: created.id, kind: created.kind } });
+      await recordAudit(db, {
+        tenantId: created.tenantId,
+        keyId: null,
+        action: 'key.create',
+        target: `key:${created.id}`,
+        subject: { id: created.id, kind: created.kind },
+      });
       return created;
     });
     if (opts.json) {
@@ -41,8 +47,20 @@ program
   .action(async (opts: { tenant?: string; json?: boolean }) => {
     const keys = await withDb((db) => listKeys(db, { tenant: opts.tenant }));
     for (const k of keys) {
-      const row = { id: k.id, tenant: k.tenant, kind: k.kind, prefix: k.prefix, label: k.label, created_at: k.createdAt.toISOString(), revoked_at: k.revokedAt?.toISOString() ?? null };
-      console.log(opts.json ? JSON.stringify(row) : `${row.id}  ${row.tenant}  ${row.kind.padEnd(9)}  ${row.prefix}…  ${row.revoked_at ? `revoked ${row.revoked_at}` : 'active'}  ${row.label ?? ''}`);
+      const row = {
+        id: k.id,
+        tenant: k.tenant,
+        kind: k.kind,
+        prefix: k.prefix,
+        label: k.label,
+        created_at: k.createdAt.toISOString(),
+        revoked_at: k.revokedAt?.toISOString() ?? null,
+      };
+      console.log(
+        opts.json
+          ? JSON.stringify(row)
+          : `${row.id}  ${row.tenant}  ${row.kind.padEnd(9)}  ${row.prefix}…  ${row.revoked_at ? `revoked ${row.revoked_at}` : 'active'}  ${row.label ?? ''}`,
+      );
     }
     if (!opts.json && keys.length === 0) console.log('no keys');
   });

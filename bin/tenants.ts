@@ -46,7 +46,11 @@ credits
       await grantCredits(db, { tenantId: tenant.id, amount: opts.amount, entryKey: newId('grant'), note: opts.note });
       return balanceOf(db, tenant.id);
     });
-    console.log(opts.json ? JSON.stringify({ tenant: opts.tenant, ...balance }) : `Granted ${opts.amount} credits to "${opts.tenant}". Balance ${balance.balance}, available ${balance.available}.`);
+    console.log(
+      opts.json
+        ? JSON.stringify({ tenant: opts.tenant, ...balance })
+        : `Granted ${opts.amount} credits to "${opts.tenant}". Balance ${balance.balance}, available ${balance.available}.`,
+    );
   });
 
 credits
@@ -55,7 +59,11 @@ credits
   .option('--json', 'print JSON')
   .action(async (opts: { tenant: string; json?: boolean }) => {
     const balance = await withDb(async (db) => balanceOf(db, (await ensureTenant(db, opts.tenant)).id));
-    console.log(opts.json ? JSON.stringify({ tenant: opts.tenant, ...balance }) : `"${opts.tenant}": balance ${balance.balance}, held ${balance.held}, available ${balance.available}.`);
+    console.log(
+      opts.json
+        ? JSON.stringify({ tenant: opts.tenant, ...balance })
+        : `"${opts.tenant}": balance ${balance.balance}, held ${balance.held}, available ${balance.available}.`,
+    );
   });
 
 const webhook = program.command('webhook').description("where the webhook_delivery tool sends a run's result");
@@ -111,7 +119,13 @@ program
     if (rows.length === 0) return void console.log('No tenants.');
     const table = [['NAME', 'ID', 'BALANCE', 'HELD', 'AVAILABLE'], ...rows.map((r) => [r.name, r.id, String(r.balance), String(r.held), String(r.available)])];
     const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-    for (const row of table) console.log(row.map((cell, i) => (i >= 2 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+    for (const row of table)
+      console.log(
+        row
+          .map((cell, i) => (i >= 2 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+          .join('  ')
+          .trimEnd(),
+      );
   });
 
 /**
@@ -121,11 +135,15 @@ program
 function checkWebhookUrl(value: string): void {
   const problem = deliveryUrlProblem(value, deliveryUrlRules(config.env));
   if (problem) throw new Error(`The URL ${problem}; nothing was changed.`);
-  if (looksLikeSecret(value)) throw new Error('The URL carries a credential (user:password@ or a key in its query); verify deliveries by their signature instead. Nothing was changed.');
+  if (looksLikeSecret(value))
+    throw new Error('The URL carries a credential (user:password@ or a key in its query); verify deliveries by their signature instead. Nothing was changed.');
 }
 
 function eventList(value: string): NotificationEvent[] {
-  const events = value.split(',').map((e) => e.trim()).filter(Boolean);
+  const events = value
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   const unknown = events.find((e) => !(NOTIFICATION_EVENTS as readonly string[]).includes(e));
   if (unknown !== undefined) throw new InvalidArgumentError(`unknown event type "${unknown}"; choose from ${NOTIFICATION_EVENTS.join(', ')}`);
   if (events.length === 0) throw new InvalidArgumentError('name at least one event type');
@@ -136,7 +154,8 @@ function eventList(value: string): NotificationEvent[] {
 /** The description, trimmed, or null; checked in the action so that an error never echoes it. */
 function checkedDescription(value: string | undefined): string | null {
   const text = value?.trim() ?? '';
-  if (text.length > WEBHOOK_DESCRIPTION_MAX_LENGTH) throw new Error(`The description must be at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters; nothing was changed.`);
+  if (text.length > WEBHOOK_DESCRIPTION_MAX_LENGTH)
+    throw new Error(`The description must be at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters; nothing was changed.`);
   if (isUnstorable(text)) throw new Error('The description must be text without NUL or unpaired surrogate characters; nothing was changed.');
   if (looksLikeSecret(text)) throw new Error('The description looks like a credential; nothing was changed.');
   return text || null;
@@ -183,8 +202,19 @@ webhooks
   .action(async (tenantName: string, opts: { json?: boolean }) => {
     const rows = await withDb(async (db) => listWebhookEndpoints(db, (await existingTenant(db, tenantName)).id));
     for (const r of rows) {
-      const view = { id: r.id, url: r.url, events: r.events, description: r.description, secret_hint: secretHint(r.secret), created_at: r.createdAt.toISOString() };
-      console.log(opts.json ? JSON.stringify(view) : `${view.id}  ${view.url}  ${view.events.join(',')}  ${view.secret_hint}  ${view.created_at}${view.description ? `  ${view.description}` : ''}`);
+      const view = {
+        id: r.id,
+        url: r.url,
+        events: r.events,
+        description: r.description,
+        secret_hint: secretHint(r.secret),
+        created_at: r.createdAt.toISOString(),
+      };
+      console.log(
+        opts.json
+          ? JSON.stringify(view)
+          : `${view.id}  ${view.url}  ${view.events.join(',')}  ${view.secret_hint}  ${view.created_at}${view.description ? `  ${view.description}` : ''}`,
+      );
     }
     if (rows.length === 0 && !opts.json) console.log(`"${tenantName}" has no webhook endpoints.`);
   });

@@ -8,12 +8,8 @@ import type { AgentLimits, PricingTable } from '../domain/pricing.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
-const flag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-const hostPort = z
-  .string()
-  .regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port, for example 127.0.0.1:7233');
+const flag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
+const hostPort = z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port, for example 127.0.0.1:7233');
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const keyId = z.string().regex(KEY_ID, 'must be 1 to 64 of A-Z a-z 0-9 . _ -');
 /** Standard base64 that decodes to exactly 32 bytes (an AES-256 key). */
@@ -30,7 +26,10 @@ const payloadKey = z.string().transform((v, ctx) => {
 });
 const previousPayloadKeys = z.string().transform((v, ctx) => {
   const keys: { id: string; bytes: Buffer }[] = [];
-  for (const item of v.split(',').map((x) => x.trim()).filter(Boolean)) {
+  for (const item of v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
     const colon = item.indexOf(':');
     const id = colon > 0 ? item.slice(0, colon) : '';
     const bytes = colon > 0 ? aes256Key(item.slice(colon + 1)) : null;
@@ -75,7 +74,10 @@ export const envSchema = z.object({
   TRIAL_RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
   TRUST_PROXY: flag.default(false),
   // Shared rate-limit counters (services/rate-limiters.ts); unset: Postgres (UNLOGGED table) or, on PGlite, memory.
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
   REDIS_KEY_PREFIX: z.string().min(1).default('gws:'),
   // How long an API process trusts a key it looked up (services/key-cache.ts); 0 looks every request up.
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
@@ -112,7 +114,10 @@ export const envSchema = z.object({
   INSTANCE_LEASE_MS: positiveInt.default(30_000),
   HOLD_SWEEP_INTERVAL_MS: positiveInt.default(60_000),
   UPSTREAM_BASE_URL: z.url().optional(),
-  UPSTREAM_API_KEY_ENV: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable').optional(),
+  UPSTREAM_API_KEY_ENV: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable')
+    .optional(),
   UPSTREAM_MODEL_MAP: z
     .string()
     .default('{}')
@@ -174,7 +179,12 @@ export interface Config {
   /** How long a stopping worker lets in-flight activities finish before cancelling them. */
   workerShutdownGraceMs: number;
   pricing: PricingTable;
-  runs: { approvalTimeoutMs: number; webhookTimeoutMs: number; journeyRetentionDays: number; devStartingCredits: number; agent: AgentLimits;
+  runs: {
+    approvalTimeoutMs: number;
+    webhookTimeoutMs: number;
+    journeyRetentionDays: number;
+    devStartingCredits: number;
+    agent: AgentLimits;
     /** How often the reconcile Schedule looks for runs whose workflow never started, and how old such a row must be. */
     reconcileIntervalSeconds: number;
     reconcileGraceMs: number;
@@ -229,7 +239,10 @@ export function defaultPayloadKeyId(bytes: Buffer): string {
 }
 
 function listOf(csv: string): string[] {
-  return csv.split(',').map((x) => x.trim()).filter(Boolean);
+  return csv
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 }
 
 export class ConfigError extends Error {
@@ -242,16 +255,16 @@ export class ConfigError extends Error {
 /** Reads and validates the environment; throws ConfigError naming each bad variable. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   // Empty strings mean "unset" so `FOO= npm start` behaves like not setting FOO.
-  const cleaned = Object.fromEntries(
-    Object.keys(envSchema.shape).map((name) => [name, source[name] === '' ? undefined : source[name]]),
-  );
+  const cleaned = Object.fromEntries(Object.keys(envSchema.shape).map((name) => [name, source[name] === '' ? undefined : source[name]]));
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`));
   }
   const e = parsed.data;
   if (e.WORKER_SHUTDOWN_GRACE_MS >= e.SHUTDOWN_TIMEOUT_MS) {
-    throw new ConfigError([`WORKER_SHUTDOWN_GRACE_MS: must be less than SHUTDOWN_TIMEOUT_MS (${e.SHUTDOWN_TIMEOUT_MS}), or the process exits before in-flight activities finish`]);
+    throw new ConfigError([
+      `WORKER_SHUTDOWN_GRACE_MS: must be less than SHUTDOWN_TIMEOUT_MS (${e.SHUTDOWN_TIMEOUT_MS}), or the process exits before in-flight activities finish`,
+    ]);
   }
   const currentKey = e.PAYLOAD_KEY ? payloadKeyOf(e.PAYLOAD_KEY_ID ?? defaultPayloadKeyId(e.PAYLOAD_KEY), e.PAYLOAD_KEY) : undefined;
   const previousKeys = (e.PAYLOAD_KEYS_PREVIOUS ?? []).map((k) => payloadKeyOf(k.id, k.bytes));
@@ -323,9 +336,18 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       keepAliveMs: e.CHAT_KEEPALIVE_MS,
       holds: { leaseMs: e.INSTANCE_LEASE_MS, sweepMs: e.HOLD_SWEEP_INTERVAL_MS },
       refusalTerms: listOf(e.CHAT_REFUSAL_TERMS).map((t) => t.toLowerCase()),
-      contextUrl: { allowedHosts: listOf(e.CONTEXT_URL_ALLOWED_HOSTS).map((h) => h.toLowerCase()), maxBytes: e.CONTEXT_URL_MAX_BYTES, timeoutMs: e.CONTEXT_URL_TIMEOUT_MS },
+      contextUrl: {
+        allowedHosts: listOf(e.CONTEXT_URL_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
+        maxBytes: e.CONTEXT_URL_MAX_BYTES,
+        timeoutMs: e.CONTEXT_URL_TIMEOUT_MS,
+      },
       upstream: e.UPSTREAM_BASE_URL
-        ? { baseUrl: e.UPSTREAM_BASE_URL.replace(/\/+$/, ''), apiKeyEnv: e.UPSTREAM_API_KEY_ENV, modelMap: e.UPSTREAM_MODEL_MAP, timeoutMs: e.UPSTREAM_TIMEOUT_MS }
+        ? {
+            baseUrl: e.UPSTREAM_BASE_URL.replace(/\/+$/, ''),
+            apiKeyEnv: e.UPSTREAM_API_KEY_ENV,
+            modelMap: e.UPSTREAM_MODEL_MAP,
+            timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+          }
         : undefined,
     },
     platform: { sandboxJobsEnabled: e.SANDBOX_JOBS_ENABLED, patchCandidatesEnabled: e.PATCH_CANDIDATES_ENABLED },

@@ -27,10 +27,7 @@ export const apiKeys = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
   },
-  (t) => [
-    uniqueIndex('api_keys_secret_hash_idx').on(t.secretHash),
-    index('api_keys_tenant_idx').on(t.tenantId),
-  ],
+  (t) => [uniqueIndex('api_keys_secret_hash_idx').on(t.secretHash), index('api_keys_tenant_idx').on(t.tenantId)],
 );
 
 /**
@@ -175,7 +172,9 @@ export const runModelCalls = pgTable(
     /** The exact cost in millionths of a credit; a run's charge rounds the sum of these up once, at settle. */
     costMicro: bigint('cost_micro', { mode: 'number' }).notNull().default(0),
     /** reported: the provider's usage; estimated: it reported none, so the byte-count estimate. */
-    usageBasis: text('usage_basis', { enum: ['reported', 'estimated'] }).notNull().default('reported'),
+    usageBasis: text('usage_basis', { enum: ['reported', 'estimated'] })
+      .notNull()
+      .default('reported'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex('run_model_calls_run_call_idx').on(t.runId, t.callKey)],
@@ -235,7 +234,9 @@ export const memoryEntries = pgTable(
     content: text('content'),
     tags: jsonb('tags').$type<string[]>().notNull().default([]),
     source: text('source').notNull(),
-    state: text('state', { enum: ['active', 'quarantined', 'forgotten'] }).notNull().default('active'),
+    state: text('state', { enum: ['active', 'quarantined', 'forgotten'] })
+      .notNull()
+      .default('active'),
     version: integer('version').notNull().default(1),
     digest: text('digest').notNull().default(''),
     expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }),
@@ -449,4 +450,24 @@ export const webhookDeliveries = pgTable(
   (t) => [index('webhook_deliveries_run_idx').on(t.tenantId, t.runId)],
 );
 
-export const schema = { tenants, apiKeys, rateLimits, runs, ledgerEntries, ledgerHolds, serviceInstances, journeyEvents, memoryEntries, memoryEntryVersions, vaultChain, routingPolicies, budgets, traces, traceExports, evaluationRuns, auditEvents, webhookEndpoints, webhookDeliveries };
+export const schema = {
+  tenants,
+  apiKeys,
+  rateLimits,
+  runs,
+  ledgerEntries,
+  ledgerHolds,
+  serviceInstances,
+  journeyEvents,
+  memoryEntries,
+  memoryEntryVersions,
+  vaultChain,
+  routingPolicies,
+  budgets,
+  traces,
+  traceExports,
+  evaluationRuns,
+  auditEvents,
+  webhookEndpoints,
+  webhookDeliveries,
+};

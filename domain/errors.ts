@@ -5,12 +5,7 @@
 export const ERROR_CONTRACT_ID = 'svc.public-api.errors.v1';
 
 /** The `error.type` values on the wire. */
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'not_found'
-  | 'rate_limited'
-  | 'server_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'not_found' | 'rate_limited' | 'server_error';
 
 /** Every stable `error.code` this service emits. */
 export const ERROR_CODES = [
@@ -75,12 +70,9 @@ export class ApiError extends Error {
 }
 
 export const errors = {
-  invalidJson: () =>
-    new ApiError(400, 'invalid_request_error', 'invalid_json', 'The request body is not valid JSON.'),
-  invalidRequest: (message: string, param: string | null) =>
-    new ApiError(400, 'invalid_request_error', 'invalid_request', message, param),
-  unsupportedParameter: (param: string) =>
-    new ApiError(400, 'invalid_request_error', 'unsupported_parameter', `Unsupported parameter: '${param}'.`, param),
+  invalidJson: () => new ApiError(400, 'invalid_request_error', 'invalid_json', 'The request body is not valid JSON.'),
+  invalidRequest: (message: string, param: string | null) => new ApiError(400, 'invalid_request_error', 'invalid_request', message, param),
+  unsupportedParameter: (param: string) => new ApiError(400, 'invalid_request_error', 'unsupported_parameter', `Unsupported parameter: '${param}'.`, param),
   consentRequired: () =>
     new ApiError(
       400,
@@ -90,12 +82,7 @@ export const errors = {
       'consent_to_process',
     ),
   payloadTooLarge: (limitBytes: number) =>
-    new ApiError(
-      413,
-      'invalid_request_error',
-      'payload_too_large',
-      `The request body exceeds the limit of ${limitBytes} bytes.`,
-    ),
+    new ApiError(413, 'invalid_request_error', 'payload_too_large', `The request body exceeds the limit of ${limitBytes} bytes.`),
   unsupportedMediaType: () =>
     new ApiError(
       415,
@@ -111,25 +98,13 @@ export const errors = {
       'A valid API key is required: send Authorization: Bearer <API_KEY> with a key for this route.',
     ),
   notFound: (message = 'No such route.') => new ApiError(404, 'not_found', 'not_found', message),
-  methodNotAllowed: () =>
-    new ApiError(405, 'invalid_request_error', 'method_not_allowed', 'This method is not allowed on this route; see the Allow header.'),
+  methodNotAllowed: () => new ApiError(405, 'invalid_request_error', 'method_not_allowed', 'This method is not allowed on this route; see the Allow header.'),
   rateLimited: (retryAfterSeconds: number) =>
-    new ApiError(
-      429,
-      'rate_limited',
-      'rate_limit_exceeded',
-      'Rate limit exceeded: reduce the request rate and retry after the Retry-After interval.',
-      null,
-      { 'Retry-After': String(retryAfterSeconds) },
-    ),
+    new ApiError(429, 'rate_limited', 'rate_limit_exceeded', 'Rate limit exceeded: reduce the request rate and retry after the Retry-After interval.', null, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
   invalidIdempotencyKey: () =>
-    new ApiError(
-      400,
-      'invalid_request_error',
-      'invalid_idempotency_key',
-      'Idempotency-Key must be 1 to 255 visible ASCII characters.',
-      'Idempotency-Key',
-    ),
+    new ApiError(400, 'invalid_request_error', 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters.', 'Idempotency-Key'),
   idempotencyKeyReused: () =>
     new ApiError(
       422,
@@ -146,19 +121,12 @@ export const errors = {
       'This Idempotency-Key was already used on this run with a different decision or reason; nothing was recorded.',
       'Idempotency-Key',
     ),
-  invalidCursor: () =>
-    new ApiError(400, 'invalid_request_error', 'invalid_cursor', 'The cursor is not one this API returned.', 'cursor'),
+  invalidCursor: () => new ApiError(400, 'invalid_request_error', 'invalid_cursor', 'The cursor is not one this API returned.', 'cursor'),
   runNotAwaitingApproval: (status: string) =>
-    new ApiError(
-      409,
-      'invalid_request_error',
-      'run_not_awaiting_approval',
-      `The run is ${status}, not awaiting approval; no decision was recorded.`,
-    ),
+    new ApiError(409, 'invalid_request_error', 'run_not_awaiting_approval', `The run is ${status}, not awaiting approval; no decision was recorded.`),
   runAlreadyTerminal: (status: string) =>
     new ApiError(409, 'invalid_request_error', 'run_already_terminal', `The run already ended (${status}); nothing to cancel.`),
-  entryForgotten: () =>
-    new ApiError(409, 'invalid_request_error', 'vault_entry_forgotten', 'The entry was forgotten; only its tombstone remains.'),
+  entryForgotten: () => new ApiError(409, 'invalid_request_error', 'vault_entry_forgotten', 'The entry was forgotten; only its tombstone remains.'),
   entryNotQuarantined: () =>
     new ApiError(409, 'invalid_request_error', 'vault_entry_not_quarantined', 'The entry is not quarantined, so there is nothing to release.'),
   /** The tenant's routing policy names a provider this deployment has not configured (the configuration changed after the policy was written). */
@@ -216,7 +184,13 @@ export const errors = {
       param,
     ),
   traceContentRefused: (param: string) =>
-    new ApiError(400, 'invalid_request_error', 'trace_content_refused', 'Traces keep metadata only: prompt, response and other content fields are refused.', param),
+    new ApiError(
+      400,
+      'invalid_request_error',
+      'trace_content_refused',
+      'Traces keep metadata only: prompt, response and other content fields are refused.',
+      param,
+    ),
   /** Not retryable: no Retry-After, and `x-should-retry: false`; it clears when the budget's period turns or the policy changes. */
   budgetExceeded: () =>
     new ApiError(
@@ -228,12 +202,19 @@ export const errors = {
       { ...DO_NOT_RETRY },
     ),
   sandboxRunnerNotConfigured: () =>
-    new ApiError(403, 'invalid_request_error', 'sandbox_runner_not_configured', 'Sandbox jobs are enabled, but no sandbox runner is configured on this deployment, so nothing could run the job; it was not admitted or stored.'),
+    new ApiError(
+      403,
+      'invalid_request_error',
+      'sandbox_runner_not_configured',
+      'Sandbox jobs are enabled, but no sandbox runner is configured on this deployment, so nothing could run the job; it was not admitted or stored.',
+    ),
   sandboxJobsDisabled: () =>
     new ApiError(403, 'invalid_request_error', 'sandbox_jobs_disabled', 'Sandbox jobs are not admitted: the second phase is not enabled on this deployment.'),
   notConformant: (message: string, param: string) => new ApiError(400, 'invalid_request_error', 'not_conformant', message, param),
   patchCandidateUnavailable: () =>
-    new ApiError(503, 'server_error', 'patch_candidate_unavailable', 'Patch candidates are not accepted on this deployment right now.', null, { 'Retry-After': '60' }),
+    new ApiError(503, 'server_error', 'patch_candidate_unavailable', 'Patch candidates are not accepted on this deployment right now.', null, {
+      'Retry-After': '60',
+    }),
   webhookEndpointLimitReached: (max: number) =>
     new ApiError(
       409,
@@ -243,11 +224,15 @@ export const errors = {
       null,
       { ...DO_NOT_RETRY },
     ),
-  internal: () =>
-    new ApiError(500, 'server_error', 'internal_error', 'The server hit an unexpected error. Retry with bounded backoff.'),
+  internal: () => new ApiError(500, 'server_error', 'internal_error', 'The server hit an unexpected error. Retry with bounded backoff.'),
   /** Refused by the HTTP parser, before any route ran (api/server.ts). */
   requestHeaderTooLarge: () =>
-    new ApiError(431, 'invalid_request_error', 'request_header_too_large', 'The request line or header block is larger than the server reads; nothing was processed.'),
+    new ApiError(
+      431,
+      'invalid_request_error',
+      'request_header_too_large',
+      'The request line or header block is larger than the server reads; nothing was processed.',
+    ),
   malformedRequest: () => new ApiError(400, 'invalid_request_error', 'malformed_request', 'The HTTP request could not be parsed; nothing was processed.'),
   /** The last line of an NDJSON export that failed part-way (the 200 was already sent). */
   exportInterrupted: () =>

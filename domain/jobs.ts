@@ -17,14 +17,16 @@ export interface JobEntry {
   };
 }
 
-const CORE_TERMS = 'Core credentials are provisioned after a confirmed engagement or checkout; commercial terms are confirmed before paid use. No flat per-run price.';
+const CORE_TERMS =
+  'Core credentials are provisioned after a confirmed engagement or checkout; commercial terms are confirmed before paid use. No flat per-run price.';
 
 export const JOBS: readonly JobEntry[] = [
   {
     id: 'do_work',
     kind: 'customer_job',
     name: 'Do bounded work',
-    description: 'Submit durable work as a run: it is estimated, reserved, planned, approved where it has external effects, executed, verified and settled, and ends with a completion receipt.',
+    description:
+      'Submit durable work as a run: it is estimated, reserved, planned, approved where it has external effects, executed, verified and settled, and ends with a completion receipt.',
     access: { path: 'core_api', auth: 'core_key', routes: ['POST /v1/agent-runs', 'GET /v1/agent-runs/{run_id}'], terms: CORE_TERMS },
   },
   {
@@ -45,14 +47,16 @@ export const JOBS: readonly JobEntry[] = [
     id: 'bounded_work_plan',
     kind: 'trial_recipe',
     name: 'Bounded work plan',
-    description: 'Turns an objective into a short, ordered plan of steps with a done-when check for each, the constraints it found, and what stays out of scope.',
+    description:
+      'Turns an objective into a short, ordered plan of steps with a done-when check for each, the constraints it found, and what stays out of scope.',
     access: { path: 'public_trial', auth: 'none', routes: ['POST /v1/trial'], terms: 'Free, no key, no side effects, nothing stored.' },
   },
   {
     id: 'decision_brief_outline',
     kind: 'trial_recipe',
     name: 'Decision brief outline',
-    description: 'Frames the decision in an objective: the options it names, the criteria to compare them on, the evidence each comparison needs, and the open questions.',
+    description:
+      'Frames the decision in an objective: the options it names, the criteria to compare them on, the evidence each comparison needs, and the open questions.',
     access: { path: 'public_trial', auth: 'none', routes: ['POST /v1/trial'], terms: 'Free, no key, no side effects, nothing stored.' },
   },
   {

@@ -4,9 +4,23 @@
 import { walkJson } from './json-walk.ts';
 
 const KNOWN_PREFIXES = [
-  /^sk-[A-Za-z0-9_-]{8,}/, /^sk_(live|test)_/, /^pk_(live|test)_/, /^rk_(live|test)_/, /^ghp_/, /^gho_/, /^ghs_/, /^github_pat_/,
-  /^xox[abpr]-/, /^AKIA[0-9A-Z]{16}$/, /^ASIA[0-9A-Z]{16}$/, /^AIza[0-9A-Za-z_-]{20,}/, /^gws_(core|ws)_/, /^glpat-/, /^hf_[A-Za-z0-9]{20,}/,
-  /^SG\.[A-Za-z0-9_-]{10,}/, /^npm_[A-Za-z0-9]{20,}/,
+  /^sk-[A-Za-z0-9_-]{8,}/,
+  /^sk_(live|test)_/,
+  /^pk_(live|test)_/,
+  /^rk_(live|test)_/,
+  /^ghp_/,
+  /^gho_/,
+  /^ghs_/,
+  /^github_pat_/,
+  /^xox[abpr]-/,
+  /^AKIA[0-9A-Z]{16}$/,
+  /^ASIA[0-9A-Z]{16}$/,
+  /^AIza[0-9A-Za-z_-]{20,}/,
+  /^gws_(core|ws)_/,
+  /^glpat-/,
+  /^hf_[A-Za-z0-9]{20,}/,
+  /^SG\.[A-Za-z0-9_-]{10,}/,
+  /^npm_[A-Za-z0-9]{20,}/,
 ];
 
 function shannonBitsPerChar(s: string): number {
@@ -38,7 +52,8 @@ function looksLikeToken(v: string): boolean {
 }
 
 // Query parameters that carry credentials whatever their value looks like.
-const CREDENTIAL_PARAM = /^(api[_-]?key|apikey|key|token|access[_-]?token|auth|authorization|secret|client[_-]?secret|password|passwd|pwd|sig|signature|x-api-key|code)$/i;
+const CREDENTIAL_PARAM =
+  /^(api[_-]?key|apikey|key|token|access[_-]?token|auth|authorization|secret|client[_-]?secret|password|passwd|pwd|sig|signature|x-api-key|code)$/i;
 
 /** A URL that carries a credential: user:password@ (any userinfo), or a credential in its query. */
 function urlCarriesCredential(v: string): boolean {

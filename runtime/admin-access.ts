@@ -57,7 +57,8 @@ export async function serveDatabaseToAdmins(database: Database, lock: DataDirLoc
 export class NoDatabaseError extends Error {}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const unreachable = (err: unknown) => ['ENOENT', 'ECONNREFUSED', 'ECONNRESET'].includes((err as NodeJS.ErrnoException).code ?? '') || /Connection terminated/.test((err as Error).message);
+const unreachable = (err: unknown) =>
+  ['ENOENT', 'ECONNREFUSED', 'ECONNRESET'].includes((err as NodeJS.ErrnoException).code ?? '') || /Connection terminated/.test((err as Error).message);
 
 /**
  * The database for a one-shot admin command. DATABASE_URL: Postgres, migrated as the

@@ -58,7 +58,8 @@ export async function ensureDatabase(
 export function loadPayloadCodec(config: Config, logger: Logger, options: { allowDataDirKey: boolean }): EncryptionCodec {
   const resolved = resolvePayloadKeyring(config, options);
   const codec = payloadCodecFor(resolved);
-  if (resolved.createdFile) logger.info({ file: resolved.createdFile, key_id: codec.keyId }, 'generated the payload encryption key (keep it: histories encrypted with it need it)');
+  if (resolved.createdFile)
+    logger.info({ file: resolved.createdFile, key_id: codec.keyId }, 'generated the payload encryption key (keep it: histories encrypted with it need it)');
   logger.debug({ source: resolved.source, key_id: codec.keyId, previous: resolved.keyring.previous.map((k) => k.id) }, 'payload encryption key');
   return codec;
 }
@@ -74,7 +75,12 @@ export interface TemporalTarget {
  * persisted under DATA_DIR, and stops it on shutdown. `uiCodecEndpoint`: the
  * dev server's Web UI decodes payloads through it.
  */
-export async function ensureTemporal(config: Config, logger: Logger, lifecycle: Lifecycle, options: { uiCodecEndpoint?: string } = {}): Promise<TemporalTarget> {
+export async function ensureTemporal(
+  config: Config,
+  logger: Logger,
+  lifecycle: Lifecycle,
+  options: { uiCodecEndpoint?: string } = {},
+): Promise<TemporalTarget> {
   const { temporal } = config;
   if (temporal.address) {
     if (!(await isTemporalReachable(temporal.address))) {

@@ -105,7 +105,13 @@ function holdSweeper(config: Config, logger: Logger, database: Database) {
   const { leaseMs, sweepMs } = config.chat.holds;
   // The longest a chat may run: the upstream's whole answer, the context_url fetch, and a minute of slack.
   const maxChatMs = (config.chat.upstream?.timeoutMs ?? 60_000) + config.chat.contextUrl.timeoutMs + 60_000;
-  const sweeper = startHoldSweeper(database.db, logger, { ...DEFAULT_SWEEPER_TIMING, leaseMs, renewMs: Math.max(1, Math.floor(leaseMs / 3)), sweepMs, maxChatMs });
+  const sweeper = startHoldSweeper(database.db, logger, {
+    ...DEFAULT_SWEEPER_TIMING,
+    leaseMs,
+    renewMs: Math.max(1, Math.floor(leaseMs / 3)),
+    sweepMs,
+    maxChatMs,
+  });
   const closeDatabase = database.close.bind(database);
   database.close = async () => {
     await sweeper.stop();
@@ -162,7 +168,8 @@ function hotPathStores(config: Config, logger: Logger, database: Database) {
       let wasLost = false;
       const listener = listenForInvalidations(config.database.url, caches, {
         onState: (state, err) => {
-          if (state === 'lost' && !wasLost) logger.warn({ err: err?.message }, 'cache invalidation listener lost: keys and routing policies are read on every request until it is back');
+          if (state === 'lost' && !wasLost)
+            logger.warn({ err: err?.message }, 'cache invalidation listener lost: keys and routing policies are read on every request until it is back');
           if (state === 'listening' && wasLost) logger.info('cache invalidation listener back: caches on again');
           wasLost = state === 'lost';
         },

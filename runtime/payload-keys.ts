@@ -14,7 +14,9 @@ export const PAYLOAD_KEY_FILE = 'payload-key.json';
 
 export class PayloadKeyRequiredError extends Error {
   constructor() {
-    super('PAYLOAD_KEY is required when NODE_ENV=production: the base64 of 32 random bytes (openssl rand -base64 32), the same for the api and every worker. See the README section "Payload encryption".');
+    super(
+      'PAYLOAD_KEY is required when NODE_ENV=production: the base64 of 32 random bytes (openssl rand -base64 32), the same for the api and every worker. See the README section "Payload encryption".',
+    );
     this.name = 'PayloadKeyRequiredError';
   }
 }

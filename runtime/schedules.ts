@@ -46,15 +46,32 @@ async function ensureSchedule(client: Client, s: ScheduleSpec, logger: Logger): 
 export function ensureReconcileSchedule(client: Client, taskQueue: string, intervalSeconds: number, logger: Logger): Promise<void> {
   return ensureSchedule(
     client,
-    { scheduleId: reconcileScheduleId(taskQueue), workflowType: 'reconcileRunsWorkflow', taskQueue, intervalSeconds, withoutIt: 'runs whose workflow never started are not repaired' },
+    {
+      scheduleId: reconcileScheduleId(taskQueue),
+      workflowType: 'reconcileRunsWorkflow',
+      taskQueue,
+      intervalSeconds,
+      withoutIt: 'runs whose workflow never started are not repaired',
+    },
     logger,
   );
 }
 
-export function ensureJourneyRetentionSchedule(client: Client, taskQueue: string, logger: Logger, intervalSeconds = JOURNEY_RETENTION_INTERVAL_SECONDS): Promise<void> {
+export function ensureJourneyRetentionSchedule(
+  client: Client,
+  taskQueue: string,
+  logger: Logger,
+  intervalSeconds = JOURNEY_RETENTION_INTERVAL_SECONDS,
+): Promise<void> {
   return ensureSchedule(
     client,
-    { scheduleId: journeyRetentionScheduleId(taskQueue), workflowType: 'purgeJourneyEventsWorkflow', taskQueue, intervalSeconds, withoutIt: 'expired journey events are purged only when a run ends' },
+    {
+      scheduleId: journeyRetentionScheduleId(taskQueue),
+      workflowType: 'purgeJourneyEventsWorkflow',
+      taskQueue,
+      intervalSeconds,
+      withoutIt: 'expired journey events are purged only when a run ends',
+    },
     logger,
   );
 }

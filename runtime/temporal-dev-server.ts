@@ -58,7 +58,13 @@ async function assertPortFree(port: number, variable: string): Promise<void> {
   const probe = net.createServer();
   await new Promise<void>((resolve, reject) => {
     probe.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new Error(`Port ${port} on 127.0.0.1 is already in use, and the Temporal dev server needs it. Set ${variable} to a free port, for example ${variable}=${port + 1}.`) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `Port ${port} on 127.0.0.1 is already in use, and the Temporal dev server needs it. Set ${variable} to a free port, for example ${variable}=${port + 1}.`,
+            )
+          : err,
+      ),
     );
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
   });
@@ -75,13 +81,18 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   await assertPortFree(options.port, 'TEMPORAL_DEV_PORT');
   await assertPortFree(options.uiPort, 'TEMPORAL_UI_PORT');
   const args = [
-    'server', 'start-dev',
-    '--ip', '127.0.0.1',
-    '--port', String(options.port),
-    '--ui-port', String(options.uiPort),
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--ui-port',
+    String(options.uiPort),
     // "default" always exists; naming it again is an error on some CLI versions.
     ...(options.namespace === 'default' ? [] : ['--namespace', options.namespace]),
-    '--log-level', 'warn',
+    '--log-level',
+    'warn',
     ...Object.entries(CUSTOM_SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
     ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
     ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),

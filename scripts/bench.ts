@@ -12,7 +12,16 @@ import { randomBytes } from 'node:crypto';
 import type { DevServer } from '../runtime/temporal-dev-server.ts';
 import type { StartAnchorArgs } from './bench/anchors.ts';
 import type { LoadArgs } from './bench/load.ts';
-import { type BenchDatabase, createDatabase, runJsonChild, type Server, startAnchorServer, startApi, startLoadGenerator, startTemporal } from './bench/processes.ts';
+import {
+  type BenchDatabase,
+  createDatabase,
+  runJsonChild,
+  type Server,
+  startAnchorServer,
+  startApi,
+  startLoadGenerator,
+  startTemporal,
+} from './bench/processes.ts';
 import { atLeast, atMost, type LoadResult, machineNote, medianOf, type Row, table, writeReport } from './bench/report.ts';
 import { RUN_INPUT, seed } from './bench/seed.ts';
 
@@ -33,7 +42,8 @@ const payloadKey = randomBytes(32).toString('base64');
 
 const log = (s: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
 const generator = startLoadGenerator();
-const load = (a: Omit<LoadArgs, 'warmupSeconds' | 'seconds'>, seconds = SECONDS) => generator.measure<LoadResult>({ warmupSeconds: WARMUP, seconds, ...a } satisfies LoadArgs);
+const load = (a: Omit<LoadArgs, 'warmupSeconds' | 'seconds'>, seconds = SECONDS) =>
+  generator.measure<LoadResult>({ warmupSeconds: WARMUP, seconds, ...a } satisfies LoadArgs);
 
 const phases: Record<string, { a: LoadResult[]; b: LoadResult[] }> = {};
 /**
@@ -81,11 +91,21 @@ try {
   if (selected('create')) {
     const create = await alternate(
       'create',
-      () => load({ url: `${api.url}/v1/agent-runs`, method: 'POST', headers: auth(s.creator.secret), body: JSON.stringify({ input: RUN_INPUT }), connections: 10 }),
+      () =>
+        load({ url: `${api.url}/v1/agent-runs`, method: 'POST', headers: auth(s.creator.secret), body: JSON.stringify({ input: RUN_INPUT }), connections: 10 }),
       () =>
         runJsonChild<LoadResult>(
           'anchors.ts',
-          { temporalAddress: temporal!.address, taskQueue: TASK_QUEUE, tenantId: s.creator.tenantId, tenantName: s.creator.name, input: RUN_INPUT, connections: 10, warmupSeconds: WARMUP, seconds: SECONDS } satisfies StartAnchorArgs,
+          {
+            temporalAddress: temporal!.address,
+            taskQueue: TASK_QUEUE,
+            tenantId: s.creator.tenantId,
+            tenantName: s.creator.name,
+            input: RUN_INPUT,
+            connections: 10,
+            warmupSeconds: WARMUP,
+            seconds: SECONDS,
+          } satisfies StartAnchorArgs,
           { PAYLOAD_KEY: payloadKey },
           ['start'],
         ),
@@ -130,13 +150,19 @@ try {
       () => load({ url: api.url + pathOf(s.large.sampleRunId!), headers: auth(s.large.secret), connections: SCALE_CONNECTIONS, precise: true }, SCALE_SECONDS),
       () => load({ url: api.url + pathOf(s.small.sampleRunId!), headers: auth(s.small.secret), connections: SCALE_CONNECTIONS, precise: true }, SCALE_SECONDS),
     );
-    rows.push(atMost(`4. ${label}: 10k runs vs 100 runs, c=${SCALE_CONNECTIONS}`, 'p50 ms', scale.a.p50_ms, scale.b.p50_ms, 1.5, scale.a.failed + scale.b.failed));
+    rows.push(
+      atMost(`4. ${label}: 10k runs vs 100 runs, c=${SCALE_CONNECTIONS}`, 'p50 ms', scale.a.p50_ms, scale.b.p50_ms, 1.5, scale.a.failed + scale.b.failed),
+    );
   }
 
   // 5. Chat (local provider), tenant with ~12 000 ledger entries: c=50 vs c=10.
-  const chatBody = JSON.stringify({ model: 'svc-workspace', messages: [{ role: 'user', content: 'Summarise the renewal risk of the supplier contracts in one sentence.' }] });
+  const chatBody = JSON.stringify({
+    model: 'svc-workspace',
+    messages: [{ role: 'user', content: 'Summarise the renewal risk of the supplier contracts in one sentence.' }],
+  });
   // At c=50 a completion takes over a second here, so a phase is at least 3 s long.
-  const chat = (connections: number) => () => load({ url: `${api.url}/v1/chat/completions`, method: 'POST', headers: auth(s.chatter.secret), body: chatBody, connections }, Math.max(SECONDS, 3));
+  const chat = (connections: number) => () =>
+    load({ url: `${api.url}/v1/chat/completions`, method: 'POST', headers: auth(s.chatter.secret), body: chatBody, connections }, Math.max(SECONDS, 3));
   if (selected('chat')) {
     const chats = await alternate('chat', chat(50), chat(10));
     rows.push(atLeast('5. Chat (local) c=50 vs c=10, 12k ledger entries', 'req/s', chats.a.rps, chats.b.rps, 1, chats.a.failed + chats.b.failed));

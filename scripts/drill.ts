@@ -39,10 +39,18 @@ const seed = values.seed === undefined ? randomInt(2 ** 31) : positive('seed', v
 const minutes = positive('minutes', values.minutes);
 const shape = values.quick
   ? { runs: 24, tenants: 2, loadMs: 40_000, faults: { count: 7, gapMs: [2_000, 4_000], outageMs: [4_000, 6_000] } as FaultPlan, runTimeoutMs: 90_000 }
-  : { runs: 40 * minutes, tenants: 4, loadMs: minutes * 60_000, faults: { count: 3 * minutes, gapMs: [10_000, 30_000], outageMs: [20_000, 60_000] } as FaultPlan, runTimeoutMs: 300_000 };
+  : {
+      runs: 40 * minutes,
+      tenants: 4,
+      loadMs: minutes * 60_000,
+      faults: { count: 3 * minutes, gapMs: [10_000, 30_000], outageMs: [20_000, 60_000] } as FaultPlan,
+      runTimeoutMs: 300_000,
+    };
 const rng = seededRng(seed);
 const started = Date.now();
-console.log(`drill: seed ${seed} (replay with --seed ${seed}${values.quick ? ' --quick' : ` --minutes ${minutes}`}); ${shape.runs} runs, ${shape.faults.count} faults`);
+console.log(
+  `drill: seed ${seed} (replay with --seed ${seed}${values.quick ? ' --quick' : ` --minutes ${minutes}`}); ${shape.runs} runs, ${shape.faults.count} faults`,
+);
 
 let cluster: Cluster | undefined;
 let interrupted = false;
@@ -79,7 +87,11 @@ loadDone = true;
 
 // Settle: the sweeper takes the chat holds of killed APIs (its lease is 4 s here), and pending
 // notifications get their next attempt; both are waited for, within bounds.
-await untilSettled(cluster.postgres.url, tenants.map((t) => t.tenantId), 60_000);
+await untilSettled(
+  cluster.postgres.url,
+  tenants.map((t) => t.tenantId),
+  60_000,
+);
 const accounting: Accounting = await account({
   databaseUrl: cluster.postgres.url,
   temporalAddress: cluster.temporalAddress,

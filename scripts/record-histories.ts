@@ -41,7 +41,12 @@ import http from 'node:http';
 const logger = pino({ level: 'warn' });
 const upstream = await scriptedUpstream();
 // Recorded encrypted, as the service writes histories, with the fixtures' (public) key, so the replay test can read them.
-const config = loadConfig({ TASK_QUEUE: 'record-histories', UPSTREAM_BASE_URL: upstream.url, PAYLOAD_KEY: FIXTURE_PAYLOAD_KEY.base64, PAYLOAD_KEY_ID: FIXTURE_PAYLOAD_KEY.id });
+const config = loadConfig({
+  TASK_QUEUE: 'record-histories',
+  UPSTREAM_BASE_URL: upstream.url,
+  PAYLOAD_KEY: FIXTURE_PAYLOAD_KEY.base64,
+  PAYLOAD_KEY_ID: FIXTURE_PAYLOAD_KEY.id,
+});
 const codec = payloadCodecFor(resolvePayloadKeyring(config, { allowDataDirKey: false }));
 const server = await startDevServer({ cliPath: await resolveTemporalCli(), port: 27_399, uiPort: 27_400, namespace: 'default', logger });
 const database = openPglite('memory');
@@ -49,7 +54,14 @@ await database.migrate();
 const db = database.db;
 const connection = await Connection.connect({ address: server.address });
 const client = new Client({ connection, dataConverter: serviceDataConverter(codec) });
-const worker = await startWorker({ address: server.address, namespace: 'default', taskQueue: config.temporal.taskQueue, activities: activityDeps(config, db), payloadCodec: codec, logger });
+const worker = await startWorker({
+  address: server.address,
+  namespace: 'default',
+  taskQueue: config.temporal.taskQueue,
+  activities: activityDeps(config, db),
+  payloadCodec: codec,
+  logger,
+});
 
 async function tenant(name: string, credits: number): Promise<string> {
   const key = await createKey(db, { tenant: name, kind: 'core' });
@@ -109,7 +121,12 @@ async function record(name: HistoryPath, r: Recording): Promise<void> {
 try {
   const recorder = await tenant('recorder', 1_000);
   await rememberEntry(db, { tenantId: recorder, subject: 'release policy', content: 'Releases ship on Tuesdays.', source: 'seed', entryKey: 'seed' });
-  await record('approved-with-memory', { tenantId: recorder, input: 'Check the release policy; then send the summary to the team.', memory: true, after: decide('approve') });
+  await record('approved-with-memory', {
+    tenantId: recorder,
+    input: 'Check the release policy; then send the summary to the team.',
+    memory: true,
+    after: decide('approve'),
+  });
   await record('rejected', { tenantId: recorder, input: 'Compile the release notes and publish them.', after: decide('reject') });
   await record('expired', { tenantId: recorder, input: 'Draft the memo and publish it.', approvalTimeoutMs: 1_000 });
   await record('cancelled', {
@@ -159,11 +176,15 @@ try {
   const receiver = http.createServer((_req, res) => res.writeHead(204).end());
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const operated = await tenant('operated', 1_000);
-  await createWebhookEndpoint(db, { tenantId: operated, keyId: null }, {
-    url: `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hooks`,
-    events: [...NOTIFICATION_EVENTS],
-    description: null,
-  });
+  await createWebhookEndpoint(
+    db,
+    { tenantId: operated, keyId: null },
+    {
+      url: `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hooks`,
+      events: [...NOTIFICATION_EVENTS],
+      description: null,
+    },
+  );
   await record('operator-decisions', {
     tenantId: operated,
     input: 'Compile the release notes and publish them.',

@@ -21,7 +21,10 @@ export async function upsertBudget(db: Db, tenantId: string, b: Pick<BudgetRow, 
   const [row] = await db
     .insert(budgets)
     .values({ tenantId, ...b })
-    .onConflictDoUpdate({ target: [budgets.tenantId, budgets.name], set: { scope: b.scope, period: b.period, limitCredits: b.limitCredits, updatedAt: new Date() } })
+    .onConflictDoUpdate({
+      target: [budgets.tenantId, budgets.name],
+      set: { scope: b.scope, period: b.period, limitCredits: b.limitCredits, updatedAt: new Date() },
+    })
     .returning();
   return row!;
 }

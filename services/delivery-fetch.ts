@@ -12,7 +12,11 @@ export const DELIVERY_REFUSED = 'GWS_DELIVERY_TARGET_REFUSED';
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 /** A resolver in dns.lookup's shape, all addresses at once; tests pass one that answers a fixed address. */
-export type ResolveAll = (hostname: string, options: LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type ResolveAll = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 function refused(problem: string): NodeJS.ErrnoException {
   // The message names the rule, never the URL or the address: a URL may carry what its owner keeps private.

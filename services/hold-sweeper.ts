@@ -67,7 +67,13 @@ async function strandedHolds(db: Db, t: Pick<SweeperTiming, 'leaseMs' | 'maxChat
   const rows = await db
     .select({ runId: ledgerHolds.runId, tenantId: ledgerHolds.tenantId, amount: ledgerHolds.amount, tooOld: sql<boolean>`${tooOld}` })
     .from(ledgerHolds)
-    .where(and(eq(ledgerHolds.status, 'open'), eq(ledgerHolds.step, CHAT_HOLD_STEP), or(tooOld, and(isNotNull(ledgerHolds.owner), olderThan(t.leaseMs), sql`not ${ownerAlive}`))))
+    .where(
+      and(
+        eq(ledgerHolds.status, 'open'),
+        eq(ledgerHolds.step, CHAT_HOLD_STEP),
+        or(tooOld, and(isNotNull(ledgerHolds.owner), olderThan(t.leaseMs), sql`not ${ownerAlive}`)),
+      ),
+    )
     .limit(1_000);
   return rows.map((r) => ({ runId: r.runId, tenantId: r.tenantId, amount: r.amount, why: r.tooOld ? 'too_old' : 'owner_gone' }));
 }

@@ -58,8 +58,16 @@ export async function listJourneyEvents(db: Db, tenantId: string, query: Journey
   if (query.after !== undefined) conditions.push(gt(journeyEvents.id, query.after));
   else if (query.before !== undefined) conditions.push(lt(journeyEvents.id, query.before));
   // What deriving progress needs, computed only for events that recorded none.
-  const stepsFinished = sql<number | null>`case when ${journeyEvents.progress} is null and ${journeyEvents.runId} is not null then (select count(*) from journey_events f where f.run_id = ${journeyEvents.runId} and f.kind = 'run.step_finished' and f.id <= ${journeyEvents.id}) end`.mapWith(Number);
-  const planSteps = sql<number | null>`case when ${journeyEvents.progress} is null and jsonb_typeof(${runs.plan}->'steps') = 'array' then jsonb_array_length(${runs.plan}->'steps') else 0 end`.mapWith(Number);
+  const stepsFinished = sql<
+    number | null
+  >`case when ${journeyEvents.progress} is null and ${journeyEvents.runId} is not null then (select count(*) from journey_events f where f.run_id = ${journeyEvents.runId} and f.kind = 'run.step_finished' and f.id <= ${journeyEvents.id}) end`.mapWith(
+    Number,
+  );
+  const planSteps = sql<
+    number | null
+  >`case when ${journeyEvents.progress} is null and jsonb_typeof(${runs.plan}->'steps') = 'array' then jsonb_array_length(${runs.plan}->'steps') else 0 end`.mapWith(
+    Number,
+  );
   const rows = await db
     .select({
       id: journeyEvents.id,
@@ -94,11 +102,7 @@ export async function listJourneyEvents(db: Db, tenantId: string, query: Journey
  * (ids grow with time, so each batch is read off the primary key), calling `onBatch` after each.
  * Returns how many it deleted. Run by the journey retention Schedule (runtime/schedules.ts).
  */
-export async function purgeExpiredJourneyEvents(
-  db: Db,
-  retentionDays: number,
-  options: { batchSize?: number; onBatch?: () => void } = {},
-): Promise<number> {
+export async function purgeExpiredJourneyEvents(db: Db, retentionDays: number, options: { batchSize?: number; onBatch?: () => void } = {}): Promise<number> {
   const batchSize = options.batchSize ?? 5_000;
   let deleted = 0;
   for (;;) {

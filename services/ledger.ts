@@ -61,10 +61,7 @@ async function adjustBalance(tx: Tx, tenantId: string, delta: { balance?: number
 }
 
 /** Adds credits; with an entryKey, repeating the same grant is a no-op. Returns whether it was new. */
-export async function grantCredits(
-  db: Db,
-  input: { tenantId: string; amount: number; entryKey: string; note?: string },
-): Promise<boolean> {
+export async function grantCredits(db: Db, input: { tenantId: string; amount: number; entryKey: string; note?: string }): Promise<boolean> {
   return db.transaction(async (tx) => {
     const inserted = await tx
       .insert(ledgerEntries)
@@ -172,7 +169,9 @@ async function holdsInOneStatement(db: Db, tenantId: string, requests: HoldReque
 }
 
 /** One batcher per database handle (tests run several services side by side). */
-const holdBatcher = preparedPer((db) => new KeyedBatcher<HoldRequest, ReserveOutcome | null>((tenantId, requests) => holdsInOneStatement(db, tenantId, requests)));
+const holdBatcher = preparedPer(
+  (db) => new KeyedBatcher<HoldRequest, ReserveOutcome | null>((tenantId, requests) => holdsInOneStatement(db, tenantId, requests)),
+);
 function holdBatched(db: Db, input: ReserveInput): Promise<ReserveOutcome | null> {
   return holdBatcher(db).submit(input.tenantId, { runId: input.runId, step: input.step, amount: input.amount, owner: input.owner ?? null });
 }
@@ -211,7 +210,11 @@ export async function reserve(db: Db, input: ReserveInput): Promise<ReserveOutco
       let taken = await holdFromBalance(tx, input.tenantId, input.amount);
       if (!taken) {
         // A tenant that never had a ledger write has no balance row yet.
-        const created = await tx.insert(tenantBalances).values({ tenantId: input.tenantId }).onConflictDoNothing().returning({ tenantId: tenantBalances.tenantId });
+        const created = await tx
+          .insert(tenantBalances)
+          .values({ tenantId: input.tenantId })
+          .onConflictDoNothing()
+          .returning({ tenantId: tenantBalances.tenantId });
         if (created.length > 0) taken = await holdFromBalance(tx, input.tenantId, input.amount);
       }
       if (!taken) {
@@ -315,7 +318,9 @@ async function settleTogether(db: Db, requests: SettleRequest[]): Promise<(Settl
 }
 
 /** One batcher per database handle (tests run several services side by side). */
-const settleBatcher = preparedPer((db) => new KeyedBatcher<SettleRequest, SettleOutcome | null | typeof SETTLE_ALONE>((_tenantId, requests) => settleTogether(db, requests)));
+const settleBatcher = preparedPer(
+  (db) => new KeyedBatcher<SettleRequest, SettleOutcome | null | typeof SETTLE_ALONE>((_tenantId, requests) => settleTogether(db, requests)),
+);
 
 /**
  * Charges actual usage, bounded by the hold, and releases the rest (settleInOneStatement). With the

@@ -38,10 +38,7 @@ interface Limits {
 }
 
 /** Where the counters live. */
-export type RateLimitStore =
-  | { kind: 'memory' }
-  | { kind: 'postgres'; pool: pg.Pool }
-  | { kind: 'redis'; client: Redis; keyPrefix: string };
+export type RateLimitStore = { kind: 'memory' } | { kind: 'postgres'; pool: pg.Pool } | { kind: 'redis'; client: Redis; keyPrefix: string };
 
 function policy(name: string, limits: Limits, store: RateLimitStore): RateLimitPolicy {
   const base = { keyPrefix: name, points: limits.points, duration: limits.windowSeconds };

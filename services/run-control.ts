@@ -2,13 +2,7 @@
 // workflow, read and list the projection, deliver approval decisions and
 // cancellations to the workflow.
 import { randomUUID } from 'node:crypto';
-import {
-  type Client,
-  isGrpcDeadlineError,
-  isGrpcServiceError,
-  WorkflowUpdateFailedError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-} from '@temporalio/client';
+import { type Client, isGrpcDeadlineError, isGrpcServiceError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import type { Db } from '../db/client.ts';
 import { digestOf } from '../domain/digest.ts';
 import { errors } from '../domain/errors.ts';
@@ -211,7 +205,16 @@ export function runControl(deps: RunControlDeps) {
       // code from before that did not, so the API records it then, once.
       const event =
         (await findAuditEvent(deps.db, tenantId, eventKey)) ??
-        (await recordAuditOnce(deps.db, { tenantId, keyId: actorKeyId, action: `run.approval.${decision.decision}`, target: `run:${run.id}`, subject: decision, eventKey })).event;
+        (
+          await recordAuditOnce(deps.db, {
+            tenantId,
+            keyId: actorKeyId,
+            action: `run.approval.${decision.decision}`,
+            target: `run:${run.id}`,
+            subject: decision,
+            eventKey,
+          })
+        ).event;
       // A concurrent request with the same key and another reason recorded first.
       if (event.digest !== requestDigest) throw errors.approvalKeyReused();
       return this.get(tenantId, runId);

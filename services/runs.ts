@@ -8,7 +8,12 @@ import { newId } from '../domain/ids.ts';
 import { afterPosition, type Position, toPage } from './keyset-page.ts';
 
 export type RunRow = typeof runs.$inferSelect;
-export type RunPatch = Partial<Pick<RunRow, 'status' | 'currentStep' | 'estimate' | 'reservation' | 'usage' | 'plan' | 'approval' | 'result' | 'receipt' | 'failure' | 'completedAt' | 'progress'>>;
+export type RunPatch = Partial<
+  Pick<
+    RunRow,
+    'status' | 'currentStep' | 'estimate' | 'reservation' | 'usage' | 'plan' | 'approval' | 'result' | 'receipt' | 'failure' | 'completedAt' | 'progress'
+  >
+>;
 
 // A new run, unless this tenant's Idempotency-Key already made one (then nothing is returned).
 const insertRun = preparedPer((db) =>
@@ -38,10 +43,7 @@ const selectRun = preparedPer((db) =>
     .prepare('gws_select_run'),
 );
 
-export type CreateRunOutcome =
-  | { kind: 'created'; run: RunRow }
-  | { kind: 'replayed'; run: RunRow }
-  | { kind: 'key_reused'; run: RunRow };
+export type CreateRunOutcome = { kind: 'created'; run: RunRow } | { kind: 'replayed'; run: RunRow } | { kind: 'key_reused'; run: RunRow };
 
 /**
  * Creates the run row, or finds the one this tenant's Idempotency-Key already
@@ -104,7 +106,10 @@ export async function cancelBeforeStart(db: Db, runId: string): Promise<void> {
 }
 
 export async function updateRun(db: Db, runId: string, patch: RunPatch): Promise<void> {
-  await db.update(runs).set({ ...patch, updatedAt: new Date() }).where(eq(runs.id, runId));
+  await db
+    .update(runs)
+    .set({ ...patch, updatedAt: new Date() })
+    .where(eq(runs.id, runId));
 }
 
 export interface RunFilters {

@@ -12,7 +12,10 @@ export interface Tenant {
 
 /** Returns the tenant with this name, creating it on first use (safe under concurrent callers). */
 export async function ensureTenant(db: Db, name: string): Promise<Tenant> {
-  await db.insert(tenants).values({ id: newId('ten'), name }).onConflictDoNothing({ target: tenants.name });
+  await db
+    .insert(tenants)
+    .values({ id: newId('ten'), name })
+    .onConflictDoNothing({ target: tenants.name });
   const [row] = await db.select({ id: tenants.id, name: tenants.name }).from(tenants).where(eq(tenants.name, name));
   if (!row) throw new Error(`tenant ${name} vanished after insert`);
   return row;
@@ -23,7 +26,10 @@ export async function ensureTenant(db: Db, name: string): Promise<Tenant> {
  * delivery URL rule (domain/delivery-url.ts) of the deployment. Errors never quote the URL.
  */
 export async function setWebhookUrl(db: Db, name: string, url: string | null, rules: DeliveryUrlRules): Promise<Tenant> {
-  if (url && looksLikeSecret(url)) throw new Error('The webhook URL carries a credential (user:password@ or a key in its query); nothing was changed. Give the receiver another way to check the sender.');
+  if (url && looksLikeSecret(url))
+    throw new Error(
+      'The webhook URL carries a credential (user:password@ or a key in its query); nothing was changed. Give the receiver another way to check the sender.',
+    );
   const problem = url === null ? null : deliveryUrlProblem(url, rules);
   if (problem) throw new Error(`The webhook URL ${problem}; nothing was changed.`);
   const tenant = await ensureTenant(db, name);

@@ -131,11 +131,7 @@ export async function subscribedEndpointIds(db: Db, tenantId: string, event: Not
     .select({ id: webhookEndpoints.id })
     .from(webhookEndpoints)
     .where(
-      and(
-        eq(webhookEndpoints.tenantId, tenantId),
-        isNull(webhookEndpoints.deletedAt),
-        sql`${webhookEndpoints.events} @> ${JSON.stringify([event])}::jsonb`,
-      ),
+      and(eq(webhookEndpoints.tenantId, tenantId), isNull(webhookEndpoints.deletedAt), sql`${webhookEndpoints.events} @> ${JSON.stringify([event])}::jsonb`),
     )
     .orderBy(asc(webhookEndpoints.createdAt), asc(webhookEndpoints.id));
   return rows.map((r) => r.id);

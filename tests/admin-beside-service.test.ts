@@ -12,7 +12,6 @@ import { serveAdminSocket } from '../db/admin-socket.ts';
 import { freePort } from './support/free-port.ts';
 import { type Started, startNpmStart } from './support/npm-start.ts';
 
-
 const root = mkdtempSync(path.join(os.tmpdir(), 'gws-admin-'));
 const dataDir = path.join(root, 'data');
 const socketFile = path.join(dataDir, 'admin-socket', '.s.PGSQL.5432');
@@ -58,7 +57,10 @@ async function npmStartOnce(): Promise<Started> {
 
 function groupMembers(pgid: number): string[] {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '-g', String(pgid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    return execFileSync('ps', ['-o', 'pid=', '-g', String(pgid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
   } catch {
     return [];
   }
@@ -132,104 +134,124 @@ describe('admin CLIs on the embedded database', () => {
 
   let startedKey = '';
   let besideKey = '';
-  it('keys, credits and tenants work beside a running npm start, against its database', async () => {
-    const started = await npmStart();
-    try {
-      startedKey = /core\s+(gws_core_\S+)/.exec(started.output())?.[1] ?? '';
-      expect(startedKey).toMatch(/^gws_core_/);
-      // The service serves its PGlite on a socket only its user can reach, and says where in its lock file.
-      expect(statSync(socketFile).isSocket()).toBe(true);
-      expect(statSync(socketFile).mode & 0o777).toBe(0o600);
-      expect(statSync(path.dirname(socketFile)).mode & 0o777).toBe(0o700);
-      expect(readFileSync(lockFile, 'utf8')).toContain(`socket ${socketFile}`);
+  it(
+    'keys, credits and tenants work beside a running npm start, against its database',
+    async () => {
+      const started = await npmStart();
+      try {
+        startedKey = /core\s+(gws_core_\S+)/.exec(started.output())?.[1] ?? '';
+        expect(startedKey).toMatch(/^gws_core_/);
+        // The service serves its PGlite on a socket only its user can reach, and says where in its lock file.
+        expect(statSync(socketFile).isSocket()).toBe(true);
+        expect(statSync(socketFile).mode & 0o777).toBe(0o600);
+        expect(statSync(path.dirname(socketFile)).mode & 0o777).toBe(0o700);
+        expect(readFileSync(lockFile, 'utf8')).toContain(`socket ${socketFile}`);
 
-      // keys: a key minted beside the service authenticates against it at once.
-      besideKey = (await mintKey('beside')).key;
-      expect((await api('/v1/models', besideKey)).status).toBe(200);
+        // keys: a key minted beside the service authenticates against it at once.
+        besideKey = (await mintKey('beside')).key;
+        expect((await api('/v1/models', besideKey)).status).toBe(200);
 
-      // credits: a grant shows in the tenant's usage.
-      const before = (await (await api('/v1/usage', besideKey)).json()) as { balance: number };
-      const granted = await npmRun('credits', ['grant', '--tenant', 'beside', '--amount', '1234', '--json']);
-      expect(granted.status, granted.stderr).toBe(0);
-      expect(JSON.parse(granted.stdout)).toMatchObject({ tenant: 'beside', balance: before.balance + 1234 });
-      const usage = (await (await api('/v1/usage', besideKey)).json()) as { balance: number; available: number };
-      expect(usage.balance).toBe(before.balance + 1234);
-      const balance = await npmRun('credits', ['balance', '--tenant', 'beside', '--json']);
-      expect(JSON.parse(balance.stdout)).toMatchObject({ balance: usage.balance, available: usage.available });
+        // credits: a grant shows in the tenant's usage.
+        const before = (await (await api('/v1/usage', besideKey)).json()) as { balance: number };
+        const granted = await npmRun('credits', ['grant', '--tenant', 'beside', '--amount', '1234', '--json']);
+        expect(granted.status, granted.stderr).toBe(0);
+        expect(JSON.parse(granted.stdout)).toMatchObject({ tenant: 'beside', balance: before.balance + 1234 });
+        const usage = (await (await api('/v1/usage', besideKey)).json()) as { balance: number; available: number };
+        expect(usage.balance).toBe(before.balance + 1234);
+        const balance = await npmRun('credits', ['balance', '--tenant', 'beside', '--json']);
+        expect(JSON.parse(balance.stdout)).toMatchObject({ balance: usage.balance, available: usage.available });
 
-      // tenants: the webhook fix of docs/operations.md, while the service runs.
-      const controlPlane = async () => ((await (await api('/v1/control-plane', besideKey)).json()) as { capabilities: { webhook_delivery: { configured: boolean } } }).capabilities;
-      expect((await controlPlane()).webhook_delivery.configured).toBe(false);
-      const set = await npmRun('tenants', ['webhook', 'set', '--tenant', 'beside', '--url', 'http://127.0.0.1:9/hooks/runs']);
-      expect(set.status, set.stderr).toBe(0);
-      expect(set.stdout).toContain('Webhook for "beside" set.');
-      expect((await controlPlane()).webhook_delivery.configured).toBe(true);
+        // tenants: the webhook fix of docs/operations.md, while the service runs.
+        const controlPlane = async () =>
+          ((await (await api('/v1/control-plane', besideKey)).json()) as { capabilities: { webhook_delivery: { configured: boolean } } }).capabilities;
+        expect((await controlPlane()).webhook_delivery.configured).toBe(false);
+        const set = await npmRun('tenants', ['webhook', 'set', '--tenant', 'beside', '--url', 'http://127.0.0.1:9/hooks/runs']);
+        expect(set.status, set.stderr).toBe(0);
+        expect(set.stdout).toContain('Webhook for "beside" set.');
+        expect((await controlPlane()).webhook_delivery.configured).toBe(true);
 
-      // Several commands at once, while the API serves requests: each gets its turn.
-      const [a, b, c, ...answers] = await Promise.all([
-        npmRun('keys', ['create', '--tenant', 'beside', '--kind', 'workspace', '--json']),
-        npmRun('credits', ['grant', '--tenant', 'beside', '--amount', '10', '--json']),
-        npmRun('keys', ['list', '--tenant', 'beside', '--json']),
-        ...Array.from({ length: 20 }, () => api('/v1/usage', besideKey)),
+        // Several commands at once, while the API serves requests: each gets its turn.
+        const [a, b, c, ...answers] = await Promise.all([
+          npmRun('keys', ['create', '--tenant', 'beside', '--kind', 'workspace', '--json']),
+          npmRun('credits', ['grant', '--tenant', 'beside', '--amount', '10', '--json']),
+          npmRun('keys', ['list', '--tenant', 'beside', '--json']),
+          ...Array.from({ length: 20 }, () => api('/v1/usage', besideKey)),
+        ]);
+        expect([a!.status, b!.status, c!.status], `${a!.stderr}${b!.stderr}${c!.stderr}`).toEqual([0, 0, 0]);
+        expect(answers.map((r) => (r as Response).status)).toEqual(Array(20).fill(200));
+        expect(((await (await api('/v1/usage', besideKey)).json()) as { balance: number }).balance).toBe(before.balance + 1244);
+
+        // Revoking beside the service takes effect at once.
+        const revoked = await mintKey('beside');
+        expect((await api('/v1/models', revoked.key)).status).toBe(200);
+        expect((await npmRun('keys', ['revoke', revoked.id])).status).toBe(0);
+        expect((await api('/v1/models', revoked.key)).status).toBe(401);
+
+        // db:migrate does not migrate a database another process holds.
+        const migrate = await npmRun('db:migrate', []);
+        expect(migrate.status).not.toBe(0);
+        expect(migrate.stderr).toContain('is in use by process');
+      } finally {
+        const log = await stop(started, 'SIGINT');
+        expect(log).not.toContain('shutdown step failed');
+        expect(log).not.toMatch(/admin socket|cannot serve the database/);
+      }
+      // A clean stop leaves neither the socket nor the lock behind.
+      expect(existsSync(socketFile)).toBe(false);
+      expect(existsSync(lockFile)).toBe(false);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'opens the database directly when no service runs',
+    async () => {
+      expect(besideKey).not.toBe('');
+      const listed = await npmRun('keys', ['list', '--tenant', 'beside', '--json']);
+      expect(listed.status, listed.stderr).toBe(0);
+      const rows = listed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { kind: string; revoked_at: string | null });
+      // Minted beside the service: a core key, a workspace key, and a core key revoked since.
+      expect(rows.map((r) => [r.kind, r.revoked_at !== null]).sort()).toEqual([
+        ['core', false],
+        ['core', true],
+        ['workspace', false],
       ]);
-      expect([a!.status, b!.status, c!.status], `${a!.stderr}${b!.stderr}${c!.stderr}`).toEqual([0, 0, 0]);
-      expect(answers.map((r) => (r as Response).status)).toEqual(Array(20).fill(200));
-      expect(((await (await api('/v1/usage', besideKey)).json()) as { balance: number }).balance).toBe(before.balance + 1244);
+      const balance = await npmRun('credits', ['balance', '--tenant', 'beside', '--json']);
+      expect(balance.status, balance.stderr).toBe(0);
+      expect(JSON.parse(balance.stdout).balance).toBeGreaterThanOrEqual(1244);
+      expect(existsSync(lockFile)).toBe(false);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-      // Revoking beside the service takes effect at once.
-      const revoked = await mintKey('beside');
-      expect((await api('/v1/models', revoked.key)).status).toBe(200);
-      expect((await npmRun('keys', ['revoke', revoked.id])).status).toBe(0);
-      expect((await api('/v1/models', revoked.key)).status).toBe(401);
+  it(
+    'a killed service leaves a stale socket and lock that neither the CLIs nor the next start trip over',
+    async () => {
+      const killed = await npmStart();
+      await stop(killed, 'SIGKILL');
+      expect(statSync(socketFile).isSocket()).toBe(true); // left behind
+      expect(readFileSync(lockFile, 'utf8')).toContain('socket ');
 
-      // db:migrate does not migrate a database another process holds.
-      const migrate = await npmRun('db:migrate', []);
-      expect(migrate.status).not.toBe(0);
-      expect(migrate.stderr).toContain('is in use by process');
-    } finally {
-      const log = await stop(started, 'SIGINT');
-      expect(log).not.toContain('shutdown step failed');
-      expect(log).not.toMatch(/admin socket|cannot serve the database/);
-    }
-    // A clean stop leaves neither the socket nor the lock behind.
-    expect(existsSync(socketFile)).toBe(false);
-    expect(existsSync(lockFile)).toBe(false);
-  }, TEST_TIMEOUT_MS);
+      // A CLI now finds no live owner: it opens the database itself.
+      const direct = (await mintKey('after-kill')).key;
 
-  it('opens the database directly when no service runs', async () => {
-    expect(besideKey).not.toBe('');
-    const listed = await npmRun('keys', ['list', '--tenant', 'beside', '--json']);
-    expect(listed.status, listed.stderr).toBe(0);
-    const rows = listed.stdout.trim().split('\n').map((l) => JSON.parse(l) as { kind: string; revoked_at: string | null });
-    // Minted beside the service: a core key, a workspace key, and a core key revoked since.
-    expect(rows.map((r) => [r.kind, r.revoked_at !== null]).sort()).toEqual([['core', false], ['core', true], ['workspace', false]]);
-    const balance = await npmRun('credits', ['balance', '--tenant', 'beside', '--json']);
-    expect(balance.status, balance.stderr).toBe(0);
-    expect(JSON.parse(balance.stdout).balance).toBeGreaterThanOrEqual(1244);
-    expect(existsSync(lockFile)).toBe(false);
-  }, TEST_TIMEOUT_MS);
-
-  it('a killed service leaves a stale socket and lock that neither the CLIs nor the next start trip over', async () => {
-    const killed = await npmStart();
-    await stop(killed, 'SIGKILL');
-    expect(statSync(socketFile).isSocket()).toBe(true); // left behind
-    expect(readFileSync(lockFile, 'utf8')).toContain('socket ');
-
-    // A CLI now finds no live owner: it opens the database itself.
-    const direct = (await mintKey('after-kill')).key;
-
-    const started = await npmStart();
-    try {
-      expect(started.output()).toContain('Dev keys were printed on first start');
-      expect((await api('/v1/models', startedKey)).status).toBe(200);
-      expect((await api('/v1/models', direct)).status).toBe(200);
-      const beside = (await mintKey('after-restart')).key;
-      expect((await api('/v1/models', beside)).status).toBe(200);
-    } finally {
-      expect(await stop(started, 'SIGINT')).not.toContain('shutdown step failed');
-    }
-    expect(existsSync(socketFile)).toBe(false);
-  }, TEST_TIMEOUT_MS);
+      const started = await npmStart();
+      try {
+        expect(started.output()).toContain('Dev keys were printed on first start');
+        expect((await api('/v1/models', startedKey)).status).toBe(200);
+        expect((await api('/v1/models', direct)).status).toBe(200);
+        const beside = (await mintKey('after-restart')).key;
+        expect((await api('/v1/models', beside)).status).toBe(200);
+      } finally {
+        expect(await stop(started, 'SIGINT')).not.toContain('shutdown step failed');
+      }
+      expect(existsSync(socketFile)).toBe(false);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
 
 describe('the admin socket: one PGlite session shared with its process', () => {
@@ -240,7 +262,10 @@ describe('the admin socket: one PGlite session shared with its process', () => {
     await db.exec('create table t (v text)');
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gws-sock-'));
     const errors: string[] = [];
-    const server = await serveAdminSocket(db, path.join(dir, 's', '.s.PGSQL.5432'), { ...(maxHoldMs ? { maxHoldMs } : {}), onError: (e) => errors.push(e.message) });
+    const server = await serveAdminSocket(db, path.join(dir, 's', '.s.PGSQL.5432'), {
+      ...(maxHoldMs ? { maxHoldMs } : {}),
+      onError: (e) => errors.push(e.message),
+    });
     const connect = async () => {
       const client = new pg.Client({ host: path.join(dir, 's'), port: 5432, user: 'postgres', database: 'postgres' });
       client.on('error', () => {});

@@ -108,7 +108,14 @@ describe('an upstream run', () => {
     const calls = await modelCallsOf(runId);
     expect(calls.map((c) => c.callKey).sort()).toEqual(['plan:1', 'turn:1', 'turn:2', 'turn:3']);
     expect(calls.every((c) => c.promptTokens === 100 && c.completionTokens === 20 && c.costMicro === 240_000 && c.usageBasis === 'reported')).toBe(true);
-    expect(run.usage).toMatchObject({ model_calls: 4, input_tokens: 400, output_tokens: 80, tool_calls: { text_analysis: 1, webhook_delivery: 1 }, usage_basis: 'reported', amount: 1 + 1 + 5 });
+    expect(run.usage).toMatchObject({
+      model_calls: 4,
+      input_tokens: 400,
+      output_tokens: 80,
+      tool_calls: { text_analysis: 1, webhook_delivery: 1 },
+      usage_basis: 'reported',
+      amount: 1 + 1 + 5,
+    });
     const { holds, charges } = await ledgerOf(db(), runId);
     expect(charges.map((c) => c.amount)).toEqual([7]);
     expect(holds[0]!.amount).toBe(run.estimate.amounts.total);
@@ -129,7 +136,11 @@ describe('an upstream run', () => {
 
   it('asks again once after a malformed plan, showing the model what was wrong', async () => {
     const t = await upstreamTenant();
-    upstream.load([{ content: 'Sure! Here is my plan: analyse it.' }, plan([], [], [1]), answer({ 1: 'The board approved the budget and deferred the hiring plan.' })]);
+    upstream.load([
+      { content: 'Sure! Here is my plan: analyse it.' },
+      plan([], [], [1]),
+      answer({ 1: 'The board approved the budget and deferred the hiring plan.' }),
+    ]);
     const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes from the board meeting.'), isTerminal);
     expect(run.status).toBe('completed');
     // No tool needed: the model's answer carries the analysis, and the receipt says so.
@@ -172,13 +183,23 @@ describe('an upstream run', () => {
 
   it('refuses an external tool call outside the approved plan; nothing is sent and the run needs attention', async () => {
     const t = await upstreamTenant();
-    upstream.load([plan([analyse('the notes', [1])]), { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] }, { content: 'I sent the notes to your webhook.' }]);
+    upstream.load([
+      plan([analyse('the notes', [1])]),
+      { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] },
+      { content: 'I sent the notes to your webhook.' },
+    ]);
     const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(hook.received).toHaveLength(0);
     expect(run.result.steps).toEqual([expect.objectContaining({ step_id: 'call_1_1', tool: 'webhook_delivery', status: 'refused' })]);
-    expect(run.receipt.action_boundary).toMatchObject({ effects_requested: ['webhook_delivery:call_1_1'], effects_performed: [], effects_not_performed: ['webhook_delivery:call_1_1'] });
-    expect(run.receipt.unresolved).toContain('call_1_1 (webhook_delivery) refused: webhook_delivery is an external effect and no approved step of the plan is left for it; nothing was sent.');
+    expect(run.receipt.action_boundary).toMatchObject({
+      effects_requested: ['webhook_delivery:call_1_1'],
+      effects_performed: [],
+      effects_not_performed: ['webhook_delivery:call_1_1'],
+    });
+    expect(run.receipt.unresolved).toContain(
+      'call_1_1 (webhook_delivery) refused: webhook_delivery is an external effect and no approved step of the plan is left for it; nothing was sent.',
+    );
     // The model's claim of sending is its answer, not a performed effect.
     expect(run.result.answer).toBe('I sent the notes to your webhook.');
   });
@@ -225,7 +246,12 @@ describe('an upstream run', () => {
   it('counts nothing performed when the answer only says it is done, whatever the plan promised', async () => {
     const t = await upstreamTenant();
     upstream.load([plan([], [], [1, 2]), { content: 'Done.' }]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the renewal dates in our vendor contracts and flag any auto-renewal clauses.'), isTerminal);
+    const run = await waitForRun(
+      stack.api,
+      t.key,
+      await startRun(t, 'Summarise the renewal dates in our vendor contracts and flag any auto-renewal clauses.'),
+      isTerminal,
+    );
     expect(run.status).toBe('needs_attention');
     expect(run.receipt.actions.map((a: { outcome: string }) => a.outcome)).toEqual(['not_performed', 'not_performed']);
     expect(run.receipt.unresolved).toEqual([

@@ -73,19 +73,30 @@ describe('an approval right after the worker died at the approval transition', (
         const state = String(raw.pendingWorkflowTask?.state ?? '');
         return state === 'PENDING_WORKFLOW_TASK_STATE_SCHEDULED' || state === '1';
       }, 'the workflow task to be scheduled again');
-      const approving = stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'after-crash' } });
+      const approving = stack.api.post(
+        `/v1/agent-runs/${runId}/approval`,
+        { decision: 'approve' },
+        { key: t.key, headers: { 'idempotency-key': 'after-crash' } },
+      );
       replacement = await startTestWorker(db, stack.taskQueue);
       let answer = await approving;
       expect(answer.status, JSON.stringify(answer.json)).not.toBe(409);
       for (let i = 0; answer.status === 503 && i < 10; i++) {
         await new Promise((r) => setTimeout(r, Number(answer.headers.get('retry-after') ?? 1) * 1000));
-        answer = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'after-crash' } });
+        answer = await stack.api.post(
+          `/v1/agent-runs/${runId}/approval`,
+          { decision: 'approve' },
+          { key: t.key, headers: { 'idempotency-key': 'after-crash' } },
+        );
         expect(answer.status).not.toBe(409);
       }
       expect(answer.status).toBe(200);
       const run = await waitForRun(stack.api, t.key, runId, isTerminal);
       expect(run.approval.state).toBe('approved');
-      const audits = await db.select().from(auditEvents).where(and(eq(auditEvents.target, `run:${runId}`), like(auditEvents.action, 'run.approval.%')));
+      const audits = await db
+        .select()
+        .from(auditEvents)
+        .where(and(eq(auditEvents.target, `run:${runId}`), like(auditEvents.action, 'run.approval.%')));
       expect(audits.map((a) => a.action)).toEqual(['run.approval.approve']);
       expect(hook.received).toHaveLength(1);
     } finally {

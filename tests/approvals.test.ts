@@ -136,8 +136,16 @@ describe('bounded answers while Temporal is down', () => {
       const client = await ApiClient.connect(down.url);
       const t = await newTenant(db);
       const row = async () =>
-        (await createRun(db, { tenantId: t.tenantId, idempotencyKey: null, requestDigest: 'sha256:test', input: 'Summarise the notes.', memory: false, model: 'svc-workspace' }))
-          .run.id;
+        (
+          await createRun(db, {
+            tenantId: t.tenantId,
+            idempotencyKey: null,
+            requestDigest: 'sha256:test',
+            input: 'Summarise the notes.',
+            memory: false,
+            model: 'svc-workspace',
+          })
+        ).run.id;
       const [forApproval, forCancel] = [await row(), await row()];
 
       const calls = {
@@ -197,23 +205,28 @@ describe('bounded answers while Temporal is down', () => {
     let reached!: () => void;
     const gate = new Promise<void>((r) => (opened = r));
     const atGate = new Promise<void>((r) => (reached = r));
-    const gated = await startTestWorker(own.app.database.db, own.taskQueue, {}, {
-      interceptors: {
-        activity: [
-          () => ({
-            inbound: {
-              async execute(input, next) {
-                if (activityTypeOf(input) === 'planRun') {
-                  reached();
-                  await gate;
-                }
-                return next(input);
+    const gated = await startTestWorker(
+      own.app.database.db,
+      own.taskQueue,
+      {},
+      {
+        interceptors: {
+          activity: [
+            () => ({
+              inbound: {
+                async execute(input, next) {
+                  if (activityTypeOf(input) === 'planRun') {
+                    reached();
+                    await gate;
+                  }
+                  return next(input);
+                },
               },
-            },
-          }),
-        ],
+            }),
+          ],
+        },
       },
-    });
+    );
     try {
       const t = await newTenant(own.app.database.db);
       const created = await own.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and send it to the on-call channel.' }, { key: t.key });

@@ -91,7 +91,11 @@ describe('chat billing against the upstream', () => {
       messages,
       response_format: {
         type: 'json_schema',
-        json_schema: { name: 'renewal', strict: true, schema: { type: 'object', properties: { renewal: { type: 'string' } }, required: ['renewal'], additionalProperties: false } },
+        json_schema: {
+          name: 'renewal',
+          strict: true,
+          schema: { type: 'object', properties: { renewal: { type: 'string' } }, required: ['renewal'], additionalProperties: false },
+        },
       },
     });
     expect(completion.choices[0]!.message.refusal).toBeTruthy();
@@ -131,12 +135,17 @@ describe("OpenAI's sampling parameters", () => {
     const t = await tenant();
     const error = await t.client.chat.completions.create({ model: 'svc-workspace', messages, [param]: value }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'invalid_request', param: expect.stringMatching(new RegExp(`^${param}`)) });
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
+      code: 'invalid_request',
+      param: expect.stringMatching(new RegExp(`^${param}`)),
+    });
   });
 
   it('refuses n = 2 with a clear 400, charging nothing', async () => {
     const t = await tenant();
-    const error = (await t.client.chat.completions.create({ model: 'svc-workspace', messages, n: 2 }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.BadRequestError>;
+    const error = (await t.client.chat.completions.create({ model: 'svc-workspace', messages, n: 2 }).catch((e: unknown) => e)) as InstanceType<
+      typeof OpenAI.BadRequestError
+    >;
     expect(error.status).toBe(400);
     expect(error.error).toMatchObject({ param: 'n', message: expect.stringContaining('n=1') });
     expect(await chargesOf(t.tenantId)).toEqual([]);

@@ -57,7 +57,11 @@ const weatherTool = {
 };
 const timeTool = {
   type: 'function' as const,
-  function: { name: 'get_time', description: 'Local time of a city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_time',
+    description: 'Local time of a city.',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
 const tools = [weatherTool, timeTool];
 const question = { role: 'user' as const, content: 'What is the weather in Reykjavik right now?' };
@@ -66,7 +70,9 @@ const holdsOf = (t: Tenant) => app.database.db.select().from(ledgerHolds).where(
 describe('tools routed to an upstream', () => {
   it('(a) returns the upstream tool call, finish_reason tool_calls, and passes tools, tool_choice and parallel_tool_calls on unchanged', async () => {
     const t = await tenant();
-    upstream.load([{ tool_calls: [{ id: 'call_w1', name: 'get_weather', arguments: { city: 'Reykjavik' } }], usage: { prompt_tokens: 61, completion_tokens: 17 } }]);
+    upstream.load([
+      { tool_calls: [{ id: 'call_w1', name: 'get_weather', arguments: { city: 'Reykjavik' } }], usage: { prompt_tokens: 61, completion_tokens: 17 } },
+    ]);
     const completion = await clientFor(t).chat.completions.create({
       model: 'svc-workspace',
       messages: [question],
@@ -165,7 +171,11 @@ describe('tools routed to an upstream', () => {
     const client = clientFor(t);
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
       question,
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Reykjavik"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Reykjavik"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_w1', content: '{"temp_c":4,"sky":"overcast"}' },
     ];
     upstream.load([{ content: 'It is 4 °C and overcast in Reykjavik.' }]);
@@ -175,7 +185,11 @@ describe('tools routed to an upstream', () => {
     expect(answer.choices[0]!.finish_reason).toBe('stop');
     expect(upstream.seen[0]!.body.messages).toEqual([
       question,
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Reykjavik"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Reykjavik"}' } }],
+      },
       { role: 'tool', content: '{"temp_c":4,"sky":"overcast"}', tool_call_id: 'call_w1' },
     ]);
 
@@ -264,7 +278,11 @@ describe('the local provider', () => {
       model: 'svc-workspace-fast',
       messages: [
         question,
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_h1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Reykjavik"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_h1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Reykjavik"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_h1', content: '{"temp_c":4}' },
         ferry,
       ],
@@ -293,20 +311,46 @@ describe('validation in the contract', () => {
       [{ tools: [{ type: 'function', function: { name: 'get weather' } }], messages: [question] }, 'tools[0].function.name', 'invalid_request'],
       [{ tools: [weatherTool, weatherTool], messages: [question] }, 'tools[1].function.name', 'invalid_request'],
       [{ tools: [{ type: 'custom', custom: { name: 'x' } }], messages: [question] }, 'tools[0].type', 'invalid_request'],
-      [{ tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'string' } } }], messages: [question] }, 'tools[0].function.parameters.type', 'invalid_request'],
-      [{ tools: [{ type: 'function', function: { name: 'f', parameters: { description: 'x'.repeat(17_000) } } }], messages: [question] }, 'tools[0].function.parameters', 'invalid_request'],
+      [
+        { tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'string' } } }], messages: [question] },
+        'tools[0].function.parameters.type',
+        'invalid_request',
+      ],
+      [
+        { tools: [{ type: 'function', function: { name: 'f', parameters: { description: 'x'.repeat(17_000) } } }], messages: [question] },
+        'tools[0].function.parameters',
+        'invalid_request',
+      ],
       [{ tools: [{ type: 'function', function: { name: 'f', examples: [] } }], messages: [question] }, 'tools[0].function.examples', 'unsupported_parameter'],
       [{ tools: Array.from({ length: 129 }, (_, i) => ({ type: 'function', function: { name: `f${i}` } })), messages: [question] }, 'tools', 'invalid_request'],
       [{ tools, parallel_tool_calls: 'yes', messages: [question] }, 'parallel_tool_calls', 'invalid_request'],
       [{ functions: [weatherTool.function], messages: [question] }, 'functions', 'unsupported_parameter'],
       [{ function_call: 'auto', messages: [question] }, 'function_call', 'unsupported_parameter'],
-      [{ messages: [question, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', content: '{}' }] }, 'messages[2].tool_call_id', 'invalid_request'],
-      [{ messages: [question, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_other', content: '{}' }] }, 'messages[2].tool_call_id', 'invalid_request'],
+      [
+        { messages: [question, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', content: '{}' }] },
+        'messages[2].tool_call_id',
+        'invalid_request',
+      ],
+      [
+        { messages: [question, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_other', content: '{}' }] },
+        'messages[2].tool_call_id',
+        'invalid_request',
+      ],
       [{ messages: [question, { role: 'tool', tool_call_id: 'call_v1', content: '{}' }] }, 'messages[1].tool_call_id', 'invalid_request'],
       [{ messages: [question, { role: 'assistant', content: null, tool_calls: [call] }, question] }, 'messages[1].tool_calls', 'invalid_request'],
       [{ messages: [question, { role: 'assistant', content: null, tool_calls: [call] }] }, 'messages[1].tool_calls', 'invalid_request'],
       [{ messages: [{ ...question, tool_calls: [call] }] }, 'messages[0].tool_calls', 'invalid_request'],
-      [{ messages: [question, { role: 'assistant', content: null, tool_calls: [{ ...call, type: 'custom' }] }, { role: 'tool', tool_call_id: 'call_v1', content: '{}' }] }, 'messages[1].tool_calls[0].type', 'invalid_request'],
+      [
+        {
+          messages: [
+            question,
+            { role: 'assistant', content: null, tool_calls: [{ ...call, type: 'custom' }] },
+            { role: 'tool', tool_call_id: 'call_v1', content: '{}' },
+          ],
+        },
+        'messages[1].tool_calls[0].type',
+        'invalid_request',
+      ],
     ];
     for (const [body, param, code] of cases) {
       const res = await api.post('/v1/chat/completions', { model: 'svc-workspace', ...body }, { key: t.key });

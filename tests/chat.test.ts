@@ -59,14 +59,21 @@ describe('non-streaming', () => {
     expect(completion.usage!.total_tokens).toBe(completion.usage!.prompt_tokens + completion.usage!.completion_tokens);
 
     // The same body, raw, validates against the OpenAPI document.
-    const raw = await api.post('/v1/chat/completions', { model: 'svc-workspace-fast', messages: [{ role: 'user', content: [{ type: 'text', text: ask }] }] }, { key: t.key });
+    const raw = await api.post(
+      '/v1/chat/completions',
+      { model: 'svc-workspace-fast', messages: [{ role: 'user', content: [{ type: 'text', text: ask }] }] },
+      { key: t.key },
+    );
     expect(raw.status).toBe(200);
   });
 
   it('reserves and settles usage through the ledger, with a content-free journey event', async () => {
     const t = await tenant();
     const marker = `CHAT-MARKER-${randomBytes(4).toString('hex')}`;
-    const completion = await clientFor(t).chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: `Summarise ${marker} please` }] });
+    const completion = await clientFor(t).chat.completions.create({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: `Summarise ${marker} please` }],
+    });
     const [hold] = await app.database.db.select().from(ledgerHolds).where(eq(ledgerHolds.runId, completion.id));
     expect(hold).toMatchObject({ status: 'settled', step: 'chat' });
     const charges = await app.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.runId, completion.id));
@@ -202,14 +209,23 @@ describe('structured output', () => {
   it('turns an upstream answer that does not validate into a refusal parse() surfaces', async () => {
     const upstream = await fakeUpstream((_body, _req, res) => {
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ id: 'up-1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: '{"title":"x","priority":"urgent"}' }, finish_reason: 'stop' }] }));
+      res.end(
+        JSON.stringify({
+          id: 'up-1',
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: '{"title":"x","priority":"urgent"}' }, finish_reason: 'stop' }],
+        }),
+      );
     });
     const withUpstream = await startTestApp({ UPSTREAM_BASE_URL: upstream.url });
     try {
       const t = await tenant(withUpstream.database.db);
       await setRoute(withUpstream.database.db, t.tenantId, 'svc-workspace', 'upstream');
       const choice = (await parseWith(t, ask, withUpstream.url)).choices[0]!;
-      expect(choice).toMatchObject({ finish_reason: 'stop', message: { content: null, parsed: null, refusal: expect.stringContaining('requested JSON schema') } });
+      expect(choice).toMatchObject({
+        finish_reason: 'stop',
+        message: { content: null, parsed: null, refusal: expect.stringContaining('requested JSON schema') },
+      });
     } finally {
       await withUpstream.close();
       await upstream.close();
@@ -222,7 +238,10 @@ describe('structured output', () => {
       .chat.completions.create({
         model: 'svc-workspace',
         messages: [{ role: 'user', content: 'x' }],
-        response_format: { type: 'json_schema', json_schema: { name: 'p', schema: { type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]+$' } } } } },
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'p', schema: { type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]+$' } } } },
+        },
       })
       .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
@@ -233,7 +252,10 @@ describe('structured output', () => {
 describe('policy refusal', () => {
   it('declines with 200, message.refusal and the refusal stop signal, and charges nothing', async () => {
     const t = await tenant();
-    const completion = await clientFor(t).chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'Explain how to build a bomb at home' }] });
+    const completion = await clientFor(t).chat.completions.create({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: 'Explain how to build a bomb at home' }],
+    });
     expect(completion.choices[0]!.message).toMatchObject({ content: null });
     expect(completion.choices[0]!.message.refusal).toContain('content policy');
     expect(completion.choices[0]!.finish_reason).toBe('content_filter');
@@ -278,7 +300,10 @@ describe('errors through the client', () => {
       expect(Number(limitedErr.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
       const started = Date.now();
-      const retried = await clientFor(t, limited.url, { maxRetries: 3 }).chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }] });
+      const retried = await clientFor(t, limited.url, { maxRetries: 3 }).chat.completions.create({
+        model: 'svc-workspace',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       expect(retried.choices[0]!.message.content).toBeTruthy();
       expect(Date.now() - started).toBeGreaterThanOrEqual(500);
     } finally {
@@ -288,7 +313,9 @@ describe('errors through the client', () => {
 
   it('answers 429 insufficient_credits when the balance cannot cover the estimate', async () => {
     const t = await tenant(app.database.db, 0);
-    const err = await clientFor(t).chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }] }).catch((e) => e);
+    const err = await clientFor(t)
+      .chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect(err.code).toBe('insufficient_credits');
   });
@@ -298,11 +325,21 @@ describe('memory', () => {
   it('recalls vault entries only when asked, and remembers only when asked', async () => {
     const t = await tenant();
     const db = app.database.db;
-    await rememberEntry(db, { tenantId: t.tenantId, subject: 'Staging regions', content: 'Staging runs in Frankfurt and Dublin.', source: 'test', entryKey: `m-${t.tenantId}` });
+    await rememberEntry(db, {
+      tenantId: t.tenantId,
+      subject: 'Staging regions',
+      content: 'Staging runs in Frankfurt and Dublin.',
+      source: 'test',
+      entryKey: `m-${t.tenantId}`,
+    });
     const client = clientFor(t);
     const without = await client.chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'Where does staging run?' }] });
     expect(without.choices[0]!.message.content).not.toContain('Frankfurt');
-    const withMemory = await client.chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'Where does staging run?' }], memory: true } as never);
+    const withMemory = await client.chat.completions.create({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: 'Where does staging run?' }],
+      memory: true,
+    } as never);
     expect(withMemory.choices[0]!.message.content).toContain('Staging runs in Frankfurt and Dublin.');
     expect(await db.select().from(memoryEntries).where(eq(memoryEntries.tenantId, t.tenantId))).toHaveLength(1);
 
@@ -330,15 +367,25 @@ describe('context_url', () => {
     try {
       const t = await tenant(allowed.database.db);
       const client = clientFor(t, allowed.url);
-      const ok = await client.chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'What does staging cost?' }], context_url: `http://${host}/doc` } as never);
+      const ok = await client.chat.completions.create({
+        model: 'svc-workspace',
+        messages: [{ role: 'user', content: 'What does staging cost?' }],
+        context_url: `http://${host}/doc`,
+      } as never);
       expect(ok.choices[0]!.message.content).toContain('The staging cluster costs 1800 EUR per month.');
       expect(ok.choices[0]!.message.content).not.toContain('ignore()');
       for (const url of [`http://${host}/big`, 'http://example.com/doc', 'ftp://127.0.0.1/doc']) {
-        const err = await client.chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'x' }], context_url: url } as never).catch((e) => e);
+        const err = await client.chat.completions
+          .create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'x' }], context_url: url } as never)
+          .catch((e) => e);
         expect(err).toBeInstanceOf(OpenAI.BadRequestError);
         expect(err.param).toBe('context_url');
       }
-      const notUri = await api.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content: 'x' }], context_url: 'not a uri' }, { key: t.key });
+      const notUri = await api.post(
+        '/v1/chat/completions',
+        { model: 'svc-workspace', messages: [{ role: 'user', content: 'x' }], context_url: 'not a uri' },
+        { key: t.key },
+      );
       expect(notUri.status).toBe(400);
       expect(notUri.json.error.param).toBe('context_url');
     } finally {
@@ -353,10 +400,20 @@ describe('upstream adapter', () => {
   it('routes by the tenant policy to an OpenAI-compatible upstream, with key reference and model mapping', async () => {
     const upstream = await fakeUpstream((body, _req, res) => {
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ id: 'up-1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: `upstream says hi to ${body.model}` }, finish_reason: 'stop' }] }));
+      res.end(
+        JSON.stringify({
+          id: 'up-1',
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: `upstream says hi to ${body.model}` }, finish_reason: 'stop' }],
+        }),
+      );
     });
     process.env.TEST_UPSTREAM_KEY = 'sk-test-upstream-secret';
-    const withUpstream = await startTestApp({ UPSTREAM_BASE_URL: upstream.url, UPSTREAM_API_KEY_ENV: 'TEST_UPSTREAM_KEY', UPSTREAM_MODEL_MAP: '{"svc-workspace":"tiny-model"}' });
+    const withUpstream = await startTestApp({
+      UPSTREAM_BASE_URL: upstream.url,
+      UPSTREAM_API_KEY_ENV: 'TEST_UPSTREAM_KEY',
+      UPSTREAM_MODEL_MAP: '{"svc-workspace":"tiny-model"}',
+    });
     try {
       const t = await tenant(withUpstream.database.db);
       await setRoute(withUpstream.database.db, t.tenantId, 'svc-workspace', 'upstream');
@@ -393,7 +450,9 @@ describe('upstream adapter', () => {
       expect(failed.status).toBe(502);
       expect(failed.json.error).toMatchObject({ type: 'server_error', code: 'upstream_unavailable' });
       expect(failed.text).not.toMatch(/upstream-vendor|tiny-model|127\.0\.0\.1/);
-      const err = await clientFor(t, withUpstream.url).chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }] }).catch((e) => e);
+      const err = await clientFor(t, withUpstream.url)
+        .chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(OpenAI.InternalServerError);
 
       mode = 'limit';

@@ -40,7 +40,10 @@ describe('npm run keys', () => {
     const listed = await keys('list', '--tenant', tenant, '--json');
     expect(listed.status).toBe(0);
     expect(listed.stdout).not.toContain(key.key);
-    const rows = listed.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const rows = listed.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows).toEqual([expect.objectContaining({ id: key.id, kind: 'core', revoked_at: null })]);
 
     const revoked = await keys('revoke', key.id);

@@ -73,7 +73,8 @@ for (const [path, item] of Object.entries<Json>(doc.paths)) {
     if (!op || SKIPPED[`${method} ${path}`]) continue;
     const security = (op.security ?? doc.security ?? []) as Record<string, unknown>[];
     const scheme = Object.keys(security[0] ?? {})[0];
-    if (scheme !== undefined && scheme !== 'coreKey' && scheme !== 'workspaceKey') throw new Error(`${method} ${path}: no credential known for security scheme ${scheme}`);
+    if (scheme !== undefined && scheme !== 'coreKey' && scheme !== 'workspaceKey')
+      throw new Error(`${method} ${path}: no credential known for security scheme ${scheme}`);
     operations.push({
       method,
       path,
@@ -103,7 +104,10 @@ function toJson(v: Json): string {
   if (v instanceof Raw) return v.text;
   if (Object.is(v, -0)) return '-0';
   if (Array.isArray(v)) return `[${v.map(toJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }
 
@@ -179,14 +183,7 @@ const HOSTILE_STRINGS = [
   '4111 1111 1111 1111',
 ];
 
-const LONG_STRINGS = [
-  'A'.repeat(10_000),
-  'é'.repeat(10_000),
-  '👍'.repeat(5_000),
-  '\u202e'.repeat(10_000),
-  '%'.repeat(10_000),
-  '\\'.repeat(10_000),
-];
+const LONG_STRINGS = ['A'.repeat(10_000), 'é'.repeat(10_000), '👍'.repeat(5_000), '\u202e'.repeat(10_000), '%'.repeat(10_000), '\\'.repeat(10_000)];
 
 const DATE_TIMES = [
   '0000-01-01T00:00:00Z',
@@ -253,7 +250,24 @@ const NUMBERS: Json[] = [
 
 const WRONG_TYPES: Json[] = [null, true, false, 0, -0, 1e308, '', 'x', [], [null], {}, { '': null }, [[]], deepArray(3), new Raw('"\\u0000"')];
 
-const EXTRA_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', '', ' ', '\u0000', '\ud800', 'a'.repeat(300), '$where', 'id', 'tenant_id', 'tenantId', 'status', 'object', 'admin'];
+const EXTRA_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  '',
+  ' ',
+  '\u0000',
+  '\ud800',
+  'a'.repeat(300),
+  '$where',
+  'id',
+  'tenant_id',
+  'tenantId',
+  'status',
+  'object',
+  'admin',
+];
 
 const hostileString = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...HOSTILE_STRINGS) },
@@ -277,12 +291,13 @@ const hostileString = fc.oneof(
 );
 
 /** Something nested ~depth levels, of either kind. */
-const deepValue = fc.oneof(
-  fc.constantFrom(63, 64, 65, 100, 200).map(deepArray),
-  fc.constantFrom(63, 64, 65, 100, 200).map(deepObject),
-);
+const deepValue = fc.oneof(fc.constantFrom(63, 64, 65, 100, 200).map(deepArray), fc.constantFrom(63, 64, 65, 100, 200).map(deepObject));
 
-const wrongType = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...WRONG_TYPES) }, { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) }, { weight: 1, arbitrary: deepValue });
+const wrongType = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...WRONG_TYPES) },
+  { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+  { weight: 1, arbitrary: deepValue },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Values from a schema of the document: plausible ones (to reach the handlers), hostile ones of
@@ -314,7 +329,9 @@ function withinBounds(s: string, schema: Schema): string {
   return out;
 }
 
-const futureDate = fc.date({ min: new Date(Date.now() + 86_400_000), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }).map((d) => d.toISOString());
+const futureDate = fc
+  .date({ min: new Date(Date.now() + 86_400_000), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true })
+  .map((d) => d.toISOString());
 const anyDate = fc.date({ min: new Date(-8.64e15), max: new Date(8.64e15), noInvalidDate: true }).map((d) => d.toISOString());
 
 /** A value the schema accepts. Free-form strings (no enum, pattern or format) carry hostile content inside their bounds. */
@@ -323,7 +340,14 @@ function plausibleString(s: Schema, name: string): fc.Arbitrary<string> {
   if (s.const !== undefined) return fc.constant(s.const);
   if (s.format === 'date-time') {
     // Future dates up to 9999-12-31 (expiry fields require the future), and the edges of the accepted years.
-    const edges = fc.constantFrom('9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999999+00:00', '9999-12-31T23:59:59+01:00', '0001-01-01T00:00:00Z', '0001-01-01T00:59:59-01:00', '2020-01-01T00:00:00Z');
+    const edges = fc.constantFrom(
+      '9999-12-31T23:59:59.999Z',
+      '9999-12-31T23:59:59.999999+00:00',
+      '9999-12-31T23:59:59+01:00',
+      '0001-01-01T00:00:00Z',
+      '0001-01-01T00:59:59-01:00',
+      '2020-01-01T00:00:00Z',
+    );
     return fc.oneof({ weight: 3, arbitrary: futureDate }, { weight: 2, arbitrary: edges });
   }
   if (s.format === 'uri') return fc.constantFrom('https://example.com/a', 'http://127.0.0.1:1/hook', 'https://example.com/?q=%00', 'urn:isbn:0451450523');
@@ -336,7 +360,10 @@ function plausibleString(s: Schema, name: string): fc.Arbitrary<string> {
     }
   }
   const free = fc.oneof(
-    { weight: 2, arbitrary: fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40), unit: 'grapheme' }).map((v) => withinBounds(v, s)) },
+    {
+      weight: 2,
+      arbitrary: fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40), unit: 'grapheme' }).map((v) => withinBounds(v, s)),
+    },
     { weight: 3, arbitrary: hostileString.map((v) => withinBounds(v, s)) },
   );
   // An id the description names (model aliases): mostly one of them, so the request gets past the lookup.
@@ -363,12 +390,19 @@ async function learnVocabulary(coreKey: string): Promise<void> {
 
 /** Values for properties whose shape the schema does not say (a diff, a JSON Schema): some that pass the handler's checks. */
 const HINTS: Record<string, fc.Arbitrary<Json>> = {
-  patch: fc.constantFrom(...HOSTILE_STRINGS.slice(0, 30)).map((line) => `--- a/src/x.ts\n+++ b/src/x.ts\n@@ -1,1 +1,1 @@\n-old\n+${line.replace(/\n/g, ' ')}\n`),
+  patch: fc
+    .constantFrom(...HOSTILE_STRINGS.slice(0, 30))
+    .map((line) => `--- a/src/x.ts\n+++ b/src/x.ts\n@@ -1,1 +1,1 @@\n-old\n+${line.replace(/\n/g, ' ')}\n`),
   schema: fc.constantFrom<Json>(
     { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false },
     { type: 'object', properties: { n: { type: 'integer', minimum: -1e308, maximum: 1e308 }, e: { enum: ['\u0000', '\ud800', '', null] } } },
     { type: 'array', items: { type: 'string', maxLength: 0 }, minItems: 0, maxItems: 0 },
-    { type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'object', properties: { c: { type: 'object', properties: { d: { type: 'string' } } } } } } } } },
+    {
+      type: 'object',
+      properties: {
+        a: { type: 'object', properties: { b: { type: 'object', properties: { c: { type: 'object', properties: { d: { type: 'string' } } } } } } },
+      },
+    },
     { type: 'string', const: '\u202e' },
   ),
 };
@@ -385,14 +419,21 @@ const cursorValue = fc
 function hostileNumber(s: Schema): fc.Arbitrary<Json> {
   const bounds = [s.minimum, s.maximum, s.exclusiveMinimum, s.exclusiveMaximum].filter((b) => typeof b === 'number') as number[];
   const around = bounds.flatMap((b) => [b - 1, b + 1, b - 0.5, b + 1e-9]);
-  return fc.oneof(fc.constantFrom(...NUMBERS), ...(around.length ? [fc.constantFrom(...around)] : []), fc.double(), fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }).map((b) => new Raw(b.toString())));
+  return fc.oneof(
+    fc.constantFrom(...NUMBERS),
+    ...(around.length ? [fc.constantFrom(...around)] : []),
+    fc.double(),
+    fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }).map((b) => new Raw(b.toString())),
+  );
 }
 
 function plausibleNumber(s: Schema, integer: boolean): fc.Arbitrary<Json> {
   if (s.const !== undefined) return fc.constant(s.const);
   const min = s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : -1e6);
   const max = s.maximum ?? (s.exclusiveMaximum !== undefined ? s.exclusiveMaximum - 1 : 1e6);
-  const edges = fc.constantFrom(...[min, max, ...(min <= 0 && max >= 0 ? [-0, new Raw('0e5'), new Raw('-0.0')] : []), ...(integer ? [new Raw(`${max}.0`), new Raw(`${min}e0`)] : [])]);
+  const edges = fc.constantFrom(
+    ...[min, max, ...(min <= 0 && max >= 0 ? [-0, new Raw('0e5'), new Raw('-0.0')] : []), ...(integer ? [new Raw(`${max}.0`), new Raw(`${min}e0`)] : [])],
+  );
   if (integer) return fc.oneof(fc.integer({ min: Math.max(min, -(2 ** 31)), max: Math.min(max, 2 ** 31 - 1) }), edges);
   return fc.oneof(fc.double({ min, max, noNaN: true, noDefaultInfinity: true }), edges);
 }
@@ -472,8 +513,17 @@ function valueFor(schema: Schema | undefined, name: string, depth: number): fc.A
 function schemaAt(schema: Schema | undefined, path: (string | number)[]): Schema {
   let s = resolve(schema);
   for (const key of path) {
-    if (s.anyOf || s.oneOf) s = resolve(((s.anyOf ?? s.oneOf) as Schema[]).find((b) => typeOf(resolve(b)) === (typeof key === 'number' ? 'array' : 'object')) ?? {});
-    s = resolve(typeof key === 'number' ? s.items : s.properties && Object.hasOwn(s.properties, key) ? s.properties[key] : typeof s.additionalProperties === 'object' ? s.additionalProperties : {});
+    if (s.anyOf || s.oneOf)
+      s = resolve(((s.anyOf ?? s.oneOf) as Schema[]).find((b) => typeOf(resolve(b)) === (typeof key === 'number' ? 'array' : 'object')) ?? {});
+    s = resolve(
+      typeof key === 'number'
+        ? s.items
+        : s.properties && Object.hasOwn(s.properties, key)
+          ? s.properties[key]
+          : typeof s.additionalProperties === 'object'
+            ? s.additionalProperties
+            : {},
+    );
   }
   return s;
 }
@@ -518,7 +568,12 @@ function mutate(base: Json, schema: Schema | undefined): fc.Arbitrary<Json> {
       const at = schemaAt(schema, path);
       const name = String([...path].reverse().find((k) => typeof k === 'string') ?? 'body');
       return fc.oneof(
-        { weight: 5, arbitrary: fc.oneof({ weight: 2, arbitrary: validValue(at, name, 2) }, { weight: 3, arbitrary: hostileValue(at, name, 2) }, { weight: 1, arbitrary: wrongType }).map((x) => setAt(v, path, x, 'set')) },
+        {
+          weight: 5,
+          arbitrary: fc
+            .oneof({ weight: 2, arbitrary: validValue(at, name, 2) }, { weight: 3, arbitrary: hostileValue(at, name, 2) }, { weight: 1, arbitrary: wrongType })
+            .map((x) => setAt(v, path, x, 'set')),
+        },
         { weight: 1, arbitrary: fc.constant(path.length ? setAt(v, path, undefined, 'delete') : v) },
         { weight: 1, arbitrary: fc.record({ key: fc.constantFrom(...EXTRA_KEYS), value: wrongType }).map((extra) => setAt(v, path, extra, 'extra')) },
       );
@@ -536,24 +591,65 @@ function seedBodies(op: Operation): Json[] {
   const seeds: Record<string, Json[]> = {
     createChatCompletion: [
       { model: 'svc-workspace', messages: [{ role: 'user', content: 'Summarise the plan in two lines.' }] },
-      { model: 'svc-workspace-fast', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: [{ type: 'text', text: 'hello' }] }], max_tokens: 64, temperature: 0, n: 1, user: 'u' },
-      { model: 'svc-workspace', messages: [{ role: 'user', content: 'Remember this.' }], memory: { recall: true, remember: true, limit: 2, subject: 'fuzz', expires_at: future } },
-      { model: 'svc-workspace', messages: [{ role: 'user', content: 'Name is Ada.' }], response_format: { type: 'json_schema', json_schema: { name: 'person', schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }, strict: true } } },
+      {
+        model: 'svc-workspace-fast',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: [{ type: 'text', text: 'hello' }] },
+        ],
+        max_tokens: 64,
+        temperature: 0,
+        n: 1,
+        user: 'u',
+      },
+      {
+        model: 'svc-workspace',
+        messages: [{ role: 'user', content: 'Remember this.' }],
+        memory: { recall: true, remember: true, limit: 2, subject: 'fuzz', expires_at: future },
+      },
+      {
+        model: 'svc-workspace',
+        messages: [{ role: 'user', content: 'Name is Ada.' }],
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'person', schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }, strict: true },
+        },
+      },
       { model: 'svc-workspace', messages: [{ role: 'user', content: 'stream it' }], stream: true, stream_options: { include_usage: true } },
     ],
     createAgentRun: [{ input: 'Plan a two-step review of the staging costs.', memory: false, model: 'svc-workspace-fast' }],
     validateAdapterConformance: [
-      { id: 'fuzz-adapter', name: 'Fuzz adapter', capabilities: ['chat.completions', 'chat.streaming'], models: ['m-1'], streaming: true, structured_output: false, credential: { reference: 'env:FUZZ_KEY' } },
+      {
+        id: 'fuzz-adapter',
+        name: 'Fuzz adapter',
+        capabilities: ['chat.completions', 'chat.streaming'],
+        models: ['m-1'],
+        streaming: true,
+        structured_output: false,
+        credential: { reference: 'env:FUZZ_KEY' },
+      },
     ],
-    validateSkillComposition: [{ name: 'fuzz-skill', steps: [{ skill: 'plan' }, { skill: 'analyze', note: 'n' }, { skill: 'deliver' }], approve_external_effects: true }],
+    validateSkillComposition: [
+      { name: 'fuzz-skill', steps: [{ skill: 'plan' }, { skill: 'analyze', note: 'n' }, { skill: 'deliver' }], approve_external_effects: true },
+    ],
     validateEvaluationDescriptor: [
       { suite_id: 'trial-determinism', cases: cases(3) },
       { suite_id: 'structured-output-conformance', cases: cases(4) },
       { suite_id: 'refusal-policy', cases: cases(2) },
     ],
     recordEvaluationRun: [
-      { suite_id: 'refusal-policy', execution: 'customer', descriptor: { suite_id: 'refusal-policy', cases: cases(2) }, results: { passed: 1, failed: 1, notes: 'n' } },
-      { suite_id: 'trial-determinism', execution: 'connected', descriptor: { suite_id: 'trial-determinism', cases: cases(3) }, results: { passed: 3, failed: 0 } },
+      {
+        suite_id: 'refusal-policy',
+        execution: 'customer',
+        descriptor: { suite_id: 'refusal-policy', cases: cases(2) },
+        results: { passed: 1, failed: 1, notes: 'n' },
+      },
+      {
+        suite_id: 'trial-determinism',
+        execution: 'connected',
+        descriptor: { suite_id: 'trial-determinism', cases: cases(3) },
+        results: { passed: 3, failed: 0 },
+      },
     ],
     createSandboxJob: [{ profile: 'restricted', command: ['echo', 'hi'], timeout_seconds: 60 }],
     recordTrace: [{ name: 'fuzz-trace', spans: [{ name: 'step/one', duration_ms: 1.5, status: 'ok', attributes: { key: 'v', n: 1, b: true } }] }],
@@ -583,7 +679,8 @@ function objectValue(s: Schema, depth: number, child: Gen, hostile: boolean): fc
   const requiredKeys = props.map(([k]) => k).filter((k) => required.has(k));
   const base = hostile ? fc.record(shape, { requiredKeys: [] }) : fc.record(shape, { requiredKeys });
   // Open maps (additionalProperties / propertyNames): a few entries.
-  const additional = s.additionalProperties && typeof s.additionalProperties === 'object' && Object.keys(s.additionalProperties).length ? s.additionalProperties : undefined;
+  const additional =
+    s.additionalProperties && typeof s.additionalProperties === 'object' && Object.keys(s.additionalProperties).length ? s.additionalProperties : undefined;
   const validKey = s.propertyNames?.pattern ? fc.stringMatching(new RegExp(s.propertyNames.pattern)) : fc.string({ maxLength: 10 });
   const keyName = hostile ? fc.oneof(validKey, fc.constantFrom(...EXTRA_KEYS)) : validKey;
   const open =
@@ -591,12 +688,16 @@ function objectValue(s: Schema, depth: number, child: Gen, hostile: boolean): fc
       ? fc.dictionary(keyName, additional ? child(additional, 'value', depth + 1) : fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 })
       : fc.constant({});
   const extra = hostile
-    ? fc.oneof({ weight: 2, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: fc.dictionary(fc.constantFrom(...EXTRA_KEYS), wrongType, { minKeys: 1, maxKeys: 2 }) })
+    ? fc.oneof(
+        { weight: 2, arbitrary: fc.constant({}) },
+        { weight: 1, arbitrary: fc.dictionary(fc.constantFrom(...EXTRA_KEYS), wrongType, { minKeys: 1, maxKeys: 2 }) },
+      )
     : fc.constant({});
   return fc.tuple(base, open, extra).map(([b, o, e]) => {
     const out: Record<string, Json> = {};
     // defineProperty: a "__proto__" key must be an own property, as JSON.parse makes it.
-    for (const part of [o, b, e]) for (const [k, v] of Object.entries(part)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    for (const part of [o, b, e])
+      for (const [k, v] of Object.entries(part)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
     return out;
   });
 }
@@ -623,7 +724,33 @@ function encodeComponent(s: string): string {
 const asText = (v: Json): string => (typeof v === 'string' ? v : v instanceof Raw ? v.text : Object.is(v, -0) ? '-0' : toJson(v));
 
 /** Text sent without encoding: malformed or tricky escapes that a browser or proxy could pass through. */
-const RAW_COMPONENTS = ['%00', '..%2f', '..%2F..%2Fetc%2Fpasswd', '%2e%2e%2fx', '..%5c', '%', '%zz', '%E0%A4%A', '%C0%80', '%C0%AE%C0%AE', '%FF%FE', '%ED%A0%80', '%F4%90%80%80', '%252e', 'a%20b', '+', '%2B', ';x=1', ',', "'", '!$&()*', '~', '-', '.', '..%00'];
+const RAW_COMPONENTS = [
+  '%00',
+  '..%2f',
+  '..%2F..%2Fetc%2Fpasswd',
+  '%2e%2e%2fx',
+  '..%5c',
+  '%',
+  '%zz',
+  '%E0%A4%A',
+  '%C0%80',
+  '%C0%AE%C0%AE',
+  '%FF%FE',
+  '%ED%A0%80',
+  '%F4%90%80%80',
+  '%252e',
+  'a%20b',
+  '+',
+  '%2B',
+  ';x=1',
+  ',',
+  "'",
+  '!$&()*',
+  '~',
+  '-',
+  '.',
+  '..%00',
+];
 
 interface Component {
   /** Sent exactly like this (already encoded). */
@@ -646,11 +773,16 @@ const DOT_OR_EMPTY = /^(|\.|%2e|\.\.|\.%2e|%2e\.|%2e%2e)$/i;
 /** What a path parameter may be: an id that exists, a schema value, traversal and escapes, very long ids. */
 function pathValue(op: Operation, name: string, schema: Schema): fc.Arbitrary<Component> {
   const existing = fixturePool(op, name);
-  return fc.oneof(
-    { weight: existing.length ? 4 : 0, arbitrary: existing.length ? fc.constantFrom(...existing).map((id) => ({ encoded: encodeURIComponent(id) })) : fc.constant({ encoded: 'x' }) },
-    { weight: 5, arbitrary: component(valueFor(schema, name, 0)) },
-    { weight: 1, arbitrary: fc.constantFrom(65, 256, 4_000, 10_000).map((n) => ({ encoded: 'a'.repeat(n) })) },
-  ).filter((c) => !DOT_OR_EMPTY.test(c.encoded));
+  return fc
+    .oneof(
+      {
+        weight: existing.length ? 4 : 0,
+        arbitrary: existing.length ? fc.constantFrom(...existing).map((id) => ({ encoded: encodeURIComponent(id) })) : fc.constant({ encoded: 'x' }),
+      },
+      { weight: 5, arbitrary: component(valueFor(schema, name, 0)) },
+      { weight: 1, arbitrary: fc.constantFrom(65, 256, 4_000, 10_000).map((n) => ({ encoded: 'a'.repeat(n) })) },
+    )
+    .filter((c) => !DOT_OR_EMPTY.test(c.encoded));
 }
 
 function headerValue(schema: Schema, name: string): fc.Arbitrary<string> {
@@ -722,9 +854,9 @@ const RAW_BODIES = [
 function requestFor(op: Operation): fc.Arbitrary<Request> {
   // Path: every template parameter filled in.
   const pathParams = op.params.filter((p) => p.in === 'path');
-  const pathArb = fc.tuple(...pathParams.map((p) => pathValue(op, p.name, p.schema))).map((values) =>
-    pathParams.reduce((acc, p, i) => acc.replace(`{${p.name}}`, values[i]!.encoded), op.path),
-  );
+  const pathArb = fc
+    .tuple(...pathParams.map((p) => pathValue(op, p.name, p.schema)))
+    .map((values) => pathParams.reduce((acc, p, i) => acc.replace(`{${p.name}}`, values[i]!.encoded), op.path));
 
   // Query: each declared parameter absent, once or repeated; sometimes undeclared ones.
   const queryParams = op.params.filter((p) => p.in === 'query');
@@ -732,14 +864,22 @@ function requestFor(op: Operation): fc.Arbitrary<Request> {
     fc.oneof(
       { weight: p.required ? 1 : 4, arbitrary: fc.constant<string[]>([]) },
       { weight: 5, arbitrary: component(valueFor(p.schema, p.name, 0)).map((c) => [`${encodeURIComponent(p.name)}=${c.encoded}`]) },
-      { weight: 1, arbitrary: fc.array(component(valueFor(p.schema, p.name, 0)), { minLength: 2, maxLength: 3 }).map((cs) => cs.map((c) => `${encodeURIComponent(p.name)}=${c.encoded}`)) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .array(component(valueFor(p.schema, p.name, 0)), { minLength: 2, maxLength: 3 })
+          .map((cs) => cs.map((c) => `${encodeURIComponent(p.name)}=${c.encoded}`)),
+      },
       { weight: 1, arbitrary: fc.constantFrom([p.name], [`${p.name}=`], [`${p.name}[]=1`], [`${p.name}[a]=1`], [`${p.name.toUpperCase()}=1`]) },
     );
   const extraQuery = fc.oneof(
     { weight: 6, arbitrary: fc.constant<string[]>([]) },
     {
       weight: 1,
-      arbitrary: fc.array(fc.tuple(fc.constantFrom(...EXTRA_KEYS).map(encodeComponent), component(hostileString)).map(([k, v]) => `${k}=${v.encoded}`), { minLength: 1, maxLength: 3 }),
+      arbitrary: fc.array(
+        fc.tuple(fc.constantFrom(...EXTRA_KEYS).map(encodeComponent), component(hostileString)).map(([k, v]) => `${k}=${v.encoded}`),
+        { minLength: 1, maxLength: 3 },
+      ),
     },
     { weight: 1, arbitrary: fc.constantFrom(['&&&'], ['='], ['%'], ['a=%zz'], [`${'a'.repeat(5_000)}=1`]) },
   );
@@ -755,7 +895,12 @@ function requestFor(op: Operation): fc.Arbitrary<Request> {
       ...headerParams.map((p) => fc.option(headerValue(p.schema, p.name), { freq: 2 }).map((v) => (v === null ? {} : { [p.name]: v }))),
       fc.oneof(
         { weight: 8, arbitrary: fc.constant({}) },
-        { weight: 2, arbitrary: fc.constantFrom('fixed-id.1:2', 'a'.repeat(128), 'a'.repeat(129), '<script>', '', 'id with space', '%00').map((v) => ({ 'x-request-id': v })) },
+        {
+          weight: 2,
+          arbitrary: fc
+            .constantFrom('fixed-id.1:2', 'a'.repeat(128), 'a'.repeat(129), '<script>', '', 'id with space', '%00')
+            .map((v) => ({ 'x-request-id': v })),
+        },
       ),
     )
     .map((parts) => Object.assign({}, ...parts) as Record<string, string>);
@@ -768,7 +913,18 @@ function requestFor(op: Operation): fc.Arbitrary<Request> {
       arbitrary: fc.oneof(
         fc.constant({ kind: 'none' as const }),
         fc.constant({ kind: 'wrong' as const }), // a valid key of the other kind
-        fc.constantFrom('Bearer', 'Bearer ', 'Bearer x', 'Basic dXNlcjpwYXNz', `Bearer ${'a'.repeat(4_000)}`, 'Bearer gws_core_\u00ff', 'Bearer a b', 'bearer WRONG-KIND').map((value) => ({ kind: 'header' as const, value })),
+        fc
+          .constantFrom(
+            'Bearer',
+            'Bearer ',
+            'Bearer x',
+            'Basic dXNlcjpwYXNz',
+            `Bearer ${'a'.repeat(4_000)}`,
+            'Bearer gws_core_\u00ff',
+            'Bearer a b',
+            'bearer WRONG-KIND',
+          )
+          .map((value) => ({ kind: 'header' as const, value })),
       ),
     },
   );
@@ -778,7 +934,13 @@ function requestFor(op: Operation): fc.Arbitrary<Request> {
   const bodyArb: fc.Arbitrary<Request['body']> = op.body
     ? fc.oneof(
         { weight: 9, arbitrary: fc.record({ kind: fc.constant('json' as const), value: bodyValue(op), contentType }) },
-        { weight: 1, arbitrary: fc.oneof(fc.record({ kind: fc.constant('json' as const), value: wrongType, contentType }), fc.record({ kind: fc.constant('raw' as const), text: fc.constantFrom(...RAW_BODIES), contentType })) },
+        {
+          weight: 1,
+          arbitrary: fc.oneof(
+            fc.record({ kind: fc.constant('json' as const), value: wrongType, contentType }),
+            fc.record({ kind: fc.constant('raw' as const), text: fc.constantFrom(...RAW_BODIES), contentType }),
+          ),
+        },
         { weight: 1, arbitrary: fc.constant({ kind: 'none' as const }) },
       )
     : op.method === 'get'
@@ -883,7 +1045,16 @@ const messages = new Map<string, Map<string, number>>();
 
 function describeRequest(op: Operation, req: Request, url: string, headers: Record<string, string>, body: string | undefined): string {
   const shown = body === undefined ? '(no body)' : body.length > 600 ? `${body.slice(0, 400)}…(${body.length} chars)…${body.slice(-100)}` : body;
-  const shownHeaders = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, k === 'authorization' && (req.auth.kind === 'right' || req.auth.kind === 'wrong') ? `Bearer <${req.auth.kind === 'right' ? 'valid' : 'wrong-kind'} key>` : v.length > 200 ? `${v.slice(0, 100)}…(${v.length} chars)` : v]));
+  const shownHeaders = Object.fromEntries(
+    Object.entries(headers).map(([k, v]) => [
+      k,
+      k === 'authorization' && (req.auth.kind === 'right' || req.auth.kind === 'wrong')
+        ? `Bearer <${req.auth.kind === 'right' ? 'valid' : 'wrong-kind'} key>`
+        : v.length > 200
+          ? `${v.slice(0, 100)}…(${v.length} chars)`
+          : v,
+    ]),
+  );
   return `${op.method.toUpperCase()} ${url.length > 600 ? `${url.slice(0, 500)}…(${url.length} chars)` : url}\nheaders: ${JSON.stringify(shownHeaders)}\nbody: ${JSON.stringify(shown)}`;
 }
 
@@ -966,7 +1137,9 @@ async function send(op: Operation, fixture: Fixture, req: Request, tally = true)
     reply = await fetchReply(op.method.toUpperCase(), url, headers, rawBody);
     if (process.env.FUZZ_DEBUG && reply.status >= 400) {
       const m = messages.get(op.id) ?? new Map<string, number>();
-      const key = `${reply.status} ${reply.json?.error?.code} ${String(reply.json?.error?.message).replace(/'[^']*'/g, "'…'").slice(0, 120)}`;
+      const key = `${reply.status} ${reply.json?.error?.code} ${String(reply.json?.error?.message)
+        .replace(/'[^']*'/g, "'…'")
+        .slice(0, 120)}`;
       m.set(key, (m.get(key) ?? 0) + 1);
       messages.set(op.id, m);
     }
@@ -988,10 +1161,12 @@ async function send(op: Operation, fixture: Fixture, req: Request, tally = true)
 /** Requests per operation: bounded so the file stays well under 90 s on two cores. */
 function numRunsFor(op: Operation): number {
   let n: number;
-  if (op.id === 'createAgentRun') n = 25; // about a third are valid and start a run (that waits: no worker)
+  if (op.id === 'createAgentRun')
+    n = 25; // about a third are valid and start a run (that waits: no worker)
   else if (op.path === '/v1/chat/completions') n = 30;
   else if (op.body || op.params.length) n = 100;
-  else if (op.method === 'get') n = 40; // nothing to vary but extra query keys, headers and the credential: cheap
+  else if (op.method === 'get')
+    n = 40; // nothing to vary but extra query keys, headers and the credential: cheap
   else n = 40; // a POST without a body: random bodies, extra query keys
   return Math.max(1, Math.round(n * RUNS_FACTOR));
 }
@@ -1030,7 +1205,8 @@ describe('contract fuzz: every operation of /openapi.json answers within the con
       } catch (err) {
         // Rethrown with the command that replays exactly this counterexample.
         const path = /path: "([^"]*)"/.exec((err as Error).message)?.[1];
-        (err as Error).message = `replay: FUZZ_ONLY=${op.id} FUZZ_SEED=${BASE_SEED}${path ? ` FUZZ_PATH=${path}` : ''} npx vitest run tests/contract-fuzz.test.ts\n${(err as Error).message}`;
+        (err as Error).message =
+          `replay: FUZZ_ONLY=${op.id} FUZZ_SEED=${BASE_SEED}${path ? ` FUZZ_PATH=${path}` : ''} npx vitest run tests/contract-fuzz.test.ts\n${(err as Error).message}`;
         throw err;
       }
     });
@@ -1043,43 +1219,73 @@ describe('contract fuzz: every operation of /openapi.json answers within the con
   // Paths and methods the document does not list must answer an error (the contract checker treats
   // them so): an empty or dot-segment parameter (which the URL parser rewrites), a trailing slash,
   // other case, another method.
-  other('paths and methods that are not in the document (dot segments, trailing slash, other case, other method) answer an error', { timeout: 60_000 }, async () => {
-    const variant = fc.constantFrom('param:', 'param:.', 'param:..', 'param:%2e', 'param:%2E%2e', 'param:.%2e', 'trailing-slash', 'upper-case', 'other-method');
-    await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...operations.map((op) => op.id)), variant, async (id, v) => {
-        const op = operations.find((o) => o.id === id)!;
-        const fixture = await fixtureFor(op.group);
-        const filled = (value: string) => op.path.replace(/\{[^}]+\}/g, value);
-        const path = v.startsWith('param:') ? filled(v.slice('param:'.length)) : v === 'trailing-slash' ? `${filled('x')}/` : filled('x').toUpperCase();
-        const body = op.body ? { kind: 'json' as const, value: {}, contentType: 'application/json' } : { kind: 'none' as const };
-        if (v === 'other-method') {
-          // A method the document does not list for this path (HEAD and OPTIONS answer without a body by design).
-          const method = METHODS.find((m) => !doc.paths[op.path][m]);
-          if (method) await send({ ...op, method }, fixture, { path: filled('x'), query: '', headers: {}, auth: { kind: 'right' }, body: method === 'get' ? { kind: 'none' } : body }, false);
-          return;
-        }
-        if (path === op.path) return; // no parameter to vary
-        await send(op, fixture, { path, query: '', headers: {}, auth: { kind: 'right' }, body }, false);
-      }),
-      { numRuns: Math.max(1, Math.round(60 * RUNS_FACTOR)), seed: BASE_SEED },
-    );
-  });
+  other(
+    'paths and methods that are not in the document (dot segments, trailing slash, other case, other method) answer an error',
+    { timeout: 60_000 },
+    async () => {
+      const variant = fc.constantFrom(
+        'param:',
+        'param:.',
+        'param:..',
+        'param:%2e',
+        'param:%2E%2e',
+        'param:.%2e',
+        'trailing-slash',
+        'upper-case',
+        'other-method',
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...operations.map((op) => op.id)), variant, async (id, v) => {
+          const op = operations.find((o) => o.id === id)!;
+          const fixture = await fixtureFor(op.group);
+          const filled = (value: string) => op.path.replace(/\{[^}]+\}/g, value);
+          const path = v.startsWith('param:') ? filled(v.slice('param:'.length)) : v === 'trailing-slash' ? `${filled('x')}/` : filled('x').toUpperCase();
+          const body = op.body ? { kind: 'json' as const, value: {}, contentType: 'application/json' } : { kind: 'none' as const };
+          if (v === 'other-method') {
+            // A method the document does not list for this path (HEAD and OPTIONS answer without a body by design).
+            const method = METHODS.find((m) => !doc.paths[op.path][m]);
+            if (method)
+              await send(
+                { ...op, method },
+                fixture,
+                { path: filled('x'), query: '', headers: {}, auth: { kind: 'right' }, body: method === 'get' ? { kind: 'none' } : body },
+                false,
+              );
+            return;
+          }
+          if (path === op.path) return; // no parameter to vary
+          await send(op, fixture, { path, query: '', headers: {}, auth: { kind: 'right' }, body }, false);
+        }),
+        { numRuns: Math.max(1, Math.round(60 * RUNS_FACTOR)), seed: BASE_SEED },
+      );
+    },
+  );
 
   other('a request line or header block over the server limit answers within the contract', { timeout: 60_000 }, async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...operations.map((op) => op.id)), fc.constantFrom('query', 'header'), fc.constantFrom(17_000, 64_000), async (id, where, size) => {
-        const op = operations.find((o) => o.id === id)!;
-        const fixture = await fixtureFor(op.group);
-        const path = op.path.replace(/\{[^}]+\}/g, 'x');
-        const long = 'a'.repeat(size);
-        await send(op, fixture, {
-          path,
-          query: where === 'query' ? `?pad=${long}` : '',
-          headers: where === 'header' ? { 'x-padding': long } : {},
-          auth: { kind: 'right' },
-          body: op.body ? { kind: 'json', value: {}, contentType: 'application/json' } : { kind: 'none' },
-        }, false);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...operations.map((op) => op.id)),
+        fc.constantFrom('query', 'header'),
+        fc.constantFrom(17_000, 64_000),
+        async (id, where, size) => {
+          const op = operations.find((o) => o.id === id)!;
+          const fixture = await fixtureFor(op.group);
+          const path = op.path.replace(/\{[^}]+\}/g, 'x');
+          const long = 'a'.repeat(size);
+          await send(
+            op,
+            fixture,
+            {
+              path,
+              query: where === 'query' ? `?pad=${long}` : '',
+              headers: where === 'header' ? { 'x-padding': long } : {},
+              auth: { kind: 'right' },
+              body: op.body ? { kind: 'json', value: {}, contentType: 'application/json' } : { kind: 'none' },
+            },
+            false,
+          );
+        },
+      ),
       { numRuns: Math.max(1, Math.round(10 * RUNS_FACTOR)), seed: BASE_SEED },
     );
   });
@@ -1088,7 +1294,13 @@ describe('contract fuzz: every operation of /openapi.json answers within the con
     const total = [...sent.values()].reduce((a, b) => a + b, 0);
     console.info(`contract fuzz: ${total} requests; per operation: ${JSON.stringify(Object.fromEntries(sent))}`);
     console.info(`contract fuzz: statuses per operation: ${JSON.stringify(Object.fromEntries(statuses))}`);
-    for (const [id, m] of messages) console.info(`${id}:\n  ${[...m].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n}× ${k}`).join('\n  ')}`);
+    for (const [id, m] of messages)
+      console.info(
+        `${id}:\n  ${[...m]
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, n]) => `${n}× ${k}`)
+          .join('\n  ')}`,
+      );
     if (tolerated503.length) console.warn(`contract fuzz: documented 503s (should not happen here):\n${tolerated503.join('\n')}`);
   });
 });

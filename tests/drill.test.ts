@@ -55,7 +55,15 @@ describe('npm run drill -- --quick', () => {
     expect(summary.runs).toBeGreaterThanOrEqual(20);
     expect(summary.faults).toBeGreaterThanOrEqual(3);
     expect(summary.false_409).toBe(0);
-    expect(Object.keys(summary.fault_kinds).sort()).toEqual(['api-kill9', 'api-term', 'postgres-stop', 'temporal-stop', 'worker-kill9', 'worker-term', 'workers-kill9-at-approval']);
+    expect(Object.keys(summary.fault_kinds).sort()).toEqual([
+      'api-kill9',
+      'api-term',
+      'postgres-stop',
+      'temporal-stop',
+      'worker-kill9',
+      'worker-term',
+      'workers-kill9-at-approval',
+    ]);
   });
 
   it('interrupted with SIGINT, it stops everything it started', { timeout: 120_000 }, async () => {

@@ -22,18 +22,27 @@ describe('no value is invented', () => {
   });
 
   it('a number the text does not state is missing, not 0', () => {
-    expect(fillSchema(object({ budget: { type: 'number' } }), 'We want to move the staging cluster to a cheaper region.')).toEqual({ ok: false, missing: ['budget'] });
+    expect(fillSchema(object({ budget: { type: 'number' } }), 'We want to move the staging cluster to a cheaper region.')).toEqual({
+      ok: false,
+      missing: ['budget'],
+    });
   });
 
   it('"3pm" is not an hour: numbers glued to letters do not count', () => {
     const schema = object({ hour: { type: 'integer', minimum: 0, maximum: 23 } });
     expect(fillSchema(schema, "Let's meet at 3pm")).toEqual({ ok: false, missing: ['hour'] });
-    expect(fillSchema(object({ version: { type: 'integer' }, cores: { type: 'integer' } }), 'The version is v2 and cores run on x86.')).toEqual({ ok: false, missing: ['version', 'cores'] });
+    expect(fillSchema(object({ version: { type: 'integer' }, cores: { type: 'integer' } }), 'The version is v2 and cores run on x86.')).toEqual({
+      ok: false,
+      missing: ['version', 'cores'],
+    });
   });
 
   it('a number in a sentence that does not name the field, or in a question, is not the field', () => {
     expect(fillSchema(object({ hour: { type: 'integer' } }), 'We have 3 rooms. Let us meet then.')).toEqual({ ok: false, missing: ['hour'] });
-    expect(fillSchema(object({ budget: { type: 'integer' }, priority }), 'Is the budget 2000 EUR? Or is it high priority?')).toEqual({ ok: false, missing: ['budget', 'priority'] });
+    expect(fillSchema(object({ budget: { type: 'integer' }, priority }), 'Is the budget 2000 EUR? Or is it high priority?')).toEqual({
+      ok: false,
+      missing: ['budget', 'priority'],
+    });
   });
 
   it('an array item with nothing grounded in it is no item', () => {
@@ -67,7 +76,10 @@ describe('no value is invented', () => {
   });
 
   it('a root value without grounding is missing under the schema name', () => {
-    expect(fillSchema({ type: 'string', minLength: 5, maxLength: 2 }, 'Compare the hosting costs.', 'impossible')).toEqual({ ok: false, missing: ['impossible'] });
+    expect(fillSchema({ type: 'string', minLength: 5, maxLength: 2 }, 'Compare the hosting costs.', 'impossible')).toEqual({
+      ok: false,
+      missing: ['impossible'],
+    });
   });
 });
 
@@ -79,7 +91,8 @@ describe('grounded values', () => {
       regions: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 3 },
       budget_usd: { type: 'integer', minimum: 0 },
     });
-    const text = 'Compare the hosting costs of our staging cluster; budget is 2,000 USD per month. Which regions are cheapest? This is high priority. Regions: Frankfurt, Dublin and Paris.';
+    const text =
+      'Compare the hosting costs of our staging cluster; budget is 2,000 USD per month. Which regions are cheapest? This is high priority. Regions: Frankfurt, Dublin and Paris.';
     expect(fillSchema(schema, text)).toEqual({
       ok: true,
       value: { title: 'hosting costs', priority: 'high', regions: ['Frankfurt', 'Dublin', 'Paris'], budget_usd: 2000 },
@@ -102,7 +115,10 @@ describe('grounded values', () => {
 
   it('reads booleans from explicit statements about the field', () => {
     const schema = object({ remote: { type: 'boolean' }, urgent: { type: 'boolean' }, approved: { type: 'boolean' } });
-    expect(fillSchema(schema, "The job is remote. This isn't urgent. Approved: yes.")).toEqual({ ok: true, value: { remote: true, urgent: false, approved: true } });
+    expect(fillSchema(schema, "The job is remote. This isn't urgent. Approved: yes.")).toEqual({
+      ok: true,
+      value: { remote: true, urgent: false, approved: true },
+    });
   });
 
   it('omits optional fields without a value and keeps const values', () => {
@@ -119,7 +135,11 @@ describe('grounded values', () => {
     const text = 'We need to migrate the billing service to Postgres before March. Which team owns the invoices?';
     expect(fillSchema(schema, text)).toEqual({
       ok: true,
-      value: { summary: 'We need to migrate the billing service', key_phrases: ['billing service', 'team owns', 'postgres'], questions: ['Which team owns the invoices?'] },
+      value: {
+        summary: 'We need to migrate the billing service',
+        key_phrases: ['billing service', 'team owns', 'postgres'],
+        questions: ['Which team owns the invoices?'],
+      },
     });
   });
 
@@ -130,7 +150,10 @@ describe('grounded values', () => {
 
   it('gives an empty list when nothing is grounded and no minItems asks for more', () => {
     expect(fillSchema(object({ tags: { type: 'array', items: priority } }), 'Fix the login bug.')).toEqual({ ok: true, value: { tags: [] } });
-    expect(fillSchema(object({ tags: { type: 'array', items: priority } }), 'Low effort, high impact.')).toEqual({ ok: true, value: { tags: ['low', 'high'] } });
+    expect(fillSchema(object({ tags: { type: 'array', items: priority } }), 'Low effort, high impact.')).toEqual({
+      ok: true,
+      value: { tags: ['low', 'high'] },
+    });
   });
 
   it('ignores statements inside questions and negated statements', () => {
@@ -146,8 +169,14 @@ describe('$ref, anyOf, type arrays and const', () => {
   const address = object({ city: { type: 'string' }, street: { anyOf: [{ type: 'string' }, { type: 'null' }] } });
 
   it('resolves local $refs to $defs and definitions, also for list items', () => {
-    const schema = { ...object({ home: { $ref: '#/$defs/Address' }, guests: { type: 'array', items: { $ref: '#/$defs/Guest' } } }), $defs: { Address: address, Guest: object({ name: { type: 'string' } }) } };
-    expect(fillSchema(schema, 'The city is Berlin. The name is Ada.')).toEqual({ ok: true, value: { home: { city: 'Berlin', street: null }, guests: [{ name: 'Ada' }] } });
+    const schema = {
+      ...object({ home: { $ref: '#/$defs/Address' }, guests: { type: 'array', items: { $ref: '#/$defs/Guest' } } }),
+      $defs: { Address: address, Guest: object({ name: { type: 'string' } }) },
+    };
+    expect(fillSchema(schema, 'The city is Berlin. The name is Ada.')).toEqual({
+      ok: true,
+      value: { home: { city: 'Berlin', street: null }, guests: [{ name: 'Ada' }] },
+    });
     const draft7 = { ...object({ home: { $ref: '#/definitions/Address', description: 'Where they live.' } }), definitions: { Address: address } };
     expect(fillSchema(draft7, 'The street is Main Street. The city is Oslo.')).toEqual({ ok: true, value: { home: { city: 'Oslo', street: 'Main Street' } } });
   });
@@ -158,7 +187,11 @@ describe('$ref, anyOf, type arrays and const', () => {
   });
 
   it('a nullable field with no stated value is null; with one, the value', () => {
-    const schema = object({ room: { anyOf: [{ type: 'string' }, { type: 'null' }] }, hour: { type: ['integer', 'null'] }, level: { anyOf: [priority, { type: 'null' }] } });
+    const schema = object({
+      room: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+      hour: { type: ['integer', 'null'] },
+      level: { anyOf: [priority, { type: 'null' }] },
+    });
     expect(fillSchema(schema, 'Book the meeting.')).toEqual({ ok: true, value: { room: null, hour: null, level: null } });
     expect(fillSchema(schema, 'The room is Atlas. The hour is 9. The level is high.')).toEqual({ ok: true, value: { room: 'Atlas', hour: 9, level: 'high' } });
   });
@@ -173,7 +206,10 @@ describe('$ref, anyOf, type arrays and const', () => {
   });
 
   it('an optional nested object is null unless the text names it, even when its fields are stated for another one', () => {
-    const schema = { ...object({ home: { $ref: '#/$defs/Address' }, work: { anyOf: [{ $ref: '#/$defs/Address' }, { type: 'null' }] } }), $defs: { Address: address } };
+    const schema = {
+      ...object({ home: { $ref: '#/$defs/Address' }, work: { anyOf: [{ $ref: '#/$defs/Address' }, { type: 'null' }] } }),
+      $defs: { Address: address },
+    };
     expect(fillSchema(schema, 'The city is London.')).toEqual({ ok: true, value: { home: { city: 'London', street: null }, work: null } });
     // Named but incomplete: without its required city there is no work address, not a made-up one.
     const work = { ...object({ work: { anyOf: [{ $ref: '#/$defs/Address' }, { type: 'null' }] } }), $defs: { Address: address } };
@@ -193,7 +229,10 @@ describe('$ref, anyOf, type arrays and const', () => {
         object({ kind: { const: 'meeting' }, hour: { type: 'integer' }, room: { type: 'string' } }),
       ],
     };
-    expect(fillSchema(object({ event }), 'This is a meeting. The hour is 10. The room is Atlas.')).toEqual({ ok: true, value: { event: { kind: 'meeting', hour: 10, room: 'Atlas' } } });
+    expect(fillSchema(object({ event }), 'This is a meeting. The hour is 10. The room is Atlas.')).toEqual({
+      ok: true,
+      value: { event: { kind: 'meeting', hour: 10, room: 'Atlas' } },
+    });
     expect(fillSchema(object({ event }), 'Schedule a call; the hour is 10.')).toEqual({ ok: true, value: { event: { kind: 'call', hour: 10 } } });
     // The text names neither kind: choosing one would be a guess.
     expect(fillSchema(object({ event }), 'The hour is 10.')).toEqual({ ok: false, missing: ['event'] });
@@ -201,8 +240,16 @@ describe('$ref, anyOf, type arrays and const', () => {
 
   it('a discriminated oneOf (pydantic) is filled as anyOf: the branch whose const the text mentions', () => {
     const schema = {
-      ...object({ event: { oneOf: [{ $ref: '#/$defs/Call' }, { $ref: '#/$defs/Visit' }], discriminator: { propertyName: 'kind', mapping: { call: '#/$defs/Call', visit: '#/$defs/Visit' } } } }),
-      $defs: { Call: object({ kind: { type: 'string', const: 'call' }, hour: { type: 'integer' } }), Visit: object({ kind: { type: 'string', const: 'visit' }, city: { type: 'string' } }) },
+      ...object({
+        event: {
+          oneOf: [{ $ref: '#/$defs/Call' }, { $ref: '#/$defs/Visit' }],
+          discriminator: { propertyName: 'kind', mapping: { call: '#/$defs/Call', visit: '#/$defs/Visit' } },
+        },
+      }),
+      $defs: {
+        Call: object({ kind: { type: 'string', const: 'call' }, hour: { type: 'integer' } }),
+        Visit: object({ kind: { type: 'string', const: 'visit' }, city: { type: 'string' } }),
+      },
     };
     expect(fillSchema(schema, 'Plan a visit. The city is Lyon.')).toEqual({ ok: true, value: { event: { kind: 'visit', city: 'Lyon' } } });
     expect(fillSchema(schema, 'The hour is 10.')).toEqual({ ok: false, missing: ['event'] });
@@ -215,8 +262,11 @@ describe('$ref, anyOf, type arrays and const', () => {
     expect(fillSchema(schema, 'No code yet.')).toEqual({ ok: false, missing: ['code'] });
   });
 
-  it('const values are the schema\'s own, with a type or without', () => {
-    expect(fillSchema(object({ kind: { type: 'string', const: 'person' }, v: { const: 2 } }), 'Nothing stated.')).toEqual({ ok: true, value: { kind: 'person', v: 2 } });
+  it("const values are the schema's own, with a type or without", () => {
+    expect(fillSchema(object({ kind: { type: 'string', const: 'person' }, v: { const: 2 } }), 'Nothing stated.')).toEqual({
+      ok: true,
+      value: { kind: 'person', v: 2 },
+    });
   });
 
   it('a format keeps only stated values that meet it, and exclusive bounds reject the bound', () => {
@@ -227,7 +277,10 @@ describe('$ref, anyOf, type arrays and const', () => {
   });
 
   it('never answers with a default or an example', () => {
-    const schema = object({ room: { type: 'string', default: 'Atlas', examples: ['Atlas'] }, note: { anyOf: [{ type: 'string' }, { type: 'null' }], default: 'n/a' } });
+    const schema = object({
+      room: { type: 'string', default: 'Atlas', examples: ['Atlas'] },
+      note: { anyOf: [{ type: 'string' }, { type: 'null' }], default: 'n/a' },
+    });
     expect(fillSchema(schema, 'Book a slot.')).toEqual({ ok: false, missing: ['room'] });
   });
 });
@@ -240,23 +293,39 @@ describe('the schema subset (Ajv)', () => {
   };
 
   it('accepts what pydantic and zod emit: $schema, $defs / definitions with local $ref, anyOf, type arrays, const, annotations', () => {
-    const zod = z.object({ name: z.string().describe('Their name.'), age: z.int().nullable(), kind: z.literal('person'), tags: z.array(z.string()).max(3), home: z.object({ city: z.string(), street: z.string().nullable() }) });
+    const zod = z.object({
+      name: z.string().describe('Their name.'),
+      age: z.int().nullable(),
+      kind: z.literal('person'),
+      tags: z.array(z.string()).max(3),
+      home: z.object({ city: z.string(), street: z.string().nullable() }),
+    });
     expect(refused(z.toJSONSchema(zod))).toBe('accepted');
     expect(refused(z.toJSONSchema(zod, { target: 'draft-7' }))).toBe('accepted');
-    expect(refused({ $schema: 'http://json-schema.org/draft-07/schema#', ...object({ a: { $ref: '#/definitions/A' } }), definitions: { A: { type: 'string', title: 'A', default: 'x', examples: ['y'] } } })).toBe('accepted');
+    expect(
+      refused({
+        $schema: 'http://json-schema.org/draft-07/schema#',
+        ...object({ a: { $ref: '#/definitions/A' } }),
+        definitions: { A: { type: 'string', title: 'A', default: 'x', examples: ['y'] } },
+      }),
+    ).toBe('accepted');
     expect(refused({ ...object({ a: { type: ['string', 'null'], $comment: 'c', deprecated: true } }), title: 'T', description: 'D' })).toBe('accepted');
   });
 
   it('names an unsupported keyword where it is written, also inside $defs', () => {
     expect(refused(object({ code: { type: 'string', pattern: '^[A-Z]+$' } }))).toBe(param('.properties.code.pattern'));
-    expect(refused({ ...object({ a: { $ref: '#/$defs/Address' } }), $defs: { Address: { type: 'object', patternProperties: { '^x': { type: 'string' } } } } })).toBe(param('.$defs.Address.patternProperties'));
+    expect(
+      refused({ ...object({ a: { $ref: '#/$defs/Address' } }), $defs: { Address: { type: 'object', patternProperties: { '^x': { type: 'string' } } } } }),
+    ).toBe(param('.$defs.Address.patternProperties'));
     expect(refused({ type: 'object', if: { properties: {} }, then: { required: [] } })).toBe(param('.if'));
     expect(refused(object({ a: { oneOf: [{ type: 'string' }] } }))).toBe(param('.properties.a.oneOf'));
     // oneOf only as a discriminated union: every branch requires the property as a const of its own.
     const branch = (kind: string) => object({ kind: { type: 'string', const: kind }, n: { type: 'integer' } });
     expect(refused(object({ a: { oneOf: [branch('x'), branch('y')], discriminator: { propertyName: 'kind' } } }))).toBe('accepted');
     expect(refused(object({ a: { oneOf: [branch('x'), branch('x')], discriminator: { propertyName: 'kind' } } }))).toBe(param('.properties.a.oneOf'));
-    expect(refused(object({ a: { oneOf: [branch('x'), object({ n: { type: 'integer' } })], discriminator: { propertyName: 'kind' } } }))).toBe(param('.properties.a.oneOf'));
+    expect(refused(object({ a: { oneOf: [branch('x'), object({ n: { type: 'integer' } })], discriminator: { propertyName: 'kind' } } }))).toBe(
+      param('.properties.a.oneOf'),
+    );
     expect(refused(object({ a: { anyOf: [{ type: 'string', 'x-custom': 1 }] } }))).toBe(param('.properties.a.anyOf.0.x-custom'));
     expect(refused(object({ a: { type: 'object', $defs: {} } }))).toBe(param('.properties.a.$defs'));
   });
@@ -266,9 +335,9 @@ describe('the schema subset (Ajv)', () => {
     expect(refused(object({ a: { $ref: '#/$defs/Nope' } }))).toBe(param('.properties.a.$ref'));
     // zod's toJSONSchema of a schema that contains itself.
     expect(refused(object({ children: { type: 'array', items: { $ref: '#' } } }))).toBe(param('.properties.children.items.$ref'));
-    expect(refused({ ...object({ a: { $ref: '#/$defs/Node' } }), $defs: { Node: object({ next: { anyOf: [{ $ref: '#/$defs/Node' }, { type: 'null' }] } }) } })).toBe(
-      param('.$defs.Node.properties.next.anyOf.0.$ref'),
-    );
+    expect(
+      refused({ ...object({ a: { $ref: '#/$defs/Node' } }), $defs: { Node: object({ next: { anyOf: [{ $ref: '#/$defs/Node' }, { type: 'null' }] } }) } }),
+    ).toBe(param('.$defs.Node.properties.next.anyOf.0.$ref'));
   });
 
   it('bounds the schema after resolving $ref: depth, properties, enum, string and array bounds', () => {
@@ -277,7 +346,10 @@ describe('the schema subset (Ajv)', () => {
     expect(refused(deep)).toBe('accepted');
     expect(refused(object({ x: deep }))).toBe(param('.properties.x.properties.x.properties.x.properties.x.properties.x.properties.x'));
     // Three levels in a $def used three levels down: six levels once resolved.
-    const viaRef = { ...object({ a: object({ b: object({ c: { $ref: '#/$defs/D' } }) }) }), $defs: { D: object({ d: object({ e: object({ f: { type: 'string' } }) }) }) } };
+    const viaRef = {
+      ...object({ a: object({ b: object({ c: { $ref: '#/$defs/D' } }) }) }),
+      $defs: { D: object({ d: object({ e: object({ f: { type: 'string' } }) }) }) },
+    };
     expect(refused(viaRef)).toBe(param('.$defs.D.properties.d.properties.e.properties.f'));
     const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`p${i}`, { type: 'string' }]));
     expect(refused(object(many))).toBe(param('.properties'));
@@ -302,7 +374,10 @@ describe('the schema subset (Ajv)', () => {
   });
 
   it('compiles a validator that holds answers to the schema', () => {
-    const check = checkSchemaSubset({ ...object({ a: { anyOf: [{ $ref: '#/$defs/A' }, { type: 'null' }] } }), $defs: { A: object({ n: { type: 'integer', maximum: 3 } }) } });
+    const check = checkSchemaSubset({
+      ...object({ a: { anyOf: [{ $ref: '#/$defs/A' }, { type: 'null' }] } }),
+      $defs: { A: object({ n: { type: 'integer', maximum: 3 } }) },
+    });
     expect(check.ok).toBe(true);
     if (!check.ok) return;
     expect(check.validate({ a: null })).toBe(true);

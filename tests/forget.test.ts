@@ -59,14 +59,19 @@ function walk(node: unknown, out: { payloads: Payload[]; strings: string[] } = {
   else {
     const o = node as Record<string, unknown>;
     const metadata = o.metadata as Record<string, unknown> | undefined;
-    const isPayload = metadata && typeof metadata === 'object' && Object.values(metadata).every((v) => v instanceof Uint8Array) && (o.data === undefined || o.data === null || o.data instanceof Uint8Array);
+    const isPayload =
+      metadata &&
+      typeof metadata === 'object' &&
+      Object.values(metadata).every((v) => v instanceof Uint8Array) &&
+      (o.data === undefined || o.data === null || o.data instanceof Uint8Array);
     if (isPayload) out.payloads.push(o as Payload);
     else for (const v of Object.values(o)) walk(v, out);
   }
   return out;
 }
 
-const payloadText = (p: Payload) => [...Object.values(p.metadata ?? {}).map((v) => utf8.decode(v ?? new Uint8Array())), utf8.decode(p.data ?? new Uint8Array())].join('\n');
+const payloadText = (p: Payload) =>
+  [...Object.values(p.metadata ?? {}).map((v) => utf8.decode(v ?? new Uint8Array())), utf8.decode(p.data ?? new Uint8Array())].join('\n');
 
 /** The history's text as stored: payload bytes read as UTF-8 without the codec, plus every other string. */
 async function rawHistory(handle: WorkflowHandle) {
@@ -98,11 +103,15 @@ function servicePayloads(history: Awaited<ReturnType<WorkflowHandle['fetchHistor
 /** Tables whose rows (any column, as text) contain `needle`. */
 async function tablesHolding(needle: string): Promise<string[]> {
   const rows = async <T>(query: ReturnType<typeof sql>) => ((await db().execute(query)) as unknown as { rows: T[] }).rows;
-  const tables = (await rows<{ table_name: string }>(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)).map((t) => t.table_name);
+  const tables = (
+    await rows<{ table_name: string }>(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)
+  ).map((t) => t.table_name);
   expect(tables).toEqual(expect.arrayContaining(['runs', 'memory_entries', 'memory_entry_versions', 'journey_events', 'run_model_calls']));
   const holding: string[] = [];
   for (const table of tables) {
-    const [{ n }] = (await rows<{ n: number }>(sql`select count(*)::int as n from ${sql.identifier(table)} t where t::text like ${`%${needle}%`}`)) as [{ n: number }];
+    const [{ n }] = (await rows<{ n: number }>(sql`select count(*)::int as n from ${sql.identifier(table)} t where t::text like ${`%${needle}%`}`)) as [
+      { n: number },
+    ];
     if (n > 0) holding.push(table);
   }
   return holding;
@@ -128,7 +137,13 @@ describe('forgetting a recalled vault entry', () => {
     // An upstream run's model calls memory_recall and is given the text in its next turn.
     await setRoute(db(), w.tenantId, 'svc-workspace-quality', 'upstream');
     upstream.load([
-      { content: JSON.stringify({ steps: [{ tool: 'memory_recall', arguments: { query: 'quokka escalation rota' }, purpose: 'Recall the rota', covers: [1] }], answer: [1], unresolved: [] }) },
+      {
+        content: JSON.stringify({
+          steps: [{ tool: 'memory_recall', arguments: { query: 'quokka escalation rota' }, purpose: 'Recall the rota', covers: [1] }],
+          answer: [1],
+          unresolved: [],
+        }),
+      },
       { tool_calls: [{ name: 'memory_recall', arguments: { query: 'quokka escalation rota' } }] },
       { content: 'The rota names who is paged first; see the tenant memory.' },
     ]);
@@ -172,7 +187,10 @@ describe('forgetting a recalled vault entry', () => {
       '/v1/vault/search?q=quokka%20escalation%20rota',
       '/v1/vault/account',
     ];
-    for (const [key, paths] of [[w.core, core], [w.ws, workspaceRoutes]] as const) {
+    for (const [key, paths] of [
+      [w.core, core],
+      [w.ws, workspaceRoutes],
+    ] as const) {
       for (const p of paths) {
         const r = await stack.api.get(p, { key });
         expect(r.status, p).toBe(200);
@@ -203,7 +221,11 @@ describe('forgetting a recalled vault entry', () => {
 
       // And an encrypted history still replays with the codec (the determinism check of tests/replay.test.ts).
       await expect(
-        Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: testDataConverter() }, decoded.history, `forget-${id}`),
+        Worker.runReplayHistory(
+          { workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: testDataConverter() },
+          decoded.history,
+          `forget-${id}`,
+        ),
       ).resolves.toBeUndefined();
     }
   });
@@ -213,8 +235,16 @@ describe('forgetting a recalled vault entry', () => {
     const content = `Door code ${randomBytes(4).toString('hex')} for the lab.`;
     const id = (await stack.api.post('/v1/vault/entries', { subject: 'Lab door', content }, { key: w.ws })).json.id as string;
     const transcript: ChatMessage[] = [
-      { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'memory_recall', arguments: '{"query":"lab door"}' } }] },
-      { role: 'tool', tool_call_id: 'call_1', content: JSON.stringify({ status: 'done', detail: 'Recalled 1 memory entry.', output: memoryRecallOutput([{ id, version: 1, content }]) }) },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'memory_recall', arguments: '{"query":"lab door"}' } }],
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'call_1',
+        content: JSON.stringify({ status: 'done', detail: 'Recalled 1 memory entry.', output: memoryRecallOutput([{ id, version: 1, content }]) }),
+      },
     ];
     const entriesSeen = async () => JSON.parse((await withRecalledText(db(), w.tenantId, transcript))[1]!.content).output.entries;
     expect(transcript[1]!.content).not.toContain(content); // what the workflow carries
@@ -228,7 +258,8 @@ describe('forgetting a recalled vault entry', () => {
     expect(gone).toEqual({ id, unavailable: expect.stringContaining('no longer in the tenant memory') });
     // Another tenant's entry is never resolved, whatever id a transcript names.
     const other = await workspace();
-    const theirs = (await stack.api.post('/v1/vault/entries', { subject: 'Theirs', content: 'Private to the other tenant.' }, { key: other.ws })).json.id as string;
+    const theirs = (await stack.api.post('/v1/vault/entries', { subject: 'Theirs', content: 'Private to the other tenant.' }, { key: other.ws })).json
+      .id as string;
     const forged: ChatMessage[] = [transcript[0]!, { ...transcript[1]!, content: JSON.stringify({ status: 'done', output: { entries: [{ id: theirs }] } }) }];
     expect(JSON.stringify(await withRecalledText(db(), w.tenantId, forged))).not.toContain('Private to the other tenant');
   });

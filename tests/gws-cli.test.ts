@@ -50,7 +50,10 @@ const shellQuote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
  * pseudo-terminal (`script -qfec CMD /dev/null`, which exits with the command's code); otherwise stdout
  * and stderr are pipes.
  */
-function gws(args: string[], options: { key?: string | null; tty?: boolean; env?: Record<string, string>; onStdout?: (text: string) => void } = {}): Promise<Outcome> {
+function gws(
+  args: string[],
+  options: { key?: string | null; tty?: boolean; env?: Record<string, string>; onStdout?: (text: string) => void } = {},
+): Promise<Outcome> {
   const env: NodeJS.ProcessEnv = { ...process.env, GWS_BASE_URL: stack.app.url, ...options.env };
   // is-interactive (ora) turns the spinner off under CI; colours would vary with the runner.
   delete env.CI;
@@ -119,7 +122,12 @@ describe('gws run --watch', () => {
     expect(lines.some((l) => / run\.executing: executing · step 1 of 2$/.test(l))).toBe(true);
     expect(lines.some((l) => / run\.step_finished: executing · step 2 of 2 · step_1 finished$/.test(l))).toBe(true);
     expect(lines.some((l) => / run\.needs_attention: needs_attention · 2 of 2 steps done$/.test(l))).toBe(true);
-    expect(lines.slice(-4)).toEqual(['state: needs_attention', 'verification: unverified', 'unresolved: 2', 'failure: unresolved_remainder (2 item(s) unresolved; see receipt.unresolved.)']);
+    expect(lines.slice(-4)).toEqual([
+      'state: needs_attention',
+      'verification: unverified',
+      'unresolved: 2',
+      'failure: unresolved_remainder (2 item(s) unresolved; see receipt.unresolved.)',
+    ]);
     expect(r.stdout).not.toContain('vendor contracts');
   });
 
@@ -132,7 +140,14 @@ describe('gws run --watch', () => {
     for (const e of events) expect(e).toEqual(expect.objectContaining({ id: expect.any(String), run_id: expect.any(String), progress: expect.any(Object) }));
     expect(events.at(-1)).toMatchObject({ kind: 'run.needs_attention', state: 'needs_attention' });
     const result = lines.at(-1)!;
-    expect(result).toMatchObject({ kind: 'gws.result', state: 'needs_attention', verification_class: 'unverified', unresolved: 2, failure_code: 'unresolved_remainder', exit_code: 2 });
+    expect(result).toMatchObject({
+      kind: 'gws.result',
+      state: 'needs_attention',
+      verification_class: 'unverified',
+      unresolved: 2,
+      failure_code: 'unresolved_remainder',
+      exit_code: 2,
+    });
     expect((result.run as AgentRun).run_id).toBe(events[0]!.run_id);
   });
 
@@ -313,14 +328,23 @@ describe('the event-stream follower', () => {
 });
 
 describe('the words', () => {
-  const progress = { state: 'executing' as const, steps_done: 1, steps_total: 3, current_step: 'execute' as const, current_plan_step: 'step_2', waiting_for: null };
+  const progress = {
+    state: 'executing' as const,
+    steps_done: 1,
+    steps_total: 3,
+    current_step: 'execute' as const,
+    current_plan_step: 'step_2',
+    waiting_for: null,
+  };
   it('describe progress as step n of m, and what an approval waits for', () => {
     expect(describeProgress('executing', progress)).toBe('executing · step 2 of 3 (step_2)');
     expect(describeProgress('executing', { ...progress, current_plan_step: 'step_1' }, 'run.step_finished')).toBe('executing · step 2 of 3 · step_1 finished');
-    expect(describeProgress('planning', { ...progress, state: 'planning', steps_done: 0, steps_total: 0, current_step: 'reserve', current_plan_step: null })).toBe('planning · reserve');
-    expect(describeProgress('awaiting_approval', { ...progress, state: 'awaiting_approval', steps_done: 0, current_step: 'approval', waiting_for: 'approval' })).toBe(
-      'awaiting_approval · waiting for approval · 0 of 3 steps done',
-    );
+    expect(
+      describeProgress('planning', { ...progress, state: 'planning', steps_done: 0, steps_total: 0, current_step: 'reserve', current_plan_step: null }),
+    ).toBe('planning · reserve');
+    expect(
+      describeProgress('awaiting_approval', { ...progress, state: 'awaiting_approval', steps_done: 0, current_step: 'approval', waiting_for: 'approval' }),
+    ).toBe('awaiting_approval · waiting for approval · 0 of 3 steps done');
     const run = {
       run_id: 'run_x',
       input: 'secret plans',

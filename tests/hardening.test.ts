@@ -31,7 +31,11 @@ afterAll(() => app.close());
 
 const NUL = '\u0000';
 
-function expectBadRequest(r: { status: number; json: { error: { type: string; code: string; param: string | null } } }, param: string | null, code = 'invalid_request') {
+function expectBadRequest(
+  r: { status: number; json: { error: { type: string; code: string; param: string | null } } },
+  param: string | null,
+  code = 'invalid_request',
+) {
   expect(r.status).toBe(400);
   expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code, param });
 }
@@ -43,8 +47,21 @@ describe('NUL characters', () => {
     ['a path id', () => api.get('/v1/agent-runs/%00', { key: core }), 'run_id'],
     ['vault content', () => api.post('/v1/vault/entries', { subject: 'door', content: `code${NUL}4711` }, { key: ws }), 'content'],
     ['a vault tag', () => api.post('/v1/vault/entries', { subject: 'door', content: 'code', tags: [`a${NUL}`] }, { key: ws }), 'tags[0]'],
-    ['chat memory.subject', () => api.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }], memory: { remember: true, subject: `x${NUL}` } }, { key: core }), 'memory.subject'],
-    ['an object key in an opaque body', () => api.post('/v1/traces', { name: 'checkout', spans: [{ name: 'db', duration_ms: 1, status: 'ok', attributes: { [`k${NUL}`]: 1 } }] }, { key: core }), 'spans[0].attributes.k\ufffd'], // named, never echoed with the NUL
+    [
+      'chat memory.subject',
+      () =>
+        api.post(
+          '/v1/chat/completions',
+          { model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }], memory: { remember: true, subject: `x${NUL}` } },
+          { key: core },
+        ),
+      'memory.subject',
+    ],
+    [
+      'an object key in an opaque body',
+      () => api.post('/v1/traces', { name: 'checkout', spans: [{ name: 'db', duration_ms: 1, status: 'ok', attributes: { [`k${NUL}`]: 1 } }] }, { key: core }),
+      'spans[0].attributes.k\ufffd',
+    ], // named, never echoed with the NUL
   ])('in %s is a 400 naming where', async (_what, send, param) => {
     expectBadRequest(await send(), param);
   });
@@ -53,7 +70,12 @@ describe('NUL characters', () => {
 describe('nesting', () => {
   it('a body nested 5,000 levels deep is a 400 at the parser, on every kind of route', async () => {
     const deep = `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`;
-    for (const [path, key] of [['/v1/agent-runs', core], ['/v1/traces', core], ['/v1/provider-credentials/validate', core], ['/v1/trial', undefined]] as const) {
+    for (const [path, key] of [
+      ['/v1/agent-runs', core],
+      ['/v1/traces', core],
+      ['/v1/provider-credentials/validate', core],
+      ['/v1/trial', undefined],
+    ] as const) {
       const r = await api.request('POST', path, { key, rawBody: deep, headers: { 'content-type': 'application/json' } });
       expectBadRequest(r, null);
       expect(r.json.error.message).toContain('nests deeper than 64 levels');
@@ -116,9 +138,18 @@ describe('numbers and lengths as sent', () => {
 describe('a key that would reach object prototypes', () => {
   it.each([
     ['__proto__', '/v1/agent-runs', '{"input":"Summarise","__proto__":{"x":1}}', '__proto__'],
-    ['__proto__', '/v1/traces', '{"name":"checkout","spans":[{"name":"db","duration_ms":1,"status":"ok","attributes":{"a":{"__proto__":{"x":1}}}}]}', 'spans[0].attributes.a.__proto__'],
+    [
+      '__proto__',
+      '/v1/traces',
+      '{"name":"checkout","spans":[{"name":"db","duration_ms":1,"status":"ok","attributes":{"a":{"__proto__":{"x":1}}}}]}',
+      'spans[0].attributes.a.__proto__',
+    ],
   ])('a body with %s (at %s) is a 400 naming the key, not "not valid JSON"', async (key, path, rawBody, param) => {
-    const r = await api.request('POST', path, { key: core, rawBody, headers: { 'content-type': 'application/json', 'idempotency-key': `proto-${randomBytes(4).toString('hex')}` } });
+    const r = await api.request('POST', path, {
+      key: core,
+      rawBody,
+      headers: { 'content-type': 'application/json', 'idempotency-key': `proto-${randomBytes(4).toString('hex')}` },
+    });
     expectBadRequest(r, param);
     expect(r.json.error.message).toContain(`"${key}"`);
   });
@@ -129,11 +160,46 @@ describe('dates and cursors outside what the database holds', () => {
 
   it.each([
     ['created_after in year 0', () => api.get('/v1/agent-runs?created_after=0000-01-01T00:00:00Z', { key: core }), 'created_after', 'invalid_request'],
-    ['a cursor dated +270,000 years', () => api.get(`/v1/agent-runs?cursor=${forged('+270000-01-01T00:00:00.000Z', 'run_1')}`, { key: core }), 'cursor', 'invalid_cursor'],
-    ['a cursor dated -270,000 years', () => api.get(`/v1/agent-runs?cursor=${forged('-270000-01-01T00:00:00.000Z', 'run_1')}`, { key: core }), 'cursor', 'invalid_cursor'],
-    ['a cursor holding a NUL id', () => api.get(`/v1/vault/entries?cursor=${forged('2026-01-01T00:00:00.000Z', `x${NUL}`)}`, { key: ws }), 'cursor', 'invalid_cursor'],
-    ['chat memory.expires_at in year 0', () => api.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }], memory: { remember: true, expires_at: '0000-06-01T00:00:00Z' } }, { key: core }), 'memory.expires_at', 'invalid_request'],
-    ['chat memory.expires_at in the past', () => api.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }], memory: { remember: true, expires_at: '2001-01-01T00:00:00Z' } }, { key: core }), 'memory.expires_at', 'invalid_request'],
+    [
+      'a cursor dated +270,000 years',
+      () => api.get(`/v1/agent-runs?cursor=${forged('+270000-01-01T00:00:00.000Z', 'run_1')}`, { key: core }),
+      'cursor',
+      'invalid_cursor',
+    ],
+    [
+      'a cursor dated -270,000 years',
+      () => api.get(`/v1/agent-runs?cursor=${forged('-270000-01-01T00:00:00.000Z', 'run_1')}`, { key: core }),
+      'cursor',
+      'invalid_cursor',
+    ],
+    [
+      'a cursor holding a NUL id',
+      () => api.get(`/v1/vault/entries?cursor=${forged('2026-01-01T00:00:00.000Z', `x${NUL}`)}`, { key: ws }),
+      'cursor',
+      'invalid_cursor',
+    ],
+    [
+      'chat memory.expires_at in year 0',
+      () =>
+        api.post(
+          '/v1/chat/completions',
+          { model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }], memory: { remember: true, expires_at: '0000-06-01T00:00:00Z' } },
+          { key: core },
+        ),
+      'memory.expires_at',
+      'invalid_request',
+    ],
+    [
+      'chat memory.expires_at in the past',
+      () =>
+        api.post(
+          '/v1/chat/completions',
+          { model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }], memory: { remember: true, expires_at: '2001-01-01T00:00:00Z' } },
+          { key: core },
+        ),
+      'memory.expires_at',
+      'invalid_request',
+    ],
   ])('%s is a 400', async (_what, send, param, code) => {
     expectBadRequest(await send(), param, code);
   });
@@ -142,31 +208,95 @@ describe('dates and cursors outside what the database holds', () => {
 describe('credential values through URLs and references', () => {
   const token = 'sk-proj-Abc123Def456Ghi789Jkl012';
   it.each([
-    ['a trace export endpoint with a key in its query', () => api.post('/v1/trace-exports', { name: 'otel', kind: 'otlp_http', endpoint: `https://otel.example.com/v1/traces?api_key=${token}` }, { key: core }), 'endpoint'],
-    ['a trace export endpoint with userinfo', () => api.post('/v1/trace-exports', { name: 'otel', kind: 'webhook', endpoint: 'https://admin:S3cr3t@hooks.example.com/t' }, { key: core }), 'endpoint'],
-    ['an onboarding webhook_url with userinfo', () => api.post('/v1/onboarding/validate', { organization: 'Acme', jobs: ['do_work'], webhook_url: 'https://user:pass@hooks.example.com/runs' }, { key: core }), 'webhook_url'],
-    ['a secret:// reference whose name is a token', () => api.post('/v1/provider-credentials/validate', { provider: 'upstream', reference: 'secret://ghp_abcdefghijklmnopqrstuvwxyz0123' }, { key: core }), 'reference'],
-    ['a bearer token in a trace attribute', () => api.post('/v1/traces', { name: 'checkout', spans: [{ name: 'http.call', duration_ms: 3, status: 'ok', attributes: { auth: 'Bearer abcdefghijklmnop' } }] }, { key: core }), 'spans[0].attributes.auth'],
-    ['a card number in a trace attribute', () => api.post('/v1/traces', { name: 'checkout', spans: [{ name: 'payment', duration_ms: 3, status: 'ok', attributes: { card: '4111 1111 1111 1111' } }] }, { key: core }), 'spans[0].attributes.card'],
-    ['a chat context_url with userinfo', () => api.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }], context_url: 'https://me:pw@docs.example.com/page' }, { key: core }), 'context_url'],
+    [
+      'a trace export endpoint with a key in its query',
+      () => api.post('/v1/trace-exports', { name: 'otel', kind: 'otlp_http', endpoint: `https://otel.example.com/v1/traces?api_key=${token}` }, { key: core }),
+      'endpoint',
+    ],
+    [
+      'a trace export endpoint with userinfo',
+      () => api.post('/v1/trace-exports', { name: 'otel', kind: 'webhook', endpoint: 'https://admin:S3cr3t@hooks.example.com/t' }, { key: core }),
+      'endpoint',
+    ],
+    [
+      'an onboarding webhook_url with userinfo',
+      () =>
+        api.post(
+          '/v1/onboarding/validate',
+          { organization: 'Acme', jobs: ['do_work'], webhook_url: 'https://user:pass@hooks.example.com/runs' },
+          { key: core },
+        ),
+      'webhook_url',
+    ],
+    [
+      'a secret:// reference whose name is a token',
+      () => api.post('/v1/provider-credentials/validate', { provider: 'upstream', reference: 'secret://ghp_abcdefghijklmnopqrstuvwxyz0123' }, { key: core }),
+      'reference',
+    ],
+    [
+      'a bearer token in a trace attribute',
+      () =>
+        api.post(
+          '/v1/traces',
+          { name: 'checkout', spans: [{ name: 'http.call', duration_ms: 3, status: 'ok', attributes: { auth: 'Bearer abcdefghijklmnop' } }] },
+          { key: core },
+        ),
+      'spans[0].attributes.auth',
+    ],
+    [
+      'a card number in a trace attribute',
+      () =>
+        api.post(
+          '/v1/traces',
+          { name: 'checkout', spans: [{ name: 'payment', duration_ms: 3, status: 'ok', attributes: { card: '4111 1111 1111 1111' } }] },
+          { key: core },
+        ),
+      'spans[0].attributes.card',
+    ],
+    [
+      'a chat context_url with userinfo',
+      () =>
+        api.post(
+          '/v1/chat/completions',
+          { model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }], context_url: 'https://me:pw@docs.example.com/page' },
+          { key: core },
+        ),
+      'context_url',
+    ],
   ])('%s is refused with credential_value_refused', async (_what, send, param) => {
     expectBadRequest(await send(), param, 'credential_value_refused');
   });
 
   it('a trace span name is an identifier, not free text', async () => {
-    const r = await api.post('/v1/traces', { name: 'checkout', spans: [{ name: 'SELECT * FROM users WHERE email = bob', duration_ms: 3, status: 'ok' }] }, { key: core });
+    const r = await api.post(
+      '/v1/traces',
+      { name: 'checkout', spans: [{ name: 'SELECT * FROM users WHERE email = bob', duration_ms: 3, status: 'ok' }] },
+      { key: core },
+    );
     expectBadRequest(r, 'spans[0].name');
   });
 
   it('the trial redacts a secret-looking token instead of echoing it', async () => {
-    const r = await api.post('/v1/trial', { recipe_id: 'bounded_work_plan', objective: `Rotate the key ${token} used by billing, then update the runbook.`, consent_to_process: true });
+    const r = await api.post('/v1/trial', {
+      recipe_id: 'bounded_work_plan',
+      objective: `Rotate the key ${token} used by billing, then update the runbook.`,
+      consent_to_process: true,
+    });
     expect(r.status).toBe(200);
     expect(r.text).not.toContain(token);
     expect(r.text).toContain('[redacted]');
   });
 
   it('a plain reference and a plain endpoint are admitted', async () => {
-    expect((await api.post('/v1/trace-exports', { name: 'otel', kind: 'otlp_http', endpoint: 'https://otel.example.com/v1/traces?tenant=acme', credential: 'env:OTEL_TOKEN' }, { key: core })).status).toBe(201);
+    expect(
+      (
+        await api.post(
+          '/v1/trace-exports',
+          { name: 'otel', kind: 'otlp_http', endpoint: 'https://otel.example.com/v1/traces?tenant=acme', credential: 'env:OTEL_TOKEN' },
+          { key: core },
+        )
+      ).status,
+    ).toBe(201);
     expect((await api.post('/v1/provider-credentials/validate', { provider: 'upstream', reference: 'secret://prod/openai' }, { key: core })).status).toBe(200);
   });
 });
@@ -218,15 +348,25 @@ describe('a database failure', () => {
     const sent = [
       await brokenApi.post('/v1/agent-runs', { input: `Summarise ${marker}` }, { key: brokenCore }),
       await brokenApi.post('/v1/vault/entries', { subject: marker, content: `The code is ${marker}` }, { key: brokenWs }),
-      await brokenApi.post('/v1/traces', { name: marker, spans: [{ name: 'db', duration_ms: 1, status: 'ok', attributes: { note: marker } }] }, { key: brokenCore }),
-      await brokenApi.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content: `Tell me about ${marker}` }], memory: true }, { key: brokenCore }),
+      await brokenApi.post(
+        '/v1/traces',
+        { name: marker, spans: [{ name: 'db', duration_ms: 1, status: 'ok', attributes: { note: marker } }] },
+        { key: brokenCore },
+      ),
+      await brokenApi.post(
+        '/v1/chat/completions',
+        { model: 'svc-workspace', messages: [{ role: 'user', content: `Tell me about ${marker}` }], memory: true },
+        { key: brokenCore },
+      ),
     ];
     for (const r of sent) {
       expect(r.status).toBe(500);
       expect(r.json.error).toMatchObject({ type: 'server_error', code: 'internal_error' });
       expect(r.text).not.toContain(marker);
     }
-    const errorsLogged = lines.map((l) => JSON.parse(l) as { msg: string; request_id?: string; err?: { name: string; sqlstate?: string } }).filter((l) => l.msg === 'unhandled error');
+    const errorsLogged = lines
+      .map((l) => JSON.parse(l) as { msg: string; request_id?: string; err?: { name: string; sqlstate?: string } })
+      .filter((l) => l.msg === 'unhandled error');
     expect(errorsLogged).toHaveLength(4);
     for (const [i, l] of errorsLogged.entries()) {
       expect(l.err).toMatchObject({ sqlstate: '42P01' });

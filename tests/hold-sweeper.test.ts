@@ -40,7 +40,10 @@ async function until<T>(check: () => Promise<T | undefined | false>, what: strin
 }
 
 async function ageHold(runId: string, ms: number) {
-  await database.db.update(ledgerHolds).set({ createdAt: sql`now() - ${`${ms} milliseconds`}::interval` as unknown as Date }).where(eq(ledgerHolds.runId, runId));
+  await database.db
+    .update(ledgerHolds)
+    .set({ createdAt: sql`now() - ${`${ms} milliseconds`}::interval` as unknown as Date })
+    .where(eq(ledgerHolds.runId, runId));
 }
 
 const holdOf = async (runId: string) => (await database.db.select().from(ledgerHolds).where(eq(ledgerHolds.runId, runId)))[0]!;
@@ -65,10 +68,12 @@ describe('the hold sweeper', () => {
 
     const swept = await sweepHolds(db, timing);
     const mine = swept.filter((h) => h.tenantId === t.tenantId).map((h) => [h.runId, h.why]);
-    expect(mine.sort()).toEqual([
-      [runs.dead, 'owner_gone'],
-      [runs.old, 'too_old'],
-    ].sort());
+    expect(mine.sort()).toEqual(
+      [
+        [runs.dead, 'owner_gone'],
+        [runs.old, 'too_old'],
+      ].sort(),
+    );
     expect((await holdOf(runs.dead)).status).toBe('released');
     expect((await holdOf(runs.old)).closedBy).toBe('sweeper');
     expect((await holdOf(runs.young)).status).toBe('open');
@@ -77,7 +82,10 @@ describe('the hold sweeper', () => {
 
     // A second pass (another replica's) finds nothing more; each release has exactly one audit record.
     expect((await sweepHolds(db, timing)).filter((h) => h.tenantId === t.tenantId)).toEqual([]);
-    const audits = await db.select().from(auditEvents).where(and(eq(auditEvents.tenantId, t.tenantId), eq(auditEvents.action, 'ledger.hold.released')));
+    const audits = await db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.tenantId, t.tenantId), eq(auditEvents.action, 'ledger.hold.released')));
     expect(audits.map((a) => a.target).sort()).toEqual([`chat:${runs.dead}`, `chat:${runs.old}`].sort());
   });
 
@@ -97,7 +105,10 @@ describe('the hold sweeper', () => {
   it('keeps its own lease while it runs, and ends it when stopped', async () => {
     const db = database.db;
     const sweeper = startHoldSweeper(db, pino({ level: 'silent' }), { leaseMs: 600_000, renewMs: 100_000, sweepMs: 100_000, maxChatMs: 600_000 });
-    const leaseOf = async () => (await db.execute(sql`select lease_until > now() as alive from service_instances where id = ${sweeper.instanceId}`)) as unknown as { rows: { alive: boolean }[] };
+    const leaseOf = async () =>
+      (await db.execute(sql`select lease_until > now() as alive from service_instances where id = ${sweeper.instanceId}`)) as unknown as {
+        rows: { alive: boolean }[];
+      };
     await until(async () => (await leaseOf()).rows[0]?.alive, 'the lease');
     await sweeper.stop();
     expect((await leaseOf()).rows).toEqual([]);
@@ -111,7 +122,11 @@ describe('a chat whose settle fails', () => {
     const t = await newTenant(db, 1_000);
     // The charge's ledger entry is refused for this tenant only: the settle fails, the release (no entry) does not.
     const fn = `refuse_${t.tenantId.replace(/[^a-z0-9]/gi, '_')}`;
-    await db.execute(sql.raw(`create function ${fn}() returns trigger language plpgsql as $$ begin if new.tenant_id = '${t.tenantId}' then raise exception 'refused by test'; end if; return new; end $$`));
+    await db.execute(
+      sql.raw(
+        `create function ${fn}() returns trigger language plpgsql as $$ begin if new.tenant_id = '${t.tenantId}' then raise exception 'refused by test'; end if; return new; end $$`,
+      ),
+    );
     await db.execute(sql.raw(`create trigger ${fn} before insert on ledger_entries for each row execute function ${fn}()`));
     try {
       const r = await fetch(`${app.url}/v1/chat/completions`, {
@@ -176,7 +191,10 @@ describe('a chat hold of an API process killed with -9', () => {
       // The dead process's lease (30 s by default) lapses; the new process sweeps at start and every interval.
       const second = await startApi({ INSTANCE_LEASE_MS: '2000', HOLD_SWEEP_INTERVAL_MS: '500' });
       await until(async () => (await held(second.url)) === 0, 'held back to 0', 60_000);
-      const [hold] = await db.select().from(ledgerHolds).where(and(eq(ledgerHolds.tenantId, t.tenantId), eq(ledgerHolds.step, CHAT_HOLD_STEP)));
+      const [hold] = await db
+        .select()
+        .from(ledgerHolds)
+        .where(and(eq(ledgerHolds.tenantId, t.tenantId), eq(ledgerHolds.step, CHAT_HOLD_STEP)));
       expect(hold).toMatchObject({ status: 'released', closedBy: 'sweeper', chargedAmount: 0 });
       expect(await balanceOf(db, t.tenantId)).toEqual({ balance: 5_000, held: 0, available: 5_000 });
     } finally {

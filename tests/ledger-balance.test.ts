@@ -38,7 +38,9 @@ async function summed(tenantId: string) {
 
 /** How many transactions wrote the tenant's rows of a table (rows written by one statement share its transaction id). */
 async function transactionsThatWrote(table: 'ledger_holds' | 'ledger_entries', tenantId: string): Promise<number> {
-  const { rows } = (await database.db.execute(sql`select count(distinct xmin::text)::int as n from ${sql.identifier(table)} where tenant_id = ${tenantId}`)) as unknown as {
+  const { rows } = (await database.db.execute(
+    sql`select count(distinct xmin::text)::int as n from ${sql.identifier(table)} where tenant_id = ${tenantId}`,
+  )) as unknown as {
     rows: { n: number }[];
   };
   return rows[0]!.n;
@@ -89,7 +91,11 @@ describe('the running balance', () => {
     expect(await balanceOf(db, t)).toEqual({ balance: 1_380, held: 0, available: 1_380 });
 
     // More than is available: insufficient, with what is available.
-    expect(await reserve(db, { tenantId: t, runId: `${t}-big`, step: 'reserve', amount: 5_000 })).toEqual({ status: 'insufficient', required: 5_000, available: 1_380 });
+    expect(await reserve(db, { tenantId: t, runId: `${t}-big`, step: 'reserve', amount: 5_000 })).toEqual({
+      status: 'insufficient',
+      required: 5_000,
+      available: 1_380,
+    });
 
     // 20 concurrent reserves of 100 (each also sent twice) against 1,380: exactly 13 hold.
     const outcomes = await Promise.all(
@@ -97,7 +103,10 @@ describe('the running balance', () => {
     );
     const held = new Set(outcomes.filter((o) => o.status === 'held').map((o) => (o as { holdId: number }).holdId));
     expect(held.size).toBe(13);
-    const holds = await db.select().from(ledgerHolds).where(and(eq(ledgerHolds.tenantId, t), eq(ledgerHolds.status, 'open')));
+    const holds = await db
+      .select()
+      .from(ledgerHolds)
+      .where(and(eq(ledgerHolds.tenantId, t), eq(ledgerHolds.status, 'open')));
     expect(holds).toHaveLength(13);
     expect(await balanceOf(db, t)).toEqual({ balance: 1_380, held: 1_300, available: 80 });
 
@@ -109,7 +118,10 @@ describe('the running balance', () => {
       grantCredits(db, { tenantId: t, amount: 50, entryKey: `${t}:g3` }),
     ]);
     expect(settled.filter((o) => typeof o === 'object' && o.charged === 70)).toHaveLength(14);
-    const charges = await db.select().from(ledgerEntries).where(and(eq(ledgerEntries.tenantId, t), eq(ledgerEntries.kind, 'charge')));
+    const charges = await db
+      .select()
+      .from(ledgerEntries)
+      .where(and(eq(ledgerEntries.tenantId, t), eq(ledgerEntries.kind, 'charge')));
     expect(charges.map((c) => c.amount).sort()).toEqual([120, ...Array(7).fill(70)].sort());
 
     const running = await balanceOf(db, t);
@@ -142,7 +154,11 @@ describe('the running balance', () => {
       settle(db, { tenantId: t, runId: `${t}-s19`, step: 'chat', actualAmount: 500 }),
       settle(db, { tenantId: t, runId: `${t}-none`, step: 'chat', actualAmount: 5 }),
     ]);
-    expect(outcomes).toEqual([...Array.from({ length: 20 }, (_, i) => ({ charged: 10 + i, released: 90 - i })), { charged: 29, released: 71 }, { charged: 0, released: 0 }]);
+    expect(outcomes).toEqual([
+      ...Array.from({ length: 20 }, (_, i) => ({ charged: 10 + i, released: 90 - i })),
+      { charged: 29, released: 71 },
+      { charged: 0, released: 0 },
+    ]);
     // The grant's transaction, the first settle's, and the one of the settles that waited for it.
     expect(await transactionsThatWrote('ledger_entries', t)).toBe(3);
     const charged = (19 * 20) / 2 + 10 * 20;
@@ -180,7 +196,10 @@ describe('the running balance', () => {
     await grantCredits(db, { tenantId: t, amount: 1_000, entryKey: `${t}:g` });
     await reserve(db, { tenantId: t, runId: `${t}-over`, step: 'reserve', amount: 40 });
     expect(await settle(db, { runId: `${t}-over`, step: 'reserve', actualAmount: 250, usageBasis: 'reported' })).toEqual({ charged: 40, released: 0 });
-    const [entry] = await db.select().from(ledgerEntries).where(and(eq(ledgerEntries.tenantId, t), eq(ledgerEntries.kind, 'charge')));
+    const [entry] = await db
+      .select()
+      .from(ledgerEntries)
+      .where(and(eq(ledgerEntries.tenantId, t), eq(ledgerEntries.kind, 'charge')));
     expect(entry).toMatchObject({ amount: 40, usageBasis: 'reported' });
     expect(await balanceOf(db, t)).toEqual({ balance: 960, held: 0, available: 960 });
     expect(await balanceOf(db, t)).toEqual(await summed(t));
@@ -228,7 +247,10 @@ describe('the running balance', () => {
     } finally {
       await other.end();
     }
-    const holds = await db.select().from(ledgerHolds).where(eq(ledgerHolds.runId, `${t}-moved`));
+    const holds = await db
+      .select()
+      .from(ledgerHolds)
+      .where(eq(ledgerHolds.runId, `${t}-moved`));
     expect(holds).toEqual([]);
     expect(await balanceOf(db, t)).toEqual({ balance: 1_000, held: 900, available: 100 });
   });

@@ -121,7 +121,9 @@ describe('GET /v1/models/{model}', () => {
     const op = doc.paths['/v1/models/{model}'].get;
     expect(op.operationId).toBe('retrieveModel');
     expect(op.security).toEqual([{ coreKey: [] }]);
-    expect(op.parameters).toEqual([expect.objectContaining({ in: 'path', name: 'model', required: true, schema: expect.objectContaining({ type: 'string', minLength: 1, maxLength: 100 }) })]);
+    expect(op.parameters).toEqual([
+      expect.objectContaining({ in: 'path', name: 'model', required: true, schema: expect.objectContaining({ type: 'string', minLength: 1, maxLength: 100 }) }),
+    ]);
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404']));
   });
 });
@@ -138,14 +140,16 @@ describe('n', () => {
     expect(e.code).toBe('invalid_request');
     expect(e.param).toBe('n');
     expect(e.type).toBe('invalid_request_error');
-    expect(e.message).toBe(
-      '400 Invalid n: only n=1 is supported (one choice per request); omit n or send 1, and send separate requests for more choices',
-    );
+    expect(e.message).toBe('400 Invalid n: only n=1 is supported (one choice per request); omit n or send 1, and send separate requests for more choices');
     expect(await app.database.db.select().from(ledgerHolds).where(eq(ledgerHolds.tenantId, t.tenantId))).toEqual([]);
 
     // Streaming and every other value than 1 answer the same.
     for (const n of [0, 3, 1.5, '1', null]) {
-      const r = await api.post('/v1/chat/completions', { model: 'svc-workspace', n, stream: true, messages: [{ role: 'user', content: 'hi' }] }, { key: t.key });
+      const r = await api.post(
+        '/v1/chat/completions',
+        { model: 'svc-workspace', n, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+        { key: t.key },
+      );
       expect(r.status, String(n)).toBe(400);
       expect(r.json.error, String(n)).toMatchObject({ code: 'invalid_request', param: 'n', message: expect.stringContaining('only n=1 is supported') });
     }
@@ -154,7 +158,11 @@ describe('n', () => {
   it('n: 1 (or no n) answers one choice', async () => {
     const client = clientFor(await tenant());
     for (const n of [1, undefined]) {
-      const completion = await client.chat.completions.create({ model: 'svc-workspace', n, messages: [{ role: 'user', content: 'Summarise the plan in one line.' }] });
+      const completion = await client.chat.completions.create({
+        model: 'svc-workspace',
+        n,
+        messages: [{ role: 'user', content: 'Summarise the plan in one line.' }],
+      });
       expect(completion.choices).toHaveLength(1);
       expect(completion.choices[0]!.index).toBe(0);
       expect(completion.choices[0]!.finish_reason).toBe('stop');

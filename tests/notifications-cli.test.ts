@@ -59,20 +59,39 @@ describe('npm run tenants -- list', () => {
 describe('npm run tenants -- webhooks', () => {
   it('adds an endpoint (secret printed once), lists it with a hint, removes it; each write audited', async () => {
     const t = await newTenant(app.database.db, 0);
-    const added = await tenantsCli('webhooks', 'add', t.name, 'https://hooks.example.com/cli', '--events', 'run.completed,run.failed', '--description', 'from the CLI', '--json');
+    const added = await tenantsCli(
+      'webhooks',
+      'add',
+      t.name,
+      'https://hooks.example.com/cli',
+      '--events',
+      'run.completed,run.failed',
+      '--description',
+      'from the CLI',
+      '--json',
+    );
     expect(added.status, added.stderr).toBe(0);
     const endpoint = JSON.parse(added.stdout) as { id: string; secret: string; events: string[]; url: string };
-    expect(endpoint).toMatchObject({ tenant: t.name, url: 'https://hooks.example.com/cli', events: ['run.completed', 'run.failed'], description: 'from the CLI' });
+    expect(endpoint).toMatchObject({
+      tenant: t.name,
+      url: 'https://hooks.example.com/cli',
+      events: ['run.completed', 'run.failed'],
+      description: 'from the CLI',
+    });
     expect(endpoint.id).toMatch(/^we_/);
     expect(() => new Webhook(endpoint.secret)).not.toThrow();
 
     // The API sees it, without the secret.
     const viaApi = await api.get('/v1/webhook-endpoints', { key: t.key });
-    expect(viaApi.json.data).toEqual([expect.objectContaining({ id: endpoint.id, events: ['run.completed', 'run.failed'], secret_hint: `whsec_…${endpoint.secret.slice(-4)}` })]);
+    expect(viaApi.json.data).toEqual([
+      expect.objectContaining({ id: endpoint.id, events: ['run.completed', 'run.failed'], secret_hint: `whsec_…${endpoint.secret.slice(-4)}` }),
+    ]);
 
     const listed = await tenantsCli('webhooks', 'list', t.name, '--json');
     expect(listed.status, listed.stderr).toBe(0);
-    expect(lines(listed.stdout)).toEqual([expect.objectContaining({ id: endpoint.id, url: 'https://hooks.example.com/cli', secret_hint: `whsec_…${endpoint.secret.slice(-4)}` })]);
+    expect(lines(listed.stdout)).toEqual([
+      expect.objectContaining({ id: endpoint.id, url: 'https://hooks.example.com/cli', secret_hint: `whsec_…${endpoint.secret.slice(-4)}` }),
+    ]);
     expect(listed.stdout).not.toContain(endpoint.secret.slice('whsec_'.length));
     const text = await tenantsCli('webhooks', 'list', t.name);
     expect(text.stdout).toContain(endpoint.id);

@@ -89,7 +89,14 @@ async function registered(t: TestTenant, url: string, events?: NotificationEvent
 }
 
 async function runOf(t: TestTenant): Promise<string> {
-  const { run } = await createRun(db, { tenantId: t.tenantId, idempotencyKey: null, requestDigest: 'sha256:test', input: SECRET_INPUT, memory: false, model: 'svc-workspace' });
+  const { run } = await createRun(db, {
+    tenantId: t.tenantId,
+    idempotencyKey: null,
+    requestDigest: 'sha256:test',
+    input: SECRET_INPUT,
+    memory: false,
+    model: 'svc-workspace',
+  });
   return run.id;
 }
 
@@ -130,7 +137,10 @@ describe('webhook endpoint routes', () => {
     const t = await newTenant(db);
     const { id, secret } = await registered(t, 'https://hooks.example.com/audit');
     expect((await api.request('DELETE', `/v1/webhook-endpoints/${id}`, { key: t.key })).status).toBe(200);
-    const events = await db.select().from(auditEvents).where(and(eq(auditEvents.tenantId, t.tenantId), eq(auditEvents.target, `webhook_endpoint:${id}`)));
+    const events = await db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.tenantId, t.tenantId), eq(auditEvents.target, `webhook_endpoint:${id}`)));
     expect(events.map((e) => e.action).sort()).toEqual(['webhook_endpoint.create', 'webhook_endpoint.delete']);
     expect(events.every((e) => e.keyId !== null && !JSON.stringify(e).includes(secret))).toBe(true);
   });
@@ -231,7 +241,9 @@ describe('webhook endpoint routes', () => {
   });
 
   it('is documented as an extension, with its own tag', async () => {
-    const doc = (await (await fetch(`${app.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { summary: string; description: string; tags: string[] }>> };
+    const doc = (await (await fetch(`${app.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { summary: string; description: string; tags: string[] }>>;
+    };
     const ops = [
       doc.paths['/v1/webhook-endpoints']!.post!,
       doc.paths['/v1/webhook-endpoints']!.get!,
@@ -251,7 +263,10 @@ describe('notification activities', () => {
   const acts = () => notificationActivities({ db, publicBaseUrl: PUBLIC_BASE, deliveryRules: { allowLoopback: true } });
   /** deliverNotification as Temporal's attempt `attempt` would run it. */
   const attemptOf = (attempt: number, input: Parameters<ReturnType<typeof acts>['deliverNotification']>[0], timeoutMs?: number) =>
-    new MockActivityEnvironment({ attempt }, { logger: silentLogger }).run(notificationActivities({ db, publicBaseUrl: PUBLIC_BASE, webhookTimeoutMs: timeoutMs, deliveryRules: { allowLoopback: true } }).deliverNotification, input);
+    new MockActivityEnvironment({ attempt }, { logger: silentLogger }).run(
+      notificationActivities({ db, publicBaseUrl: PUBLIC_BASE, webhookTimeoutMs: timeoutMs, deliveryRules: { allowLoopback: true } }).deliverNotification,
+      input,
+    );
 
   it('exports an 8-attempt exponential retry policy', () => {
     expect(NOTIFICATION_RETRY).toMatchObject({ maximumAttempts: NOTIFICATION_MAX_ATTEMPTS, backoffCoefficient: 4 });
@@ -309,7 +324,14 @@ describe('notification activities', () => {
       expect(Object.keys(d.headers).filter((h) => h.startsWith('authorization'))).toEqual([]);
 
       const [row] = await deliveryRows(runId);
-      expect(row).toMatchObject({ id: `${d.headers['webhook-id']}:${ep.id}`, status: 'delivered', attempts: 1, lastStatusCode: 204, eventType: 'run.completed', endpointId: ep.id });
+      expect(row).toMatchObject({
+        id: `${d.headers['webhook-id']}:${ep.id}`,
+        status: 'delivered',
+        attempts: 1,
+        lastStatusCode: 204,
+        eventType: 'run.completed',
+        endpointId: ep.id,
+      });
 
       // Delivered already (say the worker died before Temporal heard): a repeat sends nothing.
       expect(await acts().deliverNotification({ tenantId: t.tenantId, runId, endpointId: ep.id, event: 'run.completed' })).toEqual({ status: 204 });
@@ -319,7 +341,16 @@ describe('notification activities', () => {
       const log = await api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`, { key: t.key });
       expect(log.status).toBe(200);
       expect(log.json.data).toEqual([
-        expect.objectContaining({ object: 'webhook_delivery', webhook_id: d.headers['webhook-id'], endpoint_id: ep.id, run_id: runId, event_type: 'run.completed', status: 'delivered', attempts: 1, last_status_code: 204 }),
+        expect.objectContaining({
+          object: 'webhook_delivery',
+          webhook_id: d.headers['webhook-id'],
+          endpoint_id: ep.id,
+          run_id: runId,
+          event_type: 'run.completed',
+          status: 'delivered',
+          attempts: 1,
+          last_status_code: 204,
+        }),
       ]);
     } finally {
       await hook.close();
@@ -333,7 +364,9 @@ describe('notification activities', () => {
       const ep = await registered(t, hook.url);
       const runId = await runOf(t);
       // The event time comes from the run's journey: the same on every attempt.
-      await db.insert(journeyEvents).values({ tenantId: t.tenantId, runId, kind: 'run.awaiting_approval', state: 'awaiting_approval', eventKey: `${runId}:test:aa` });
+      await db
+        .insert(journeyEvents)
+        .values({ tenantId: t.tenantId, runId, kind: 'run.awaiting_approval', state: 'awaiting_approval', eventKey: `${runId}:test:aa` });
       const input = { tenantId: t.tenantId, runId, endpointId: ep.id, event: 'run.awaiting_approval' as const };
       hook.answer(500, 302);
 
@@ -353,7 +386,8 @@ describe('notification activities', () => {
       const ids = new Set(hook.received.map((d) => d.headers['webhook-id']));
       expect(ids.size).toBe(1);
       expect(new Set(hook.received.map((d) => d.raw)).size).toBe(1);
-      for (const d of hook.received) expect(new Webhook(ep.secret).verify(d.raw, d.headers)).toMatchObject({ type: 'run.awaiting_approval', data: { state: 'awaiting_approval' } });
+      for (const d of hook.received)
+        expect(new Webhook(ep.secret).verify(d.raw, d.headers)).toMatchObject({ type: 'run.awaiting_approval', data: { state: 'awaiting_approval' } });
       expect(await deliveryRows(runId)).toEqual([expect.objectContaining({ status: 'delivered', attempts: 3, lastStatusCode: 204 })]);
     } finally {
       await hook.close();
@@ -414,7 +448,9 @@ describe('notification activities', () => {
     const t = await newTenant(db, 0);
     const closed = await registered(t, `http://127.0.0.1:${await freePort()}/hook`);
     const runId = await runOf(t);
-    await expect(acts().deliverNotification({ tenantId: t.tenantId, runId, endpointId: closed.id, event: 'run.failed' })).rejects.toThrow(/could not be reached/);
+    await expect(acts().deliverNotification({ tenantId: t.tenantId, runId, endpointId: closed.id, event: 'run.failed' })).rejects.toThrow(
+      /could not be reached/,
+    );
 
     const slow = await receiver({ delayMs: 2_000 });
     try {
@@ -452,9 +488,13 @@ describe('notification activities', () => {
     const other = await newTenant(db, 0);
     const ep = await registered(t, 'https://hooks.example.com/x');
     const otherRun = await runOf(other);
-    const err = await acts().deliverNotification({ tenantId: t.tenantId, runId: otherRun, endpointId: ep.id, event: 'run.completed' }).catch((e: unknown) => e);
+    const err = await acts()
+      .deliverNotification({ tenantId: t.tenantId, runId: otherRun, endpointId: ep.id, event: 'run.completed' })
+      .catch((e: unknown) => e);
     expect((err as ApplicationFailure).nonRetryable).toBe(true);
-    const err2 = await acts().deliverNotification({ tenantId: other.tenantId, runId: otherRun, endpointId: ep.id, event: 'run.completed' }).catch((e: unknown) => e);
+    const err2 = await acts()
+      .deliverNotification({ tenantId: other.tenantId, runId: otherRun, endpointId: ep.id, event: 'run.completed' })
+      .catch((e: unknown) => e);
     expect((err2 as ApplicationFailure).nonRetryable).toBe(true);
     expect(await deliveryRows(otherRun)).toEqual([]);
   });
@@ -491,11 +531,16 @@ describe.skipIf(!WORKFLOW_SENDS_NOTIFICATIONS)('end to end: a run notifies its e
       const runId: string = created.json.run_id;
       await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
       await waitFor(hook, 1);
-      const first = new Webhook(secret).verify(hook.received[0]!.raw, hook.received[0]!.headers) as { type: string; data: { run_id: string; state: string; status_url: string } };
+      const first = new Webhook(secret).verify(hook.received[0]!.raw, hook.received[0]!.headers) as {
+        type: string;
+        data: { run_id: string; state: string; status_url: string };
+      };
       expect(first).toMatchObject({ type: 'run.awaiting_approval', data: { run_id: runId, state: 'awaiting_approval' } });
       expect(first.data.status_url).toMatch(new RegExp(`/v1/agent-runs/${runId}$`));
 
-      expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'e2e-1' } })).status).toBe(200);
+      expect(
+        (await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'e2e-1' } })).status,
+      ).toBe(200);
       const ended = await waitForRun(stack.api, t.key, runId, isTerminal);
       await waitFor(hook, 2);
       const last = new Webhook(secret).verify(hook.received[1]!.raw, hook.received[1]!.headers) as { type: string; data: { state: string } };
@@ -509,7 +554,10 @@ describe.skipIf(!WORKFLOW_SENDS_NOTIFICATIONS)('end to end: a run notifies its e
 
       const log = await stack.api.get(`/v1/webhook-endpoints/${reg.json.id}/deliveries`, { key: t.key });
       expect(log.json.data.map((x: { event_type: string; status: string }) => [x.event_type, x.status]).sort()).toEqual(
-        [['run.awaiting_approval', 'delivered'], [last.type, 'delivered']].sort(),
+        [
+          ['run.awaiting_approval', 'delivered'],
+          [last.type, 'delivered'],
+        ].sort(),
       );
     } finally {
       await hook.close();

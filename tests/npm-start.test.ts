@@ -10,7 +10,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from './support/free-port.ts';
 import { type Started, startNpmStart } from './support/npm-start.ts';
 
-
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gws-start-'));
 /** Process groups this file started; whatever a failed or timed-out test leaves is killed in afterAll. */
 const groups: number[] = [];
@@ -57,7 +56,10 @@ function processesUsing(dir: string): string[] {
 
 function groupMembers(pgid: number): string[] {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '-g', String(pgid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    return execFileSync('ps', ['-o', 'pid=', '-g', String(pgid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
   } catch {
     return [];
   }
@@ -93,102 +95,121 @@ describe('npm start', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('starts everything on embedded defaults and prints the dev keys once', async () => {
-    ports.api = await freePort();
-    ports.temporal = await freePort();
-    ports.ui = await freePort();
-    const started = await npmStart();
-    try {
-      const out = started.output();
-      coreKey = /core\s+(gws_core_\S+)/.exec(out)?.[1] ?? '';
-      const workspaceKey = /workspace\s+(gws_ws_\S+)/.exec(out)?.[1] ?? '';
-      expect(coreKey).toMatch(/^gws_core_/);
-      expect(workspaceKey).toMatch(/^gws_ws_/);
-      expect(out).toContain(`export GWS_API_KEY=${coreKey}`); // the README's first step
-      expect(out).toContain(`http://127.0.0.1:${ports.api}/docs`);
-      expect(out).toContain(`Temporal UI  http://127.0.0.1:${ports.ui}`);
+  it(
+    'starts everything on embedded defaults and prints the dev keys once',
+    async () => {
+      ports.api = await freePort();
+      ports.temporal = await freePort();
+      ports.ui = await freePort();
+      const started = await npmStart();
+      try {
+        const out = started.output();
+        coreKey = /core\s+(gws_core_\S+)/.exec(out)?.[1] ?? '';
+        const workspaceKey = /workspace\s+(gws_ws_\S+)/.exec(out)?.[1] ?? '';
+        expect(coreKey).toMatch(/^gws_core_/);
+        expect(workspaceKey).toMatch(/^gws_ws_/);
+        expect(out).toContain(`export GWS_API_KEY=${coreKey}`); // the README's first step
+        expect(out).toContain(`http://127.0.0.1:${ports.api}/docs`);
+        expect(out).toContain(`Temporal UI  http://127.0.0.1:${ports.ui}`);
 
-      const base = `http://127.0.0.1:${ports.api}`;
-      expect((await fetch(`${base}/health`)).status).toBe(200);
-      expect((await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${coreKey}` } })).status).toBe(200);
-      expect((await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${workspaceKey}` } })).status).toBe(401);
-      expect((await fetch(`http://127.0.0.1:${ports.ui}/`)).status).toBe(200);
+        const base = `http://127.0.0.1:${ports.api}`;
+        expect((await fetch(`${base}/health`)).status).toBe(200);
+        expect((await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${coreKey}` } })).status).toBe(200);
+        expect((await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${workspaceKey}` } })).status).toBe(401);
+        expect((await fetch(`http://127.0.0.1:${ports.ui}/`)).status).toBe(200);
 
-      // Payloads are encrypted with a key generated on first start and kept in DATA_DIR (0600);
-      // the dev server's UI decodes them through the API's codec endpoint.
-      const keyFile = path.join(dataDir, 'payload-key.json');
-      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
-      const keyId = JSON.parse(readFileSync(keyFile, 'utf8')).id as string;
-      expect(out).toContain(`Payloads     encrypted, key ${keyId}`);
-      expect(out).toContain(`Codec        http://127.0.0.1:${ports.api}/codec`);
-      const settings = await (await fetch(`http://127.0.0.1:${ports.ui}/api/v1/settings`)).json();
-      expect(settings.Codec.Endpoint).toBe(`http://127.0.0.1:${ports.api}/codec`);
-      const uiOrigin = `http://127.0.0.1:${ports.ui}`;
-      const preflight = await fetch(`${base}/codec/decode`, { method: 'OPTIONS', headers: { origin: uiOrigin, 'access-control-request-method': 'POST' } });
-      expect(preflight.headers.get('access-control-allow-origin')).toBe(uiOrigin);
+        // Payloads are encrypted with a key generated on first start and kept in DATA_DIR (0600);
+        // the dev server's UI decodes them through the API's codec endpoint.
+        const keyFile = path.join(dataDir, 'payload-key.json');
+        expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+        const keyId = JSON.parse(readFileSync(keyFile, 'utf8')).id as string;
+        expect(out).toContain(`Payloads     encrypted, key ${keyId}`);
+        expect(out).toContain(`Codec        http://127.0.0.1:${ports.api}/codec`);
+        const settings = await (await fetch(`http://127.0.0.1:${ports.ui}/api/v1/settings`)).json();
+        expect(settings.Codec.Endpoint).toBe(`http://127.0.0.1:${ports.api}/codec`);
+        const uiOrigin = `http://127.0.0.1:${ports.ui}`;
+        const preflight = await fetch(`${base}/codec/decode`, { method: 'OPTIONS', headers: { origin: uiOrigin, 'access-control-request-method': 'POST' } });
+        expect(preflight.headers.get('access-control-allow-origin')).toBe(uiOrigin);
 
-      // A whole run on embedded PGlite: ledger, projection, journey, receipt.
-      const json = { authorization: `Bearer ${coreKey}`, 'content-type': 'application/json' };
-      const created = await (await fetch(`${base}/v1/agent-runs`, { method: 'POST', headers: json, body: JSON.stringify({ input: 'Review the backlog; then list the oldest items.', memory: true }) })).json();
-      let run = created;
-      for (let i = 0; i < 100 && !['completed', 'failed', 'needs_attention'].includes(run.status); i++) {
-        await new Promise((r) => setTimeout(r, 200));
-        run = await (await fetch(`${base}/v1/agent-runs/${created.run_id}`, { headers: json })).json();
+        // A whole run on embedded PGlite: ledger, projection, journey, receipt.
+        const json = { authorization: `Bearer ${coreKey}`, 'content-type': 'application/json' };
+        const created = await (
+          await fetch(`${base}/v1/agent-runs`, {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify({ input: 'Review the backlog; then list the oldest items.', memory: true }),
+          })
+        ).json();
+        let run = created;
+        for (let i = 0; i < 100 && !['completed', 'failed', 'needs_attention'].includes(run.status); i++) {
+          await new Promise((r) => setTimeout(r, 200));
+          run = await (await fetch(`${base}/v1/agent-runs/${created.run_id}`, { headers: json })).json();
+        }
+        // The local provider has no model: the review and the list are unresolved, honestly, and the run needs attention.
+        expect(run.status).toBe('needs_attention');
+        expect(run.receipt.unresolved[0]).toContain('needs a model to review');
+        expect(run.usage.charged).toBeGreaterThan(0);
+        // The vault on PGlite: the run remembered itself; the workspace key reads it.
+        const vault = await (await fetch(`${base}/v1/vault/search?q=backlog`, { headers: { authorization: `Bearer ${workspaceKey}` } })).json();
+        expect(vault.data.map((h: { entry: { source: string } }) => h.entry.source)).toEqual([`run:${run.run_id}`]);
+
+        const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
+        const attrs = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+        // The run's input, as Temporal stores it: encrypted; the codec endpoint gives it back to the UI.
+        const history = await new Client({ connection }).workflow.getHandle(run.run_id).fetchHistory();
+        const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+        expect(Buffer.from(input.data!).toString('utf8')).not.toContain('Review the backlog');
+        const b64 = (v: Uint8Array) => Buffer.from(v).toString('base64');
+        const asJson = { metadata: Object.fromEntries(Object.entries(input.metadata!).map(([k, v]) => [k, b64(v)])), data: b64(input.data!) };
+        const decoded = await (
+          await fetch(`${base}/codec/decode`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', origin: uiOrigin, 'x-namespace': 'default' },
+            body: JSON.stringify({ payloads: [asJson] }),
+          })
+        ).json();
+        expect(Buffer.from(decoded.payloads[0].data, 'base64').toString('utf8')).toContain('Review the backlog');
+        await connection.close();
+        expect(Object.keys(attrs.customAttributes ?? {})).toEqual(expect.arrayContaining(['RunStatus', 'TenantId']));
+      } finally {
+        const log = await ctrlC(started);
+        expect(log).not.toContain('shutdown step failed');
+        expect(log).not.toContain('shutdown timed out');
       }
-      // The local provider has no model: the review and the list are unresolved, honestly, and the run needs attention.
-      expect(run.status).toBe('needs_attention');
-      expect(run.receipt.unresolved[0]).toContain('needs a model to review');
-      expect(run.usage.charged).toBeGreaterThan(0);
-      // The vault on PGlite: the run remembered itself; the workspace key reads it.
-      const vault = await (await fetch(`${base}/v1/vault/search?q=backlog`, { headers: { authorization: `Bearer ${workspaceKey}` } })).json();
-      expect(vault.data.map((h: { entry: { source: string } }) => h.entry.source)).toEqual([`run:${run.run_id}`]);
+    },
+    START_TEST_TIMEOUT_MS,
+  );
 
-      const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
-      const attrs = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
-      // The run's input, as Temporal stores it: encrypted; the codec endpoint gives it back to the UI.
-      const history = await new Client({ connection }).workflow.getHandle(run.run_id).fetchHistory();
-      const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
-      expect(Buffer.from(input.data!).toString('utf8')).not.toContain('Review the backlog');
-      const b64 = (v: Uint8Array) => Buffer.from(v).toString('base64');
-      const asJson = { metadata: Object.fromEntries(Object.entries(input.metadata!).map(([k, v]) => [k, b64(v)])), data: b64(input.data!) };
-      const decoded = await (
-        await fetch(`${base}/codec/decode`, { method: 'POST', headers: { 'content-type': 'application/json', origin: uiOrigin, 'x-namespace': 'default' }, body: JSON.stringify({ payloads: [asJson] }) })
-      ).json();
-      expect(Buffer.from(decoded.payloads[0].data, 'base64').toString('utf8')).toContain('Review the backlog');
-      await connection.close();
-      expect(Object.keys(attrs.customAttributes ?? {})).toEqual(expect.arrayContaining(['RunStatus', 'TenantId']));
-    } finally {
-      const log = await ctrlC(started);
-      expect(log).not.toContain('shutdown step failed');
-      expect(log).not.toContain('shutdown timed out');
-    }
-  }, START_TEST_TIMEOUT_MS);
-
-  it('reuses the data and keys on a second start, and stops cleanly again', async () => {
-    expect(coreKey).not.toBe('');
-    const started = await npmStart();
-    try {
-      expect(started.output()).toContain('Dev keys were printed on first start');
-      // The same payload key as the first start: its histories stay readable.
-      expect(started.output()).toContain(`Payloads     encrypted, key ${JSON.parse(readFileSync(path.join(dataDir, 'payload-key.json'), 'utf8')).id}`);
-      expect(started.output()).not.toMatch(/gws_core_\S{43}/);
-      const r = await fetch(`http://127.0.0.1:${ports.api}/v1/models`, { headers: { authorization: `Bearer ${coreKey}` } });
-      expect(r.status).toBe(200);
-    } finally {
-      expect(await ctrlC(started)).not.toContain('shutdown step failed');
-    }
-  }, START_TEST_TIMEOUT_MS);
+  it(
+    'reuses the data and keys on a second start, and stops cleanly again',
+    async () => {
+      expect(coreKey).not.toBe('');
+      const started = await npmStart();
+      try {
+        expect(started.output()).toContain('Dev keys were printed on first start');
+        // The same payload key as the first start: its histories stay readable.
+        expect(started.output()).toContain(`Payloads     encrypted, key ${JSON.parse(readFileSync(path.join(dataDir, 'payload-key.json'), 'utf8')).id}`);
+        expect(started.output()).not.toMatch(/gws_core_\S{43}/);
+        const r = await fetch(`http://127.0.0.1:${ports.api}/v1/models`, { headers: { authorization: `Bearer ${coreKey}` } });
+        expect(r.status).toBe(200);
+      } finally {
+        expect(await ctrlC(started)).not.toContain('shutdown step failed');
+      }
+    },
+    START_TEST_TIMEOUT_MS,
+  );
 
   /** Until no process of `pids` runs, at most `withinMs`. */
   async function gone(pids: number[], withinMs = 40_000): Promise<boolean> {
-    const running = () => pids.filter((pid) => {
-      try {
-        process.kill(pid, 0);
-        return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
-      } catch {
-        return false;
-      }
-    });
+    const running = () =>
+      pids.filter((pid) => {
+        try {
+          process.kill(pid, 0);
+          return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+        } catch {
+          return false;
+        }
+      });
     const deadline = Date.now() + withinMs;
     while (running().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     return running().length === 0;
@@ -201,56 +222,75 @@ describe('npm start', () => {
     return [...new Set([npm, ...members, ...processesUsing(dataDir).map(Number)])];
   }
 
-  it.each(['SIGTERM', 'SIGINT'] as const)('stops everything cleanly on %s sent to the npm process alone, as Ctrl-C does', async (signal) => {
-    const started = await npmStart();
-    const tree = treeOf(started);
-    expect(tree.length).toBeGreaterThanOrEqual(3);
-    process.kill(started.child.pid!, signal);
-    expect(await gone(tree), `processes left after ${signal} to npm`).toBe(true);
-    expect(processesUsing(dataDir)).toEqual([]);
-    expect(started.output()).not.toContain('shutdown step failed');
-    // The ports are free again: a new start comes up on them.
-    const again = await npmStart();
-    await ctrlC(again);
-  }, START_TEST_TIMEOUT_MS);
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'stops everything cleanly on %s sent to the npm process alone, as Ctrl-C does',
+    async (signal) => {
+      const started = await npmStart();
+      const tree = treeOf(started);
+      expect(tree.length).toBeGreaterThanOrEqual(3);
+      process.kill(started.child.pid!, signal);
+      expect(await gone(tree), `processes left after ${signal} to npm`).toBe(true);
+      expect(processesUsing(dataDir)).toEqual([]);
+      expect(started.output()).not.toContain('shutdown step failed');
+      // The ports are free again: a new start comes up on them.
+      const again = await npmStart();
+      await ctrlC(again);
+    },
+    START_TEST_TIMEOUT_MS,
+  );
 
-  it('starts again after a kill -9 of npm start, stopping the dev server the killed one left running', async () => {
-    const started = await npmStart();
-    const devServers = processesUsing(dataDir).map(Number);
-    expect(devServers).toHaveLength(1);
-    // kill -9 of npm and the service: the dev server, in its own process group, is left behind.
-    for (const pid of groupMembers(started.child.pid!).map(Number)) process.kill(pid, 'SIGKILL');
-    expect(await gone([started.child.pid!])).toBe(true);
-    expect(processesUsing(dataDir).map(Number)).toEqual(devServers);
+  it(
+    'starts again after a kill -9 of npm start, stopping the dev server the killed one left running',
+    async () => {
+      const started = await npmStart();
+      const devServers = processesUsing(dataDir).map(Number);
+      expect(devServers).toHaveLength(1);
+      // kill -9 of npm and the service: the dev server, in its own process group, is left behind.
+      for (const pid of groupMembers(started.child.pid!).map(Number)) process.kill(pid, 'SIGKILL');
+      expect(await gone([started.child.pid!])).toBe(true);
+      expect(processesUsing(dataDir).map(Number)).toEqual(devServers);
 
-    const again = await npmStart();
-    expect(await gone(devServers)).toBe(true);
-    expect(again.output()).toContain('stopping the Temporal dev server a previous npm start left running');
-    const r = await fetch(`http://127.0.0.1:${ports.api}/health`);
-    expect(r.status).toBe(200);
-    await ctrlC(again);
-  }, START_TEST_TIMEOUT_MS);
+      const again = await npmStart();
+      expect(await gone(devServers)).toBe(true);
+      expect(again.output()).toContain('stopping the Temporal dev server a previous npm start left running');
+      const r = await fetch(`http://127.0.0.1:${ports.api}/health`);
+      expect(r.status).toBe(200);
+      await ctrlC(again);
+    },
+    START_TEST_TIMEOUT_MS,
+  );
 
-  it('leaves alone a Temporal server it did not start, and says which variable to set', async () => {
-    const cli = execFileSync('bash', ['scripts/ensure-temporal-cli.sh', '--path'], { encoding: 'utf8' }).trim();
-    const foreign = spawn(cli, ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(ports.temporal), '--ui-port', String(await freePort()), '--headless'], { stdio: 'ignore' });
-    try {
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const up = await fetch(`http://127.0.0.1:${ports.temporal}`).then(() => true, (e: { cause?: { code?: string } }) => e.cause?.code !== 'ECONNREFUSED');
-        if (up) break;
-        if (Date.now() > deadline) throw new Error('the foreign server never listened');
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      const error = await npmStart().then(
-        () => null,
-        (e: Error) => e.message,
+  it(
+    'leaves alone a Temporal server it did not start, and says which variable to set',
+    async () => {
+      const cli = execFileSync('bash', ['scripts/ensure-temporal-cli.sh', '--path'], { encoding: 'utf8' }).trim();
+      const foreign = spawn(
+        cli,
+        ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(ports.temporal), '--ui-port', String(await freePort()), '--headless'],
+        { stdio: 'ignore' },
       );
-      expect(error).toContain(`A Temporal server already answers at 127.0.0.1:${ports.temporal}`);
-      expect(error).toContain('TEMPORAL_DEV_PORT');
-      expect(foreign.exitCode).toBeNull();
-    } finally {
-      foreign.kill('SIGKILL');
-    }
-  }, START_TEST_TIMEOUT_MS);
+      try {
+        const deadline = Date.now() + 60_000;
+        for (;;) {
+          const up = await fetch(`http://127.0.0.1:${ports.temporal}`).then(
+            () => true,
+            (e: { cause?: { code?: string } }) => e.cause?.code !== 'ECONNREFUSED',
+          );
+          if (up) break;
+          if (Date.now() > deadline) throw new Error('the foreign server never listened');
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        const error = await npmStart().then(
+          () => null,
+          (e: Error) => e.message,
+        );
+        expect(error).toContain(`A Temporal server already answers at 127.0.0.1:${ports.temporal}`);
+        expect(error).toContain('TEMPORAL_DEV_PORT');
+        expect(foreign.exitCode).toBeNull();
+      } finally {
+        foreign.kill('SIGKILL');
+      }
+    },
+    START_TEST_TIMEOUT_MS,
+  );
 });

@@ -89,7 +89,8 @@ describe('the OpenAPI document', () => {
           bodies++;
           check(body, `${method.toUpperCase()} ${p}`);
         }
-        for (const param of op.parameters ?? []) if (param.required && resolve(param.schema)?.default !== undefined) problems.push(`${method.toUpperCase()} ${p} ?${param.name}`);
+        for (const param of op.parameters ?? [])
+          if (param.required && resolve(param.schema)?.default !== undefined) problems.push(`${method.toUpperCase()} ${p} ?${param.name}`);
       }
     }
     expect(bodies).toBeGreaterThan(10);
@@ -127,7 +128,8 @@ describe('openapi-generator', () => {
   }, 120_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const generate = (lang: string, out: string) => run(generator!, ['generate', '-g', lang, '-i', spec, '-o', out], { timeout: 180_000, maxBuffer: 32 * 1024 * 1024 });
+  const generate = (lang: string, out: string) =>
+    run(generator!, ['generate', '-g', lang, '-i', spec, '-o', out], { timeout: 180_000, maxBuffer: 32 * 1024 * 1024 });
 
   it('generates a typescript-fetch client that compiles', async (ctx) => {
     // CI installs it (.ci/run), so there a missing generator is a failure, not a skip.
@@ -138,12 +140,23 @@ describe('openapi-generator', () => {
     writeFileSync(
       path.join(out, 'tsconfig.check.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2020', lib: ['ES2020', 'DOM'], module: 'ES2020', moduleResolution: 'bundler', strict: true, noEmit: true, skipLibCheck: true, types: [] },
+        compilerOptions: {
+          target: 'ES2020',
+          lib: ['ES2020', 'DOM'],
+          module: 'ES2020',
+          moduleResolution: 'bundler',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+        },
         include: ['**/*.ts'],
       }),
     );
     const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
-    const compiled = await run(process.execPath, [tsc, '-p', path.join(out, 'tsconfig.check.json')], { timeout: 180_000 }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? String(err), failed: true }));
+    const compiled = await run(process.execPath, [tsc, '-p', path.join(out, 'tsconfig.check.json')], { timeout: 180_000 }).catch(
+      (err: { stdout?: string }) => ({ stdout: err.stdout ?? String(err), failed: true }),
+    );
     expect('failed' in compiled ? compiled.stdout : '').toBe('');
   }, 300_000);
 

@@ -60,10 +60,26 @@ describe('operators', () => {
     expect(metadata.currentDetails).not.toMatch(/incident|on-call/);
 
     await handle.signal(approvalSignal, { decision: 'approved' } as never);
-    await expect(handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approved' } as never] })).rejects.toMatchObject({ cause: { message: 'decision must be approve or reject' } });
+    await expect(handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approved' } as never] })).rejects.toMatchObject({
+      cause: { message: 'decision must be approve or reject' },
+    });
     // The command of docs/operations.md: the validated Update through the temporal CLI.
     const update = (input: string) =>
-      execFileAsync(TEMPORAL_CLI, ['workflow', 'update', 'execute', '--address', inject('temporalAddress'), '--workflow-id', runId, '--name', 'approval', '--input', input, '--codec-endpoint', `${stack.app.url}/codec`]);
+      execFileAsync(TEMPORAL_CLI, [
+        'workflow',
+        'update',
+        'execute',
+        '--address',
+        inject('temporalAddress'),
+        '--workflow-id',
+        runId,
+        '--name',
+        'approval',
+        '--input',
+        input,
+        '--codec-endpoint',
+        `${stack.app.url}/codec`,
+      ]);
     await expect(update('{"decision":"approved"}')).rejects.toMatchObject({ stderr: expect.stringContaining('decision must be approve or reject') });
     await update('{"decision":"approve","reason":"ops"}');
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);

@@ -132,12 +132,21 @@ describe('payload key configuration', () => {
     });
 
     it('is refused where PAYLOAD_KEY is required (production)', () => {
-      expect(() => resolvePayloadKeyring(loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production' }), { allowDataDirKey: false })).toThrow(PayloadKeyRequiredError);
+      expect(() => resolvePayloadKeyring(loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production' }), { allowDataDirKey: false })).toThrow(
+        PayloadKeyRequiredError,
+      );
     });
 
     it('so `npm run api` in production without PAYLOAD_KEY stops at start-up, saying why', () => {
       const run = spawnSync(process.execPath, ['--import', 'tsx', 'bin/api.ts'], {
-        env: { ...process.env, NODE_ENV: 'production', PAYLOAD_KEY: '', DATA_DIR: dataDir, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', TEMPORAL_ADDRESS: '127.0.0.1:1' },
+        env: {
+          ...process.env,
+          NODE_ENV: 'production',
+          PAYLOAD_KEY: '',
+          DATA_DIR: dataDir,
+          DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+          TEMPORAL_ADDRESS: '127.0.0.1:1',
+        },
         encoding: 'utf8',
         timeout: 30_000,
       });
@@ -204,7 +213,10 @@ describe('the codec endpoint', () => {
 
   it('answers the browser preflight for the UI origin only', async () => {
     const preflight = (origin: string) =>
-      fetch(`${app.url}/codec/decode`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace,authorization' } });
+      fetch(`${app.url}/codec/decode`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace,authorization' },
+      });
     const ok = await preflight(UI);
     expect(ok.status).toBe(204);
     expect(ok.headers.get('access-control-allow-origin')).toBe(UI);
@@ -243,7 +255,9 @@ describe('the codec endpoint', () => {
       expect((await client.post('/codec/decode', { payloads: [] }, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
       expect((await client.post('/codec/decode', { payloads: [] }, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
       // A proxy in front is fine then: the token is the credential.
-      expect((await rawPost(`${guarded.url}/codec/decode`, { payloads: [] }, { authorization: `Bearer ${token}`, 'x-forwarded-for': '203.0.113.9' })).status).toBe(200);
+      expect(
+        (await rawPost(`${guarded.url}/codec/decode`, { payloads: [] }, { authorization: `Bearer ${token}`, 'x-forwarded-for': '203.0.113.9' })).status,
+      ).toBe(200);
     } finally {
       await guarded.close();
     }

@@ -29,7 +29,9 @@ describe('assessPlan and proposalOf', () => {
     expect(proposalOf(assessed, false)).toEqual({ kind: 'invalid', problems: assessed.problems });
     const last = proposalOf(assessed, true);
     expect(last).toMatchObject({ kind: 'stopped', stop: { code: 'plan_empty' } });
-    expect(last.kind === 'stopped' && last.stop.message).toContain('action 1 "Summarise the renewal dates in our vendor contracts"; action 2 "flag any auto-renewal clauses"');
+    expect(last.kind === 'stopped' && last.stop.message).toContain(
+      'action 1 "Summarise the renewal dates in our vendor contracts"; action 2 "flag any auto-renewal clauses"',
+    );
   });
 
   it('treats a plan without `answer` (the older shape) as answering nothing', () => {
@@ -54,7 +56,10 @@ describe('assessPlan and proposalOf', () => {
   });
 
   it('refuses a step that covers no requested action', () => {
-    const assessed = assessPlan(plan({ steps: [{ tool: 'text_analysis', arguments: { text: 'renewal dates' }, purpose: 'Look', covers: [] }], answer: [1, 2] }), actions);
+    const assessed = assessPlan(
+      plan({ steps: [{ tool: 'text_analysis', arguments: { text: 'renewal dates' }, purpose: 'Look', covers: [] }], answer: [1, 2] }),
+      actions,
+    );
     expect(assessed.plan).toBeUndefined();
     expect(assessed.problems.join(' ')).toMatch(/covers/);
   });
@@ -71,6 +76,8 @@ describe('assessPlan and proposalOf', () => {
 
   it('refuses what is not JSON, or not the schema, before anything else', () => {
     expect(assessPlan('Done.', actions).problems).toEqual(['The answer is not JSON.']);
-    expect(assessPlan(plan({ steps: [{ tool: 'shell', arguments: {}, purpose: 'x', covers: [1] }] }), actions).problems[0]).toMatch(/is not a tool of the catalog/);
+    expect(assessPlan(plan({ steps: [{ tool: 'shell', arguments: {}, purpose: 'x', covers: [1] }] }), actions).problems[0]).toMatch(
+      /is not a tool of the catalog/,
+    );
   });
 });

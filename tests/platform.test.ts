@@ -72,7 +72,9 @@ describe('catalogs', () => {
       const r = await api.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }] }, { key: t.key });
       expect(r.status).toBe(200);
     }
-    expect((await api.post('/v1/chat/completions', { model: 'svc-workspace-max', messages: [{ role: 'user', content: 'hi' }] }, { key: t.key })).status).toBe(404);
+    expect((await api.post('/v1/chat/completions', { model: 'svc-workspace-max', messages: [{ role: 'user', content: 'hi' }] }, { key: t.key })).status).toBe(
+      404,
+    );
   });
 
   it('tools show their real status per tenant', async () => {
@@ -86,7 +88,11 @@ describe('catalogs', () => {
 
   it('providers show their credential boundary as a reference, never a value', async () => {
     process.env.PLATFORM_TEST_UPSTREAM_KEY = 'sk-live-abcdefghijklmnopqrstuvwxyz0123';
-    const app = await startTestApp({ UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v1', UPSTREAM_API_KEY_ENV: 'PLATFORM_TEST_UPSTREAM_KEY', UPSTREAM_MODEL_MAP: '{"svc-workspace":"m"}' });
+    const app = await startTestApp({
+      UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v1',
+      UPSTREAM_API_KEY_ENV: 'PLATFORM_TEST_UPSTREAM_KEY',
+      UPSTREAM_MODEL_MAP: '{"svc-workspace":"m"}',
+    });
     try {
       const t = await tenant();
       const r = await (await ApiClient.connect(app.url)).get('/v1/providers', { key: t.key });
@@ -103,12 +109,50 @@ describe('catalogs', () => {
 
 describe('validation routes', () => {
   const cases = [
-    ['/v1/adapters/conformance/validate', { id: 'acme', name: 'Acme adapter', capabilities: ['chat.completions', 'chat.streaming'], models: ['x'], streaming: true, structured_output: false, credential: { reference: 'env:ACME_KEY' } }, { id: 'acme', name: 'A', capabilities: ['chat.streaming'], models: ['x'], streaming: true, structured_output: false }, 'capabilities'],
-    ['/v1/onboarding/validate', { organization: 'Acme', jobs: ['do_work'], provider_credential: 'secret://acme/llm' }, { organization: 'Acme', jobs: ['sell_things'] }, 'jobs[0]'],
-    ['/v1/provider-credentials/validate', { provider: 'upstream', reference: 'env:UPSTREAM_KEY' }, { provider: 'upstream', reference: 'lowercase-name' }, 'reference'],
-    ['/v1/skills/validate', { name: 'brief', steps: [{ skill: 'recall' }, { skill: 'analyze' }] }, { name: 'brief', steps: [{ skill: 'teleport' }] }, 'steps[0].skill'],
-    ['/v1/evaluations/validate', { suite_id: 'refusal-policy', cases: [{ input: 'x' }, { input: 'y' }] }, { suite_id: 'nope', cases: [{ input: 'x' }] }, 'suite_id'],
-    ['/v1/evaluations/patch-candidate', { benchmark: 'swe', instance_id: 'a-1', patch: '--- a/x.py\n+++ b/x.py\n@@ -1,1 +1,1 @@\n-old\n+new\n' }, { benchmark: 'swe', instance_id: 'a-1', patch: 'just text' }, 'patch'],
+    [
+      '/v1/adapters/conformance/validate',
+      {
+        id: 'acme',
+        name: 'Acme adapter',
+        capabilities: ['chat.completions', 'chat.streaming'],
+        models: ['x'],
+        streaming: true,
+        structured_output: false,
+        credential: { reference: 'env:ACME_KEY' },
+      },
+      { id: 'acme', name: 'A', capabilities: ['chat.streaming'], models: ['x'], streaming: true, structured_output: false },
+      'capabilities',
+    ],
+    [
+      '/v1/onboarding/validate',
+      { organization: 'Acme', jobs: ['do_work'], provider_credential: 'secret://acme/llm' },
+      { organization: 'Acme', jobs: ['sell_things'] },
+      'jobs[0]',
+    ],
+    [
+      '/v1/provider-credentials/validate',
+      { provider: 'upstream', reference: 'env:UPSTREAM_KEY' },
+      { provider: 'upstream', reference: 'lowercase-name' },
+      'reference',
+    ],
+    [
+      '/v1/skills/validate',
+      { name: 'brief', steps: [{ skill: 'recall' }, { skill: 'analyze' }] },
+      { name: 'brief', steps: [{ skill: 'teleport' }] },
+      'steps[0].skill',
+    ],
+    [
+      '/v1/evaluations/validate',
+      { suite_id: 'refusal-policy', cases: [{ input: 'x' }, { input: 'y' }] },
+      { suite_id: 'nope', cases: [{ input: 'x' }] },
+      'suite_id',
+    ],
+    [
+      '/v1/evaluations/patch-candidate',
+      { benchmark: 'swe', instance_id: 'a-1', patch: '--- a/x.py\n+++ b/x.py\n@@ -1,1 +1,1 @@\n-old\n+new\n' },
+      { benchmark: 'swe', instance_id: 'a-1', patch: 'just text' },
+      'patch',
+    ],
     ['/v1/routing/preview', { model: 'svc-workspace' }, { model: 'gpt-4' }, 'model'],
   ] as const;
 
@@ -124,18 +168,29 @@ describe('validation routes', () => {
 
   it('routing preview shows the plan without executing, and follows the tenant policy', async () => {
     const t = await tenant();
-    expect((await api.post('/v1/routing/preview', { model: 'svc-workspace' }, { key: t.key })).json).toMatchObject({ provider: 'local', source: 'default', executed: false });
+    expect((await api.post('/v1/routing/preview', { model: 'svc-workspace' }, { key: t.key })).json).toMatchObject({
+      provider: 'local',
+      source: 'default',
+      executed: false,
+    });
     // No upstream here, so the API refuses this policy (400 provider_not_configured); written directly, it
     // is a policy from when the deployment had one.
     await setRoute(stack.app.database.db, t.tenantId, 'svc-workspace', 'upstream');
     expect((await api.post('/v1/routing/preview', { model: 'svc-workspace' }, { key: t.key })).json).toMatchObject({
-      provider: 'upstream', source: 'tenant routing policy', provider_status: 'not_configured', would_fail: true,
+      provider: 'upstream',
+      source: 'tenant routing policy',
+      provider_status: 'not_configured',
+      would_fail: true,
     });
   });
 
   it('patch candidates are untrusted and never executed', async () => {
     const t = await tenant();
-    const r = await api.post('/v1/evaluations/patch-candidate', { benchmark: 'swe', instance_id: 'i-9', patch: '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n' }, { key: t.key });
+    const r = await api.post(
+      '/v1/evaluations/patch-candidate',
+      { benchmark: 'swe', instance_id: 'i-9', patch: '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n' },
+      { key: t.key },
+    );
     expect(r.json).toMatchObject({ trust: 'untrusted', executed: false, files_touched: ['src/a.ts'], lines_added: 1, lines_removed: 1 });
   });
 });
@@ -153,7 +208,11 @@ describe('credential values are refused everywhere a reference is taken', () => 
     ['/v1/provider-credentials/validate', { provider: 'upstream', reference: secret }, 'reference'],
     ['/v1/trace-exports', { name: 'otel', kind: 'otlp_http', endpoint: 'https://otel.example.com', credential: secret }, 'credential'],
     ['/v1/onboarding/validate', { organization: 'Acme', jobs: ['do_work'], provider_credential: secret }, 'provider_credential'],
-    ['/v1/adapters/conformance/validate', { id: 'a', name: 'A', capabilities: ['chat.completions'], models: ['m'], streaming: true, structured_output: false, credential: { reference: secret } }, 'credential.reference'],
+    [
+      '/v1/adapters/conformance/validate',
+      { id: 'a', name: 'A', capabilities: ['chat.completions'], models: ['m'], streaming: true, structured_output: false, credential: { reference: secret } },
+      'credential.reference',
+    ],
   ];
 
   it.each(secrets)('refuses %s with credential_value_refused and stores nothing', async (secret) => {
@@ -172,7 +231,11 @@ describe('credential values are refused everywhere a reference is taken', () => 
 
   it('admits references', async () => {
     const t = await tenant();
-    const r = await api.post('/v1/trace-exports', { name: 'otel', kind: 'otlp_http', endpoint: 'https://otel.example.com/v1/traces', credential: 'env:OTEL_TOKEN' }, { key: t.key });
+    const r = await api.post(
+      '/v1/trace-exports',
+      { name: 'otel', kind: 'otlp_http', endpoint: 'https://otel.example.com/v1/traces', credential: 'env:OTEL_TOKEN' },
+      { key: t.key },
+    );
     expect(r.status).toBe(201);
     expect(r.json).toMatchObject({ credential: 'env:OTEL_TOKEN', active: false });
   });
@@ -180,11 +243,41 @@ describe('credential values are refused everywhere a reference is taken', () => 
 
 describe('stores', () => {
   const stores = [
-    ['/v1/budgets', { name: 'monthly', scope: 'all', period: 'month', limit_credits: 500 }, { name: 'monthly', scope: 'everything', period: 'month', limit_credits: 5 }, 'scope'],
+    [
+      '/v1/budgets',
+      { name: 'monthly', scope: 'all', period: 'month', limit_credits: 500 },
+      { name: 'monthly', scope: 'everything', period: 'month', limit_credits: 5 },
+      'scope',
+    ],
     ['/v1/routing-policies', { model: 'svc-workspace-fast', provider: 'local' }, { model: 'svc-workspace-fast', provider: 'vendor-x' }, 'provider'],
-    ['/v1/traces', { name: 'checkout', spans: [{ name: 'db.query', duration_ms: 12, status: 'ok', attributes: { rows: 3 } }] }, { name: 'checkout', spans: [] }, 'spans'],
-    ['/v1/trace-exports', { name: 'otel', kind: 'webhook', endpoint: 'https://hooks.example.com/t' }, { name: 'otel', kind: 'webhook', endpoint: 'not a url' }, 'endpoint'],
-    ['/v1/evaluation-runs', { suite_id: 'refusal-policy', execution: 'customer', descriptor: { suite_id: 'refusal-policy', cases: [{ input: 'x' }, { input: 'y' }] }, results: { passed: 2, failed: 0 } }, { suite_id: 'refusal-policy', execution: 'remote', descriptor: { suite_id: 'refusal-policy', cases: [{ input: 'x' }, { input: 'y' }] }, results: { passed: 2, failed: 0 } }, 'execution'],
+    [
+      '/v1/traces',
+      { name: 'checkout', spans: [{ name: 'db.query', duration_ms: 12, status: 'ok', attributes: { rows: 3 } }] },
+      { name: 'checkout', spans: [] },
+      'spans',
+    ],
+    [
+      '/v1/trace-exports',
+      { name: 'otel', kind: 'webhook', endpoint: 'https://hooks.example.com/t' },
+      { name: 'otel', kind: 'webhook', endpoint: 'not a url' },
+      'endpoint',
+    ],
+    [
+      '/v1/evaluation-runs',
+      {
+        suite_id: 'refusal-policy',
+        execution: 'customer',
+        descriptor: { suite_id: 'refusal-policy', cases: [{ input: 'x' }, { input: 'y' }] },
+        results: { passed: 2, failed: 0 },
+      },
+      {
+        suite_id: 'refusal-policy',
+        execution: 'remote',
+        descriptor: { suite_id: 'refusal-policy', cases: [{ input: 'x' }, { input: 'y' }] },
+        results: { passed: 2, failed: 0 },
+      },
+      'execution',
+    ],
   ] as const;
 
   it.each(stores)('%s upserts (201), lists per tenant, refuses bad bodies and missing keys', async (route, good, bad, param) => {
@@ -205,7 +298,11 @@ describe('stores', () => {
 
   it('traces keep metadata only: a body with prompt or response content is refused', async () => {
     const t = await tenant();
-    const r = await api.post('/v1/traces', { name: 'chat', spans: [{ name: 'llm', duration_ms: 5, status: 'ok', attributes: { prompt: 'tell me a secret' } }] }, { key: t.key });
+    const r = await api.post(
+      '/v1/traces',
+      { name: 'chat', spans: [{ name: 'llm', duration_ms: 5, status: 'ok', attributes: { prompt: 'tell me a secret' } }] },
+      { key: t.key },
+    );
     expect(r.status).toBe(400);
     expect(r.json.error).toMatchObject({ code: 'trace_content_refused', param: 'spans[0].attributes.prompt' });
     const extra = await api.post('/v1/traces', { name: 'chat', response: 'hello', spans: [{ name: 'llm', duration_ms: 5, status: 'ok' }] }, { key: t.key });
@@ -215,9 +312,19 @@ describe('stores', () => {
 
   it('evaluation runs are bound to the digest of their descriptor', async () => {
     const t = await tenant();
-    const descriptor = { suite_id: 'refusal-policy', cases: [{ input: 'x', expected: 'refusal' }, { input: 'hello', expected: 'answer' }] };
+    const descriptor = {
+      suite_id: 'refusal-policy',
+      cases: [
+        { input: 'x', expected: 'refusal' },
+        { input: 'hello', expected: 'answer' },
+      ],
+    };
     const validated = await api.post('/v1/evaluations/validate', descriptor, { key: t.key });
-    const run = await api.post('/v1/evaluation-runs', { suite_id: 'refusal-policy', execution: 'connected', descriptor, results: { passed: 1, failed: 1 } }, { key: t.key });
+    const run = await api.post(
+      '/v1/evaluation-runs',
+      { suite_id: 'refusal-policy', execution: 'connected', descriptor, results: { passed: 1, failed: 1 } },
+      { key: t.key },
+    );
     expect(run.json.descriptor_digest).toBe(validated.json.descriptor_digest);
   });
 
@@ -233,7 +340,10 @@ describe('stores', () => {
     const post = (body: object) => api.post('/v1/evaluation-runs', { execution: 'customer', ...body }, { key: t.key });
     for (const [body, param] of [
       [{ suite_id: 'made-up', descriptor: { ...two, suite_id: 'made-up' }, results: { passed: 2, failed: 0 } }, 'suite_id'],
-      [{ suite_id: 'refusal-policy', descriptor: { suite_id: 'refusal-policy', cases: [{ input: 'x' }] }, results: { passed: 1, failed: 0 } }, 'descriptor.cases'],
+      [
+        { suite_id: 'refusal-policy', descriptor: { suite_id: 'refusal-policy', cases: [{ input: 'x' }] }, results: { passed: 1, failed: 0 } },
+        'descriptor.cases',
+      ],
       [{ suite_id: 'refusal-policy', descriptor: two, results: { passed: 5, failed: 0 } }, 'results'],
       [{ suite_id: 'refusal-policy', descriptor: { ...two, suite_id: 'trial-determinism' }, results: { passed: 2, failed: 0 } }, 'descriptor.suite_id'],
     ] as const) {
@@ -270,7 +380,9 @@ describe('stores change behaviour', () => {
   it('a routing policy changes the provider chosen for chat', async () => {
     const upstream = http.createServer((req, res) => {
       req.resume();
-      req.on('end', () => res.setHeader('content-type', 'application/json').end(JSON.stringify({ choices: [{ message: { content: 'from upstream' }, finish_reason: 'stop' }] })));
+      req.on('end', () =>
+        res.setHeader('content-type', 'application/json').end(JSON.stringify({ choices: [{ message: { content: 'from upstream' }, finish_reason: 'stop' }] })),
+      );
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     const app = await startTestApp({ UPSTREAM_BASE_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1` });
@@ -373,7 +485,14 @@ describe('claims derived from state', () => {
   it('a trace may name only a run of its own tenant', async () => {
     const owner = await tenant();
     const other = await tenant();
-    const { run } = await createRun(stack.app.database.db, { tenantId: owner.tenantId, idempotencyKey: null, requestDigest: 'sha256:t', input: 'x', memory: false, model: 'svc-workspace' });
+    const { run } = await createRun(stack.app.database.db, {
+      tenantId: owner.tenantId,
+      idempotencyKey: null,
+      requestDigest: 'sha256:t',
+      input: 'x',
+      memory: false,
+      model: 'svc-workspace',
+    });
     const span = [{ name: 'db', duration_ms: 1, status: 'ok' }];
     const foreign = await stack.api.post('/v1/traces', { name: 'checkout', run_id: run.id, spans: span }, { key: other.key });
     expect(foreign.status).toBe(400);

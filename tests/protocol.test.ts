@@ -53,7 +53,9 @@ describe('the OpenAPI document states the headers each status is sent with', () 
     const doc = (await api.get('/openapi.json')).json;
     type Header = { required?: boolean };
     let checked = 0;
-    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { headers?: Record<string, Header> }> }>>)) {
+    for (const [path, item] of Object.entries(
+      doc.paths as Record<string, Record<string, { responses: Record<string, { headers?: Record<string, Header> }> }>>,
+    )) {
       for (const [method, op] of Object.entries(item)) {
         for (const [status, response] of Object.entries(op.responses)) {
           const headers = response.headers ?? {};
@@ -174,7 +176,13 @@ describe('request media types', () => {
     expect((await send('Application/JSON; charset="UTF-8"')).status).toBe(200);
   });
   it('answers 415 for +json suffix types and other charsets', async () => {
-    for (const type of ['application/foo+json', 'application/vnd.api+json', 'application/json-patch+json', 'application/json; charset=utf-16', 'application/json; charset=iso-8859-1']) {
+    for (const type of [
+      'application/foo+json',
+      'application/vnd.api+json',
+      'application/json-patch+json',
+      'application/json; charset=utf-16',
+      'application/json; charset=iso-8859-1',
+    ]) {
       const r = await send(type);
       expect(r.status, type).toBe(415);
       expect(r.json.error.code, type).toBe('unsupported_media_type');
@@ -219,7 +227,11 @@ describe('authentication before the body, and failed authentication limited per 
   it('a key past its limit gets 429 before its body is read', async () => {
     const valid = await createKey(limited.database.db, { tenant: `proto-${randomBytes(4).toString('hex')}`, kind: 'core' });
     expect((await client.get('/v1/models', { key: valid.secret })).status).toBe(200);
-    const r = await client.request('POST', '/v1/chat/completions', { key: valid.secret, rawBody: '{"model": ', headers: { 'content-type': 'application/json' } });
+    const r = await client.request('POST', '/v1/chat/completions', {
+      key: valid.secret,
+      rawBody: '{"model": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).toBe(429);
     expect(r.json.error.code).toBe('rate_limit_exceeded');
   });
@@ -251,8 +263,11 @@ describe('routing policies name configured providers only', () => {
     delete env.UPSTREAM_BASE_URL;
     const run = (provider: string) =>
       new Promise<{ code: number; stderr: string }>((resolve) => {
-        execFile('npm', ['run', '--silent', 'tenants', '--', 'routing', 'set', '--tenant', tenant, '--model', 'svc-workspace', '--provider', provider], { env, encoding: 'utf8', timeout: 60_000 }, (err, _out, stderr) =>
-          resolve({ code: err ? Number(err.code ?? 1) : 0, stderr }),
+        execFile(
+          'npm',
+          ['run', '--silent', 'tenants', '--', 'routing', 'set', '--tenant', tenant, '--model', 'svc-workspace', '--provider', provider],
+          { env, encoding: 'utf8', timeout: 60_000 },
+          (err, _out, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stderr }),
         );
       });
     const refused = await run('upstream');
@@ -262,7 +277,9 @@ describe('routing policies name configured providers only', () => {
     expect(await db().select().from(tenants).where(eq(tenants.name, tenant))).toEqual([]);
     expect((await run('local')).code).toBe(0);
     const [created] = await db().select().from(tenants).where(eq(tenants.name, tenant));
-    expect(await db().select({ provider: routingPolicies.provider }).from(routingPolicies).where(eq(routingPolicies.tenantId, created!.id))).toEqual([{ provider: 'local' }]);
+    expect(await db().select({ provider: routingPolicies.provider }).from(routingPolicies).where(eq(routingPolicies.tenantId, created!.id))).toEqual([
+      { provider: 'local' },
+    ]);
   });
 
   it('a policy that outlived its provider is 409 model_not_routable for chat and the estimate, holding nothing', async () => {
@@ -310,7 +327,14 @@ describe('journey retention', () => {
       expect(described.policies.overlap).toBe('SKIP');
       await handle.trigger();
       const deadline = Date.now() + 30_000;
-      while ((await db().select().from(journeyEvents).where(and(eq(journeyEvents.tenantId, t.tenantId), eq(journeyEvents.eventKey, expiredKey)))).length > 0) {
+      while (
+        (
+          await db()
+            .select()
+            .from(journeyEvents)
+            .where(and(eq(journeyEvents.tenantId, t.tenantId), eq(journeyEvents.eventKey, expiredKey)))
+        ).length > 0
+      ) {
         if (Date.now() > deadline) throw new Error('the expired event was not purged');
         await new Promise((r) => setTimeout(r, 200));
       }

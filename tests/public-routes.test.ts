@@ -15,8 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const trial = (recipe_id: string, objective: string, extra: object = {}) =>
-  api.post('/v1/trial', { recipe_id, objective, consent_to_process: true, ...extra });
+const trial = (recipe_id: string, objective: string, extra: object = {}) => api.post('/v1/trial', { recipe_id, objective, consent_to_process: true, ...extra });
 
 describe('GET /health', () => {
   it('answers the contract shape when the database and Temporal are up', async () => {
@@ -48,11 +47,7 @@ describe('GET /v1/jobs', () => {
     expect(r.status).toBe(200);
     const jobs = r.json.jobs as { id: string; kind: string; access: { path: string; routes: string[] } }[];
     expect(jobs.filter((j) => j.kind === 'customer_job').map((j) => j.id)).toEqual(['do_work', 'research_and_decide', 'continue_with_context']);
-    expect(jobs.filter((j) => j.kind === 'trial_recipe').map((j) => j.id)).toEqual([
-      'bounded_work_plan',
-      'decision_brief_outline',
-      'research_question_map',
-    ]);
+    expect(jobs.filter((j) => j.kind === 'trial_recipe').map((j) => j.id)).toEqual(['bounded_work_plan', 'decision_brief_outline', 'research_question_map']);
     for (const job of jobs) expect(job.access.routes.length).toBeGreaterThan(0);
   });
 });
@@ -61,7 +56,7 @@ describe('POST /v1/trial', () => {
   const migration =
     'Migrate our billing service from MySQL to Postgres without downtime; then update the reporting dashboards, and retire the old cluster by March 31. Budget is $20,000 and the team has 3 engineers.';
 
-  it('bounded_work_plan turns the objective\'s own actions into steps', async () => {
+  it("bounded_work_plan turns the objective's own actions into steps", async () => {
     const r = await trial('bounded_work_plan', migration);
     expect(r.status).toBe(200);
     const steps = r.json.result.steps as { action: string; done_when: string; focus_terms: string[] }[];
@@ -93,7 +88,7 @@ describe('POST /v1/trial', () => {
     expect(r.json.receipt.unresolved.length).toBeGreaterThan(0);
   });
 
-  it('research_question_map builds themes from the objective\'s key phrases', async () => {
+  it("research_question_map builds themes from the objective's key phrases", async () => {
     const r = await trial(
       'research_question_map',
       'Understand why customer churn increased after the pricing change in spring. We suspect onboarding quality dropped too.',
@@ -195,9 +190,7 @@ describe('GET /openapi.json and /docs', () => {
     const result = await new Validator().validate(r.json);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
-    expect(Object.keys(r.json.paths)).toEqual(
-      expect.arrayContaining(['/health', '/v1/jobs', '/v1/trial', '/v1/models', '/openapi.json', '/docs']),
-    );
+    expect(Object.keys(r.json.paths)).toEqual(expect.arrayContaining(['/health', '/v1/jobs', '/v1/trial', '/v1/models', '/openapi.json', '/docs']));
     expect(r.json.paths['/v1/models'].get.security).toEqual([{ coreKey: [] }]);
     expect(r.json.paths['/v1/trial'].post.responses['429']).toBeDefined();
   });
@@ -205,7 +198,12 @@ describe('GET /openapi.json and /docs', () => {
     const doc = (await api.get('/openapi.json')).json;
     let streams = 0;
     let noContent = 0;
-    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema?: { type?: string; description?: string } }> }> }>>)) {
+    for (const [path, item] of Object.entries(
+      doc.paths as Record<
+        string,
+        Record<string, { responses: Record<string, { content?: Record<string, { schema?: { type?: string; description?: string } }> }> }>
+      >,
+    )) {
       for (const op of Object.values(item)) {
         for (const [status, response] of Object.entries(op.responses)) {
           if (status === '204') {

@@ -29,7 +29,10 @@ const dbName = `gws_reconcile_${randomBytes(4).toString('hex')}`;
 
 function adminQuery(sql: string) {
   const admin = new pg.Client({ connectionString: inject('databaseUrl') });
-  return admin.connect().then(() => admin.query(sql)).finally(() => admin.end());
+  return admin
+    .connect()
+    .then(() => admin.query(sql))
+    .finally(() => admin.end());
 }
 
 beforeAll(async () => {
@@ -121,7 +124,10 @@ describe('the reconciler', () => {
       }).catch((err: Error) => err);
       let row: RunRow | undefined;
       while (!row) {
-        [row] = await db.select().from(runs).where(and(eq(runs.tenantId, t.tenantId), eq(runs.idempotencyKey, 'killed-mid-create')));
+        [row] = await db
+          .select()
+          .from(runs)
+          .where(and(eq(runs.tenantId, t.tenantId), eq(runs.idempotencyKey, 'killed-mid-create')));
         if (!row) await new Promise((r) => setTimeout(r, 20));
       }
       api.kill('SIGKILL');
@@ -134,7 +140,11 @@ describe('the reconciler', () => {
       expect(run.status).toBe('needs_attention'); // ran to its end; summarising needs a model
       expect(run.receipt).not.toBeNull();
       // The client's retry with its key reads the same run and creates nothing.
-      const retried = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident review.' }, { key: t.key, headers: { 'idempotency-key': 'killed-mid-create' } });
+      const retried = await stack.api.post(
+        '/v1/agent-runs',
+        { input: 'Summarise the incident review.' },
+        { key: t.key, headers: { 'idempotency-key': 'killed-mid-create' } },
+      );
       expect([retried.status, retried.json.run_id]).toEqual([200, row.id]);
     } finally {
       if (api.exitCode === null && api.signalCode === null) api.kill('SIGKILL');
@@ -145,7 +155,14 @@ describe('the reconciler', () => {
   it('lets a run whose workflow never started be cancelled: it ends cancelled, not "already ended"', async () => {
     const db = stack.app.database.db;
     const t = await newTenant(db);
-    const { run } = await createRun(db, { tenantId: t.tenantId, idempotencyKey: 'orphan-cancel', requestDigest: 'sha256:test', input: 'Outline it.', memory: false, model: 'svc-workspace' });
+    const { run } = await createRun(db, {
+      tenantId: t.tenantId,
+      idempotencyKey: 'orphan-cancel',
+      requestDigest: 'sha256:test',
+      input: 'Outline it.',
+      memory: false,
+      model: 'svc-workspace',
+    });
     const cancel = await stack.api.post(`/v1/agent-runs/${run.id}/cancel`, undefined, { key: t.key });
     expect(cancel.status).toBe(202);
     expect(cancel.json).toMatchObject({ status: 'failed', failure: { code: 'cancelled' } });
@@ -154,7 +171,7 @@ describe('the reconciler', () => {
     expect((await reconcile()).started).not.toContain(run.id);
   });
 
-  it('is a Schedule on the worker\'s task queue, created once and updated in place', async () => {
+  it("is a Schedule on the worker's task queue, created once and updated in place", async () => {
     const logger = pino({ level: 'silent' });
     await ensureReconcileSchedule(temporal, stack.taskQueue, 60, logger);
     await ensureReconcileSchedule(temporal, stack.taskQueue, 45, logger);

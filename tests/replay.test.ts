@@ -16,7 +16,9 @@ import { FIXTURE_PAYLOAD_KEY, HISTORY_PATHS, HISTORY_VERSION } from './support/h
 const fixtureCodec = new EncryptionCodec({ current: payloadKeyOf(FIXTURE_PAYLOAD_KEY.id, Buffer.from(FIXTURE_PAYLOAD_KEY.base64, 'base64')), previous: [] });
 
 const dir = path.join(import.meta.dirname, 'fixtures');
-const files = readdirSync(dir).filter((f) => f.endsWith('.history.json')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.history.json'))
+  .sort();
 
 describe('workflow replay', () => {
   it(`has a ${HISTORY_VERSION} history for every path, and keeps the older versions`, () => {

@@ -152,7 +152,8 @@ describe('routing policies across two replicas', () => {
     const [a, b, apiA, apiB] = await replicas({ ROUTE_CACHE_TTL_MS: '60000' });
     try {
       const key = await createKey(admin.db, { tenant: `${tenant}-routes`, kind: 'core' });
-      const providerOn = async (api: ApiClient) => (await api.post('/v1/routing/preview', { model: 'svc-workspace' }, { key: key.secret })).json.provider as string;
+      const providerOn = async (api: ApiClient) =>
+        (await api.post('/v1/routing/preview', { model: 'svc-workspace' }, { key: key.secret })).json.provider as string;
       expect(await providerOn(apiB)).toBe('local');
       // B serves the tenant's route from its cache: a write that skips setRoute() is not seen.
       await admin.pool!.query(`insert into routing_policies (tenant_id, model, provider) values ($1, 'svc-workspace', 'upstream')`, [key.tenantId]);

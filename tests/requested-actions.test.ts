@@ -81,9 +81,27 @@ describe('requestedActions: splitting and classification', () => {
   it.each([
     ['Can you summarise the notes?', [['analysis', 'summarise']]],
     ['We need you to deploy the service.', [['unsupported', 'deploy']]],
-    ['Check the logs and restart the service.', [['analysis', 'check'], ['unsupported', 'restart']]],
-    ['Schedule a meeting and notify the team.', [['unsupported', 'schedule'], ['delivery', 'notify']]],
-    ['Send the summary to finance and post it to the team channel.', [['delivery', 'send'], ['delivery', 'post']]],
+    [
+      'Check the logs and restart the service.',
+      [
+        ['analysis', 'check'],
+        ['unsupported', 'restart'],
+      ],
+    ],
+    [
+      'Schedule a meeting and notify the team.',
+      [
+        ['unsupported', 'schedule'],
+        ['delivery', 'notify'],
+      ],
+    ],
+    [
+      'Send the summary to finance and post it to the team channel.',
+      [
+        ['delivery', 'send'],
+        ['delivery', 'post'],
+      ],
+    ],
   ])('classes each clause of %j', (input, expected) => {
     expect(kinds(input)).toEqual(expected);
   });
@@ -93,8 +111,20 @@ describe('requestedActions: splitting and classification', () => {
   });
 
   it.each([
-    ['Summarise the notes, then deploy.', [['analysis', 'summarise'], ['unsupported', 'deploy']]],
-    ['Summarise the notes. Pay.', [['analysis', 'summarise'], ['unsupported', 'pay']]],
+    [
+      'Summarise the notes, then deploy.',
+      [
+        ['analysis', 'summarise'],
+        ['unsupported', 'deploy'],
+      ],
+    ],
+    [
+      'Summarise the notes. Pay.',
+      [
+        ['analysis', 'summarise'],
+        ['unsupported', 'pay'],
+      ],
+    ],
     ['Deploy.', [['unsupported', 'deploy']]],
   ])('does not drop an effect asked for in a single word: %j', (input, expected) => {
     expect(kinds(input)).toEqual(expected);
@@ -161,7 +191,9 @@ describe('planLocally', () => {
     expect(covered(plan.steps)).toEqual([]);
     expect(plan.steps.map((s) => s.scope).join('\n')).toBe(actions.map((a) => a.clause).join('\n'));
     expect(gapActions(plan)).toEqual(actions.map((a) => a.n));
-    expect(plan.gaps![0]!.reason).toMatch(/^needs a model to review, and this run's provider is local \(no model\)\. Key-phrase extraction \(step_1\) prepared the text/);
+    expect(plan.gaps![0]!.reason).toMatch(
+      /^needs a model to review, and this run's provider is local \(no model\)\. Key-phrase extraction \(step_1\) prepared the text/,
+    );
     expect(plan.gaps![19]!.reason).toContain('(step_7)');
   });
 

@@ -53,7 +53,14 @@ interface EventData {
   kind: string;
   run_id: string;
   state: string;
-  progress: { state: string; steps_done: number; steps_total: number; current_step: string | null; current_plan_step: string | null; waiting_for: string | null };
+  progress: {
+    state: string;
+    steps_done: number;
+    steps_total: number;
+    current_step: string | null;
+    current_plan_step: string | null;
+    waiting_for: string | null;
+  };
   created_at: string;
 }
 
@@ -140,7 +147,7 @@ function expectWellFormed(s: OpenStream, runId: string) {
 }
 
 describe('GET /v1/agent-runs/{run_id}/events', () => {
-  it('streams a running run\'s events in order, progress reaches steps_total, and it closes after the terminal event', async () => {
+  it("streams a running run's events in order, progress reaches steps_total, and it closes after the terminal event", async () => {
     const t = await newTenant(db);
     const marker = 'OKAPI-MARKER-5d2e';
     const runId = await createRun(t, `${LOCAL_INPUT} Mention ${marker}.`);
@@ -163,7 +170,14 @@ describe('GET /v1/agent-runs/{run_id}/events', () => {
     const run = await stack.api.get(`/v1/agent-runs/${runId}`, { key: t.key });
     const steps = run.json.plan.steps.length as number;
     expect(steps).toBe(3); // one analysis step per sentence
-    expect(last.progress).toEqual({ state: 'needs_attention', steps_done: steps, steps_total: steps, current_step: null, current_plan_step: null, waiting_for: null });
+    expect(last.progress).toEqual({
+      state: 'needs_attention',
+      steps_done: steps,
+      steps_total: steps,
+      current_step: null,
+      current_plan_step: null,
+      waiting_for: null,
+    });
     // Steps are counted as they finish, never backwards, and only the terminal event is terminal.
     const done = events.map((e) => e.progress.steps_done);
     expect(done.every((d, i) => i === 0 || d >= done[i - 1]!)).toBe(true);
@@ -236,7 +250,11 @@ describe('GET /v1/agent-runs/{run_id}/events', () => {
     const events = s.data();
     expectWellFormed(s, runId);
     expect(isIncreasing(ids(events))).toBe(true);
-    expect(events[events.length - 1]).toMatchObject({ kind: 'run.failed', state: 'failed', progress: { state: 'failed', waiting_for: null, current_step: null } });
+    expect(events[events.length - 1]).toMatchObject({
+      kind: 'run.failed',
+      state: 'failed',
+      progress: { state: 'failed', waiting_for: null, current_step: null },
+    });
   });
 
   it('answers the same stream to Accept: text/event-stream on GET /v1/agent-runs/{run_id}, and JSON otherwise', async () => {
@@ -258,10 +276,17 @@ describe('GET /v1/agent-runs/{run_id}/events', () => {
     const json = await stack.api.get(`/v1/agent-runs/${runId}`, { key: t.key, headers: { accept: 'application/json, text/event-stream' } });
     expect(json.headers.get('content-type')).toContain('application/json');
     expect(json.headers.get('vary')).toContain('Accept');
-    expect(json.json.progress).toEqual({ state: 'needs_attention', steps_done: 2, steps_total: 2, current_step: null, current_plan_step: null, waiting_for: null });
+    expect(json.json.progress).toEqual({
+      state: 'needs_attention',
+      steps_done: 2,
+      steps_total: 2,
+      current_step: null,
+      current_plan_step: null,
+      waiting_for: null,
+    });
   });
 
-  it('answers 404 for an unknown run and for another tenant\'s run', async () => {
+  it("answers 404 for an unknown run and for another tenant's run", async () => {
     const a = await newTenant(db);
     const b = await newTenant(db);
     const runId = await createRun(a, LOCAL_INPUT);
@@ -311,8 +336,17 @@ describe('GET /v1/agent-runs/{run_id}/events', () => {
   });
 });
 
-describe('followRun (the stream\'s source)', () => {
-  const baseRun = { id: 'run_x', status: 'executing', currentStep: 'execute', plan: null, result: null, progress: null, updatedAt: new Date(), completedAt: null } as unknown as RunRow;
+describe("followRun (the stream's source)", () => {
+  const baseRun = {
+    id: 'run_x',
+    status: 'executing',
+    currentStep: 'execute',
+    plan: null,
+    result: null,
+    progress: null,
+    updatedAt: new Date(),
+    completedAt: null,
+  } as unknown as RunRow;
 
   it('stops reading once the client is gone (the signal aborts)', async () => {
     let reads = 0;
@@ -326,7 +360,14 @@ describe('followRun (the stream\'s source)', () => {
     const controller = new AbortController();
     const events: unknown[] = [];
     const done = (async () => {
-      for await (const e of followRun(source, 'ten_x', baseRun, 0, { pollMs: 10, maxPollMs: 20, terminalGraceMs: 0, maxFailures: 3, signal: controller.signal })) events.push(e);
+      for await (const e of followRun(source, 'ten_x', baseRun, 0, {
+        pollMs: 10,
+        maxPollMs: 20,
+        terminalGraceMs: 0,
+        maxFailures: 3,
+        signal: controller.signal,
+      }))
+        events.push(e);
     })();
     await new Promise((r) => setTimeout(r, 100));
     expect(reads).toBeGreaterThan(2);
@@ -376,7 +417,7 @@ describe('journey and audit lists by run, with cursor pagination', () => {
     return { seen, pages };
   }
 
-  it('GET /v1/journey-events?run_id= lists one run\'s events, page by page', async () => {
+  it("GET /v1/journey-events?run_id= lists one run's events, page by page", async () => {
     const t = await newTenant(db);
     const runId = await createRun(t, LOCAL_INPUT);
     const otherRun = await createRun(t, 'Summarise the quarterly numbers.');
@@ -461,7 +502,12 @@ describe('journey and audit lists by run, with cursor pagination', () => {
 
     const all = await stack.api.get('/v1/audit-events', { key: t.key });
     expect(all.json.data.map((e: { action: string }) => e.action)).toEqual(['run.note.two', 'budget.upsert', 'run.note.one', 'run.approval.reject']);
-    expect((await stack.api.get('/v1/audit-events?run_id=run_nope', { key: t.key })).json).toEqual({ object: 'list', data: [], has_more: false, next_cursor: null });
+    expect((await stack.api.get('/v1/audit-events?run_id=run_nope', { key: t.key })).json).toEqual({
+      object: 'list',
+      data: [],
+      has_more: false,
+      next_cursor: null,
+    });
   });
 
   it('refuses a bad run_id, cursor or limit with 400, decided before the database', async () => {
@@ -471,7 +517,11 @@ describe('journey and audit lists by run, with cursor pagination', () => {
       const long = await stack.api.get(`${path}?run_id=${'r'.repeat(65)}`, { key: t.key });
       expect(long.status).toBe(400);
       expect(long.json.error.param).toBe('run_id');
-      for (const cursor of ['not-a-cursor', runsCursor, Buffer.from(JSON.stringify({ t: new Date().toISOString(), id: '99999999999999999' })).toString('base64url')]) {
+      for (const cursor of [
+        'not-a-cursor',
+        runsCursor,
+        Buffer.from(JSON.stringify({ t: new Date().toISOString(), id: '99999999999999999' })).toString('base64url'),
+      ]) {
         const r = await stack.api.get(`${path}?cursor=${cursor}`, { key: t.key });
         expect(r.status).toBe(400);
         expect(r.json.error).toMatchObject({ code: 'invalid_cursor', param: 'cursor' });

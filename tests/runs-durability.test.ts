@@ -54,7 +54,6 @@ async function waitForHealth(url: string): Promise<void> {
   }
 }
 
-
 beforeAll(async () => {
   connection = await Connection.connect({ address: inject('temporalAddress') });
   temporal = new Client({ connection, dataConverter: testDataConverter() });

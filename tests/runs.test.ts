@@ -1,4 +1,3 @@
-
 import { Client, Connection } from '@temporalio/client';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -58,7 +57,13 @@ describe('a run without external effects', () => {
     expect(run.receipt.digests.plan).toBe(digestOf(run.plan));
     expect(run.receipt.digests.result).toBe(digestOf(run.result));
     expect(Object.keys(run.receipt.digests)).toEqual(expect.arrayContaining(['step:step_1', 'step:step_2']));
-    expect(run.receipt.action_boundary).toEqual({ effects_requested: [], effects_approved: [], effects_performed: [], effects_not_performed: [], effects_outcome_unknown: [] });
+    expect(run.receipt.action_boundary).toEqual({
+      effects_requested: [],
+      effects_approved: [],
+      effects_performed: [],
+      effects_not_performed: [],
+      effects_outcome_unknown: [],
+    });
     expect(run.receipt.actions).toEqual([
       { n: 1, kind: 'analysis', outcome: 'not_performed', by: [], checked: false },
       { n: 2, kind: 'analysis', outcome: 'not_performed', by: [], checked: false },
@@ -178,7 +183,9 @@ describe('approval of external effects', () => {
     // No webhook configured for this tenant: approved, but the effect stays unresolved.
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('unresolved_remainder');
-    expect(run.receipt.unresolved).toEqual(['action 1 "Post the list of open invoices to finance": not done; step_1 (webhook_delivery) not_configured: No webhook URL is configured for this tenant.']);
+    expect(run.receipt.unresolved).toEqual([
+      'action 1 "Post the list of open invoices to finance": not done; step_1 (webhook_delivery) not_configured: No webhook URL is configured for this tenant.',
+    ]);
     expect(run.receipt.verification_class).toBe('unverified');
     expect(run.receipt.action_boundary.effects_not_performed).toEqual(['webhook_delivery:step_1']);
     expect(run.receipt.action_boundary.effects_performed).toEqual([]);
@@ -194,7 +201,7 @@ describe('approval of external effects', () => {
 });
 
 describe('the run model', () => {
-  it('prices the estimate and the hold at the chosen model\'s rate, the same as POST /v1/usage/estimate', async () => {
+  it("prices the estimate and the hold at the chosen model's rate, the same as POST /v1/usage/estimate", async () => {
     const t = await newTenant(db);
     const input = 'Summarise the release checklist.';
     const run = await waitForRun(stack.api, t.key, (await create(t, { input, model: 'svc-workspace-quality' })).json.run_id, isTerminal);
@@ -235,7 +242,14 @@ describe('the run model', () => {
   it('needs attention, charging nothing, when a run admitted earlier meets a routing policy naming an upstream this deployment does not have', async () => {
     const t = await newTenant(db);
     // Admitted while the provider existed (the API refuses it now): stored and started as the API does.
-    const { run: admitted } = await createRun(db, { tenantId: t.tenantId, idempotencyKey: null, requestDigest: 'sha256:test', input: 'Summarise the notes.', memory: false, model: 'svc-workspace' });
+    const { run: admitted } = await createRun(db, {
+      tenantId: t.tenantId,
+      idempotencyKey: null,
+      requestDigest: 'sha256:test',
+      input: 'Summarise the notes.',
+      memory: false,
+      model: 'svc-workspace',
+    });
     await setRoute(db, t.tenantId, 'svc-workspace', 'upstream');
     await startRunWorkflow(temporal, { taskQueue: stack.taskQueue, approvalTimeoutMs: 60_000 }, admitted);
     const run = await waitForRun(stack.api, t.key, admitted.id, isTerminal);
@@ -343,7 +357,9 @@ describe('a delivery whose outcome is unknown', () => {
         effects_outcome_unknown: ['webhook_delivery:step_1'],
       });
       expect(run.receipt.unresolved).toHaveLength(1);
-      expect(run.receipt.unresolved[0]).toMatch(/^action 1 "Send the incident timeline to the on-call channel": the outcome is unknown \(No answer from the webhook within 300 ms after sending/);
+      expect(run.receipt.unresolved[0]).toMatch(
+        /^action 1 "Send the incident timeline to the on-call channel": the outcome is unknown \(No answer from the webhook within 300 ms after sending/,
+      );
       expect(run.receipt.verification_class).toBe('unverified');
       // Sent once: a retry could have repeated an effect that may already have happened.
       expect(hook.received).toHaveLength(1);
@@ -439,7 +455,7 @@ describe('idempotent creation', () => {
 });
 
 describe('tenant isolation', () => {
-  it('hides one tenant\'s runs, events and usage from another on every route', async () => {
+  it("hides one tenant's runs, events and usage from another on every route", async () => {
     const a = await newTenant(db);
     const b = await newTenant(db);
     const created = await create(a, { input: 'Prepare the board pack and send it to the board webhook.' });
@@ -499,8 +515,19 @@ describe('journey events', () => {
 describe('memory', () => {
   it('memory false neither reads nor writes the memory store', async () => {
     const t = await newTenant(db);
-    await rememberEntry(db, { tenantId: t.tenantId, subject: 'pricing policy', content: 'Discounts above 20% need finance approval.', source: 'test', entryKey: `seed-${t.tenantId}` });
-    const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Explain our pricing policy on discounts.', memory: false })).json.run_id, isTerminal);
+    await rememberEntry(db, {
+      tenantId: t.tenantId,
+      subject: 'pricing policy',
+      content: 'Discounts above 20% need finance approval.',
+      source: 'test',
+      entryKey: `seed-${t.tenantId}`,
+    });
+    const run = await waitForRun(
+      stack.api,
+      t.key,
+      (await create(t, { input: 'Explain our pricing policy on discounts.', memory: false })).json.run_id,
+      isTerminal,
+    );
     expect(run.plan.steps.map((s: { tool: string }) => s.tool)).not.toContain('memory_recall');
     expect(run.receipt.source_coverage.sources.map((s: { source: string }) => s.source)).toEqual(['input']);
     const entries = await db.select().from(memoryEntries).where(eq(memoryEntries.tenantId, t.tenantId));
@@ -509,8 +536,19 @@ describe('memory', () => {
 
   it('memory true recalls relevant entries, names them in the receipt, and remembers the run', async () => {
     const t = await newTenant(db);
-    const seeded = await rememberEntry(db, { tenantId: t.tenantId, subject: 'pricing policy', content: 'Discounts above 20% need finance approval.', source: 'test', entryKey: `seed2-${t.tenantId}` });
-    const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Explain our pricing policy on discounts.', memory: true })).json.run_id, isTerminal);
+    const seeded = await rememberEntry(db, {
+      tenantId: t.tenantId,
+      subject: 'pricing policy',
+      content: 'Discounts above 20% need finance approval.',
+      source: 'test',
+      entryKey: `seed2-${t.tenantId}`,
+    });
+    const run = await waitForRun(
+      stack.api,
+      t.key,
+      (await create(t, { input: 'Explain our pricing policy on discounts.', memory: true })).json.run_id,
+      isTerminal,
+    );
     expect(run.status).toBe('needs_attention'); // recalled, but explaining needs a model
     expect(run.plan.steps[0].tool).toBe('memory_recall');
     // By reference only: the recalled text stays in the vault (tests/forget.test.ts).
@@ -557,7 +595,10 @@ describe('run history', () => {
     const exported = await stack.api.get('/v1/agent-runs/export?q=report', { key: t.key });
     expect(exported.status).toBe(200);
     expect(exported.headers.get('content-type')).toContain('application/x-ndjson');
-    const lines = exported.text.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = exported.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((r) => r.run_id)).toEqual([ids[2], ids[1], ids[0]]);
   });
 });

@@ -119,7 +119,9 @@ describe('Node openai .parse() with zodResponseFormat (zod 4)', () => {
 });
 
 describe('a request body recorded from the Python client (pydantic, nested, Optional)', () => {
-  const fixture = JSON.parse(readFileSync(new URL('./fixtures/pydantic-nested-optional.request.json', import.meta.url), 'utf8')) as { body: Json & { response_format: { json_schema: { schema: Json } } } };
+  const fixture = JSON.parse(readFileSync(new URL('./fixtures/pydantic-nested-optional.request.json', import.meta.url), 'utf8')) as {
+    body: Json & { response_format: { json_schema: { schema: Json } } };
+  };
   const schema = fixture.body.response_format.json_schema.schema;
 
   it('is what .parse() sends: $defs with local $ref, anyOf with null, const, all properties required', () => {
@@ -162,7 +164,9 @@ describe('a request body recorded from the Python client (pydantic, nested, Opti
 });
 
 describe('a discriminated union recorded from the Python client (oneOf with discriminator)', () => {
-  const fixture = JSON.parse(readFileSync(new URL('./fixtures/pydantic-discriminated-union.request.json', import.meta.url), 'utf8')) as { body: Json & { response_format: { json_schema: { schema: Json } } } };
+  const fixture = JSON.parse(readFileSync(new URL('./fixtures/pydantic-discriminated-union.request.json', import.meta.url), 'utf8')) as {
+    body: Json & { response_format: { json_schema: { schema: Json } } };
+  };
   const schema = fixture.body.response_format.json_schema.schema;
 
   it('takes the branch whose discriminating const the text mentions', async () => {
@@ -179,7 +183,10 @@ describe('a discriminated union recorded from the Python client (oneOf with disc
     const t = await tenant();
     const body = { ...fixture.body, messages: user('The hour is 10.') };
     const res = await api.post('/v1/chat/completions', body, { key: t.key });
-    expect((res.json as { choices: { message: Json }[] }).choices[0]!.message).toMatchObject({ content: null, refusal: expect.stringContaining('required field(s): event.') });
+    expect((res.json as { choices: { message: Json }[] }).choices[0]!.message).toMatchObject({
+      content: null,
+      refusal: expect.stringContaining('required field(s): event.'),
+    });
   });
 });
 
@@ -216,7 +223,13 @@ describe('upstream pass-through', () => {
   async function withUpstream(reply: (body: Json) => string, run: (t: Tenant, url: string, seen: { body: Json }[]) => Promise<void>) {
     const upstream = await fakeUpstream((body, _req, res) => {
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ id: 'up', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: reply(body as Json) }, finish_reason: 'stop' }] }));
+      res.end(
+        JSON.stringify({
+          id: 'up',
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: reply(body as Json) }, finish_reason: 'stop' }],
+        }),
+      );
     });
     const served = await startTestApp({ UPSTREAM_BASE_URL: upstream.url });
     try {
@@ -237,7 +250,10 @@ describe('upstream pass-through', () => {
       async (t, url, seen) => {
         const completion = await clientFor(t, url).chat.completions.parse({ model: 'svc-workspace', messages: user('Plan it.'), response_format: format });
         expect(completion.choices[0]!.message.parsed).toEqual(answer);
-        expect(seen[0]!.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'meeting', schema: format.json_schema.schema, strict: true } });
+        expect(seen[0]!.body.response_format).toEqual({
+          type: 'json_schema',
+          json_schema: { name: 'meeting', schema: format.json_schema.schema, strict: true },
+        });
       },
     );
   });
@@ -262,8 +278,17 @@ describe('upstream pass-through', () => {
     await withUpstream(
       () => JSON.stringify({ kind: 'meeting', title: 'Review', hour: 9, priority: 'low', location: { city: 'Oslo', street: null }, attendees: [] }),
       async (t, url) => {
-        const choice = (await clientFor(t, url).chat.completions.parse({ model: 'svc-workspace', messages: user('Plan it.'), response_format: zodResponseFormat(Meeting, 'meeting') })).choices[0]!;
-        expect(choice).toMatchObject({ finish_reason: 'stop', message: { content: null, parsed: null, refusal: 'I could not produce an answer that satisfies the requested JSON schema.' } });
+        const choice = (
+          await clientFor(t, url).chat.completions.parse({
+            model: 'svc-workspace',
+            messages: user('Plan it.'),
+            response_format: zodResponseFormat(Meeting, 'meeting'),
+          })
+        ).choices[0]!;
+        expect(choice).toMatchObject({
+          finish_reason: 'stop',
+          message: { content: null, parsed: null, refusal: 'I could not produce an answer that satisfies the requested JSON schema.' },
+        });
       },
     );
   });
@@ -274,12 +299,23 @@ describe('upstream pass-through', () => {
       () => answers.shift()!,
       async (t, url, seen) => {
         const client = clientFor(t, url);
-        const ok = await client.chat.completions.create({ model: 'svc-workspace', messages: user('Answer in JSON.'), response_format: { type: 'json_object' } });
+        const ok = await client.chat.completions.create({
+          model: 'svc-workspace',
+          messages: user('Answer in JSON.'),
+          response_format: { type: 'json_object' },
+        });
         expect(seen[0]!.body.response_format).toEqual({ type: 'json_object' });
         expect(JSON.parse(ok.choices[0]!.message.content!)).toEqual({ region: 'eu-west-1' });
         for (let i = 0; i < 2; i++) {
-          const bad = await client.chat.completions.create({ model: 'svc-workspace', messages: user('Answer in JSON.'), response_format: { type: 'json_object' } });
-          expect(bad.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: null, refusal: 'I could not produce an answer that is a JSON object.' } });
+          const bad = await client.chat.completions.create({
+            model: 'svc-workspace',
+            messages: user('Answer in JSON.'),
+            response_format: { type: 'json_object' },
+          });
+          expect(bad.choices[0]).toMatchObject({
+            finish_reason: 'stop',
+            message: { content: null, refusal: 'I could not produce an answer that is a JSON object.' },
+          });
         }
       },
     );
@@ -287,18 +323,36 @@ describe('upstream pass-through', () => {
 });
 
 describe('what the subset does not cover is 400 with param naming it', () => {
-  const object = (properties: Json, extra: Json = {}) => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false, ...extra });
+  const object = (properties: Json, extra: Json = {}) => ({
+    type: 'object',
+    properties,
+    required: Object.keys(properties),
+    additionalProperties: false,
+    ...extra,
+  });
   const param = (path: string) => `response_format.json_schema.schema${path}`;
   let deep: Json = { type: 'string' };
   for (let i = 0; i < 3; i++) deep = object({ x: deep });
 
   const cases: [string, Json, string][] = [
     ['pattern', object({ code: { type: 'string', pattern: '^[A-Z]+$' } }), param('.properties.code.pattern')],
-    ['patternProperties in a $def', object({ home: { $ref: '#/$defs/Address' } }, { $defs: { Address: { type: 'object', patternProperties: { '^x': { type: 'string' } } } } }), param('.$defs.Address.patternProperties')],
+    [
+      'patternProperties in a $def',
+      object({ home: { $ref: '#/$defs/Address' } }, { $defs: { Address: { type: 'object', patternProperties: { '^x': { type: 'string' } } } } }),
+      param('.$defs.Address.patternProperties'),
+    ],
     ['if / then', object({ a: { type: 'string' } }, { if: { required: ['a'] }, then: { required: [] } }), param('.if')],
     ['a remote $ref', object({ a: { $ref: 'https://example.com/schemas/a.json' } }), param('.properties.a.$ref')],
-    ['a recursive $ref', object({ root: { $ref: '#/$defs/Node' } }, { $defs: { Node: object({ children: { type: 'array', items: { $ref: '#/$defs/Node' } } }) } }), param('.$defs.Node.properties.children.items.$ref')],
-    ['depth 6 after resolving $ref', object({ a: object({ b: { $ref: '#/$defs/Deep' } }) }, { $defs: { Deep: object({ c: deep }) } }), param('.$defs.Deep.properties.c.properties.x.properties.x.properties.x')],
+    [
+      'a recursive $ref',
+      object({ root: { $ref: '#/$defs/Node' } }, { $defs: { Node: object({ children: { type: 'array', items: { $ref: '#/$defs/Node' } } }) } }),
+      param('.$defs.Node.properties.children.items.$ref'),
+    ],
+    [
+      'depth 6 after resolving $ref',
+      object({ a: object({ b: { $ref: '#/$defs/Deep' } }) }, { $defs: { Deep: object({ c: deep }) } }),
+      param('.$defs.Deep.properties.c.properties.x.properties.x.properties.x'),
+    ],
     ['65 properties', object(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`p${i}`, { type: 'string' }]))), param('.properties')],
   ];
 
@@ -314,8 +368,15 @@ describe('what the subset does not cover is 400 with param naming it', () => {
 
   it('the same through the raw API, the 400 body matching the contract', async () => {
     const t = await tenant();
-    const res = await api.post('/v1/chat/completions', { model: 'svc-workspace', messages: user('x'), response_format: { type: 'json_schema', json_schema: { name: 'p', schema: cases[0]![1] } } }, { key: t.key });
+    const res = await api.post(
+      '/v1/chat/completions',
+      { model: 'svc-workspace', messages: user('x'), response_format: { type: 'json_schema', json_schema: { name: 'p', schema: cases[0]![1] } } },
+      { key: t.key },
+    );
     expect(res.status).toBe(400);
-    expect((res.json as { error: { param: string; message: string } }).error).toMatchObject({ param: cases[0]![2], message: expect.stringContaining("unsupported JSON Schema keyword 'pattern'") });
+    expect((res.json as { error: { param: string; message: string } }).error).toMatchObject({
+      param: cases[0]![2],
+      message: expect.stringContaining("unsupported JSON Schema keyword 'pattern'"),
+    });
   });
 });

@@ -46,7 +46,10 @@ describe('the API Temporal client', () => {
     expect(handle.callDeadlineMs).toBe(400);
 
     const started = Date.now();
-    const err = await handle.client.workflow.getHandle('wf-never-answered').describe().catch((e: unknown) => e);
+    const err = await handle.client.workflow
+      .getHandle('wf-never-answered')
+      .describe()
+      .catch((e: unknown) => e);
     const elapsed = Date.now() - started;
     expect(isGrpcDeadlineError(err) || isGrpcDeadlineError((err as Error).cause)).toBe(true);
     // The deadline, not the 20 s of gRPC retries nor a hang (generous bounds: the machine may be busy).
@@ -66,7 +69,10 @@ describe('the API Temporal client', () => {
     closers.push(() => handle.close());
     await handle.probe();
     expect(await isTemporalReachable(inject('temporalAddress'))).toBe(true);
-    const err = await handle.client.workflow.getHandle('wf-that-does-not-exist').describe().catch((e: unknown) => e);
+    const err = await handle.client.workflow
+      .getHandle('wf-that-does-not-exist')
+      .describe()
+      .catch((e: unknown) => e);
     // NOT_FOUND (5) from the server: the call went through the interceptors and was answered.
     const grpcErr = isGrpcServiceError(err) ? err : (err as Error).cause;
     expect(isGrpcServiceError(grpcErr) ? grpcErr.code : (err as Error).name).toSatisfy((v) => v === 5 || v === 'WorkflowNotFoundError');

@@ -5,7 +5,15 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { envSchema, loadConfig } from '../config/env.ts';
 
-type Service = { image?: string; build?: unknown; command?: unknown; stop_grace_period?: string; ports?: string[]; environment?: Record<string, string>; depends_on?: unknown };
+type Service = {
+  image?: string;
+  build?: unknown;
+  command?: unknown;
+  stop_grace_period?: string;
+  ports?: string[];
+  environment?: Record<string, string>;
+  depends_on?: unknown;
+};
 const compose = parse(readFileSync('temporal-dev.yml', 'utf8')) as { services: Record<string, Service> };
 const defaults = loadConfig({});
 

@@ -47,7 +47,11 @@ describe('vault lifecycle', () => {
     expect((await api().get(`/v1/vault/entries/${id}`, { key: w.ws })).json.content).toBe('Page the database on-call after 15 minutes.');
     expect(ids(await search(w, 'database on-call'))).toEqual([id]);
 
-    const corrected = await api().post(`/v1/vault/entries/${id}/corrections`, { content: 'Page the platform on-call after 10 minutes.', reason: 'team renamed' }, { key: w.ws });
+    const corrected = await api().post(
+      `/v1/vault/entries/${id}/corrections`,
+      { content: 'Page the platform on-call after 10 minutes.', reason: 'team renamed' },
+      { key: w.ws },
+    );
     expect(corrected.status).toBe(200);
     expect(corrected.json.version).toBe(2);
     expect(corrected.json.digest).not.toBe(created.json.digest);
@@ -130,7 +134,10 @@ describe('expiry', () => {
     const id = (await add(w, { subject: 'Temporary door code', content: 'The door code is 4711 this week.', expires_at: expiresAt })).json.id;
     expect(ids(await search(w, 'door code'))).toEqual([id]);
     // The test moves the clock, not the machine: the stored expiry passes, with no real-time wait to flake on a loaded machine.
-    await db.update(memoryEntries).set({ expiresAt: new Date(Date.now() - 1_000) }).where(eq(memoryEntries.id, id));
+    await db
+      .update(memoryEntries)
+      .set({ expiresAt: new Date(Date.now() - 1_000) })
+      .where(eq(memoryEntries.id, id));
     expect(ids(await search(w, 'door code'))).toEqual([]);
     expect(await recallMemory(db, w.tenantId, 'door code')).toEqual([]);
     expect((await api().get(`/v1/vault/entries/${id}`, { key: w.ws })).json.state).toBe('expired');
@@ -147,10 +154,14 @@ describe('forgetting', () => {
     await api().request('DELETE', `/v1/vault/entries/${id}`, { key: w.ws });
 
     const rows = async <T>(query: ReturnType<typeof sql>) => ((await db.execute(query)) as unknown as { rows: T[] }).rows;
-    const names = (await rows<{ table_name: string }>(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)).map((t) => t.table_name);
+    const names = (
+      await rows<{ table_name: string }>(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)
+    ).map((t) => t.table_name);
     expect(names).toEqual(expect.arrayContaining(['memory_entries', 'memory_entry_versions', 'vault_chain', 'journey_events']));
     for (const table of names) {
-      const [{ n }] = (await rows<{ n: number }>(sql`select count(*)::int as n from ${sql.identifier(table)} t where t::text like ${`%${marker}%`}`)) as [{ n: number }];
+      const [{ n }] = (await rows<{ n: number }>(sql`select count(*)::int as n from ${sql.identifier(table)} t where t::text like ${`%${marker}%`}`)) as [
+        { n: number },
+      ];
       expect(n, `${table} still holds the forgotten content`).toBe(0);
     }
     const [tombstone] = await db.select().from(memoryEntries).where(eq(memoryEntries.id, id));
@@ -260,7 +271,12 @@ describe('export and events', () => {
 
     const exported = await api().get('/v1/vault/export', { key: w.ws });
     expect(exported.headers.get('content-type')).toContain('application/x-ndjson');
-    expect(exported.text.trim().split('\n').map((l) => JSON.parse(l).id)).toEqual([live]);
+    expect(
+      exported.text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).id),
+    ).toEqual([live]);
 
     const events = await api().get('/v1/journey-events', { key: w.core });
     expect(events.text).not.toContain(marker);

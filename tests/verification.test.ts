@@ -66,7 +66,8 @@ function verifyLocal(input: string, overrides: Partial<VerifyInput> & { webhook?
 }
 
 const TWO_ANALYSES = 'Summarise the incident timeline. List the risks and open questions.';
-const NEEDS_MODEL = /^action \d+ "[^"]+": not done; needs a model to \w+, and this run's provider is local \(no model\)\. Key-phrase extraction \(step_\d\) prepared the text, but extracting key phrases does not \w+\. Route the model to a model provider/;
+const NEEDS_MODEL =
+  /^action \d+ "[^"]+": not done; needs a model to \w+, and this run's provider is local \(no model\)\. Key-phrase extraction \(step_\d\) prepared the text, but extracting key phrases does not \w+\. Route the model to a model provider/;
 
 describe('verifyRun: key-phrase extraction prepares, it performs nothing', () => {
   it('leaves every analysis action of a local run unresolved, saying what would perform it; nothing is verified', () => {
@@ -89,7 +90,9 @@ describe('verifyRun: key-phrase extraction prepares, it performs nothing', () =>
     expect(Object.keys(receipt.digests)).toEqual(['algorithm', 'input', 'plan', 'result', 'step:step_1', 'step:step_2']);
     expect(receipt.digests['step:step_1']).toBe(digestOf(textAnalysisOutput('Summarise the incident timeline')));
     expect(receipt.receipt_id).toBe(`rcpt_${digestOf(result).slice(7, 31)}`);
-    expect(result.summary).toMatch(/^0 of 2 requested action\(s\) performed, by the plan's tools without a model \(only the input was read\); 2 item\(s\) unresolved/);
+    expect(result.summary).toMatch(
+      /^0 of 2 requested action\(s\) performed, by the plan's tools without a model \(only the input was read\); 2 item\(s\) unresolved/,
+    );
   });
 
   it.each([
@@ -112,10 +115,13 @@ describe('verifyRun: key-phrase extraction prepares, it performs nothing', () =>
 
   const tamperings: [string, (r: StepResult) => StepResult][] = [
     ['changed after its digest was taken', (r) => ({ ...r, output: { ...(r.output as object), key_phrases: ['forged'] } })],
-    ['replaced, digest and all, by an output the tool does not derive', (r) => {
-      const output = { ...(r.output as object), key_phrases: ['forged'] };
-      return { ...r, output, output_digest: digestOf(output) };
-    }],
+    [
+      'replaced, digest and all, by an output the tool does not derive',
+      (r) => {
+        const output = { ...(r.output as object), key_phrases: ['forged'] };
+        return { ...r, output, output_digest: digestOf(output) };
+      },
+    ],
   ];
 
   it.each(tamperings)('flags a preparation output %s', (_, tamper) => {
@@ -231,7 +237,13 @@ describe('verifyRun: model-planned runs', () => {
   it.each([
     ['"Done."', 'Done.'],
     ['an empty JSON list', structured([])],
-    ['placeholders per action', structured([{ action: 1, status: 'performed', result: 'Done.' }, { action: 2, status: 'performed', result: 'completed' }])],
+    [
+      'placeholders per action',
+      structured([
+        { action: 1, status: 'performed', result: 'Done.' },
+        { action: 2, status: 'performed', result: 'completed' },
+      ]),
+    ],
   ])('performs nothing with an answer of %s', (_, answer) => {
     const { receipt } = verifyModel({ answer });
     expect(receipt.actions!.map((a) => a.outcome)).toEqual(['not_performed', 'not_performed']);
@@ -242,7 +254,12 @@ describe('verifyRun: model-planned runs', () => {
     const partial = verifyModel({ answer: structured([{ action: 1, status: 'performed', result: PART_1 }]) }).receipt;
     expect(partial.actions!.map((a) => a.outcome)).toEqual(['performed', 'not_performed']);
     expect(partial.unresolved).toEqual(['action 2 "List the risks of the fix": not done; the model\'s answer has no part for this action.']);
-    const declined = verifyModel({ answer: structured([{ action: 1, status: 'performed', result: PART_1 }, { action: 2, status: 'unresolved', reason: 'The fix is not described.' }]) }).receipt;
+    const declined = verifyModel({
+      answer: structured([
+        { action: 1, status: 'performed', result: PART_1 },
+        { action: 2, status: 'unresolved', reason: 'The fix is not described.' },
+      ]),
+    }).receipt;
     expect(declined.unresolved).toEqual(['action 2 "List the risks of the fix": not done; the model left it unresolved: The fix is not described.']);
   });
 
@@ -318,7 +335,9 @@ describe('verifyRun: source coverage', () => {
   it('still counts a recall recorded before references (with the text), by the same digest', () => {
     const input = 'Send the notes to the team.';
     const plan = planLocally(input, true);
-    const legacy = result(plan.steps[0]!, 'done', 'Recalled 1 memory entry.', { entries: [{ id: 'mem_1', subject: 'incidents', content: 'The last outage lasted 2 hours.' }] });
+    const legacy = result(plan.steps[0]!, 'done', 'Recalled 1 memory entry.', {
+      entries: [{ id: 'mem_1', subject: 'incidents', content: 'The last outage lasted 2 hours.' }],
+    });
     const { receipt } = verifyLocal(input, { memory: true, plan, results: [legacy, ...plan.steps.slice(1).map((s) => perform(s))] });
     expect(receipt.source_coverage.sources[1]).toMatchObject({ source: 'memory:mem_1', digest: digestOf('The last outage lasted 2 hours.'), characters: 31 });
     expect(receipt.verification_class).toBe('verified');

@@ -375,7 +375,11 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(statuses(fakes).slice(-3)).toEqual(['verifying', 'verifying', 'needs_attention']);
     expect(fakes.state.calls).toMatchObject({ verifyRun: 1, settleRun: 1 });
     expect(fakes.state.calls.releaseCredits).toBeUndefined();
-    expect(lastPatch(fakes)).toMatchObject({ failure: { code: 'unresolved_remainder' }, reservation: { status: 'settled' }, usage: { charged: 0, released: HOLD } });
+    expect(lastPatch(fakes)).toMatchObject({
+      failure: { code: 'unresolved_remainder' },
+      reservation: { status: 'settled' },
+      usage: { charged: 0, released: HOLD },
+    });
   });
 
   it.each([
@@ -466,7 +470,14 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     let reached!: () => void;
     const opened = new Promise<void>((r) => (open = r));
     const arrived = new Promise<void>((r) => (reached = r));
-    return { open, arrived, async pass() { reached(); await opened; } };
+    return {
+      open,
+      arrived,
+      async pass() {
+        reached();
+        await opened;
+      },
+    };
   }
 
   /** The failure type an approval Update was refused with (null when it was accepted). */
@@ -552,7 +563,13 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       return finalStatus(handle);
     });
     expect(fakes.state.audits).toEqual([
-      expect.objectContaining({ action: 'run.approval.reject', channel: 'api', keyId: 'key_1', eventKey: `run:${run.runId}:approval:abc`, subject: { decision: 'reject' } }),
+      expect.objectContaining({
+        action: 'run.approval.reject',
+        channel: 'api',
+        keyId: 'key_1',
+        eventKey: `run:${run.runId}:approval:abc`,
+        subject: { decision: 'reject' },
+      }),
     ]);
   });
 
@@ -602,12 +619,28 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     });
     const progress = fakes.state.transitions.map((t) => t.progress!);
     expect(progress.find((p) => p.state === 'awaiting_approval')).toEqual({
-      state: 'awaiting_approval', steps_done: 0, steps_total: 2, current_step: 'approval', current_plan_step: null, waiting_for: 'approval',
+      state: 'awaiting_approval',
+      steps_done: 0,
+      steps_total: 2,
+      current_step: 'approval',
+      current_plan_step: null,
+      waiting_for: 'approval',
     });
-    expect(fakes.state.transitions.filter((t) => t.kind === 'run.step_finished').map((t) => [t.progress!.steps_done, t.progress!.steps_total, t.progress!.current_plan_step])).toEqual([
+    expect(
+      fakes.state.transitions
+        .filter((t) => t.kind === 'run.step_finished')
+        .map((t) => [t.progress!.steps_done, t.progress!.steps_total, t.progress!.current_plan_step]),
+    ).toEqual([
       [1, 2, 'step_1'],
       [2, 2, 'step_2'],
     ]);
-    expect(progress.at(-1)).toEqual({ state: 'needs_attention', steps_done: 2, steps_total: 2, current_step: null, current_plan_step: null, waiting_for: null });
+    expect(progress.at(-1)).toEqual({
+      state: 'needs_attention',
+      steps_done: 2,
+      steps_total: 2,
+      current_step: null,
+      current_plan_step: null,
+      waiting_for: null,
+    });
   });
 });

@@ -67,7 +67,12 @@ export interface LoopLimits {
  * Model turns until the model answers, a limit is reached or the hold would
  * be passed. `runStep` runs one admitted tool call (and records progress).
  */
-export async function executeWithModel(c: ModelContext, plan: Plan, limits: LoopLimits, runStep: (step: PlanStep, done: StepResult[]) => Promise<StepResult>): Promise<LoopResult> {
+export async function executeWithModel(
+  c: ModelContext,
+  plan: Plan,
+  limits: LoopLimits,
+  runStep: (step: PlanStep, done: StepResult[]) => Promise<StepResult>,
+): Promise<LoopResult> {
   const transcript: ChatMessage[] = [];
   const results: StepResult[] = [];
   const refusals: string[] = [];
@@ -93,7 +98,9 @@ export async function executeWithModel(c: ModelContext, plan: Plan, limits: Loop
       if (result) results.push(result);
       // The transcript is part of the workflow's history: memory_recall outputs in it are references
       // (id, digest), never text; the modelTurn activity reads the text from the vault for the model.
-      const content = result ? { status: result.status, detail: result.detail, output: result.output } : { status: 'refused', detail: admission.admitted ? '' : admission.reason };
+      const content = result
+        ? { status: result.status, detail: result.detail, output: result.output }
+        : { status: 'refused', detail: admission.admitted ? '' : admission.reason };
       transcript.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(content) });
     }
   }

@@ -27,7 +27,16 @@ import type { RunStatus, RunStep } from '../domain/runs/states.ts';
 import type { ApprovalRecord, StepResult } from '../domain/runs/run-types.ts';
 import type { ApprovalChannel } from '../activities/approval.ts';
 import type { NotificationEvent } from '../domain/runs/progress.ts';
-import { approvalSignal, approvalUpdate, type ApprovalDecision, type ApprovalMeta, NOT_AWAITING_APPROVAL, type RunLiveState, stateQuery, WEBHOOK_NOT_SENT } from './messages.ts';
+import {
+  approvalSignal,
+  approvalUpdate,
+  type ApprovalDecision,
+  type ApprovalMeta,
+  NOT_AWAITING_APPROVAL,
+  type RunLiveState,
+  stateQuery,
+  WEBHOOK_NOT_SENT,
+} from './messages.ts';
 import { currentDetailsOf, type PendingEffect, progressOf } from './run-details.ts';
 import { executeWithModel, type LoopResult, type ModelContext, planWithModel } from './agent-loop.ts';
 import { notifyRunWorkflow } from './notify-run.ts';
@@ -219,7 +228,10 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
     }
     if (hold.status === 'over_budget') {
       return await end('needs_attention', {
-        failure: { code: 'budget_exceeded', message: `The estimate needs ${hold.required} credits; the tenant's budgets leave ${hold.headroom}. Nothing was held.` },
+        failure: {
+          code: 'budget_exceeded',
+          message: `The estimate needs ${hold.required} credits; the tenant's budgets leave ${hold.headroom}. Nothing was held.`,
+        },
       });
     }
     const reservation = { amount: hold.amount, status: 'held' as const };
@@ -300,7 +312,14 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
         const notSent = err.cause instanceof ApplicationFailure && err.cause.type === WEBHOOK_NOT_SENT;
         result =
           step.effect === 'external' && !notSent
-            ? { step_id: step.id, tool: step.tool, status: 'outcome_unknown', detail: 'The delivery kept failing after retries; an attempt may have reached the receiver. Check with the receiver.', output: null, sources: [] }
+            ? {
+                step_id: step.id,
+                tool: step.tool,
+                status: 'outcome_unknown',
+                detail: 'The delivery kept failing after retries; an attempt may have reached the receiver. Check with the receiver.',
+                output: null,
+                sources: [],
+              }
             : { step_id: step.id, tool: step.tool, status: 'failed', detail: 'The tool kept failing after retries.', output: null, sources: [] };
       }
       live.stepsDone += 1;
@@ -320,7 +339,17 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
     live.currentPlanStep = null;
 
     await moveTo('verifying', 'verify');
-    const verified = await acts.verifyRun({ runId, input: run.input, memory: run.memory, plan, results, approval, answer: loop.answer, stopped: loop.stopped, refusals: loop.refusals });
+    const verified = await acts.verifyRun({
+      runId,
+      input: run.input,
+      memory: run.memory,
+      plan,
+      results,
+      approval,
+      answer: loop.answer,
+      stopped: loop.stopped,
+      refusals: loop.refusals,
+    });
     if (run.memory) await acts.rememberRun({ runId, tenantId, input: run.input, summary: verified.summary });
 
     await moveTo('verifying', 'settle', { result: verified.result, receipt: verified.receipt });
@@ -349,7 +378,6 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
     });
   }
 }
-
 
 /** Why a run with an unresolved remainder needs attention: the loop's stop reason when it stopped early. */
 function remainderFailure(count: number, stopped: LoopStop | null) {

@@ -28,11 +28,16 @@ export interface PendingEffect {
 export function currentDetailsOf(runId: string, live: RunLiveState, pending: PendingEffect[], failureCode: string | null): string {
   const p = progressOf(live);
   const lines = [`**State:** ${p.state}`];
-  if (p.steps_total > 0) lines.push(`**Progress:** step ${Math.min(p.steps_done + (p.current_plan_step ? 1 : 0), p.steps_total)} of ${p.steps_total}${p.current_plan_step ? ` (${p.current_plan_step})` : ''}, ${p.steps_done} done`);
+  if (p.steps_total > 0)
+    lines.push(
+      `**Progress:** step ${Math.min(p.steps_done + (p.current_plan_step ? 1 : 0), p.steps_total)} of ${p.steps_total}${p.current_plan_step ? ` (${p.current_plan_step})` : ''}, ${p.steps_done} done`,
+    );
   if (p.current_step) lines.push(`**Workflow step:** ${p.current_step}`);
   if (p.waiting_for === 'approval') {
     lines.push(`**Waiting for:** approval of ${pending.length} external effect(s): ${pending.map((e) => `${e.step_id} ${e.tool}`).join(', ')}`);
-    lines.push(`Decide with the validated Update: \`temporal workflow update execute --workflow-id ${runId} --name approval --input '{"decision":"approve","reason":"…"}'\``);
+    lines.push(
+      `Decide with the validated Update: \`temporal workflow update execute --workflow-id ${runId} --name approval --input '{"decision":"approve","reason":"…"}'\``,
+    );
   }
   if (failureCode) lines.push(`**Failure:** ${failureCode}`);
   return lines.join('\n\n');

@@ -6,12 +6,10 @@ export const ErrorObject = z
   .object({
     error: z.object({
       message: z.string().meta({ description: 'Human-readable summary.' }),
-      type: z
-        .enum(['invalid_request_error', 'authentication_error', 'not_found', 'rate_limited', 'server_error'])
-        .meta({
-          description:
-            'Error class. 400/403/405/409/413/415/422: invalid_request_error; 401: authentication_error; 404: not_found; 429: rate_limited; 5xx: server_error.',
-        }),
+      type: z.enum(['invalid_request_error', 'authentication_error', 'not_found', 'rate_limited', 'server_error']).meta({
+        description:
+          'Error class. 400/403/405/409/413/415/422: invalid_request_error; 401: authentication_error; 404: not_found; 429: rate_limited; 5xx: server_error.',
+      }),
       param: z.string().nullable().meta({ description: 'The offending parameter (a dotted path into the body, or a query/path parameter name), or null.' }),
       code: z.enum(ERROR_CODES).meta({
         description:
@@ -26,12 +24,13 @@ export const ErrorObject = z
   });
 
 export const requestIdHeader = z.string().meta({
-  description: 'Request id: the caller\'s x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one.',
+  description: "Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one.",
 });
 export const retryAfterHeader = z.string().meta({ description: 'Seconds to wait before retrying.' });
 /** On a 429 that may be retryable or not (chat): present exactly on rate_limit_exceeded. */
 export const retryAfterIfRetryableHeader = z.string().optional().meta({
-  description: 'Seconds to wait before retrying. Sent with code rate_limit_exceeded only; an insufficient_credits or budget_exceeded 429 has none (see x-should-retry).',
+  description:
+    'Seconds to wait before retrying. Sent with code rate_limit_exceeded only; an insufficient_credits or budget_exceeded 429 has none (see x-should-retry).',
 });
 export const shouldRetryHeader = z.literal('false').meta({
   description:

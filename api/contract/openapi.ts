@@ -2,19 +2,12 @@
 // router validates with, so the document cannot drift from the code.
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
-import {
-  ErrorObject,
-  rateLimitHeader,
-  rateLimitPolicyHeader,
-  requestIdHeader,
-  retryAfterHeader,
-} from './common.ts';
+import { ErrorObject, rateLimitHeader, rateLimitPolicyHeader, requestIdHeader, retryAfterHeader } from './common.ts';
 import { effectiveRateLimit, type ResponseSpec, type RouteSpec } from './route.ts';
 
 const STANDARD_ERRORS: Record<number, string> = {
   400: 'Invalid request: malformed JSON, an unsupported parameter or a contract violation; `param` names the field.',
-  401:
-    'Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429.',
+  401: 'Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429.',
   413: 'The request body exceeds the size limit (code payload_too_large).',
   415: 'The request body is not `application/json` in UTF-8 (code unsupported_media_type): another media type (`+json` suffix types included) or a charset other than utf-8.',
   429: 'Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds.',

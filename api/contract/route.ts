@@ -45,11 +45,7 @@ export interface RouteResult {
   headers?: Record<string, string>;
 }
 
-export interface RouteSpec<
-  TParams extends z.ZodType = z.ZodType,
-  TQuery extends z.ZodType = z.ZodType,
-  TBody extends z.ZodType = z.ZodType,
-> {
+export interface RouteSpec<TParams extends z.ZodType = z.ZodType, TQuery extends z.ZodType = z.ZodType, TBody extends z.ZodType = z.ZodType> {
   method: HttpMethod;
   /** OpenAPI-style path, e.g. /v1/agent-runs/{run_id}. */
   path: string;
@@ -71,15 +67,11 @@ export interface RouteSpec<
    * orchestrators and load balancers call every few seconds per replica.
    */
   logFailuresOnly?: boolean;
-  handler: (
-    input: RouteInput<z.output<TParams>, z.output<TQuery>, z.output<TBody>>,
-  ) => Promise<RouteResult> | RouteResult;
+  handler: (input: RouteInput<z.output<TParams>, z.output<TQuery>, z.output<TBody>>) => Promise<RouteResult> | RouteResult;
 }
 
 /** Identity function that keeps each route's handler typed by its own schemas. */
-export function defineRoute<TParams extends z.ZodType, TQuery extends z.ZodType, TBody extends z.ZodType>(
-  spec: RouteSpec<TParams, TQuery, TBody>,
-): RouteSpec {
+export function defineRoute<TParams extends z.ZodType, TQuery extends z.ZodType, TBody extends z.ZodType>(spec: RouteSpec<TParams, TQuery, TBody>): RouteSpec {
   return spec as unknown as RouteSpec;
 }
 

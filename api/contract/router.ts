@@ -50,7 +50,6 @@ function koaPath(openApiPath: string): string {
   return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
 }
 
-
 const keysOf = (schema: unknown) => Object.keys((schema as { shape?: Record<string, unknown> } | undefined)?.shape ?? {});
 const pick = (from: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => k in from).map((k) => [k, from[k]]));
 
@@ -76,7 +75,10 @@ function refuseUnstorable(ctx: Koa.Context, route: RouteSpec, declared: Declared
     // The path may run through the offending key itself: it is named, but never echoed with the character.
     const at = found === null ? null : toStorable(found);
     if (at !== null) {
-      throw errors.invalidRequest(`Invalid ${at || where}: must be text without NUL (U+0000) or unpaired surrogate characters.`, at || (where === 'body' ? null : where));
+      throw errors.invalidRequest(
+        `Invalid ${at || where}: must be text without NUL (U+0000) or unpaired surrogate characters.`,
+        at || (where === 'body' ? null : where),
+      );
     }
   }
 }
@@ -176,7 +178,11 @@ export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Koa.Middlewa
   const body = jsonBody(deps.bodyLimitBytes);
   const unused = () => undefined;
   for (const route of routes) {
-    const mounted: Mounted = { chain: routeChain(route, deps, body, failedAuthentication), pattern: koaPath(route.path), logFailuresOnly: route.logFailuresOnly ?? false };
+    const mounted: Mounted = {
+      chain: routeChain(route, deps, body, failedAuthentication),
+      pattern: koaPath(route.path),
+      logFailuresOnly: route.logFailuresOnly ?? false,
+    };
     const method = route.method.toUpperCase() as (typeof METHODS)[number];
     router.on(method, mounted.pattern, unused, mounted);
     if (method === 'GET') router.on('HEAD', mounted.pattern, unused, mounted);
@@ -184,7 +190,9 @@ export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Koa.Middlewa
   const lookup = (method: string, path: string) => {
     // A path that does not decode (`%zz`, `%E0%A4%A`) is matched as written, its parameters taken
     // literally, as @koa/router did: the route's validation answers it, with the route's headers.
-    const found = router.find(method as (typeof METHODS)[number], path) ?? (path.includes('%') ? router.find(method as (typeof METHODS)[number], path.replaceAll('%', '%25')) : null);
+    const found =
+      router.find(method as (typeof METHODS)[number], path) ??
+      (path.includes('%') ? router.find(method as (typeof METHODS)[number], path.replaceAll('%', '%25')) : null);
     // An empty parameter (`/v1/agent-runs/`) is not the documented path.
     if (!found || Object.values(found.params).some((v) => !v)) return null;
     return found;

@@ -55,7 +55,8 @@ function parser(limitBytes: number): Koa.Middleware {
       if (err.status === 413) throw errors.payloadTooLarge(limitBytes);
       if (err.status === 415) throw errors.unsupportedMediaType();
       const protoPath = typeof err.body === 'string' ? protoKeyPath(err.body) : null;
-      if (protoPath !== null) throw errors.invalidRequest('The key "__proto__" is not accepted in a JSON body (it would reach object prototypes); rename it.', protoPath);
+      if (protoPath !== null)
+        throw errors.invalidRequest('The key "__proto__" is not accepted in a JSON body (it would reach object prototypes); rename it.', protoPath);
       throw errors.invalidJson();
     },
   }) as unknown as Koa.Middleware;

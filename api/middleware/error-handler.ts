@@ -47,7 +47,11 @@ function isDependencyOutage(e: { name?: string; code?: unknown; cause?: unknown 
  */
 export function loggableError(e: { name?: string; code?: unknown; stack?: string; cause?: unknown }) {
   const cause = e.cause as { name?: string; code?: unknown } | undefined;
-  const frames = (e.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).slice(0, 12).map((line) => line.trim());
+  const frames = (e.stack ?? '')
+    .split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .slice(0, 12)
+    .map((line) => line.trim());
   return {
     name: e.name,
     ...(typeof e.code === 'string' || typeof e.code === 'number' ? { code: e.code } : {}),

@@ -17,8 +17,13 @@ import type { JourneyLister } from './journey-events.ts';
 
 export const RunEvent = z
   .object({
-    id: z.string().meta({ description: `The journey event id, also the SSE \`id:\` field; \`${RUN_END_EVENT_ID}\` for the closing event made from the run when its last events are no longer retained.` }),
-    kind: z.string().meta({ description: 'Also the SSE `event:` field: run.accepted, run.planning, run.step.<step>, run.awaiting_approval, run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention.' }),
+    id: z.string().meta({
+      description: `The journey event id, also the SSE \`id:\` field; \`${RUN_END_EVENT_ID}\` for the closing event made from the run when its last events are no longer retained.`,
+    }),
+    kind: z.string().meta({
+      description:
+        'Also the SSE `event:` field: run.accepted, run.planning, run.step.<step>, run.awaiting_approval, run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention.',
+    }),
     run_id: z.string(),
     state: RunStatus,
     progress: RunProgressSchema,
@@ -110,7 +115,10 @@ export function runEventStream(deps: RunEventDeps) {
     write(`retry: ${RECONNECT_MS}\n\n`);
     void (async () => {
       try {
-        for await (const event of followRun({ getRun: (t, r) => deps.runs.get(t, r), listJourneyEvents: deps.listJourneyEvents }, tenantId, run, after, { ...follow, signal: controller.signal })) {
+        for await (const event of followRun({ getRun: (t, r) => deps.runs.get(t, r), listJourneyEvents: deps.listJourneyEvents }, tenantId, run, after, {
+          ...follow,
+          signal: controller.signal,
+        })) {
           write(frame(event));
         }
       } catch (err) {

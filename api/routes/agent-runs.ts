@@ -203,7 +203,7 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string;
       operationId: 'decideAgentRunApproval',
       summary: 'Approve or reject the external effects of a run',
       description:
-        "Delivered to the workflow as a Temporal Update whose validator refuses it unless the run is awaiting approval (409); the answer waits until the workflow has applied the decision. A run takes one decision, and each applied decision writes one audit event (`run.approval.approve` or `run.approval.reject`). " +
+        'Delivered to the workflow as a Temporal Update whose validator refuses it unless the run is awaiting approval (409); the answer waits until the workflow has applied the decision. A run takes one decision, and each applied decision writes one audit event (`run.approval.approve` or `run.approval.reject`). ' +
         'With an Idempotency-Key the Update id is derived from the key, so Temporal applies a retried decision once and its audit event is written once; a retry with the same key and body answers 200 with the run as it is now, also after the run ended; the same key with another decision or reason answers 422 (idempotency_key_reused) and records nothing. ' +
         'Deadline: when Temporal is unreachable the answer is 503 service_unavailable (with Retry-After) at once, and when the workflow does not apply the decision within 5 s (no worker running) it is 503 after 5 s; never a hang and never a 202: nothing was confirmed and no audit event was written, but an Update Temporal had already received may still be applied when a worker returns. Retry with the same Idempotency-Key: it answers 200 if that decision was applied meanwhile, delivers it otherwise, and never applies or records it twice. ' +
         'Operators can send the same decision as the `approval` signal.',
@@ -215,7 +215,10 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string;
         400: invalidWithIdempotencyKey,
         404: notFound,
         409: { description: 'The run is not awaiting approval (code run_not_awaiting_approval); nothing was recorded.', schema: ErrorObject },
-        422: { description: 'The Idempotency-Key was already used on this run with another decision or reason (code idempotency_key_reused); nothing was recorded.', schema: ErrorObject },
+        422: {
+          description: 'The Idempotency-Key was already used on this run with another decision or reason (code idempotency_key_reused); nothing was recorded.',
+          schema: ErrorObject,
+        },
         503: {
           description:
             'The decision was not confirmed: Temporal is unreachable, no worker applied it within 5 s, or the database is unavailable (code service_unavailable). Nothing was recorded; it may still take effect when workers return. Retry with bounded backoff and the same Idempotency-Key.',
@@ -242,7 +245,8 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string;
         404: notFound,
         409: { description: 'The run already ended (code run_already_terminal).', schema: ErrorObject },
         503: {
-          description: 'The database is unavailable, or Temporal is unreachable or did not confirm the cancellation within 5 s (code service_unavailable). Retry with bounded backoff.',
+          description:
+            'The database is unavailable, or Temporal is unreachable or did not confirm the cancellation within 5 s (code service_unavailable). Retry with bounded backoff.',
           schema: ErrorObject,
         },
       },

@@ -83,7 +83,7 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
         },
         429: {
           description:
-            'Two kinds. Retryable: code rate_limit_exceeded (the per-key limit, the per-address limit of failed authentications, or the model service\'s own), with Retry-After: wait that long, then retry. ' +
+            "Two kinds. Retryable: code rate_limit_exceeded (the per-key limit, the per-address limit of failed authentications, or the model service's own), with Retry-After: wait that long, then retry. " +
             'Not retryable: code insufficient_credits (the available credits cannot cover the request) or budget_exceeded (a budget policy leaves no room): no Retry-After, and `x-should-retry: false`, so clients (the official OpenAI ones included) do not retry a request that cannot succeed until credits are granted or the budget changes.',
           schema: ErrorObject,
           headers: { 'Retry-After': retryAfterIfRetryableHeader, 'x-should-retry': shouldRetryHeader.optional() },
@@ -146,7 +146,12 @@ export function chatRoutes(deps: { chat: ChatService; keepAliveMs: number }) {
             choices: [
               {
                 index: 0,
-                message: { role: 'assistant', content: output.content, refusal: output.refusal, ...(output.toolCalls?.length ? { tool_calls: output.toolCalls } : {}) },
+                message: {
+                  role: 'assistant',
+                  content: output.content,
+                  refusal: output.refusal,
+                  ...(output.toolCalls?.length ? { tool_calls: output.toolCalls } : {}),
+                },
                 finish_reason: output.finishReason,
                 logprobs: null,
               },

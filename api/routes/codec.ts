@@ -135,11 +135,17 @@ export function codecRoutes(deps: CodecEndpointDeps) {
       tags: ['operator'],
       auth: 'none',
       rateLimit: 'none',
-      request: { body: Payloads, headers: z.object({ 'x-namespace': z.string().optional().meta({ description: 'The namespace of the payloads (the UI sends it).' }) }) },
+      request: {
+        body: Payloads,
+        headers: z.object({ 'x-namespace': z.string().optional().meta({ description: 'The namespace of the payloads (the UI sends it).' }) }),
+      },
       responses: {
         200: { description: `The payloads, ${action}d, in the same order.`, schema: Payloads },
         401: { description: 'A CODEC_ENDPOINT_TOKEN is configured and the request did not carry it.', schema: ErrorObject },
-        403: { description: 'No token is configured and the request did not come from this machine, or the browser origin is not allowed.', schema: ErrorObject },
+        403: {
+          description: 'No token is configured and the request did not come from this machine, or the browser origin is not allowed.',
+          schema: ErrorObject,
+        },
       },
       async handler({ body, headers, ctx }) {
         authorizeCodecCall(ctx, deps);

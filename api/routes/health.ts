@@ -21,7 +21,8 @@ export function healthRoutes(deps: { checkHealth: () => Promise<HealthReport>; b
       path: '/health',
       operationId: 'getHealth',
       summary: 'Service health',
-      description: 'The status of the database and Temporal, checked in the background at most every second (so at most about 1 s old). 503 with the error object when either is unreachable.',
+      description:
+        'The status of the database and Temporal, checked in the background at most every second (so at most about 1 s old). 503 with the error object when either is unreachable.',
       tags: ['public'],
       auth: 'none',
       // Probes call it every few seconds per replica: only a 503 reaches the request log.
@@ -32,7 +33,9 @@ export function healthRoutes(deps: { checkHealth: () => Promise<HealthReport>; b
       },
       async handler() {
         const report = await deps.checkHealth();
-        const down = Object.entries(report).filter(([, state]) => state !== 'ok').map(([name]) => name);
+        const down = Object.entries(report)
+          .filter(([, state]) => state !== 'ok')
+          .map(([name]) => name);
         if (down.length > 0) throw errors.unavailable(`Service unavailable: ${down.join(' and ')} unreachable.`);
         return { status: 200, body: { status: 'ok', service: SERVICE_NAME, ...(deps.buildDate ? { build_date: deps.buildDate } : {}) } };
       },

@@ -13,7 +13,12 @@ export type JourneyLister = (tenantId: string, query: JourneyQuery) => Promise<J
 /** The query of the event lists: `limit` as the contract says, `run_id` and the runs' cursor pagination (extensions). */
 export const EventListQuery = z.object({
   limit: limitQuery(100, 50),
-  run_id: z.string().min(1).max(64).optional().meta({ description: "Only this run's events (extension). An id that is not one of your runs yields an empty list." }),
+  run_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .meta({ description: "Only this run's events (extension). An id that is not one of your runs yields an empty list." }),
   cursor: z.string().max(512).optional().meta({ description: 'The `next_cursor` of the previous page (extension).' }),
 });
 
@@ -67,7 +72,10 @@ export function journeyRoutes(deps: { listJourneyEvents: JourneyLister; retentio
           description: 'Events.',
           schema: z.object({ object: z.literal('list'), data: z.array(JourneyEvent), ...eventListPage }).meta({ id: 'JourneyEventList' }),
         },
-        400: { description: 'Invalid `limit`, `run_id` or `cursor` (code invalid_cursor for a cursor this list did not return); `param` names it.', schema: ErrorObject },
+        400: {
+          description: 'Invalid `limit`, `run_id` or `cursor` (code invalid_cursor for a cursor this list did not return); `param` names it.',
+          schema: ErrorObject,
+        },
         503: { description: 'Journey history unavailable.', schema: ErrorObject },
       },
       async handler({ principal, query }) {

@@ -35,8 +35,7 @@ export interface CatalogDeps {
 }
 
 /** Opaque catalog envelope: `object` names it; the rest is documented per route. */
-const envelope = (object: string, description: string) =>
-  z.looseObject({ object: z.literal(object) }).meta({ id: `Catalog_${object}`, description });
+const envelope = (object: string, description: string) => z.looseObject({ object: z.literal(object) }).meta({ id: `Catalog_${object}`, description });
 
 function catalogRoute(
   path: string,
@@ -65,40 +64,56 @@ export function platformCatalogRoutes(deps: CatalogDeps) {
       credential_policy: 'Providers are configured with credential references (the name of a variable); values are never accepted, stored or returned.',
     })),
     catalogRoute('/v1/adapters', 'listAdapters', 'Provider-independent adapter capabilities', 'adapter_catalog', () => ({ data: adapterCatalog(config) })),
-    catalogRoute('/v1/account-free-adapters', 'listAccountFreeAdapters', 'Account-free local adapter packs and verification state', 'account_free_adapter_catalog', () => ({
-      data: [
-        {
-          id: 'local',
-          pack: 'governed-workspace-local',
-          models: modelCatalog(),
-          verification: { state: 'verified', method: 'deterministic: the same request gives the same answer; covered by the service test suite' },
-          requires_account: false,
-          network: 'none',
-        },
-      ],
-    })),
+    catalogRoute(
+      '/v1/account-free-adapters',
+      'listAccountFreeAdapters',
+      'Account-free local adapter packs and verification state',
+      'account_free_adapter_catalog',
+      () => ({
+        data: [
+          {
+            id: 'local',
+            pack: 'governed-workspace-local',
+            models: modelCatalog(),
+            verification: { state: 'verified', method: 'deterministic: the same request gives the same answer; covered by the service test suite' },
+            requires_account: false,
+            network: 'none',
+          },
+        ],
+      }),
+    ),
     catalogRoute('/v1/adapters/conformance', 'getAdapterConformance', 'Adapter conformance contract', 'adapter_conformance_contract', () => ({
       required_capabilities: [...REQUIRED_CAPABILITIES],
       optional_capabilities: ADAPTER_CAPABILITIES.filter((c) => !(REQUIRED_CAPABILITIES as readonly string[]).includes(c)),
       descriptor_schema: z.toJSONSchema(ConformanceDescriptor),
-      rules: ['Credentials are references (env:NAME or secret://path), never values.', 'Errors surface without provider identity.', 'Streaming uses server-sent events.'],
+      rules: [
+        'Credentials are references (env:NAME or secret://path), never values.',
+        'Errors surface without provider identity.',
+        'Streaming uses server-sent events.',
+      ],
     })),
     catalogRoute('/v1/sandbox-profiles', 'listSandboxProfiles', 'Sandbox policy and profile catalog', 'sandbox_profile_catalog', () => ({
       enabled: config.platform.sandboxJobsEnabled,
       data: SANDBOX_PROFILES,
     })),
-    catalogRoute('/v1/sandbox-capabilities', 'getSandboxCapabilities', 'Sandbox lifecycle, network, secret and artifact boundaries', 'sandbox_capabilities', () => ({
-      enabled: config.platform.sandboxJobsEnabled,
-      runner: 'not_configured',
-      // Only what this deployment can do to a job: validate it, then refuse it.
-      lifecycle: ['validated', 'refused'],
-      network: 'none by default; allow-listed egress in the standard profile',
-      secrets: 'references only; values are resolved inside the sandbox and never returned',
-      artifacts: 'returned to the caller; nothing persists in the sandbox',
-      admission: config.platform.sandboxJobsEnabled
-        ? 'refused: no sandbox runner is configured (code sandbox_runner_not_configured)'
-        : 'closed: the second phase is not enabled (code sandbox_jobs_disabled)',
-    })),
+    catalogRoute(
+      '/v1/sandbox-capabilities',
+      'getSandboxCapabilities',
+      'Sandbox lifecycle, network, secret and artifact boundaries',
+      'sandbox_capabilities',
+      () => ({
+        enabled: config.platform.sandboxJobsEnabled,
+        runner: 'not_configured',
+        // Only what this deployment can do to a job: validate it, then refuse it.
+        lifecycle: ['validated', 'refused'],
+        network: 'none by default; allow-listed egress in the standard profile',
+        secrets: 'references only; values are resolved inside the sandbox and never returned',
+        artifacts: 'returned to the caller; nothing persists in the sandbox',
+        admission: config.platform.sandboxJobsEnabled
+          ? 'refused: no sandbox runner is configured (code sandbox_runner_not_configured)'
+          : 'closed: the second phase is not enabled (code sandbox_jobs_disabled)',
+      }),
+    ),
     catalogRoute('/v1/control-plane', 'getControlPlane', 'Tenant control-plane capability status', 'control_plane', async (p) => {
       const s = await deps.tenantStatus(p.tenantId);
       return {
@@ -113,21 +128,46 @@ export function platformCatalogRoutes(deps: CatalogDeps) {
         },
       };
     }),
-    catalogRoute('/v1/enterprise/readiness', 'getEnterpriseReadiness', 'Enterprise integration readiness and connection requirements', 'enterprise_readiness', async (p) => {
-      // Read, not asserted: the audit claim comes from the audit store answering for this tenant.
-      const audit = await deps.tenantStatus(p.tenantId).then((s) => ({ count: s.auditEvents }), () => null);
-      return {
-        checks: [
-          { id: 'database', state: config.database.url ? 'ready' : 'embedded', detail: config.database.url ? 'Postgres' : 'PGlite (single process, development)' },
-          { id: 'durable_execution', state: config.temporal.address ? 'ready' : 'embedded', detail: config.temporal.address ? 'external Temporal cluster' : 'Temporal dev server' },
-          { id: 'shared_rate_limits', state: config.database.url ? 'ready' : 'per_process' },
-          { id: 'upstream_provider', state: config.chat.upstream ? 'ready' : 'not_configured' },
-          { id: 'audit_events', state: audit ? 'ready' : 'unavailable', detail: audit ? `${audit.count} of the newest 1000 kept for your tenant` : 'the audit store did not answer' },
-          { id: 'sso', state: 'not_available', detail: 'This API has no SSO route; keys are its only credential.' },
-        ],
-        connection_requirements: ['TEMPORAL_ADDRESS for an external cluster', 'DATABASE_URL for Postgres', 'UPSTREAM_BASE_URL and UPSTREAM_API_KEY_ENV for an upstream model service'],
-      };
-    }),
+    catalogRoute(
+      '/v1/enterprise/readiness',
+      'getEnterpriseReadiness',
+      'Enterprise integration readiness and connection requirements',
+      'enterprise_readiness',
+      async (p) => {
+        // Read, not asserted: the audit claim comes from the audit store answering for this tenant.
+        const audit = await deps.tenantStatus(p.tenantId).then(
+          (s) => ({ count: s.auditEvents }),
+          () => null,
+        );
+        return {
+          checks: [
+            {
+              id: 'database',
+              state: config.database.url ? 'ready' : 'embedded',
+              detail: config.database.url ? 'Postgres' : 'PGlite (single process, development)',
+            },
+            {
+              id: 'durable_execution',
+              state: config.temporal.address ? 'ready' : 'embedded',
+              detail: config.temporal.address ? 'external Temporal cluster' : 'Temporal dev server',
+            },
+            { id: 'shared_rate_limits', state: config.database.url ? 'ready' : 'per_process' },
+            { id: 'upstream_provider', state: config.chat.upstream ? 'ready' : 'not_configured' },
+            {
+              id: 'audit_events',
+              state: audit ? 'ready' : 'unavailable',
+              detail: audit ? `${audit.count} of the newest 1000 kept for your tenant` : 'the audit store did not answer',
+            },
+            { id: 'sso', state: 'not_available', detail: 'This API has no SSO route; keys are its only credential.' },
+          ],
+          connection_requirements: [
+            'TEMPORAL_ADDRESS for an external cluster',
+            'DATABASE_URL for Postgres',
+            'UPSTREAM_BASE_URL and UPSTREAM_API_KEY_ENV for an upstream model service',
+          ],
+        };
+      },
+    ),
     catalogRoute('/v1/onboarding', 'getOnboarding', 'Self-service integration guide and connection requirements', 'onboarding_guide', async (p) => {
       const s = await deps.tenantStatus(p.tenantId);
       return {

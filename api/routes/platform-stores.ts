@@ -28,7 +28,9 @@ const iso = (d: Date) => d.toISOString();
 
 const Budget = z.object({ name: z.string(), scope: z.string(), period: z.string(), limit_credits: z.int(), updated_at: z.string() }).meta({ id: 'Budget' });
 const RoutingPolicy = z.object({ model: z.string(), provider: z.string(), updated_at: z.string() }).meta({ id: 'RoutingPolicy' });
-const Trace = z.object({ id: z.string(), name: z.string(), run_id: z.string().nullable(), spans: z.array(z.unknown()), created_at: z.string() }).meta({ id: 'Trace' });
+const Trace = z
+  .object({ id: z.string(), name: z.string(), run_id: z.string().nullable(), spans: z.array(z.unknown()), created_at: z.string() })
+  .meta({ id: 'Trace' });
 const TraceExport = z
   .object({ name: z.string(), kind: z.string(), endpoint: z.string(), credential: z.string().nullable(), active: z.literal(false), updated_at: z.string() })
   .meta({ id: 'TraceExport', description: 'Stored with a credential reference only, and never activated by this service.' });
@@ -63,7 +65,12 @@ function storeRoutes<Row, In extends z.ZodType>(spec: StoreSpec<Row, In>) {
   const pageQuery = z.object({ limit: limitQuery(100, 50) });
   return [
     defineRoute({
-      method: 'get', path: spec.path, operationId: `list${spec.plural ?? `${spec.name}s`}`, summary: spec.listSummary, tags, auth: 'core',
+      method: 'get',
+      path: spec.path,
+      operationId: `list${spec.plural ?? `${spec.name}s`}`,
+      summary: spec.listSummary,
+      tags,
+      auth: 'core',
       request: spec.paged ? { query: pageQuery } : undefined,
       responses: { 200: { description: spec.listSummary, schema: listOf(`${spec.name}List`, spec.item) } },
       handler: async ({ principal, query }) => ({
@@ -72,8 +79,15 @@ function storeRoutes<Row, In extends z.ZodType>(spec: StoreSpec<Row, In>) {
       }),
     }),
     defineRoute({
-      method: 'post', path: spec.path, operationId: `record${spec.name}`, summary: spec.writeSummary,
-      description: spec.description, tags, auth: 'core', refuseSecrets: spec.refuseSecrets, request: { body: spec.input },
+      method: 'post',
+      path: spec.path,
+      operationId: `record${spec.name}`,
+      summary: spec.writeSummary,
+      description: spec.description,
+      tags,
+      auth: 'core',
+      refuseSecrets: spec.refuseSecrets,
+      request: { body: spec.input },
       responses: { 201: { description: 'Recorded.', schema: spec.item } },
       handler: async ({ principal, body }) => ({ status: 201, body: spec.view(await spec.write(principal!, body as z.output<In>)) }),
     }),
@@ -82,28 +96,47 @@ function storeRoutes<Row, In extends z.ZodType>(spec: StoreSpec<Row, In>) {
 
 type RowOf<K extends keyof PlatformStores> = Awaited<ReturnType<PlatformStores[K]['list']>>[number];
 
-export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (tenantId: string, query: AuditQuery) => ReturnType<typeof listAudit>; config: Pick<Config, 'env'> }) {
+export function platformStoreRoutes(deps: {
+  stores: PlatformStores;
+  listAudit: (tenantId: string, query: AuditQuery) => ReturnType<typeof listAudit>;
+  config: Pick<Config, 'env'>;
+}) {
   const { stores } = deps;
   return [
     ...storeRoutes({
-      path: '/v1/budgets', name: 'Budget', item: Budget, input: BudgetInput,
-      listSummary: 'Budget policies', writeSummary: 'Record a budget policy (upsert by name)',
+      path: '/v1/budgets',
+      name: 'Budget',
+      item: Budget,
+      input: BudgetInput,
+      listSummary: 'Budget policies',
+      writeSummary: 'Record a budget policy (upsert by name)',
       description: 'Enforced when runs reserve (scope runs) and when chat reserves (scope chat); scope all covers both.',
       list: (tenantId) => stores.budgets.list(tenantId),
       write: (actor, b) => stores.budgets.upsert(actor, { name: b.name, scope: b.scope, period: b.period, limitCredits: b.limit_credits }),
       view: (b: RowOf<'budgets'>) => ({ name: b.name, scope: b.scope, period: b.period, limit_credits: b.limitCredits, updated_at: iso(b.updatedAt) }),
     }),
     ...storeRoutes({
-      path: '/v1/routing-policies', name: 'RoutingPolicy', plural: 'RoutingPolicies', item: RoutingPolicy, input: RoutingPolicyInput,
-      listSummary: 'Routing policies (a model without one uses the local adapter)', writeSummary: 'Record a routing policy (upsert by model)',
+      path: '/v1/routing-policies',
+      name: 'RoutingPolicy',
+      plural: 'RoutingPolicies',
+      item: RoutingPolicy,
+      input: RoutingPolicyInput,
+      listSummary: 'Routing policies (a model without one uses the local adapter)',
+      writeSummary: 'Record a routing policy (upsert by model)',
       description: 'Chooses the provider that serves a model alias for this tenant.',
       list: (tenantId) => stores.routing.list(tenantId),
       write: (actor, body) => stores.routing.upsert(actor, body),
       view: (r: RowOf<'routing'>) => ({ model: r.model, provider: r.provider, updated_at: iso(r.updatedAt) }),
     }),
     ...storeRoutes({
-      path: '/v1/traces', name: 'Trace', item: Trace, input: TraceInput, paged: true, refuseSecrets: true,
-      listSummary: 'Trace metadata, newest first', writeSummary: 'Record a metadata-only trace',
+      path: '/v1/traces',
+      name: 'Trace',
+      item: Trace,
+      input: TraceInput,
+      paged: true,
+      refuseSecrets: true,
+      listSummary: 'Trace metadata, newest first',
+      writeSummary: 'Record a metadata-only trace',
       description:
         'Span names, durations, statuses and small attributes. Names and attribute keys are identifiers, never free text. A body carrying prompt or response content is refused (code trace_content_refused); one carrying a credential or card number, anywhere, is refused (code credential_value_refused).',
       list: (tenantId, limit) => stores.traces.list(tenantId, limit),
@@ -115,32 +148,73 @@ export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (
       view: (t: RowOf<'traces'>) => ({ id: t.id, name: t.name, run_id: t.runId, spans: t.spans as unknown[], created_at: iso(t.createdAt) }),
     }),
     ...storeRoutes({
-      path: '/v1/trace-exports', name: 'TraceExport', item: TraceExport, input: traceExportInput(deliveryUrlRules(deps.config.env)), refuseSecrets: true,
-      listSummary: 'Trace export connection descriptors', writeSummary: 'Record a trace export descriptor (upsert by name)',
+      path: '/v1/trace-exports',
+      name: 'TraceExport',
+      item: TraceExport,
+      input: traceExportInput(deliveryUrlRules(deps.config.env)),
+      refuseSecrets: true,
+      listSummary: 'Trace export connection descriptors',
+      writeSummary: 'Record a trace export descriptor (upsert by name)',
       description: 'Stored without any credential value and without activating delivery.',
       list: (tenantId) => stores.traceExports.list(tenantId),
-      write: (actor, body) => stores.traceExports.upsert(actor, { name: body.name, kind: body.kind, endpoint: body.endpoint, credentialRef: body.credential ?? null }),
-      view: (e: RowOf<'traceExports'>) => ({ name: e.name, kind: e.kind, endpoint: e.endpoint, credential: e.credentialRef, active: false as const, updated_at: iso(e.updatedAt) }),
+      write: (actor, body) =>
+        stores.traceExports.upsert(actor, { name: body.name, kind: body.kind, endpoint: body.endpoint, credentialRef: body.credential ?? null }),
+      view: (e: RowOf<'traceExports'>) => ({
+        name: e.name,
+        kind: e.kind,
+        endpoint: e.endpoint,
+        credential: e.credentialRef,
+        active: false as const,
+        updated_at: iso(e.updatedAt),
+      }),
     }),
     ...storeRoutes({
-      path: '/v1/evaluation-runs', name: 'EvaluationRun', item: EvaluationRun, input: EvaluationRunInput, paged: true,
-      listSummary: 'Digest-bound evaluation run records, newest first', writeSummary: 'Record an evaluation run for customer or connected execution',
+      path: '/v1/evaluation-runs',
+      name: 'EvaluationRun',
+      item: EvaluationRun,
+      input: EvaluationRunInput,
+      paged: true,
+      listSummary: 'Digest-bound evaluation run records, newest first',
+      writeSummary: 'Record an evaluation run for customer or connected execution',
       list: (tenantId, limit) => stores.evaluationRuns.list(tenantId, limit),
       write(actor, body) {
         const problem = evaluationRunProblem(body);
         if (problem) throw errors.invalidRequest(problem.message, problem.param);
-        return stores.evaluationRuns.create(actor.tenantId, { suiteId: body.suite_id, descriptor: body.descriptor, execution: body.execution, results: body.results });
+        return stores.evaluationRuns.create(actor.tenantId, {
+          suiteId: body.suite_id,
+          descriptor: body.descriptor,
+          execution: body.execution,
+          results: body.results,
+        });
       },
-      view: (r: RowOf<'evaluationRuns'>) => ({ id: r.id, suite_id: r.suiteId, descriptor_digest: r.descriptorDigest, execution: r.execution, results: r.results, created_at: iso(r.createdAt) }),
+      view: (r: RowOf<'evaluationRuns'>) => ({
+        id: r.id,
+        suite_id: r.suiteId,
+        descriptor_digest: r.descriptorDigest,
+        execution: r.execution,
+        results: r.results,
+        created_at: iso(r.createdAt),
+      }),
     }),
     defineRoute({
-      method: 'get', path: '/v1/audit-events', operationId: 'listAuditEvents', summary: 'Bounded tenant control receipts',
+      method: 'get',
+      path: '/v1/audit-events',
+      operationId: 'listAuditEvents',
+      summary: 'Bounded tenant control receipts',
       description:
         "Key, budget, routing-policy, trace-export, approval and vault-forget writes: key id, action, target, time and digest. The newest 1000 are kept. With `run_id`, one run's receipts (target `run:<run_id>`, e.g. its approval decision); `has_more` and `next_cursor` page through the rest as GET /v1/agent-runs does (extensions).",
-      tags: ['platform'], auth: 'core', request: { query: EventListQuery },
+      tags: ['platform'],
+      auth: 'core',
+      request: { query: EventListQuery },
       responses: {
-        200: { description: 'Newest first.', schema: z.object({ object: z.literal('list'), data: z.array(AuditEvent), ...eventListPage }).meta({ id: 'AuditEventList' }) },
-        400: { description: 'Invalid `limit`, `run_id` or `cursor` (code invalid_cursor for a cursor this list did not return); `param` names it.', schema: ErrorObject },
+        200: {
+          description: 'Newest first.',
+          schema: z.object({ object: z.literal('list'), data: z.array(AuditEvent), ...eventListPage }).meta({ id: 'AuditEventList' }),
+        },
+        400: {
+          description: 'Invalid `limit`, `run_id` or `cursor` (code invalid_cursor for a cursor this list did not return); `param` names it.',
+          schema: ErrorObject,
+        },
       },
       async handler({ principal, query }) {
         const before = query.cursor === undefined ? undefined : decodeEventCursor(query.cursor);
@@ -151,7 +225,14 @@ export function platformStoreRoutes(deps: { stores: PlatformStores; listAudit: (
           status: 200,
           body: {
             object: 'list',
-            data: page.rows.map((a) => ({ id: String(a.id), key_id: a.keyId, action: a.action, target: a.target, digest: a.digest, created_at: iso(a.createdAt) })),
+            data: page.rows.map((a) => ({
+              id: String(a.id),
+              key_id: a.keyId,
+              action: a.action,
+              target: a.target,
+              digest: a.digest,
+              created_at: iso(a.createdAt),
+            })),
             has_more: page.more,
             next_cursor: page.more && last ? encodeEventCursor(last) : null,
           },

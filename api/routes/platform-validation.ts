@@ -107,7 +107,11 @@ export function platformValidationRoutes(deps: {
             { item: 'core_key', ok: s.keys.core > 0 },
             { item: 'credits', ok: s.availableCredits > 0 },
             { item: 'workspace_key', ok: !p.jobs.includes('continue_with_context') || s.keys.workspace > 0 },
-            { item: 'webhook', ok: !p.webhook_url || s.webhookConfigured, note: p.webhook_url ? 'Your operator configures the webhook URL you named.' : undefined },
+            {
+              item: 'webhook',
+              ok: !p.webhook_url || s.webhookConfigured,
+              note: p.webhook_url ? 'Your operator configures the webhook URL you named.' : undefined,
+            },
             { item: 'provider_credential', ok: !p.provider_credential || upstream.status === 'available', note: 'A reference was received; no value.' },
           ],
         };

@@ -23,7 +23,8 @@ export function sandboxJobRoutes(deps: { config: Config }) {
       request: { body: SandboxJobInput },
       responses: {
         403: {
-          description: 'Not admitted: the second phase is not enabled (code sandbox_jobs_disabled), or no sandbox runner is configured (code sandbox_runner_not_configured).',
+          description:
+            'Not admitted: the second phase is not enabled (code sandbox_jobs_disabled), or no sandbox runner is configured (code sandbox_runner_not_configured).',
           schema: ErrorObject,
         },
       },

@@ -31,16 +31,16 @@ const Usage = z
         z.object({
           run_id: z.string().nullable(),
           amount: z.int(),
-          usage_basis: z
-            .enum(['reported', 'estimated', 'mixed'])
-            .nullable()
-            .meta({ description: 'How the usage charged was known (extension): reported by the model provider, estimated (it reported none; the local provider), or mixed across a run\'s calls. Null for charges made before it was recorded.' }),
+          usage_basis: z.enum(['reported', 'estimated', 'mixed']).nullable().meta({
+            description:
+              "How the usage charged was known (extension): reported by the model provider, estimated (it reported none; the local provider), or mixed across a run's calls. Null for charges made before it was recorded.",
+          }),
           created_at: z.string(),
         }),
       )
       .meta({
-      description: 'The newest 100 charges.',
-    }),
+        description: 'The newest 100 charges.',
+      }),
     billing_readiness: z.object({ credits_available: z.boolean(), note: z.string() }),
   })
   .meta({ id: 'Usage' });

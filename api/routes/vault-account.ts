@@ -31,7 +31,7 @@ export function vaultAccountRoutes(deps: { vault: VaultService }) {
       operationId: 'checkVaultIntegrity',
       summary: 'Verify every entry and the hash chain',
       description:
-        'Recomputes each entry\'s digest and the tenant\'s hash chain over every vault write, and reports entries changed or missing behind the service\'s back.',
+        "Recomputes each entry's digest and the tenant's hash chain over every vault write, and reports entries changed or missing behind the service's back.",
       tags,
       auth: 'workspace',
       responses: { 200: { description: 'The report; ok is false when anything is off.', schema: IntegrityReport } },
@@ -65,7 +65,9 @@ export function vaultAccountRoutes(deps: { vault: VaultService }) {
       summary: 'List workspace keys (never secrets)',
       tags,
       auth: 'workspace',
-      responses: { 200: { description: 'Keys.', schema: z.object({ object: z.literal('list'), data: z.array(WorkspaceKey) }).meta({ id: 'WorkspaceKeyList' }) } },
+      responses: {
+        200: { description: 'Keys.', schema: z.object({ object: z.literal('list'), data: z.array(WorkspaceKey) }).meta({ id: 'WorkspaceKeyList' }) },
+      },
       async handler({ principal }) {
         const keys = await vault.keys.list(principal!.tenantId);
         return { status: 200, body: { object: 'list', data: keys.map((k) => keyView(k, principal!.keyId)) } };

@@ -78,10 +78,14 @@ export function vaultEntryRoutes(deps: { vault: VaultService }) {
       },
       responses: { 200: { description: 'One page of entries.', schema: VaultEntryList } },
       async handler({ principal, query }) {
-        const page = await vault.list(principal!.tenantId, { state: query.state, tag: query.tag }, {
-          limit: query.limit,
-          after: query.cursor ? decodeCursor(query.cursor) : undefined,
-        });
+        const page = await vault.list(
+          principal!.tenantId,
+          { state: query.state, tag: query.tag },
+          {
+            limit: query.limit,
+            after: query.cursor ? decodeCursor(query.cursor) : undefined,
+          },
+        );
         return {
           status: 200,
           body: { object: 'list', data: page.rows.map(entryView), has_more: page.next !== null, next_cursor: page.next ? encodeCursor(page.next) : null },
@@ -228,7 +232,7 @@ export function vaultEntryRoutes(deps: { vault: VaultService }) {
       operationId: 'forgetVaultEntry',
       summary: 'Forget an entry for good',
       description:
-        'Erases the content, tags and every version\'s text, and so its search index, for good. A content-free tombstone with the last digest stays for audit. Idempotent.',
+        "Erases the content, tags and every version's text, and so its search index, for good. A content-free tombstone with the last digest stays for audit. Idempotent.",
       tags,
       auth: 'workspace',
       request: { params: EntryParams },

@@ -6,11 +6,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config/env.ts';
 import { errors } from '../../domain/errors.ts';
-import {
-  MAX_WEBHOOK_ENDPOINTS,
-  NOTIFICATION_MAX_ATTEMPTS,
-  WEBHOOK_DESCRIPTION_MAX_LENGTH,
-} from '../../domain/notifications.ts';
+import { MAX_WEBHOOK_ENDPOINTS, NOTIFICATION_MAX_ATTEMPTS, WEBHOOK_DESCRIPTION_MAX_LENGTH } from '../../domain/notifications.ts';
 import { type DeliveryUrlRules, deliveryUrlRules } from '../../domain/delivery-url.ts';
 import { deliveryUrl } from '../schemas/delivery-url.ts';
 import { NOTIFICATION_EVENTS } from '../../domain/runs/progress.ts';
@@ -29,7 +25,9 @@ const WebhookEndpoint = z
     url: z.string(),
     events: z.array(EventType),
     description: z.string().nullable(),
-    secret_hint: z.string().meta({ description: 'The signing secret\'s prefix and last four characters (`whsec_…abcd`); the secret itself is shown only in the create response.' }),
+    secret_hint: z
+      .string()
+      .meta({ description: "The signing secret's prefix and last four characters (`whsec_…abcd`); the secret itself is shown only in the create response." }),
     created_at: z.string(),
   })
   .meta({ id: 'WebhookEndpoint', description: 'Where completion notifications for the listed event types are sent.' });
@@ -67,9 +65,7 @@ const WebhookDelivery = z
   })
   .meta({ id: 'WebhookDelivery', description: 'One notification to one endpoint. Content-free: no payload or response body is kept.' });
 
-const WebhookDeliveryList = z
-  .object({ object: z.literal('list'), data: z.array(WebhookDelivery) })
-  .meta({ id: 'WebhookDeliveryList' });
+const WebhookDeliveryList = z.object({ object: z.literal('list'), data: z.array(WebhookDelivery) }).meta({ id: 'WebhookDeliveryList' });
 
 const EndpointParams = z.object({ endpoint_id: z.string().min(1).max(64) });
 
@@ -84,7 +80,12 @@ function createRequest(rules: DeliveryUrlRules) {
         .refine((list) => new Set(list).size === list.length, 'must not list an event type twice')
         .default([...NOTIFICATION_EVENTS])
         .meta({ description: 'The event types to deliver, each once; default all four.' }),
-      description: z.string().max(WEBHOOK_DESCRIPTION_MAX_LENGTH).trim().optional().meta({ description: `Your note, at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters.` }),
+      description: z
+        .string()
+        .max(WEBHOOK_DESCRIPTION_MAX_LENGTH)
+        .trim()
+        .optional()
+        .meta({ description: `Your note, at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters.` }),
     })
     .meta({ id: 'WebhookEndpointCreateRequest' });
 }
@@ -123,7 +124,10 @@ export function webhookEndpointRoutes(deps: { webhookEndpoints: WebhookEndpointS
   const service = deps.webhookEndpoints;
   const rules = deliveryUrlRules(deps.platform.config.env);
   const tags = ['notifications'];
-  const notFound = { description: 'No live webhook endpoint with this id for your tenant (code not_found): unknown, another tenant\'s, or deleted.', schema: ErrorObject };
+  const notFound = {
+    description: "No live webhook endpoint with this id for your tenant (code not_found): unknown, another tenant's, or deleted.",
+    schema: ErrorObject,
+  };
   const missing = () => errors.notFound('No webhook endpoint with this id for your tenant.');
   return [
     defineRoute({

@@ -4,12 +4,15 @@ import { SCHEMA_SUBSET_DESCRIPTION } from '../../domain/chat/schema-subset.ts';
 import { MODEL_IDS } from '../../domain/models.ts';
 
 /** What the sampling parameters do here: forwarded to an upstream as sent, read by no local provider. */
-const SAMPLING_NOTE = 'Forwarded to an upstream provider as sent (OpenAI\'s bounds); the local provider is deterministic and ignores it.';
+const SAMPLING_NOTE = "Forwarded to an upstream provider as sent (OpenAI's bounds); the local provider is deterministic and ignores it.";
 
 const TextPart = z.strictObject({ type: z.literal('text'), text: z.string().max(100_000) });
 
 /** A function name as OpenAI admits it in `tools` and `tool_choice`. */
-const FunctionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).meta({ description: '1 to 64 letters, digits, underscores or hyphens.' });
+const FunctionName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/)
+  .meta({ description: '1 to 64 letters, digits, underscores or hyphens.' });
 const TOOL_PARAMETERS_MAX_BYTES = 16_384;
 
 const MessageToolCall = z
@@ -20,7 +23,8 @@ const MessageToolCall = z
   })
   .meta({
     id: 'ChatMessageToolCall',
-    description: "A tool call of an earlier assistant turn, as the completion returned it (`arguments` is a JSON string). Other fields, such as a client's `parsed_arguments`, are ignored.",
+    description:
+      "A tool call of an earlier assistant turn, as the completion returned it (`arguments` is a JSON string). Other fields, such as a client's `parsed_arguments`, are ignored.",
   });
 
 export const ChatMessage = z
@@ -67,16 +71,12 @@ export const ChatTool = z
   .meta({ id: 'ChatTool', description: "A function the model may call, in OpenAI's `tools` wire format." });
 
 const ToolChoice = z
-  .union([
-    z.enum(['none', 'auto', 'required']),
-    z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: FunctionName }) }),
-  ])
+  .union([z.enum(['none', 'auto', 'required']), z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: FunctionName }) })])
   .meta({
     id: 'ChatToolChoice',
     description:
       'none: answer in text, call no tool. auto (the default with tools): the model decides. required: it must call at least one tool (needs tools). {type: "function", function: {name}}: it must call that function, which must be one of tools; else 400 with param tool_choice.',
   });
-
 
 const MemoryOptions = z
   .strictObject({
@@ -90,7 +90,11 @@ const MemoryOptions = z
 
 export const ChatCompletionRequest = z
   .strictObject({
-    model: z.string().min(1).max(100).meta({ description: `One of ${MODEL_IDS.join(', ')}; any other id is 404 not_found.` }),
+    model: z
+      .string()
+      .min(1)
+      .max(100)
+      .meta({ description: `One of ${MODEL_IDS.join(', ')}; any other id is 404 not_found.` }),
     messages: z.array(ChatMessage).min(1).max(64),
     stream: z.boolean().default(false),
     stream_options: z.strictObject({ include_usage: z.boolean().optional() }).optional(),
@@ -116,7 +120,10 @@ export const ChatCompletionRequest = z
               strict: z.boolean().optional(),
             }),
           })
-          .meta({ id: 'ChatResponseFormatJsonSchema', description: 'An answer whose content validates against the schema, or a refusal; never an invented value.' }),
+          .meta({
+            id: 'ChatResponseFormatJsonSchema',
+            description: 'An answer whose content validates against the schema, or a refusal; never an invented value.',
+          }),
       ])
       .optional(),
     max_tokens: z.int().min(1).max(16_384).optional(),
@@ -129,19 +136,25 @@ export const ChatCompletionRequest = z
       .meta({ description: `Up to 4 sequences where the upstream stops generating. ${SAMPLING_NOTE}` }),
     presence_penalty: z.number().min(-2).max(2).optional().meta({ description: SAMPLING_NOTE }),
     frequency_penalty: z.number().min(-2).max(2).optional().meta({ description: SAMPLING_NOTE }),
-    n: z.literal(1, { error: 'only n=1 is supported (one choice per request); omit n or send 1, and send separate requests for more choices' }).optional().meta({ description: 'Number of choices: only 1 is supported. Any other value is 400 invalid_request with param n; nothing is charged.' }),
-    seed: z.int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).optional().meta({ description: SAMPLING_NOTE }),
-    user: z.string().max(256).optional().meta({ description: `An id of the end user, forwarded to an upstream for its abuse monitoring; never logged. ${SAMPLING_NOTE}` }),
-    tools: z
-      .array(ChatTool)
-      .max(128)
+    n: z
+      .literal(1, { error: 'only n=1 is supported (one choice per request); omit n or send 1, and send separate requests for more choices' })
       .optional()
-      .meta({
-        description:
-          'Functions the model may call, passed to an upstream provider unchanged; names are unique. The local provider cannot call tools: with tools (an empty array is none) and a tool_choice other than "none" it answers 400 tools_not_supported with param tools, holding and charging nothing; with tool_choice "none" it answers in text and the tools are not read. The legacy `functions` and `function_call` are 400 unsupported_parameter: use tools and tool_choice.',
-      }),
+      .meta({ description: 'Number of choices: only 1 is supported. Any other value is 400 invalid_request with param n; nothing is charged.' }),
+    seed: z.int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).optional().meta({ description: SAMPLING_NOTE }),
+    user: z
+      .string()
+      .max(256)
+      .optional()
+      .meta({ description: `An id of the end user, forwarded to an upstream for its abuse monitoring; never logged. ${SAMPLING_NOTE}` }),
+    tools: z.array(ChatTool).max(128).optional().meta({
+      description:
+        'Functions the model may call, passed to an upstream provider unchanged; names are unique. The local provider cannot call tools: with tools (an empty array is none) and a tool_choice other than "none" it answers 400 tools_not_supported with param tools, holding and charging nothing; with tool_choice "none" it answers in text and the tools are not read. The legacy `functions` and `function_call` are 400 unsupported_parameter: use tools and tool_choice.',
+    }),
     tool_choice: ToolChoice.optional(),
-    parallel_tool_calls: z.boolean().optional().meta({ description: 'Whether the model may call several tools in one turn; passed to the upstream with tools, else ignored.' }),
+    parallel_tool_calls: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Whether the model may call several tools in one turn; passed to the upstream with tools, else ignored.' }),
   })
   .superRefine((body, ctx) => {
     const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', message, path });
@@ -221,7 +234,10 @@ export const ChatCompletion = z
           role: z.literal('assistant'),
           content: z.string().nullable(),
           refusal: z.string().nullable(),
-          tool_calls: z.array(ToolCall).optional().meta({ description: 'Present when the model called tools (finish_reason tool_calls); content is then usually null.' }),
+          tool_calls: z
+            .array(ToolCall)
+            .optional()
+            .meta({ description: 'Present when the model called tools (finish_reason tool_calls); content is then usually null.' }),
         }),
         finish_reason: FinishReason,
         logprobs: z.null(),

@@ -10,7 +10,10 @@ export const CredentialReference = z
   .regex(CREDENTIAL_REFERENCE, 'must be a reference: env:NAME or secret://path, never a credential value')
   .meta({ id: 'CredentialReference', description: 'Where a credential lives (env:NAME or secret://path). Values are refused.' });
 
-const name = z.string().trim().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, dot, dash or underscore');
+const name = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, dot, dash or underscore');
 
 export const ConformanceDescriptor = z
   .strictObject({
@@ -53,7 +56,10 @@ export const SkillComposition = z
 export const EvaluationDescriptor = z
   .strictObject({
     suite_id: z.string().min(1).max(64),
-    cases: z.array(z.strictObject({ input: z.string().min(1).max(4000), expected: z.string().max(4000).optional() })).min(1).max(100),
+    cases: z
+      .array(z.strictObject({ input: z.string().min(1).max(4000), expected: z.string().max(4000).optional() }))
+      .min(1)
+      .max(100),
   })
   .meta({ id: 'EvaluationDescriptor' });
 
@@ -65,9 +71,7 @@ export const PatchCandidate = z
   })
   .meta({ id: 'PatchCandidatePacket' });
 
-export const RoutingPolicyInput = z
-  .strictObject({ model: z.enum(MODEL_IDS), provider: z.enum(['local', 'upstream']) })
-  .meta({ id: 'RoutingPolicyInput' });
+export const RoutingPolicyInput = z.strictObject({ model: z.enum(MODEL_IDS), provider: z.enum(['local', 'upstream']) }).meta({ id: 'RoutingPolicyInput' });
 
 export const RoutingPreviewInput = z
   .strictObject({ model: z.enum(MODEL_IDS), provider: z.enum(['local', 'upstream']).optional() })
@@ -85,7 +89,9 @@ export const BudgetInput = z
 // Traces are metadata: names and attribute keys are bounded identifiers, never free text; string
 // values are screened for credentials and card numbers by the route (refuseSecrets).
 const identifier = (max: number) =>
-  z.string().regex(new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,${max - 1}}$`), `must be an identifier: 1-${max} letters, digits, dot, colon, slash, dash or underscore`);
+  z
+    .string()
+    .regex(new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,${max - 1}}$`), `must be an identifier: 1-${max} letters, digits, dot, colon, slash, dash or underscore`);
 const attributeValue = z.union([z.string().max(200), z.number(), z.boolean()]);
 export const TraceInput = z
   .strictObject({

@@ -10,10 +10,15 @@ export const CompletionReceipt = z
     }),
     action_boundary: z
       .object({
-        effects_requested: z.array(z.string()).meta({ description: 'External effects asked for: `<tool>:<step>`, or `action_<n>:<verb>` for a requested action no tool can perform.' }),
+        effects_requested: z
+          .array(z.string())
+          .meta({ description: 'External effects asked for: `<tool>:<step>`, or `action_<n>:<verb>` for a requested action no tool can perform.' }),
         effects_approved: z.array(z.string()),
         effects_performed: z.array(z.string()).meta({ description: 'Done and confirmed by the receiver.' }),
-        effects_not_performed: z.array(z.string()).optional().meta({ description: 'Certainly not done (rejected, refused, not configured, failed, or no tool can do it).' }),
+        effects_not_performed: z
+          .array(z.string())
+          .optional()
+          .meta({ description: 'Certainly not done (rejected, refused, not configured, failed, or no tool can do it).' }),
         effects_outcome_unknown: z.array(z.string()).optional().meta({
           description: 'May or may not have happened (a delivery that timed out after sending). Always in unresolved; the run ends needs_attention.',
         }),
@@ -48,6 +53,6 @@ export const CompletionReceipt = z
         }),
       )
       .optional()
-      .meta({ description: "Runs (extension): each action the input requests, in order, and what became of it." }),
+      .meta({ description: 'Runs (extension): each action the input requests, in order, and what became of it.' }),
   })
   .meta({ id: 'CompletionReceipt', description: 'The evidence a result carries. An explanation alone is not evidence.' });

@@ -33,7 +33,8 @@ export const UsageEstimate = z
   .object({
     model: z.enum(MODEL_IDS).optional().meta({ description: 'The model alias priced (extension).' }),
     provider: z.enum(['local', 'upstream']).optional().meta({
-      description: "Where the tenant's routing policy sends the model (extension): the local account-free provider or the configured OpenAI-compatible upstream.",
+      description:
+        "Where the tenant's routing policy sends the model (extension): the local account-free provider or the configured OpenAI-compatible upstream.",
     }),
     basis: z.object({
       input_tokens: z.int(),
@@ -61,10 +62,9 @@ const PlanStep = z.object({
   effect: z.enum(['read', 'external']).meta({ description: "Always the tool catalog's effect class, whatever a planner or model said." }),
   purpose: z.string(),
   scope: z.string(),
-  covers: z
-    .array(z.int())
-    .optional()
-    .meta({ description: 'The requested actions (receipt.actions[].n) this step carries out. Key-phrase extraction (text_analysis) prepares input and covers none.' }),
+  covers: z.array(z.int()).optional().meta({
+    description: 'The requested actions (receipt.actions[].n) this step carries out. Key-phrase extraction (text_analysis) prepares input and covers none.',
+  }),
   arguments: z.record(z.string(), z.unknown()).optional().meta({ description: 'Tool arguments, for steps a model planned.' }),
 });
 
@@ -102,19 +102,24 @@ export const RunProgressSchema = z
     steps_total: z.int().min(0).meta({ description: 'Steps in the plan; 0 until the plan exists.' }),
     current_step: z.enum(RUN_STEPS).nullable().meta({ description: 'The workflow step (estimate … settle); null once the run ended.' }),
     current_plan_step: z.string().nullable().meta({ description: 'The plan step id being run while executing (as in plan.steps[].id), else null.' }),
-    waiting_for: z.enum(['approval']).nullable().meta({ description: "approval: the run waits for a person's decision (POST /v1/agent-runs/{run_id}/approval); null: it waits for nothing." }),
+    waiting_for: z
+      .enum(['approval'])
+      .nullable()
+      .meta({ description: "approval: the run waits for a person's decision (POST /v1/agent-runs/{run_id}/approval); null: it waits for nothing." }),
   })
   .meta({
     id: 'RunProgress',
     description:
-      'Content-free progress (extension): counts, step names and plan step ids, never input, output or reason text. Recorded by the run\'s workflow at every state change; for rows and events recorded before progress was, derived from the run (steps_total from the plan, steps_done from the plan steps with a result or the run.step_finished events so far).',
+      "Content-free progress (extension): counts, step names and plan step ids, never input, output or reason text. Recorded by the run's workflow at every state change; for rows and events recorded before progress was, derived from the run (steps_total from the plan, steps_done from the plan steps with a result or the run.step_finished events so far).",
   });
 
 export const Run = z
   .object({
     object: z.literal('agent_run'),
     run_id: z.string(),
-    status_url: z.string().meta({ description: 'Poll this URL (GET) for progress, or follow it live: `{status_url}/events` is a server-sent event stream of the run\'s progress.' }),
+    status_url: z
+      .string()
+      .meta({ description: "Poll this URL (GET) for progress, or follow it live: `{status_url}/events` is a server-sent event stream of the run's progress." }),
     status: RunStatus,
     current_step: z.enum(RUN_STEPS).nullable().meta({ description: 'The workflow step in progress; null once terminal.' }),
     progress: RunProgressSchema,
@@ -133,13 +138,10 @@ export const Run = z
         output_tokens: z.int(),
         tool_calls: z.record(z.string(), z.int()),
         model_calls: z.int().optional().meta({ description: 'Upstream runs: model calls made, charged by the usage the model reported.' }),
-        usage_basis: z
-          .enum(['reported', 'estimated', 'mixed'])
-          .optional()
-          .meta({
-            description:
-              'How the usage was known (extension): reported by the model provider for every call, estimated (byte count: the provider reported none, or the local provider), or mixed. Absent on runs settled before it was recorded.',
-          }),
+        usage_basis: z.enum(['reported', 'estimated', 'mixed']).optional().meta({
+          description:
+            'How the usage was known (extension): reported by the model provider for every call, estimated (byte count: the provider reported none, or the local provider), or mixed. Absent on runs settled before it was recorded.',
+        }),
         amount: z.int().meta({ description: 'Credits: the exact cost of every model call summed, rounded up once for the run, plus tool credits.' }),
         charged: z.int(),
         released: z.int(),
@@ -148,16 +150,16 @@ export const Run = z
       .meta({ description: 'Actual usage; `charged` never exceeds the reservation, `released` is the rest.' }),
     plan: z
       .object({
-        planner: z.string().meta({ description: 'local-deterministic, or model (an upstream model planned against the service\'s plan schema).' }),
+        planner: z.string().meta({ description: "local-deterministic, or model (an upstream model planned against the service's plan schema)." }),
         steps: z.array(PlanStep),
-        answer: z
-          .array(z.int())
+        answer: z.array(z.int()).optional().meta({
+          description:
+            'Model-planned runs (extension): the requested actions the model said it would carry out in its final answer. Each counts as performed only where the answer has a specific part for that action.',
+        }),
+        gaps: z
+          .array(z.object({ action: z.int(), reason: z.string() }))
           .optional()
-          .meta({
-            description:
-              "Model-planned runs (extension): the requested actions the model said it would carry out in its final answer. Each counts as performed only where the answer has a specific part for that action.",
-          }),
-        gaps: z.array(z.object({ action: z.int(), reason: z.string() })).optional().meta({ description: 'Requested actions no step covers, and why.' }),
+          .meta({ description: 'Requested actions no step covers, and why.' }),
       })
       .nullable(),
     approval: Approval.nullable(),
@@ -169,7 +171,7 @@ export const Run = z
         steps: z.array(StepResult),
       })
       .nullable()
-      .meta({ description: 'Step results as they finish; the summary (and an upstream model\'s answer) once verified.' }),
+      .meta({ description: "Step results as they finish; the summary (and an upstream model's answer) once verified." }),
     receipt: CompletionReceipt.nullable(),
     failure: z.object({ code: z.string(), message: z.string() }).nullable().meta({
       description:

@@ -18,16 +18,18 @@ export const TrialRequest = z
 const WorkPlan = z
   .object({
     goal: z.string(),
-    steps: z.array(
-      z.object({
-        order: z.int().min(1),
-        action: z.string(),
-        focus_terms: z.array(z.string()),
-        done_when: z.string(),
-        effort: z.enum(['small', 'medium', 'large']),
-        effect: z.literal('read'),
-      }),
-    ).max(7),
+    steps: z
+      .array(
+        z.object({
+          order: z.int().min(1),
+          action: z.string(),
+          focus_terms: z.array(z.string()),
+          done_when: z.string(),
+          effort: z.enum(['small', 'medium', 'large']),
+          effect: z.literal('read'),
+        }),
+      )
+      .max(7),
     constraints: z.array(z.string()),
     quantities: z.array(z.string()),
     out_of_scope: z.array(z.string()),
@@ -78,7 +80,7 @@ export const TrialRun = z
     status: z.enum(['completed', 'needs_attention']).meta({
       description: 'needs_attention when receipt.unresolved is not empty: open items are never reported as success.',
     }),
-    result: z.union([WorkPlan, DecisionBrief, ResearchMap]).meta({ description: 'The recipe\'s result; its shape follows recipe_id.' }),
+    result: z.union([WorkPlan, DecisionBrief, ResearchMap]).meta({ description: "The recipe's result; its shape follows recipe_id." }),
     receipt: CompletionReceipt,
   })
   .meta({ id: 'TrialRun', description: 'A no-side-effect result with its completion receipt. Nothing is stored.' });

@@ -6,7 +6,8 @@ export const VaultEntry = z
     object: z.literal('vault_entry'),
     id: z.string(),
     state: z.enum(['active', 'quarantined', 'expired', 'forgotten']).meta({
-      description: 'active: searchable and recallable. quarantined: listable for review, never searched or recalled. expired: past expires_at, never recalled. forgotten: a content-free tombstone.',
+      description:
+        'active: searchable and recallable. quarantined: listable for review, never searched or recalled. expired: past expires_at, never recalled. forgotten: a content-free tombstone.',
     }),
     subject: z.string().nullable(),
     content: z.string().nullable().meta({ description: 'null once forgotten.' }),

@@ -41,7 +41,12 @@ export async function chatCommand(ctx: CommandContext, prompt: string, options: 
     const chunk = JSON.parse(message.data) as ChatCompletionChunk | { error?: { code?: string; message?: string; request_id?: string } };
     // The stream's headers were sent: a failure after them arrives as an error event.
     if ('error' in chunk && chunk.error) {
-      throw new ApiError(result.response.status, chunk.error.code ?? 'stream_error', chunk.error.message ?? '', chunk.error.request_id ?? result.response.headers.get('x-request-id'));
+      throw new ApiError(
+        result.response.status,
+        chunk.error.code ?? 'stream_error',
+        chunk.error.message ?? '',
+        chunk.error.request_id ?? result.response.headers.get('x-request-id'),
+      );
     }
     if (ctx.mode === 'json') {
       writeJson(ctx.out, chunk);

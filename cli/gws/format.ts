@@ -31,7 +31,9 @@ export const describeRun = (run: AgentRun) => describeProgress(run.status, run.p
 /** The lines that say what an approval waits for: the effects (step id and tool) and the commands that decide. */
 export function approvalLines(run: AgentRun): string[] {
   const effects = run.approval?.effects ?? [];
-  const lines = [`approval needed for ${effects.length} external effect${effects.length === 1 ? '' : 's'}${run.approval?.deadline ? ` (decide before ${run.approval.deadline})` : ''}:`];
+  const lines = [
+    `approval needed for ${effects.length} external effect${effects.length === 1 ? '' : 's'}${run.approval?.deadline ? ` (decide before ${run.approval.deadline})` : ''}:`,
+  ];
   const width = Math.max(0, ...effects.map((e) => e.step_id.length));
   for (const effect of effects) lines.push(`  ${effect.step_id.padEnd(width)}  ${effect.tool}`);
   lines.push(`approve: npx gws approve ${run.run_id}`);

@@ -23,7 +23,16 @@ import { EXIT } from './exit-codes.ts';
 import { runCommand } from './run-command.ts';
 import { exportRuns, getRunCommand, listRuns } from './runs-command.ts';
 
-const RUN_STATES = ['accepted', 'planning', 'awaiting_approval', 'executing', 'verifying', 'completed', 'failed', 'needs_attention'] as const satisfies readonly RunStatus[];
+const RUN_STATES = [
+  'accepted',
+  'planning',
+  'awaiting_approval',
+  'executing',
+  'verifying',
+  'completed',
+  'failed',
+  'needs_attention',
+] as const satisfies readonly RunStatus[];
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -40,7 +49,7 @@ export async function main(argv: string[]): Promise<number> {
 
   const program = new Command('gws')
     .description('Command-line client of the Governed Workspace Service (GWS_BASE_URL, GWS_API_KEY).')
-    .option('--json', 'machine output: the API\'s JSON (one object per line while watching)')
+    .option('--json', "machine output: the API's JSON (one object per line while watching)")
     .showHelpAfterError()
     .exitOverride()
     .addHelpText(
@@ -129,7 +138,12 @@ export async function main(argv: string[]): Promise<number> {
       // Commander printed the message (or the help) already.
       return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    const failure = err instanceof CliError ? err : err instanceof TypeError && baseUrl ? unreachable(baseUrl, err) : new CliError(err instanceof Error ? err.message : String(err));
+    const failure =
+      err instanceof CliError
+        ? err
+        : err instanceof TypeError && baseUrl
+          ? unreachable(baseUrl, err)
+          : new CliError(err instanceof Error ? err.message : String(err));
     process.stderr.write(`gws: ${failure.message}\n`);
     return failure.exitCode;
   } finally {

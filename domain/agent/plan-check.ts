@@ -16,16 +16,21 @@ const validatePlan = ajv.compile(PLAN_SCHEMA);
 /** Each catalog tool's argument validator. */
 export const validateArgs = Object.fromEntries(TOOL_IDS.map((id) => [id, ajv.compile(TOOLS[id].parameters)]));
 
-export type PlanProposal =
-  | { kind: 'planned'; plan: Plan }
-  | { kind: 'invalid'; problems: string[] }
-  | { kind: 'stopped'; stop: LoopStop };
+export type PlanProposal = { kind: 'planned'; plan: Plan } | { kind: 'invalid'; problems: string[] } | { kind: 'stopped'; stop: LoopStop };
 
 /** The plan a valid model answer describes; effect classes from the catalog, never from the model. */
 function toPlan(plan: ModelPlan, gaps: PlanGap[] = []): Plan {
   const steps: PlanStep[] = plan.steps.map((s, i) => {
     const tool = s.tool as PlanStep['tool'];
-    return { id: `step_${i + 1}`, tool, effect: TOOLS[tool].effect, purpose: s.purpose, scope: scopeOf(tool, s.arguments), covers: s.covers, arguments: s.arguments };
+    return {
+      id: `step_${i + 1}`,
+      tool,
+      effect: TOOLS[tool].effect,
+      purpose: s.purpose,
+      scope: scopeOf(tool, s.arguments),
+      covers: s.covers,
+      arguments: s.arguments,
+    };
   });
   return { planner: 'model', steps, answer: [...new Set(plan.answer)], gaps: [...plan.unresolved, ...gaps] };
 }
@@ -43,7 +48,8 @@ function shapeProblems(v: ModelPlan, actions: RequestedAction[]): string[] {
   });
   for (const n of v.answer) {
     if (!exists(n)) problems.push(`answer: there is no action ${n}.`);
-    else if (actions[n - 1]!.kind !== 'analysis') problems.push(`answer: action ${n} asks to ${actions[n - 1]!.verb ?? 'act'}, which an answer cannot do; give it a step or put it in unresolved.`);
+    else if (actions[n - 1]!.kind !== 'analysis')
+      problems.push(`answer: action ${n} asks to ${actions[n - 1]!.verb ?? 'act'}, which an answer cannot do; give it a step or put it in unresolved.`);
   }
   for (const u of v.unresolved) if (!exists(u.action)) problems.push(`unresolved: there is no action ${u.action}.`);
   return problems;
@@ -99,11 +105,20 @@ export function proposalOf(assessment: PlanAssessment, lastAttempt: boolean): Pl
   if (!plan) return { kind: 'invalid', problems: problems.slice(0, 10) };
   if (problems.length === 0) return { kind: 'planned', plan: toPlan(plan) };
   if (!lastAttempt) return { kind: 'invalid', problems: problems.slice(0, 10) };
-  if (!empty) return { kind: 'planned', plan: toPlan(plan, uncovered.map((a) => ({ action: a.n, reason: LEFT_OUT }))) };
+  if (!empty)
+    return {
+      kind: 'planned',
+      plan: toPlan(
+        plan,
+        uncovered.map((a) => ({ action: a.n, reason: LEFT_OUT })),
+      ),
+    };
   const listed = uncovered.map((a) => `action ${a.n} "${truncate(a.clause, 80)}"`).join('; ');
   return {
     kind: 'stopped',
-    stop: { code: 'plan_empty', message: `The model planned nothing twice, so no action was done. Uncovered: ${listed || 'none (every action was listed unresolved)'}.` },
+    stop: {
+      code: 'plan_empty',
+      message: `The model planned nothing twice, so no action was done. Uncovered: ${listed || 'none (every action was listed unresolved)'}.`,
+    },
   };
 }
-

@@ -23,7 +23,12 @@ export const PLAN_SCHEMA = {
           tool: { type: 'string', enum: [...TOOL_IDS], description: 'A tool of the catalog.' },
           arguments: { type: 'object', description: "The tool's arguments, per its parameters schema." },
           purpose: { type: 'string', minLength: 1, maxLength: 300, description: 'Why the step exists, for the person who approves it.' },
-          covers: { type: 'array', minItems: 1, items: { type: 'integer', minimum: 1 }, description: 'Numbers of the requested actions this step carries out (at least one).' },
+          covers: {
+            type: 'array',
+            minItems: 1,
+            items: { type: 'integer', minimum: 1 },
+            description: 'Numbers of the requested actions this step carries out (at least one).',
+          },
           effect: { type: 'string', description: 'Ignored: the service takes the effect class from the catalog.' },
         },
       },
@@ -53,7 +58,10 @@ export interface ModelPlan {
 }
 
 function catalogLines(): string[] {
-  return TOOL_IDS.map((id) => `- ${id} (${TOOLS[id].effect === 'external' ? 'external effect, needs a person\'s approval' : 'read only'}): ${TOOLS[id].description} Arguments: ${JSON.stringify(TOOLS[id].parameters)}`);
+  return TOOL_IDS.map(
+    (id) =>
+      `- ${id} (${TOOLS[id].effect === 'external' ? "external effect, needs a person's approval" : 'read only'}): ${TOOLS[id].description} Arguments: ${JSON.stringify(TOOLS[id].parameters)}`,
+  );
 }
 
 export function actionLines(actions: RequestedAction[]): string[] {
@@ -67,7 +75,7 @@ export function planningInstructions(actions: RequestedAction[]): string {
     ...catalogLines(),
     'The request, split into numbered actions:',
     ...actionLines(actions),
-    'Account for every action exactly: by steps that carry it out (its number in the step\'s `covers`; every step covers at least one action), in `answer` when you will do it yourself in your final answer, or in `unresolved` with the reason.',
+    "Account for every action exactly: by steps that carry it out (its number in the step's `covers`; every step covers at least one action), in `answer` when you will do it yourself in your final answer, or in `unresolved` with the reason.",
     'Analysis and writing based on the given text need no tool: list them in `answer`. An action that changes something outside (deleting, paying, emailing, deploying, booking, buying...) that no tool above performs must go to `unresolved`, as must an action on material you were not given (an attachment, a document not in the request).',
     'An empty plan is never valid.',
   ].join('\n');

@@ -332,7 +332,12 @@ function wordPattern(value: string): RegExp {
  */
 function enumCandidates(values: unknown[], src: FillSource, name: string): unknown[] {
   const strings = values.filter((v): v is string => typeof v === 'string' && v.trim() !== '');
-  const mentioned = rankByMention(src, name, (sentence) => strings.flatMap((v) => [...sentence.matchAll(wordPattern(v))].map((m) => ({ value: v as unknown, index: m.index! }))), true);
+  const mentioned = rankByMention(
+    src,
+    name,
+    (sentence) => strings.flatMap((v) => [...sentence.matchAll(wordPattern(v))].map((m) => ({ value: v as unknown, index: m.index! }))),
+    true,
+  );
   const numbers = numberCandidates({}, src, name).filter((n) => values.includes(n));
   const booleans = booleanCandidates(src, name).filter((b) => values.includes(b));
   return [...mentioned, ...numbers, ...booleans];
@@ -351,9 +356,7 @@ function booleanCandidates(src: FillSource, name: string): boolean[] {
   const words = fieldWords(name);
   return src.statements.flatMap((sentence) => {
     if (mentionsOf(sentence, words).length === 0) return [];
-    const stated = [...sentence.matchAll(COPULA)]
-      .filter((m) => words.some((w) => sameWord(m[4]!.toLowerCase(), w)))
-      .map((m) => !(m[2] || m[3]));
+    const stated = [...sentence.matchAll(COPULA)].filter((m) => words.some((w) => sameWord(m[4]!.toLowerCase(), w))).map((m) => !(m[2] || m[3]));
     if (stated.length) return stated;
     const yes = /\b(?:yes|true)\b/i.test(sentence);
     const no = /\b(?:no|false)\b/i.test(sentence);
@@ -386,7 +389,10 @@ function leadingSentences(src: FillSource): string[] {
 
 /** The head noun of a field name that one of `table`'s entries knows ("action_items" → item). */
 function derivedBy<T>(table: Record<string, T>, name: string): T | undefined {
-  const word = nameWords(name).map(singular).reverse().find((w) => Object.hasOwn(table, w));
+  const word = nameWords(name)
+    .map(singular)
+    .reverse()
+    .find((w) => Object.hasOwn(table, w));
   return word === undefined ? undefined : table[word];
 }
 
@@ -411,7 +417,9 @@ function statedValues(src: FillSource, name: string, list: boolean): string[] {
 }
 
 function unquote(s: string): string {
-  return tidy(s).replace(/^(["'“‘])(.*)["'”’]$/, '$2').trim();
+  return tidy(s)
+    .replace(/^(["'“‘])(.*)["'”’]$/, '$2')
+    .trim();
 }
 
 /** Fits real text to the length bounds: cut at a word boundary when too long, nothing when too short (never padded). */

@@ -6,7 +6,7 @@
 import type { ChatMessage } from './types.ts';
 
 export const POLICY_REFUSAL =
-  'I can\'t help with that request under this workspace\'s content policy. Narrow the request, or choose an admitted job from GET /v1/jobs.';
+  "I can't help with that request under this workspace's content policy. Narrow the request, or choose an admitted job from GET /v1/jobs.";
 
 // Invisible format characters (zero-width space and joiners, soft hyphen, bidi marks) are dropped, so they cannot split a word.
 const FORMAT_CHARACTERS = /\p{Cf}+/gu;

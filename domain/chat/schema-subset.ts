@@ -25,8 +25,25 @@ import addFormats from 'ajv-formats';
 
 /** Keywords the service honours: the answer is built and validated to meet them. */
 export const CONSTRAINT_KEYWORDS = [
-  'type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const', 'anyOf', 'oneOf', '$ref',
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'format',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'anyOf',
+  'oneOf',
+  '$ref',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'format',
 ] as const;
 
 /** Keywords accepted only at the root of the schema. */
@@ -182,7 +199,8 @@ function describe(errors: ErrorObject[], schema: unknown): { path: string; messa
   if (keyword === '$schema') return { path: join(at), message: `$schema must be one of ${SUPPORTED_DIALECTS.join(', ')}` };
   if (keyword === 'format') return { path: join(at), message: `format must be one of ${SUPPORTED_FORMATS.join(', ')}` };
   if (keyword === 'type') return { path: join(at), message: `type must be one of ${TYPES.join(', ')}, or an array of them` };
-  if (keyword === 'enum' && (error.keyword === 'maxItems' || error.keyword === 'minItems')) return { path: join(at), message: `enum must list 1 to ${SCHEMA_LIMITS.maxEnum} values` };
+  if (keyword === 'enum' && (error.keyword === 'maxItems' || error.keyword === 'minItems'))
+    return { path: join(at), message: `enum must list 1 to ${SCHEMA_LIMITS.maxEnum} values` };
   if (at.length === 0) return { path: SCHEMA_PARAM, message: 'must be a JSON Schema object' };
   return { path: join(at), message: `${keyword} ${error.message ?? 'is not valid'}` };
 }
@@ -224,7 +242,8 @@ function followRefs(root: Schema, node: Schema): Schema {
  * no value can meet two branches, so oneOf means what anyOf means.
  */
 function discriminatedProblem(root: Schema, node: Schema): string | null {
-  const rule = "oneOf is supported only as a discriminated union: with discriminator.propertyName, a property every branch requires as a const of a different value (pydantic's Field(discriminator=...)); use anyOf otherwise";
+  const rule =
+    "oneOf is supported only as a discriminated union: with discriminator.propertyName, a property every branch requires as a const of a different value (pydantic's Field(discriminator=...)); use anyOf otherwise";
   const property = (node.discriminator as { propertyName?: string } | undefined)?.propertyName;
   if (property === undefined) return rule;
   const seen: unknown[] = [];
@@ -254,7 +273,15 @@ function checkResolved(root: Schema): Failure | null {
       if (refs.includes(ref)) return fail([...at, '$ref'], `recursive $ref '${ref}' is not supported`);
       const target = resolveRef(root, ref);
       if (!target) return fail([...at, '$ref'], `$ref '${ref}' names no definition of this schema`);
-      const problem = visit(target, ref.slice(2).split('/').map((s) => decodeURIComponent(s)), depth, [...refs, ref]);
+      const problem = visit(
+        target,
+        ref
+          .slice(2)
+          .split('/')
+          .map((s) => decodeURIComponent(s)),
+        depth,
+        [...refs, ref],
+      );
       if (problem) return problem;
     } else if (node.type === undefined && node.enum === undefined && node.const === undefined && node.anyOf === undefined && node.oneOf === undefined) {
       return fail([...at, 'type'], `type must be one of ${TYPES.join(', ')} (or the schema an enum, const, anyOf or $ref)`);
@@ -264,7 +291,8 @@ function checkResolved(root: Schema): Failure | null {
       const props = node.properties as Record<string, Schema>;
       for (const [name, child] of Object.entries(props)) {
         properties += 1;
-        if (properties > SCHEMA_LIMITS.maxProperties) return fail([...at, 'properties'], `at most ${SCHEMA_LIMITS.maxProperties} properties in all (after resolving $ref)`);
+        if (properties > SCHEMA_LIMITS.maxProperties)
+          return fail([...at, 'properties'], `at most ${SCHEMA_LIMITS.maxProperties} properties in all (after resolving $ref)`);
         const problem = visit(child, [...at, 'properties', name], depth + 1, refs);
         if (problem) return problem;
       }
@@ -297,8 +325,22 @@ function checkResolved(root: Schema): Failure | null {
 
 /** Keywords Ajv knows that the subset leaves out: removed, so strict mode makes any of them an unknown keyword. */
 const REMOVED_KEYWORDS = [
-  'multipleOf', 'pattern', 'uniqueItems', 'maxProperties', 'minProperties', 'dependentRequired', 'additionalItems', 'contains',
-  'dependencies', 'propertyNames', 'patternProperties', 'not', 'allOf', 'if', 'then', 'else',
+  'multipleOf',
+  'pattern',
+  'uniqueItems',
+  'maxProperties',
+  'minProperties',
+  'dependentRequired',
+  'additionalItems',
+  'contains',
+  'dependencies',
+  'propertyNames',
+  'patternProperties',
+  'not',
+  'allOf',
+  'if',
+  'then',
+  'else',
 ];
 
 /**

@@ -48,7 +48,11 @@ export function planLocally(input: string, memory: boolean): Plan {
   const drafts: Draft[] = [];
   if (memory) {
     const facts = analyzeObjective(input);
-    const query = facts.keyTerms.slice(0, 3).map((k) => k.term).join(' ') || truncate(facts.text, 80);
+    const query =
+      facts.keyTerms
+        .slice(0, 3)
+        .map((k) => k.term)
+        .join(' ') || truncate(facts.text, 80);
     drafts.push({ tool: 'memory_recall', purpose: 'Recall what the tenant memory already holds on this topic', scope: query, covers: [] });
   }
   const preparations = preparationDrafts(actions.filter((a) => a.kind === 'analysis'));

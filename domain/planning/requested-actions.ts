@@ -49,11 +49,25 @@ const UNSUPPORTED_VERBS = words(`delete remove erase drop purge destroy wipe pay
   contact tweet retire decommission terminate sell renew register subscribe unsubscribe lock unlock rebook`);
 
 const IRREGULAR: Record<string, string> = {
-  paid: 'pay', bought: 'buy', sent: 'send', sold: 'sell', shut: 'shut', built: 'build', ran: 'run', set: 'set',
-  wrote: 'write', written: 'write', drew: 'draw', given: 'give', gave: 'give', shown: 'show', read: 'read',
+  paid: 'pay',
+  bought: 'buy',
+  sent: 'send',
+  sold: 'sell',
+  shut: 'shut',
+  built: 'build',
+  ran: 'run',
+  set: 'set',
+  wrote: 'write',
+  written: 'write',
+  drew: 'draw',
+  given: 'give',
+  gave: 'give',
+  shown: 'show',
+  read: 'read',
 };
 
-const FILLER = /^(?:(?:please|kindly|also|and|then|finally|next|first|second|third|lastly|now|so|just)\s+|(?:can|could|would|will) you\s+|(?:i|we) (?:need|want|would like) (?:you )?to\s+|(?:you|we) (?:should|must|need to|have to)\s+|let's\s+|go ahead and\s+)+/i;
+const FILLER =
+  /^(?:(?:please|kindly|also|and|then|finally|next|first|second|third|lastly|now|so|just)\s+|(?:can|could|would|will) you\s+|(?:i|we) (?:need|want|would like) (?:you )?to\s+|(?:you|we) (?:should|must|need to|have to)\s+|let's\s+|go ahead and\s+)+/i;
 const NEGATED = /^(?:do not|don't|never|without|no need to|avoid)\b/i;
 
 function words(list: string): ReadonlySet<string> {
@@ -75,13 +89,15 @@ function verbIn(word: string, set: ReadonlySet<string>): string | null {
 
 // Verbs that almost never stand for a noun, so a conjunction or comma before one starts a new action
 // ("…buckets and pay the invoice", "…, pay the invoice"); "open questions and risks" stays one clause.
-const SPLIT_VERBS = [...words(`delete remove erase purge destroy wipe pay transfer refund buy purchase book schedule cancel email
+const SPLIT_VERBS = [
+  ...words(`delete remove erase purge destroy wipe pay transfer refund buy purchase book schedule cancel email
   deploy install uninstall upgrade restart reboot migrate provision merge upload download sign submit hire fire invite assign
   rename archive restore revoke rotate configure enable disable execute fix implement print fax contact tweet retire
   decommission terminate sell renew register subscribe unsubscribe send deliver notify post publish forward share broadcast alert
   review summarise summarize analyse analyze assess evaluate compare identify extract outline draft check flag prioritise
   prioritize explain describe highlight estimate collect compile gather examine investigate propose suggest recommend write
-  prepare translate`)];
+  prepare translate`),
+];
 const ACTION_SPLIT = new RegExp(`\\s*(?:,|\\band\\b|\\bor\\b|\\bbut\\b|&)\\s+(?:then\\s+|also\\s+|please\\s+)*(?=(?:${SPLIT_VERBS.join('|')})\\b(?!-))`, 'i');
 // Only the bare forms ask for something ("must be deleted", "should get paid"); "was restarted" reports it.
 const PASSIVE = new Set(['be', 'get']);
@@ -124,7 +140,11 @@ function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
  * lone word that asks for an effect ("…, then deploy.", "Pay.") is a request all the same.
  */
 function clausesWithLoneEffects(sentence: string): string[] {
-  const loneEffects = (gap: string) => gap.split(/\s+/).map(tidy).filter((w) => wordsOf(w).length === 1 && kindOf(w).kind !== 'analysis');
+  const loneEffects = (gap: string) =>
+    gap
+      .split(/\s+/)
+      .map(tidy)
+      .filter((w) => wordsOf(w).length === 1 && kindOf(w).kind !== 'analysis');
   const out: string[] = [];
   let from = 0;
   for (const clause of clausesOfSentence(sentence)) {
@@ -145,7 +165,10 @@ export function requestedActions(input: string): RequestedAction[] {
   const sentences = sentencesOf(input);
   sentences.forEach((sentence, index) => {
     for (const clause of clausesWithLoneEffects(sentence)) {
-      for (const part of clause.split(ACTION_SPLIT).map(tidy).filter((p) => wordsOf(p).length >= 1)) {
+      for (const part of clause
+        .split(ACTION_SPLIT)
+        .map(tidy)
+        .filter((p) => wordsOf(p).length >= 1)) {
         actions.push({ n: actions.length + 1, clause: part, sentence: index, ...kindOf(part), missing: missingMaterialOf(part) });
       }
     }
@@ -166,6 +189,8 @@ export function missingMaterialReason(action: RequestedAction): string {
 
 /** Why the local provider leaves an analysis action unresolved, and what would perform it. */
 export function needsModelReason(action: RequestedAction, preparedBy: string[]): string {
-  const prepared = preparedBy.length ? ` Key-phrase extraction (${preparedBy.join(', ')}) prepared the text, but extracting key phrases does not ${action.verb ?? 'do this'}.` : '';
+  const prepared = preparedBy.length
+    ? ` Key-phrase extraction (${preparedBy.join(', ')}) prepared the text, but extracting key phrases does not ${action.verb ?? 'do this'}.`
+    : '';
   return `needs a model to ${action.verb ?? 'do this'}, and this run's provider is local (no model).${prepared} Route the model to a model provider (POST /v1/routing-policies) and run it again`;
 }

@@ -1,16 +1,7 @@
 // The wire states of a durable run and the transitions between them. Pure, so
 // the workflow, the API and the OpenAPI description share one definition.
 
-export const RUN_STATES = [
-  'accepted',
-  'planning',
-  'awaiting_approval',
-  'executing',
-  'verifying',
-  'completed',
-  'failed',
-  'needs_attention',
-] as const;
+export const RUN_STATES = ['accepted', 'planning', 'awaiting_approval', 'executing', 'verifying', 'completed', 'failed', 'needs_attention'] as const;
 export type RunStatus = (typeof RUN_STATES)[number];
 
 export const TERMINAL_STATES: readonly RunStatus[] = ['completed', 'failed', 'needs_attention'];

@@ -118,7 +118,10 @@ function assessActions(v: VerifyInput, actions: RequestedAction[]): Assessment {
         gapOf.get(a.n) ??
           (steps.length === 0
             ? `no step of the plan ${a.kind === 'delivery' ? 'delivers it' : 'carries it out'}`
-            : results.filter((x) => x.result?.status !== 'done').map((x) => stepNote(x.step, x.result)).join('; ')),
+            : results
+                .filter((x) => x.result?.status !== 'done')
+                .map((x) => stepNote(x.step, x.result))
+                .join('; ')),
       );
     }
   }
@@ -151,7 +154,9 @@ function classOf(outcomes: ActionOutcome[], unresolved: string[]): VerificationC
 export function buildRunResult(v: VerifyInput, outcomes: ActionOutcome[], unresolvedCount: number): RunResult {
   const phrases = [
     ...new Set(
-      v.results.filter((r) => r.tool === 'text_analysis' && r.status === 'done').flatMap((r) => (r.output as { key_phrases?: string[] } | null)?.key_phrases ?? []),
+      v.results
+        .filter((r) => r.tool === 'text_analysis' && r.status === 'done')
+        .flatMap((r) => (r.output as { key_phrases?: string[] } | null)?.key_phrases ?? []),
     ),
   ];
   const outcome = outcomeLine(v, outcomes, unresolvedCount);
@@ -197,7 +202,8 @@ export function verifyRun(v: VerifyInput): { result: RunResult; receipt: Complet
   unresolved.push(...(v.refusals ?? []));
   if (v.stopped) unresolved.push(`${v.stopped.code}: ${v.stopped.message}`);
   // A run ends completed only with nothing unresolved; an action not performed is never absent from it.
-  for (const o of outcomes) if (o.outcome !== 'performed' && !unresolved.some((u) => u.startsWith(`action ${o.n} `))) unresolved.push(`action ${o.n}: not performed.`);
+  for (const o of outcomes)
+    if (o.outcome !== 'performed' && !unresolved.some((u) => u.startsWith(`action ${o.n} `))) unresolved.push(`action ${o.n}: not performed.`);
   const uniqueUnresolved = [...new Set(unresolved)];
 
   const result = buildRunResult(v, outcomes, uniqueUnresolved.length);

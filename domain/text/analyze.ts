@@ -124,7 +124,10 @@ export function optionsOf(text: string): string[] {
 }
 
 export function analyzeObjective(text: string): ObjectiveFacts {
-  const normalized = text.replace(/\r\n?/g, '\n').replace(/[ \t]+/g, ' ').trim();
+  const normalized = text
+    .replace(/\r\n?/g, '\n')
+    .replace(/[ \t]+/g, ' ')
+    .trim();
   const sentences = sentencesOf(normalized);
   return {
     text: normalized,

@@ -7,12 +7,24 @@ import type { RecipeOutput } from './recipe.ts';
 
 /** Known decision criteria and the evidence question each one asks of an option. */
 const CRITERIA: Record<string, { matches: RegExp; evidence: (option: string) => string }> = {
-  cost: { matches: /\b(cost|costs|price|pricing|budget|cheap|expensive|spend|money|\$|€|£)/i, evidence: (o) => `Total cost of ${o} over the decision horizon, including switching costs` },
+  cost: {
+    matches: /\b(cost|costs|price|pricing|budget|cheap|expensive|spend|money|\$|€|£)/i,
+    evidence: (o) => `Total cost of ${o} over the decision horizon, including switching costs`,
+  },
   time: { matches: /\b(time|deadline|fast|quick|speed|weeks?|months?|days?|soon|delay)\b/i, evidence: (o) => `Time until ${o} delivers a usable result` },
   risk: { matches: /\b(risk|risky|safe|safety|failure|fail|uncertain|downside)\b/i, evidence: (o) => `Main failure modes of ${o} and how likely each is` },
-  quality: { matches: /\b(quality|accuracy|accurate|reliable|reliability|performance)\b/i, evidence: (o) => `Measured quality or reliability of ${o} on a representative case` },
-  security: { matches: /\b(security|secure|privacy|private|compliance|gdpr|regulation|legal)\b/i, evidence: (o) => `Security, privacy and compliance obligations ${o} creates` },
-  effort: { matches: /\b(effort|maintenance|maintain|complexity|complex|simple|team|staff|skills?)\b/i, evidence: (o) => `People and ongoing effort ${o} requires` },
+  quality: {
+    matches: /\b(quality|accuracy|accurate|reliable|reliability|performance)\b/i,
+    evidence: (o) => `Measured quality or reliability of ${o} on a representative case`,
+  },
+  security: {
+    matches: /\b(security|secure|privacy|private|compliance|gdpr|regulation|legal)\b/i,
+    evidence: (o) => `Security, privacy and compliance obligations ${o} creates`,
+  },
+  effort: {
+    matches: /\b(effort|maintenance|maintain|complexity|complex|simple|team|staff|skills?)\b/i,
+    evidence: (o) => `People and ongoing effort ${o} requires`,
+  },
   scale: { matches: /\b(scale|scaling|growth|grow|volume|capacity|users)\b/i, evidence: (o) => `How ${o} behaves at the expected volume and growth` },
 };
 
@@ -86,8 +98,6 @@ export function decisionBriefOutline(facts: ObjectiveFacts): RecipeOutput<Decisi
     `Recommendation: ${evidence_matrix.length} option-criterion comparisons need evidence`,
     ...open_questions.map((q) => `Open question: ${q}`),
   ];
-  const used = facts.sentences.filter(
-    (s) => stated.some((o) => s.includes(o)) || Object.values(CRITERIA).some((c) => c.matches.test(s)) || s.endsWith('?'),
-  );
+  const used = facts.sentences.filter((s) => stated.some((o) => s.includes(o)) || Object.values(CRITERIA).some((c) => c.matches.test(s)) || s.endsWith('?'));
   return { result, unresolved, usedSentences: used };
 }

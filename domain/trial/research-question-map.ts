@@ -9,7 +9,10 @@ const MAX_THEMES = 4;
 
 /** Imperative openings turned into a question form: "understand why X" becomes "Why X?". */
 const OPENINGS: [RegExp, string][] = [
-  [/^(?:understand|explain|find out|figure out|learn|determine|investigate|explore|research|study|assess|evaluate|analy[sz]e)\s+(why|how|what|whether|which|who|when|where)\s+/i, '$1 '],
+  [
+    /^(?:understand|explain|find out|figure out|learn|determine|investigate|explore|research|study|assess|evaluate|analy[sz]e)\s+(why|how|what|whether|which|who|when|where)\s+/i,
+    '$1 ',
+  ],
   [/^(?:understand|investigate|explore|research|study|assess|evaluate|analy[sz]e|map|review)\s+(?:the\s+)?/i, 'What do we know about the '],
 ];
 
@@ -50,7 +53,10 @@ export function researchQuestionMap(facts: ObjectiveFacts): RecipeOutput<Researc
   const terms = facts.keyTerms.slice(0, MAX_THEMES).map((k) => k.term);
   const themes = terms.map((term, i) => ({
     term,
-    grounding: facts.sentences.filter((s) => mentions(s, term)).map((s) => truncate(s, 200)).slice(0, 3),
+    grounding: facts.sentences
+      .filter((s) => mentions(s, term))
+      .map((s) => truncate(s, 200))
+      .slice(0, 3),
     questions: themeQuestions(term, terms[(i + 1) % terms.length] === term ? undefined : terms[(i + 1) % terms.length]),
   }));
   const assumptions = facts.sentences.filter((s) => /\b(assum\w*|believe|probably|likely|seems?|suspect|think|expect)\b/i.test(s));
@@ -60,9 +66,7 @@ export function researchQuestionMap(facts: ObjectiveFacts): RecipeOutput<Researc
     assumptions_to_test: assumptions.map((s) => truncate(s, 200)),
     stated_questions: facts.questions.map((q) => truncate(q, 200)),
   };
-  const unresolved = [
-    `${themes.reduce((n, t) => n + t.questions.length, 0)} sub-questions are unanswered: the trial maps questions and consults no sources`,
-  ];
+  const unresolved = [`${themes.reduce((n, t) => n + t.questions.length, 0)} sub-questions are unanswered: the trial maps questions and consults no sources`];
   if (terms.length < 2) unresolved.push('The objective has fewer than two key terms; add detail for a richer map');
   const used = facts.sentences.filter((s) => terms.some((t) => mentions(s, t)));
   return { result, unresolved, usedSentences: used };

@@ -62,7 +62,14 @@ async function starts(a: StartAnchorArgs): Promise<LoadResult> {
   const client = new Client({ connection, dataConverter: serviceDataConverter(codec) });
   const startOne = async () => {
     const id = newId('run', 12);
-    const args: AgentRunInput = { runId: id, tenantId: a.tenantId, input: a.input, memory: false, approvalTimeoutMs: config.runs.approvalTimeoutMs, model: 'svc-workspace' };
+    const args: AgentRunInput = {
+      runId: id,
+      tenantId: a.tenantId,
+      input: a.input,
+      memory: false,
+      approvalTimeoutMs: config.runs.approvalTimeoutMs,
+      model: 'svc-workspace',
+    };
     await client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
       taskQueue: a.taskQueue,
       workflowId: id,

@@ -154,8 +154,21 @@ export async function startApi(s: ApiSettings): Promise<Server> {
 /** An anchor server (scripts/bench/anchors.ts `mode`). */
 export async function startAnchorServer(mode: 'hello' | 'pg', databaseUrl: string): Promise<Server> {
   const port = await freePort();
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', BENCH_PORT: String(port), DATABASE_URL: databaseUrl, POOL_SIZE: String(POOL_SIZE) };
-  return startServer(`anchor-${mode}`, [...profiling(`anchor-${mode}`), ...tsx, path.join(projectRoot, 'scripts', 'bench', 'anchors.ts'), mode], env, port, '/ready');
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    BENCH_PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    POOL_SIZE: String(POOL_SIZE),
+  };
+  return startServer(
+    `anchor-${mode}`,
+    [...profiling(`anchor-${mode}`), ...tsx, path.join(projectRoot, 'scripts', 'bench', 'anchors.ts'), mode],
+    env,
+    port,
+    '/ready',
+  );
 }
 
 /** Runs `script` (under scripts/bench) with `leading` arguments then one JSON argument; resolves to the JSON it prints last on stdout. */

@@ -84,7 +84,10 @@ export function table(rows: Row[]): string {
   const lines = [
     '| Target | Metric | Service | Anchor | Ratio | Bound | Holds |',
     '|---|---|---:|---:|---:|---|---|',
-    ...rows.map((r) => `| ${r.target} | ${r.metric} | ${r.service} | ${r.anchor} | ${r.ratio} | ${r.bound} | ${r.holds ? 'holds' : 'does not hold'}${r.failed ? ` (${r.failed} failed)` : ''} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.target} | ${r.metric} | ${r.service} | ${r.anchor} | ${r.ratio} | ${r.bound} | ${r.holds ? 'holds' : 'does not hold'}${r.failed ? ` (${r.failed} failed)` : ''} |`,
+    ),
   ];
   return lines.join('\n');
 }

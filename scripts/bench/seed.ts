@@ -43,7 +43,10 @@ export async function seed(databaseUrl: string, sizes = { small: 100, large: 10_
     const large = await tenant('bench-large');
     const chatter = await tenant('bench-chatter');
     const digest = digestOf({ input: RUN_INPUT, memory: false, model: 'svc-workspace' });
-    for (const [t, n] of [[small, sizes.small], [large, sizes.large]] as const) {
+    for (const [t, n] of [
+      [small, sizes.small],
+      [large, sizes.large],
+    ] as const) {
       // Statuses cycle completed, needs_attention, failed, accepted; created a second apart, newest last.
       await database.pool!.query(
         `insert into runs (id, tenant_id, request_digest, status, current_step, input, memory, model, progress, created_at, updated_at, completed_at)

@@ -48,10 +48,14 @@ export async function account(input: {
   const connection = await Connection.connect({ address: input.temporalAddress });
   const temporal = new Client({ connection });
   try {
-    const { rows: runs } = await db.query<{ id: string; status: string; usage: { charged?: number } | null; approval: { state?: string } | null; failure: { code?: string } | null; receipt: any }>(
-      'select id, status, usage, approval, failure, receipt from runs where tenant_id = any($1)',
-      [input.tenantIds],
-    );
+    const { rows: runs } = await db.query<{
+      id: string;
+      status: string;
+      usage: { charged?: number } | null;
+      approval: { state?: string } | null;
+      failure: { code?: string } | null;
+      receipt: any;
+    }>('select id, status, usage, approval, failure, receipt from runs where tenant_id = any($1)', [input.tenantIds]);
     const byStatus: Record<string, number> = {};
     for (const run of runs) byStatus[run.status] = (byStatus[run.status] ?? 0) + 1;
     const runIds = new Set(runs.map((r) => r.id));
@@ -77,7 +81,10 @@ export async function account(input: {
     if (input.load.lostCreates > 0) violate('create_without_answer', `${input.load.lostCreates} create(s) never answered with a run`);
 
     // Money: holds end with their run; one charge per run, equal to its recorded usage.
-    const { rows: holds } = await db.query<{ run_id: string; step: string; status: string }>('select run_id, step, status from ledger_holds where tenant_id = any($1)', [input.tenantIds]);
+    const { rows: holds } = await db.query<{ run_id: string; step: string; status: string }>(
+      'select run_id, step, status from ledger_holds where tenant_id = any($1)',
+      [input.tenantIds],
+    );
     const statusOf = new Map(runs.map((r) => [r.id, r.status]));
     const openHolds = new Map<string, number>();
     for (const h of holds) {
@@ -97,7 +104,8 @@ export async function account(input: {
     for (const c of charges) if (Number(c.n) > 1) violate('double_charge', `${c.run_id}: ${c.n} charges`);
     for (const run of runs) {
       const charged = Number(chargeOf.get(run.id)?.total ?? 0);
-      if (runIds.has(run.id) && TERMINAL.has(run.status) && charged !== (run.usage?.charged ?? 0)) violate('charge_not_usage', `${run.id}: charged ${charged}, usage says ${run.usage?.charged ?? 0}`);
+      if (runIds.has(run.id) && TERMINAL.has(run.status) && charged !== (run.usage?.charged ?? 0))
+        violate('charge_not_usage', `${run.id}: charged ${charged}, usage says ${run.usage?.charged ?? 0}`);
     }
 
     // Exactly one audit record per applied decision.
@@ -114,9 +122,13 @@ export async function account(input: {
     }
 
     // Webhooks: every delivered notification arrived at least once; duplicates counted.
-    const { rows: deliveries } = await db.query<{ run_id: string; event_type: string; status: string }>('select run_id, event_type, status from webhook_deliveries where tenant_id = any($1)', [input.tenantIds]);
+    const { rows: deliveries } = await db.query<{ run_id: string; event_type: string; status: string }>(
+      'select run_id, event_type, status from webhook_deliveries where tenant_id = any($1)',
+      [input.tenantIds],
+    );
     for (const d of deliveries) {
-      if (d.status === 'delivered' && !input.receiver.notifications.has(webhookIdFor(d.run_id, d.event_type as NotificationEvent))) violate('notification_not_received', `${d.run_id} ${d.event_type}`);
+      if (d.status === 'delivered' && !input.receiver.notifications.has(webhookIdFor(d.run_id, d.event_type as NotificationEvent)))
+        violate('notification_not_received', `${d.run_id} ${d.event_type}`);
     }
     for (const run of runs) {
       const performed: string[] = run.receipt?.action_boundary?.effects_performed ?? [];

@@ -141,7 +141,13 @@ export class LoadDriver {
     while (Date.now() < deadline) {
       const before = await this.getRun(tenant, runId);
       if (before?.status !== 'awaiting_approval') return;
-      const r = await this.call('POST', `/v1/agent-runs/${runId}/approval`, tenant.key, { decision: 'approve', reason: 'drill' }, { 'idempotency-key': `approve-${runId}` });
+      const r = await this.call(
+        'POST',
+        `/v1/agent-runs/${runId}/approval`,
+        tenant.key,
+        { decision: 'approve', reason: 'drill' },
+        { 'idempotency-key': `approve-${runId}` },
+      );
       if (r.status === 200) {
         this.stats.approvals.applied++;
         return;

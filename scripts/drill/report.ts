@@ -28,7 +28,15 @@ export interface DrillSummary {
   violation_kinds: Record<string, number>;
 }
 
-export function printReport(input: { seed: number; quick: boolean; elapsedMs: number; load: LoadStats; faults: FaultRecord[]; accounting: Accounting; loadDone: boolean }): DrillSummary {
+export function printReport(input: {
+  seed: number;
+  quick: boolean;
+  elapsedMs: number;
+  load: LoadStats;
+  faults: FaultRecord[];
+  accounting: Accounting;
+  loadDone: boolean;
+}): DrillSummary {
   const { load, faults, accounting } = input;
   const count = (keys: string[]) => {
     const counts: Record<string, number> = {};
@@ -62,11 +70,22 @@ export function printReport(input: { seed: number; quick: boolean; elapsedMs: nu
   };
 
   console.log('\nfaults');
-  for (const f of faults) console.log(`  ${new Date(f.startedAt).toISOString().slice(11, 19)}  ${f.kind.padEnd(26)} ${f.target.padEnd(12)} ${(f.downMs / 1000).toFixed(1)} s`);
+  for (const f of faults)
+    console.log(`  ${new Date(f.startedAt).toISOString().slice(11, 19)}  ${f.kind.padEnd(26)} ${f.target.padEnd(12)} ${(f.downMs / 1000).toFixed(1)} s`);
   console.log('\nresults');
   const rows: [string, string | number][] = [
-    ['runs', `${summary.runs} (${Object.entries(summary.by_status).map(([s, n]) => `${s} ${n}`).join(', ')})`],
-    ['faults', `${summary.faults} (${Object.entries(summary.fault_kinds).map(([k, n]) => `${k} ${n}`).join(', ')})`],
+    [
+      'runs',
+      `${summary.runs} (${Object.entries(summary.by_status)
+        .map(([s, n]) => `${s} ${n}`)
+        .join(', ')})`,
+    ],
+    [
+      'faults',
+      `${summary.faults} (${Object.entries(summary.fault_kinds)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')})`,
+    ],
     ['dependency outage', `${summary.outage_s} s`],
     ['approvals applied', summary.approvals_applied],
     ['409 answers / false 409s', `${summary.answered_409} / ${summary.false_409}`],

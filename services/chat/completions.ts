@@ -120,7 +120,6 @@ const callText = (calls: ToolCallRequest[] = []) => calls.map((c) => `${c.functi
 
 const HOLD_STEP = 'chat';
 
-
 async function journey(db: Db, tenantId: string, id: string, kind: string, state: string): Promise<void> {
   await recordJourneyEvent(db, { tenantId, runId: id, kind, state, eventKey: `${id}:${kind}` });
 }
@@ -166,7 +165,9 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
   ]
     .filter(Boolean)
     .join('\n');
-  const promptTokens = estimateTokens(promptText + (input.responseFormat && 'schema' in input.responseFormat ? JSON.stringify(input.responseFormat.schema) : ''));
+  const promptTokens = estimateTokens(
+    promptText + (input.responseFormat && 'schema' in input.responseFormat ? JSON.stringify(input.responseFormat.schema) : ''),
+  );
 
   let provider: ChatProvider | undefined;
   if (route) {

@@ -43,11 +43,16 @@ const SUITES = [
 export const EVALUATION_SUITES = SUITES.map((s) => ({ id: s.id, description: s.description, cases: s.cases.length, case_names: s.cases, digest: digestOf(s) }));
 
 /** What is wrong with an evaluation run for `suiteId`, or null: the suite must exist and every one of its cases be reported once. */
-export function evaluationRunProblem(run: { suite_id: string; descriptor: { suite_id: string; cases: unknown[] }; results?: { passed: number; failed: number } }) {
+export function evaluationRunProblem(run: {
+  suite_id: string;
+  descriptor: { suite_id: string; cases: unknown[] };
+  results?: { passed: number; failed: number };
+}) {
   const suite = EVALUATION_SUITES.find((s) => s.id === run.suite_id);
   if (!suite) return { param: 'suite_id', message: `Unknown suite '${run.suite_id}'; see GET /v1/evaluations.` };
   if (run.descriptor.suite_id !== run.suite_id) return { param: 'descriptor.suite_id', message: 'The descriptor is for another suite.' };
-  if (run.descriptor.cases.length !== suite.cases) return { param: 'descriptor.cases', message: `The suite has ${suite.cases} cases; the descriptor lists ${run.descriptor.cases.length}.` };
+  if (run.descriptor.cases.length !== suite.cases)
+    return { param: 'descriptor.cases', message: `The suite has ${suite.cases} cases; the descriptor lists ${run.descriptor.cases.length}.` };
   if (run.results && run.results.passed + run.results.failed !== suite.cases) {
     return { param: 'results', message: `passed + failed must equal the suite's ${suite.cases} cases.` };
   }
@@ -56,7 +61,14 @@ export function evaluationRunProblem(run: { suite_id: string; descriptor: { suit
 
 export const SANDBOX_PROFILES = [
   { id: 'restricted', network: 'none', max_runtime_seconds: 300, max_memory_mb: 512, secrets: 'none', artifacts: 'returned only' },
-  { id: 'standard', network: 'allow-listed egress', max_runtime_seconds: 900, max_memory_mb: 2048, secrets: 'references resolved inside the sandbox', artifacts: 'returned only' },
+  {
+    id: 'standard',
+    network: 'allow-listed egress',
+    max_runtime_seconds: 900,
+    max_memory_mb: 2048,
+    secrets: 'references resolved inside the sandbox',
+    artifacts: 'returned only',
+  },
 ];
 
 export function providerCatalog(config: Config) {

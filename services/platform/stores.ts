@@ -50,7 +50,10 @@ export function platformStores(db: Db, options: PlatformStoreOptions) {
       async record(tenantId: string, t: { name: string; runId: string | null; spans: unknown[] }) {
         // A trace may name only a run of its own tenant.
         if (t.runId && !(await getRun(db, tenantId, t.runId))) throw errors.invalidRequest('run_id names no run of your tenant.', 'run_id');
-        const [row] = await db.insert(traces).values({ id: newId('trace'), tenantId, name: t.name, runId: t.runId, spans: t.spans }).returning();
+        const [row] = await db
+          .insert(traces)
+          .values({ id: newId('trace'), tenantId, name: t.name, runId: t.runId, spans: t.spans })
+          .returning();
         return row!;
       },
     },
@@ -60,7 +63,10 @@ export function platformStores(db: Db, options: PlatformStoreOptions) {
         const [row] = await db
           .insert(traceExports)
           .values({ tenantId: actor.tenantId, ...d })
-          .onConflictDoUpdate({ target: [traceExports.tenantId, traceExports.name], set: { kind: d.kind, endpoint: d.endpoint, credentialRef: d.credentialRef, updatedAt: new Date() } })
+          .onConflictDoUpdate({
+            target: [traceExports.tenantId, traceExports.name],
+            set: { kind: d.kind, endpoint: d.endpoint, credentialRef: d.credentialRef, updatedAt: new Date() },
+          })
           .returning();
         await recordAudit(db, { ...actor, action: 'trace_export.upsert', target: `trace_export:${d.name}`, subject: d });
         return row!;

@@ -14,7 +14,10 @@ export async function vaultAccount(db: Db, tenantId: string) {
     })
     .from(memoryEntries)
     .where(eq(memoryEntries.tenantId, tenantId));
-  const [chain] = await db.select({ n: count() }).from(vaultChain).where(and(eq(vaultChain.tenantId, tenantId)));
+  const [chain] = await db
+    .select({ n: count() })
+    .from(vaultChain)
+    .where(and(eq(vaultChain.tenantId, tenantId)));
   return {
     entries: {
       active: Number(counts?.active ?? 0),

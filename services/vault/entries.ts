@@ -75,7 +75,10 @@ export async function createEntry(db: Db, tenantId: string, input: NewEntry): Pr
 }
 
 export async function getEntry(db: Db, tenantId: string, entryId: string): Promise<EntryRow> {
-  const [row] = await db.select().from(memoryEntries).where(and(eq(memoryEntries.tenantId, tenantId), eq(memoryEntries.id, entryId)));
+  const [row] = await db
+    .select()
+    .from(memoryEntries)
+    .where(and(eq(memoryEntries.tenantId, tenantId), eq(memoryEntries.id, entryId)));
   if (!row) throw errors.notFound('No such vault entry.');
   return row;
 }
@@ -118,7 +121,10 @@ export async function versionsOf(db: Db, tenantId: string, entryId: string) {
 async function changeEntry(db: Db, tenantId: string, entryId: string, change: (tx: Tx, row: EntryRow) => Promise<EntryRow>): Promise<EntryRow> {
   return db.transaction(async (tx) => {
     await lockTenant(tx, tenantId);
-    const [row] = await tx.select().from(memoryEntries).where(and(eq(memoryEntries.tenantId, tenantId), eq(memoryEntries.id, entryId)));
+    const [row] = await tx
+      .select()
+      .from(memoryEntries)
+      .where(and(eq(memoryEntries.tenantId, tenantId), eq(memoryEntries.id, entryId)));
     if (!row) throw errors.notFound('No such vault entry.');
     if (row.state === 'forgotten') throw errors.entryForgotten();
     return change(tx, row);
@@ -189,12 +195,24 @@ export function releaseEntry(db: Db, tenantId: string, entryId: string): Promise
 export async function forgetEntry(db: Db, tenantId: string, entryId: string): Promise<EntryRow> {
   return db.transaction(async (tx) => {
     await lockTenant(tx, tenantId);
-    const [row] = await tx.select().from(memoryEntries).where(and(eq(memoryEntries.tenantId, tenantId), eq(memoryEntries.id, entryId)));
+    const [row] = await tx
+      .select()
+      .from(memoryEntries)
+      .where(and(eq(memoryEntries.tenantId, tenantId), eq(memoryEntries.id, entryId)));
     if (!row) throw errors.notFound('No such vault entry.');
     if (row.state === 'forgotten') return row;
     const [tombstone] = await tx
       .update(memoryEntries)
-      .set({ state: 'forgotten', subject: null, content: null, tags: [], quarantineReason: null, entryKey: null, forgottenAt: new Date(), updatedAt: new Date() })
+      .set({
+        state: 'forgotten',
+        subject: null,
+        content: null,
+        tags: [],
+        quarantineReason: null,
+        entryKey: null,
+        forgottenAt: new Date(),
+        updatedAt: new Date(),
+      })
       .where(eq(memoryEntries.id, row.id))
       .returning();
     await tx.update(memoryEntryVersions).set({ subject: null, content: null, reason: null }).where(eq(memoryEntryVersions.entryId, row.id));

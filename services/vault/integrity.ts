@@ -44,7 +44,15 @@ export async function checkIntegrity(db: Db, tenantId: string): Promise<Integrit
     const recomputed =
       row.state === 'forgotten'
         ? row.digest
-        : entryDigest({ id: row.id, version: row.version, subject: row.subject ?? '', content: row.content ?? '', tags: row.tags, source: row.source, expiresAt: row.expiresAt });
+        : entryDigest({
+            id: row.id,
+            version: row.version,
+            subject: row.subject ?? '',
+            content: row.content ?? '',
+            tags: row.tags,
+            source: row.source,
+            expiresAt: row.expiresAt,
+          });
     if (recomputed !== row.digest || row.digest !== recorded || (row.state === 'forgotten' && textLeft)) changed.push(row.id);
   }
   const present = new Set(rows.map((r) => r.id));

@@ -14,11 +14,7 @@ export interface SearchHit {
 }
 
 /** Entries matching any word of `query`, most relevant first (more matching words and denser matches rank higher). */
-export async function searchVault(
-  db: Db,
-  tenantId: string,
-  query: { q: string; tag?: string; subject?: string; limit: number },
-): Promise<SearchHit[]> {
+export async function searchVault(db: Db, tenantId: string, query: { q: string; tag?: string; subject?: string; limit: number }): Promise<SearchHit[]> {
   const words = query.q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   if (words.length === 0) return [];
   const tsQuery = sql`to_tsquery('english', ${words.map((w) => w.replace(/'/g, '')).join(' | ')})`;

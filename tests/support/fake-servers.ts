@@ -114,14 +114,24 @@ export async function scriptedUpstream() {
       function: { name: c.name, arguments: JSON.stringify(c.arguments) },
     }));
     const usage: WireUsage | null =
-      next.usage === null ? null : next.usage ? { ...next.usage, total_tokens: next.usage.prompt_tokens + next.usage.completion_tokens } : { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
+      next.usage === null
+        ? null
+        : next.usage
+          ? { ...next.usage, total_tokens: next.usage.prompt_tokens + next.usage.completion_tokens }
+          : { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
     if (body.stream) return streamReply(res, next.content ?? null, toolCalls, body.stream_options?.include_usage ? usage : null);
     res.setHeader('content-type', 'application/json');
     res.end(
       JSON.stringify({
         id: 'scripted',
         object: 'chat.completion',
-        choices: [{ index: 0, message: { role: 'assistant', content: next.content ?? null, ...(toolCalls ? { tool_calls: toolCalls } : {}) }, finish_reason: toolCalls ? 'tool_calls' : 'stop' }],
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: next.content ?? null, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
+            finish_reason: toolCalls ? 'tool_calls' : 'stop',
+          },
+        ],
         ...(usage ? { usage } : {}),
       }),
     );

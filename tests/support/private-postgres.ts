@@ -33,7 +33,10 @@ export async function startPrivatePostgres(parent = os.tmpdir()): Promise<Privat
   // Postgres refuses to run as root; as root (CI), run it as the postgres user.
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {
-    const { uid, gid } = { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) };
+    const { uid, gid } = {
+      uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+      gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+    };
     chownSync(dir, uid, gid);
   }
   const run = (tool: string, args: string[]) =>

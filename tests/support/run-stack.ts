@@ -28,7 +28,12 @@ export interface RunStack {
  * An in-process worker on `taskQueue` with the test run's database, key and workflow bundle; extra
  * options (interceptors, say) as startWorker takes them. Stop it yourself.
  */
-export function startTestWorker(db: Db, taskQueue: string, env: Record<string, string> = {}, extra: Partial<Parameters<typeof startWorker>[0]> = {}): Promise<RunningWorker> {
+export function startTestWorker(
+  db: Db,
+  taskQueue: string,
+  env: Record<string, string> = {},
+  extra: Partial<Parameters<typeof startWorker>[0]> = {},
+): Promise<RunningWorker> {
   const config = loadConfig({ DATABASE_URL: inject('databaseUrl'), ...payloadEnv(), TASK_QUEUE: taskQueue, ...env });
   return startWorker({
     address: inject('temporalAddress'),
@@ -89,6 +94,9 @@ export const isTerminal = (run: { status: string }) => ['completed', 'failed', '
 /** The run's holds and charges, straight from the ledger tables. */
 export async function ledgerOf(db: Db, runId: string) {
   const holds = await db.select().from(ledgerHolds).where(eq(ledgerHolds.runId, runId));
-  const charges = await db.select().from(ledgerEntries).where(and(eq(ledgerEntries.runId, runId), eq(ledgerEntries.kind, 'charge')));
+  const charges = await db
+    .select()
+    .from(ledgerEntries)
+    .where(and(eq(ledgerEntries.runId, runId), eq(ledgerEntries.kind, 'charge')));
   return { holds, charges };
 }

@@ -62,7 +62,9 @@ export const localProvider: ChatProvider = {
       return { ...answer, content: JSON.stringify({ answer: answer.content }) };
     }
     if (request.responseFormat) {
-      const grounding = [lastUserText(request), ...request.grounding.memory.map((m) => `${m.subject}. ${m.content}`), request.grounding.document ?? ''].join('\n');
+      const grounding = [lastUserText(request), ...request.grounding.memory.map((m) => `${m.subject}. ${m.content}`), request.grounding.document ?? ''].join(
+        '\n',
+      );
       const filled = fillSchema(request.responseFormat.schema, grounding, request.responseFormat.name);
       // A refusal rather than a guessed value; 'stop' so the client's parse() surfaces message.refusal.
       if (!filled.ok) return { content: null, refusal: ungroundedRefusal(filled.missing), finishReason: 'stop' };
