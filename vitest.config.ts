@@ -17,6 +17,7 @@ const unitFiles = [
   'tests/ids.test.ts',
   'tests/delivery-url.test.ts',
   'tests/configuration-doc.test.ts',
+  'tests/run-states.test.ts',
 ];
 
 export default defineConfig({

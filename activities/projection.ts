@@ -1,11 +1,12 @@
 // Writes each state change of a run: the API's projection row and one
 // content-free journey event, both idempotent under activity retries.
+import { log } from '@temporalio/activity';
 import type { Db } from '../db/client.ts';
 import type { RunTransition } from '../domain/runs/transition.ts';
 import { isTerminal } from '../domain/runs/states.ts';
-import { purgeJourneyEvents, recordJourneyEvent } from '../services/journey.ts';
+import { journeyEventRecorded, purgeJourneyEvents, recordJourneyEvent } from '../services/journey.ts';
 import { storableJson } from '../domain/storable-text.ts';
-import { type RunPatch, updateRun } from '../services/runs.ts';
+import { moveRun, type RunPatch, recordedStatus } from '../services/runs.ts';
 
 export function projectionActivities(deps: { db: Db; journeyRetentionDays: number }) {
   return {
@@ -17,14 +18,26 @@ export function projectionActivities(deps: { db: Db; journeyRetentionDays: numbe
       if (stepResults) patch.result = { steps: stepResults };
       if (t.progress) patch.progress = t.progress;
       // A model's answer or arguments may hold characters Postgres cannot store; they must not strand the run.
-      await updateRun(deps.db, t.runId, storableJson(patch));
+      const eventKey = `${t.runId}:${t.seq}`;
+      if (!(await moveRun(deps.db, t.runId, storableJson({ ...patch, status: t.status })))) {
+        // Not written: the table has no move from the recorded state. A retry finds its own move
+        // already written; a replay (a worker died before its workflow task completed) runs behind a
+        // record that is ahead of it, and leaves it so. Anything else is a bug, refused loudly.
+        const from = await recordedStatus(deps.db, t.runId);
+        const writtenBefore = from === t.status || (await journeyEventRecorded(deps.db, eventKey));
+        if (!writtenBefore) {
+          log.error('illegal run move refused: the record was not written', { runId: t.runId, seq: t.seq, from, to: t.status });
+          return;
+        }
+        if (from !== t.status) return;
+      }
       await recordJourneyEvent(deps.db, {
         tenantId: t.tenantId,
         runId: t.runId,
         kind: t.kind,
         state: t.status,
         progress: t.progress ?? null,
-        eventKey: `${t.runId}:${t.seq}`,
+        eventKey,
       });
       if (isTerminal(t.status)) await purgeJourneyEvents(deps.db, t.tenantId, deps.journeyRetentionDays);
     },

@@ -17,6 +17,12 @@ export interface JourneyEventInput {
   eventKey: string;
 }
 
+/** Whether the event keyed `eventKey` is recorded (a run's move `<run_id>:<seq>` that was written before). */
+export async function journeyEventRecorded(db: Db, eventKey: string): Promise<boolean> {
+  const rows = await db.select({ id: journeyEvents.id }).from(journeyEvents).where(eq(journeyEvents.eventKey, eventKey)).limit(1);
+  return rows.length > 0;
+}
+
 export async function recordJourneyEvent(db: Db, event: JourneyEventInput): Promise<void> {
   await db.insert(journeyEvents).values(event).onConflictDoNothing({ target: journeyEvents.eventKey });
 }

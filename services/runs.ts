@@ -1,10 +1,11 @@
 // The runs projection: created by the API (so idempotency is decided in one
 // unique index), updated by workflow activities, read and listed by the API.
-import { and, desc, eq, gte, ilike, lte, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, ilike, inArray, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { preparedPer } from '../db/prepared.ts';
 import { runs } from '../db/schema.ts';
 import { newId } from '../domain/ids.ts';
+import { type RunStatus, statesLeadingTo } from '../domain/runs/states.ts';
 import { afterPosition, type Position, toPage } from './keyset-page.ts';
 
 export type RunRow = typeof runs.$inferSelect;
@@ -82,13 +83,14 @@ export async function possiblyStrandedRuns(db: Db, before: Date, limit: number):
 }
 
 /** Ends a run whose workflow could not be started and that nobody can start safely (it has no Idempotency-Key). */
-export function markStartFailed(db: Db, runId: string): Promise<void> {
-  return updateRun(db, runId, {
-    status: 'failed',
+export async function markStartFailed(db: Db, runId: string): Promise<void> {
+  const patch = {
+    status: 'failed' as const,
     currentStep: null,
     completedAt: new Date(),
     failure: { code: 'start_failed', message: 'The run could not be started; nothing was reserved. Retry the request.' },
-  });
+  };
+  await moveRun(db, runId, patch, ['accepted']);
 }
 
 /** Cancels a run whose workflow never started (the reconciler has not started it either: it is still accepted). */
@@ -105,11 +107,29 @@ export async function cancelBeforeStart(db: Db, runId: string): Promise<void> {
     .where(and(eq(runs.id, runId), eq(runs.status, 'accepted')));
 }
 
-export async function updateRun(db: Db, runId: string, patch: RunPatch): Promise<void> {
-  await db
+/**
+ * Writes a run's move to `patch.status`, only over a state from which the table of moves
+ * (domain/runs/states.ts) leads there, or over `from` when given (a subset of those). Returns
+ * false, writing nothing, when the row is in none of them.
+ */
+export async function moveRun(
+  db: Db,
+  runId: string,
+  patch: RunPatch & { status: RunStatus },
+  from: readonly RunStatus[] = statesLeadingTo(patch.status),
+): Promise<boolean> {
+  const moved = await db
     .update(runs)
     .set({ ...patch, updatedAt: new Date() })
-    .where(eq(runs.id, runId));
+    .where(and(eq(runs.id, runId), inArray(runs.status, [...from])))
+    .returning({ id: runs.id });
+  return moved.length > 0;
+}
+
+/** The run's recorded state, or null when there is no such run. */
+export async function recordedStatus(db: Db, runId: string): Promise<string | null> {
+  const [row] = await db.select({ status: runs.status }).from(runs).where(eq(runs.id, runId));
+  return row?.status ?? null;
 }
 
 export interface RunFilters {

@@ -23,7 +23,7 @@ import type { createActivities } from '../activities/index.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
 import type { LoopStop } from '../domain/runs/run-types.ts';
 import type { RunProjectionPatch, RunTransition } from '../domain/runs/transition.ts';
-import type { RunStatus, RunStep } from '../domain/runs/states.ts';
+import { isTerminal, nextStatus, type RunEvent, type RunStatus, type RunStep } from '../domain/runs/states.ts';
 import type { ApprovalRecord, StepResult } from '../domain/runs/run-types.ts';
 import type { ApprovalChannel } from '../activities/approval.ts';
 import type { NotificationEvent } from '../domain/runs/progress.ts';
@@ -99,6 +99,9 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
   });
 }
 
+/** The event of each way a run ends. */
+const END_EVENT = { completed: 'complete', failed: 'fail', needs_attention: 'unresolved' } as const satisfies Record<string, RunEvent>;
+
 interface RunEnd {
   status: RunStatus;
   failureCode: string | null;
@@ -169,8 +172,14 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
     await audit('run.approval.signal_refused', 'temporal:signal', null, eventKey, d);
   });
 
-  /** Every state change: search attribute, projection and a content-free journey event. */
-  async function moveTo(status: RunStatus, step: RunStep, patch: RunProjectionPatch = {}, kind?: string) {
+  /**
+   * Every state change, by the one table of moves (domain/runs/states.ts): search attribute,
+   * projection and a content-free journey event. A move the table does not have is a bug in this
+   * code: it fails the workflow task (Temporal retries it, and a fixed worker resumes the run).
+   */
+  async function moveTo(event: RunEvent, step: RunStep, patch: RunProjectionPatch = {}, kind?: string) {
+    const status = nextStatus(live.status, event);
+    if (!status) throw new Error(`Illegal run move: no "${event}" from ${live.status} (domain/runs/states.ts RUN_TRANSITIONS).`);
     // A new state is run.<state>; a new step within the same state is run.step.<step>.
     const eventKind = kind ?? (status !== live.status || seq === 0 ? `run.${status}` : `run.step.${step}`);
     live.status = status;
@@ -206,20 +215,20 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
   }
 
   async function end(status: 'completed' | 'failed' | 'needs_attention', patch: RunProjectionPatch): Promise<RunEnd> {
-    await moveTo(status, live.step, { ...patch, completed: true });
+    await moveTo(END_EVENT[status], live.step, { ...patch, completed: true });
     announce(`run.${status}`);
     return { status, failureCode, notifications, failsExecution: notifies };
   }
 
   try {
-    await moveTo('accepted', 'estimate');
-    await moveTo('planning', 'estimate');
+    await moveTo('accept', 'estimate');
+    await moveTo('begin', 'estimate');
     const model = run.model ?? 'svc-workspace';
     const estimate = await acts.estimateRun({ tenantId, input: run.input, memory: run.memory, model });
     // The provider is fixed here for the whole run; estimates of runs started before routing had none: local.
     const upstream: ModelContext | null = estimate.provider === 'upstream' ? { runId, tenantId, model, provider: 'upstream', input: run.input } : null;
 
-    await moveTo('planning', 'reserve', { estimate });
+    await moveTo('advance', 'reserve', { estimate });
     const hold = await acts.reserveCredits({ tenantId, runId, amount: estimate.amounts.total });
     if (hold.status === 'insufficient') {
       return await end('needs_attention', {
@@ -236,7 +245,7 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
     }
     const reservation = { amount: hold.amount, status: 'held' as const };
 
-    await moveTo('planning', 'plan', { reservation });
+    await moveTo('advance', 'plan', { reservation });
     let plan: Plan;
     if (upstream) {
       const planned = await planWithModel(upstream);
@@ -268,7 +277,7 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
       };
       live.approval = 'pending';
       pending = external.map((s) => ({ step_id: s.id, tool: s.tool }));
-      await moveTo('awaiting_approval', 'approval', { plan, approval });
+      await moveTo('needs_approval', 'approval', { plan, approval });
       announce('run.awaiting_approval');
       const decided = await condition(() => decision !== undefined, run.approvalTimeoutMs);
       const decidedAt = new Date(Date.now()).toISOString();
@@ -297,7 +306,7 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
       pending = [];
     }
 
-    await moveTo('executing', 'execute', { plan, approval });
+    await moveTo('execute', 'execute', { plan, approval });
     /** Runs one step through its tool; a tool that kept failing is a failed step, not a failed run. */
     const runStep = async (step: PlanStep, previous: StepResult[]): Promise<StepResult> => {
       live.currentPlanStep = step.id;
@@ -323,7 +332,7 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
             : { step_id: step.id, tool: step.tool, status: 'failed', detail: 'The tool kept failing after retries.', output: null, sources: [] };
       }
       live.stepsDone += 1;
-      await moveTo('executing', 'execute', { stepResults: [...previous, result] }, 'run.step_finished');
+      await moveTo('advance', 'execute', { stepResults: [...previous, result] }, 'run.step_finished');
       return result;
     };
     let loop: LoopResult;
@@ -338,7 +347,7 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
     const results = loop.results;
     live.currentPlanStep = null;
 
-    await moveTo('verifying', 'verify');
+    await moveTo('verify', 'verify');
     const verified = await acts.verifyRun({
       runId,
       input: run.input,
@@ -352,7 +361,7 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
     });
     if (run.memory) await acts.rememberRun({ runId, tenantId, input: run.input, summary: verified.summary });
 
-    await moveTo('verifying', 'settle', { result: verified.result, receipt: verified.receipt });
+    await moveTo('advance', 'settle', { result: verified.result, receipt: verified.receipt });
     const usage = await acts.settleRun({ runId, input: run.input, results, provider: estimate.provider, model });
     return await end(verified.receipt.unresolved.length > 0 ? 'needs_attention' : 'completed', {
       usage,
@@ -363,6 +372,8 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
     // Only business failures compensate. Anything else is a bug in this code: it fails the workflow
     // task, Temporal retries the task, and a fixed worker resumes the run where it was.
     if (!(err instanceof TemporalFailure)) throw err;
+    // Its record already says how it ended (the failure came after, writing the end): nothing to compensate.
+    if (isTerminal(live.status)) throw err;
     // Compensation: the hold is released and the run ends failed.
     const cancelled = isCancellation(err);
     const undecided = approval?.state === 'pending' ? { ...approval, state: 'cancelled' as const, decided_at: new Date(Date.now()).toISOString() } : approval;

@@ -1,5 +1,6 @@
-// The wire states of a durable run and the transitions between them. Pure, so
-// the workflow, the API and the OpenAPI description share one definition.
+// The wire states of a durable run and the one table of moves between them. Pure, so
+// the workflow (which moves only by it), the projection (which refuses any other move),
+// the API and the OpenAPI description share one definition.
 
 export const RUN_STATES = ['accepted', 'planning', 'awaiting_approval', 'executing', 'verifying', 'completed', 'failed', 'needs_attention'] as const;
 export type RunStatus = (typeof RUN_STATES)[number];
@@ -14,14 +15,49 @@ export function isTerminal(status: string): boolean {
 export const RUN_STEPS = ['estimate', 'reserve', 'plan', 'approval', 'execute', 'verify', 'settle'] as const;
 export type RunStep = (typeof RUN_STEPS)[number];
 
-export const TRANSITION_GRAPH = `accepted -> planning            (estimate, reserve and plan run here)
-planning -> awaiting_approval    (the plan has an external effect)
-planning -> executing            (read-only plan)
-awaiting_approval -> executing   (approved)
-awaiting_approval -> failed      (rejected, or cancelled)
-awaiting_approval -> needs_attention (approval deadline passed)
-executing -> verifying
-verifying -> completed           (nothing unresolved)
-verifying -> needs_attention     (an unresolved remainder)
-planning -> needs_attention      (balance or budget cannot cover the estimate)
-any non-terminal -> failed       (cancelled, or an unrecoverable error)`;
+/**
+ * What moves a run from one state to the next. `advance` is a new step within the same state
+ * (reserve, then plan, within planning); the others name why the state changes.
+ */
+export const RUN_EVENTS = ['accept', 'begin', 'advance', 'needs_approval', 'execute', 'verify', 'complete', 'unresolved', 'fail'] as const;
+export type RunEvent = (typeof RUN_EVENTS)[number];
+
+/**
+ * The run's state machine, state × event → state: the one table the workflow moves by and the
+ * projection checks every write against. An event missing from a state's row is an illegal move.
+ */
+export const RUN_TRANSITIONS: Readonly<Record<RunStatus, Readonly<Partial<Record<RunEvent, RunStatus>>>>> = {
+  // The workflow's first record; the API (a run cancelled before its workflow started) and the reconciler fail it.
+  accepted: { accept: 'accepted', begin: 'planning', fail: 'failed' },
+  // Estimate, reserve and plan run here; a balance or budget that cannot cover the estimate, or an empty model plan, is unresolved.
+  planning: { advance: 'planning', needs_approval: 'awaiting_approval', execute: 'executing', unresolved: 'needs_attention', fail: 'failed' },
+  // Approved: execute; the deadline passed: unresolved; rejected or cancelled: fail.
+  awaiting_approval: { advance: 'awaiting_approval', execute: 'executing', unresolved: 'needs_attention', fail: 'failed' },
+  executing: { advance: 'executing', verify: 'verifying', fail: 'failed' },
+  // Verify, then settle: completed when nothing is unresolved.
+  verifying: { advance: 'verifying', complete: 'completed', unresolved: 'needs_attention', fail: 'failed' },
+  completed: {},
+  failed: {},
+  needs_attention: {},
+};
+
+/** The state `event` moves a run in `from` to, or null when the table has no such move. */
+export function nextStatus(from: RunStatus, event: RunEvent): RunStatus | null {
+  return RUN_TRANSITIONS[from][event] ?? null;
+}
+
+/** The event that moves `from` to `to`, or null when no event does: the move is illegal. */
+export function eventBetween(from: RunStatus, to: RunStatus): RunEvent | null {
+  const row = RUN_TRANSITIONS[from];
+  return (Object.keys(row) as RunEvent[]).find((event) => row[event] === to) ?? null;
+}
+
+/** Every state from which some event leads to `to`: where the projection may write `to` over. */
+export function statesLeadingTo(to: RunStatus): RunStatus[] {
+  return RUN_STATES.filter((from) => eventBetween(from, to) !== null);
+}
+
+/** The table in words, one line per move (the OpenAPI description of RunStatus shows it). */
+export const TRANSITION_GRAPH = RUN_STATES.flatMap((from) =>
+  (Object.entries(RUN_TRANSITIONS[from]) as [RunEvent, RunStatus][]).filter(([, to]) => to !== from).map(([event, to]) => `${from} -> ${to}   (${event})`),
+).join('\n');

@@ -1,0 +1,93 @@
+// The projection writes a run's move only when the table of moves has it: a move written
+// before (a retry, or a replay behind the record) changes nothing quietly; any other move
+// is refused loudly (an error log line, nothing written).
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { projectionActivities } from '../activities/projection.ts';
+import { type Database, openPostgres } from '../db/client.ts';
+import { journeyEvents, runs } from '../db/schema.ts';
+import type { RunTransition } from '../domain/runs/transition.ts';
+import { createRun } from '../services/runs.ts';
+import { newTenant } from './support/run-stack.ts';
+
+let database: Database;
+beforeAll(() => {
+  database = openPostgres(inject('databaseUrl'));
+});
+afterAll(() => database.close());
+
+function recorder() {
+  const errors: { message: string; meta: unknown }[] = [];
+  const logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (message: string, meta?: unknown) => errors.push({ message, meta }) };
+  const record = (t: RunTransition) =>
+    new MockActivityEnvironment({}, { logger }).run(projectionActivities({ db: database.db, journeyRetentionDays: 30 }).recordTransition, t);
+  return { errors, record };
+}
+
+async function newRun() {
+  const t = await newTenant(database.db);
+  const { run } = await createRun(database.db, {
+    tenantId: t.tenantId,
+    idempotencyKey: null,
+    requestDigest: 'sha256:x',
+    input: 'Send the notes.',
+    memory: false,
+    model: 'svc-workspace',
+  });
+  const move = (seq: number, status: RunTransition['status'], step: RunTransition['step'] = 'estimate'): RunTransition => ({
+    runId: run.id,
+    tenantId: t.tenantId,
+    seq,
+    status,
+    step,
+    kind: `run.${status}`,
+    patch: {},
+  });
+  const row = async () => (await database.db.select().from(runs).where(eq(runs.id, run.id)))[0]!;
+  const events = async () => (await database.db.select().from(journeyEvents).where(eq(journeyEvents.runId, run.id))).map((e) => e.eventKey).sort();
+  return { id: run.id, move, row, events };
+}
+
+describe('recordTransition', () => {
+  it('writes legal moves, each with its journey event', async () => {
+    const { errors, record } = recorder();
+    const run = await newRun();
+    await record(run.move(1, 'accepted'));
+    await record(run.move(2, 'planning'));
+    await record(run.move(3, 'awaiting_approval', 'approval'));
+    expect((await run.row()).status).toBe('awaiting_approval');
+    expect(await run.events()).toEqual([`${run.id}:1`, `${run.id}:2`, `${run.id}:3`]);
+    expect(errors).toEqual([]);
+  });
+
+  it('refuses an illegal move loudly and writes nothing', async () => {
+    const { errors, record } = recorder();
+    const run = await newRun();
+    await record(run.move(1, 'accepted'));
+    await record(run.move(2, 'completed', 'settle')); // accepted -> completed: no such move
+    expect((await run.row()).status).toBe('accepted');
+    expect(await run.events()).toEqual([`${run.id}:1`]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.message).toContain('illegal run move refused');
+    expect(errors[0]!.meta).toMatchObject({ runId: run.id, seq: 2, from: 'accepted', to: 'completed' });
+  });
+
+  it('a replay behind the record, and a retry of the last move, change nothing and log nothing', async () => {
+    const { errors, record } = recorder();
+    const run = await newRun();
+    for (const [seq, status] of [
+      [1, 'accepted'],
+      [2, 'planning'],
+      [3, 'awaiting_approval'],
+    ] as const)
+      await record(run.move(seq, status));
+    await record(run.move(2, 'planning')); // a replay: awaiting_approval -> planning is no move, but seq 2 was written
+    expect((await run.row()).status).toBe('awaiting_approval');
+    await record(run.move(4, 'failed'));
+    await record(run.move(4, 'failed')); // a retry of a terminal move: failed -> failed is no move, but it is this one
+    expect((await run.row()).status).toBe('failed');
+    expect(await run.events()).toEqual([1, 2, 3, 4].map((n) => `${run.id}:${n}`));
+    expect(errors).toEqual([]);
+  });
+});
