@@ -1309,17 +1309,20 @@ export interface components {
          * @description Wire states. failed and needs_attention are real, reportable outcomes. Transitions:
          *
          *     ```
-         *     accepted -> planning            (estimate, reserve and plan run here)
-         *     planning -> awaiting_approval    (the plan has an external effect)
-         *     planning -> executing            (read-only plan)
-         *     awaiting_approval -> executing   (approved)
-         *     awaiting_approval -> failed      (rejected, or cancelled)
-         *     awaiting_approval -> needs_attention (approval deadline passed)
-         *     executing -> verifying
-         *     verifying -> completed           (nothing unresolved)
-         *     verifying -> needs_attention     (an unresolved remainder)
-         *     planning -> needs_attention      (balance or budget cannot cover the estimate)
-         *     any non-terminal -> failed       (cancelled, or an unrecoverable error)
+         *     accepted -> planning   (begin)
+         *     accepted -> failed   (fail)
+         *     planning -> awaiting_approval   (needs_approval)
+         *     planning -> executing   (execute)
+         *     planning -> needs_attention   (unresolved)
+         *     planning -> failed   (fail)
+         *     awaiting_approval -> executing   (execute)
+         *     awaiting_approval -> needs_attention   (unresolved)
+         *     awaiting_approval -> failed   (fail)
+         *     executing -> verifying   (verify)
+         *     executing -> failed   (fail)
+         *     verifying -> completed   (complete)
+         *     verifying -> needs_attention   (unresolved)
+         *     verifying -> failed   (fail)
          *     ```
          * @enum {string}
          */
