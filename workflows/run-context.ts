@@ -1,0 +1,188 @@
+// A run's workflow state and the moves every phase makes through it: its live state (what the
+// `state` query answers), the approval handlers, a state change by the one table of moves, a
+// completion notification, and the end. workflows/run-phases.ts uses it, phase by phase.
+import {
+  ApplicationFailure,
+  currentUpdateInfo,
+  log,
+  ParentClosePolicy,
+  patched,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { ApprovalChannel } from '../activities/approval.ts';
+import type { NotificationEvent } from '../domain/runs/progress.ts';
+import type { AgentRunInput } from '../domain/runs/run-input.ts';
+import type { ApprovalRecord } from '../domain/runs/run-types.ts';
+import { RunStatusKey, TenantIdKey } from '../domain/runs/search-attributes.ts';
+import { nextStatus, type RunEvent, type RunStatus, type RunStep } from '../domain/runs/states.ts';
+import type { RunProjectionPatch, RunTransition } from '../domain/runs/transition.ts';
+import { type ApprovalDecision, type ApprovalMeta, approvalSignal, approvalUpdate, NOT_AWAITING_APPROVAL, type RunLiveState, stateQuery } from './messages.ts';
+import { notifyRunWorkflow } from './notify-run.ts';
+import { acts, projection } from './run-activities.ts';
+import { currentDetailsOf, type PendingEffect, progressOf } from './run-details.ts';
+
+/**
+ * Versioning, the worked example: runs started before projection writes became local activities
+ * have ScheduleActivityTask commands for them in their histories, so they must keep making the same
+ * commands on replay. `patched` is true for runs that reach this point on the new code (it records a
+ * marker) and false when replaying a history without the marker. Once no run started before the
+ * change can still be open (longer than APPROVAL_TIMEOUT_SECONDS plus retention), the old branch
+ * goes and `patched` becomes `deprecatePatch(PROJECTION_AS_LOCAL_ACTIVITY)`; a release later, that goes too.
+ */
+export const PROJECTION_AS_LOCAL_ACTIVITY = 'projection-as-local-activity';
+/** Runs started on this code audit decisions from the workflow (every channel), not from the API. */
+export const APPROVAL_AUDIT_IN_WORKFLOW = 'approval-audit-in-workflow';
+/** Runs that reach their end on this code send completion notifications and end a failed run's execution Failed. */
+export const NOTIFY_AND_FAIL_EXECUTION = 'notify-and-fail-execution';
+
+/** How a run ended, and what the workflow still awaits before it closes. */
+export interface RunEnd {
+  status: RunStatus;
+  failureCode: string | null;
+  /** Notification deliveries in flight; awaited before the workflow closes. */
+  notifications: Promise<unknown>[];
+  /** A failed run ends its execution Failed (runs started before that change complete). */
+  failsExecution: boolean;
+}
+
+export type EndStatus = 'completed' | 'failed' | 'needs_attention';
+
+/** The event of each way a run ends. */
+const END_EVENT = { completed: 'complete', failed: 'fail', needs_attention: 'unresolved' } as const satisfies Record<EndStatus, RunEvent>;
+
+export interface RunContext {
+  run: AgentRunInput;
+  live: RunLiveState;
+  /** The approval record, once the plan asks for one. */
+  approval: ApprovalRecord | null;
+  /** Effects awaiting a decision, as the Temporal UI lists them. */
+  pending: PendingEffect[];
+  /** The decision, once an approval handler took one. */
+  decision(): ApprovalDecision | undefined;
+  showDetails(): void;
+  moveTo(event: RunEvent, step: RunStep, patch?: RunProjectionPatch, kind?: string): Promise<void>;
+  announce(event: NotificationEvent): void;
+  end(status: EndStatus, patch: RunProjectionPatch): Promise<RunEnd>;
+}
+
+/** The run's state, with its query and approval handlers set. Call once, at the start of the workflow. */
+export function openRun(run: AgentRunInput): RunContext {
+  const { runId, tenantId } = run;
+  const notifications: Promise<unknown>[] = [];
+  let failureCode: string | null = null;
+  let signals = 0;
+  let seq = 0;
+  let decision: ApprovalDecision | undefined;
+  const live: RunLiveState = { status: 'accepted', step: 'estimate', currentPlanStep: null, approval: 'none', stepsDone: 0, stepsTotal: 0 };
+
+  // Decided once, at the start, so a run keeps one behaviour throughout (a patch marker written inside
+  // an Update handler or between local activities does not replay reliably: tests/replay.test.ts).
+  const auditsDecisions = patched(APPROVAL_AUDIT_IN_WORKFLOW);
+  const notifies = patched(NOTIFY_AND_FAIL_EXECUTION);
+  const awaitsDecision = () => live.status === 'awaiting_approval' && !decision;
+
+  const c: RunContext = {
+    run,
+    live,
+    approval: null,
+    pending: [],
+    decision: () => decision,
+    showDetails: () => setCurrentDetails(currentDetailsOf(runId, live, c.pending, failureCode)),
+
+    /**
+     * Every state change, by the one table of moves (domain/runs/states.ts): search attribute,
+     * projection and a content-free journey event. A move the table does not have is a bug in this
+     * code: it fails the workflow task (Temporal retries it, and a fixed worker resumes the run).
+     */
+    async moveTo(event, step, patch = {}, kind) {
+      const status = nextStatus(live.status, event);
+      if (!status) throw new Error(`Illegal run move: no "${event}" from ${live.status} (domain/runs/states.ts RUN_TRANSITIONS).`);
+      // A new state is run.<state>; a new step within the same state is run.step.<step>.
+      const eventKind = kind ?? (status !== live.status || seq === 0 ? `run.${status}` : `run.step.${step}`);
+      live.status = status;
+      live.step = step;
+      seq += 1;
+      upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
+      if (patch.failure) failureCode = patch.failure.code;
+      c.showDetails();
+      const transition: RunTransition = { runId, tenantId, seq, status, step, patch, kind: eventKind, progress: progressOf(live) };
+      if (patched(PROJECTION_AS_LOCAL_ACTIVITY)) await projection.recordTransition(transition);
+      else await acts.recordTransition(transition);
+    },
+
+    /**
+     * Notifies the endpoints subscribed to `event` through a child workflow (workflows/notify-run.ts)
+     * that outlives the run, so hours of retries to a receiver that is down never hold the run open.
+     * Runs without subscribers start no child. The child's start is awaited before the run closes.
+     */
+    announce(event) {
+      if (!notifies) return;
+      notifications.push(
+        (async () => {
+          const endpointIds = await projection.notificationTargets({ tenantId, event });
+          if (endpointIds.length === 0) return;
+          await startChild(notifyRunWorkflow, {
+            workflowId: `${runId}-notify-${event}`,
+            args: [{ tenantId, runId, event, endpointIds }],
+            parentClosePolicy: ParentClosePolicy.ABANDON,
+            typedSearchAttributes: [{ key: TenantIdKey, value: tenantId }],
+          });
+        })(),
+      );
+    },
+
+    async end(status, patch) {
+      await c.moveTo(END_EVENT[status], live.step, { ...patch, completed: true });
+      c.announce(`run.${status}`);
+      return { status, failureCode, notifications, failsExecution: notifies };
+    },
+  };
+
+  /** Audits a decision (or a refused signal) through an activity, whatever channel it came by. */
+  async function audit(action: string, channel: ApprovalChannel, keyId: string | null, eventKey: string, d: unknown) {
+    if (!auditsDecisions) return; // runs started before: the API audited its own decisions
+    const subject = d && typeof d === 'object' ? { decision: (d as ApprovalDecision).decision, reason: (d as ApprovalDecision).reason } : d;
+    // A regular activity: a local activity's marker inside an Update handler does not replay (sdk-core
+    // reports nondeterminism at the Update's completion event; tests/replay.test.ts caught it).
+    await acts.recordApprovalAudit({ tenantId, runId, action, channel, keyId, eventKey: `run:${runId}:${eventKey}`, subject });
+  }
+
+  setHandler(stateQuery, () => live);
+  setHandler(
+    approvalUpdate,
+    async (d, meta?: ApprovalMeta) => {
+      decision = d;
+      const channel: ApprovalChannel = meta?.channel === 'api' ? 'api' : 'temporal:update';
+      await audit(`run.approval.${d.decision}`, channel, meta?.key_id ?? null, currentUpdateInfo()?.id ?? 'update', d);
+      return { decision: d.decision, accepted: true };
+    },
+    {
+      validator: (d: ApprovalDecision, _meta?: ApprovalMeta) => {
+        if (live.status !== 'awaiting_approval' || decision) {
+          throw ApplicationFailure.create({ type: NOT_AWAITING_APPROVAL, message: `run is ${live.status}, not awaiting approval`, nonRetryable: true });
+        }
+        if (d?.decision !== 'approve' && d?.decision !== 'reject') {
+          throw ApplicationFailure.create({ type: 'InvalidDecision', message: 'decision must be approve or reject', nonRetryable: true });
+        }
+      },
+    },
+  );
+  setHandler(approvalSignal, async (d) => {
+    signals += 1;
+    const eventKey = `signal:${signals}`;
+    if (awaitsDecision() && (d?.decision === 'approve' || d?.decision === 'reject')) {
+      decision = d;
+      await audit(`run.approval.${d.decision}`, 'temporal:signal', null, eventKey, d);
+      return;
+    }
+    // A signal cannot be refused to its sender; it is ignored, logged without content and audited.
+    const why = awaitsDecision() ? 'decision must be approve or reject' : `run is ${live.status}, not awaiting approval`;
+    log.warn('approval signal refused', { runId, why });
+    await audit('run.approval.signal_refused', 'temporal:signal', null, eventKey, d);
+  });
+
+  return c;
+}

@@ -1,0 +1,240 @@
+// The phases of a run's paid flow, one function each: estimate, reserve, plan, approval,
+// execute, verify, settle, and the compensation when a phase fails. A phase that ends the run
+// early returns its RunEnd; workflows/agent-run.ts runs them in order.
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation } from '@temporalio/workflow';
+import type { ModelId } from '../domain/models.ts';
+import type { Plan, PlanStep } from '../domain/planning/plan.ts';
+import type { ApprovalRecord, LoopStop, StepResult } from '../domain/runs/run-types.ts';
+import { executeWithModel, type LoopResult, type ModelContext, planWithModel } from './agent-loop.ts';
+import { WEBHOOK_NOT_SENT } from './messages.ts';
+import { acts, tools } from './run-activities.ts';
+import type { RunContext, RunEnd } from './run-context.ts';
+
+type Estimate = Awaited<ReturnType<typeof acts.estimateRun>>;
+type Verified = Awaited<ReturnType<typeof acts.verifyRun>>;
+type Reservation = { amount: number; status: 'held' };
+
+/** Whether a phase ended the run (rather than handing on its result). */
+export function isEnd(value: unknown): value is RunEnd {
+  return typeof value === 'object' && value !== null && 'failsExecution' in value;
+}
+
+/** Estimate: the run is recorded as started, priced, and its provider fixed for the whole run. */
+export async function estimatePhase(c: RunContext): Promise<{ estimate: Estimate; model: ModelId; upstream: ModelContext | null }> {
+  const { runId, tenantId, input, memory } = c.run;
+  await c.moveTo('accept', 'estimate');
+  await c.moveTo('begin', 'estimate');
+  const model: ModelId = c.run.model ?? 'svc-workspace';
+  const estimate = await acts.estimateRun({ tenantId, input, memory, model });
+  // The provider is fixed here for the whole run; estimates of runs started before routing had none: local.
+  const upstream: ModelContext | null = estimate.provider === 'upstream' ? { runId, tenantId, model, provider: 'upstream', input } : null;
+  return { estimate, model, upstream };
+}
+
+/** Reserve: hold the estimate, or end needs_attention when the balance or a budget cannot cover it. */
+export async function reservePhase(c: RunContext, estimate: Estimate): Promise<Reservation | RunEnd> {
+  await c.moveTo('advance', 'reserve', { estimate });
+  const hold = await acts.reserveCredits({ tenantId: c.run.tenantId, runId: c.run.runId, amount: estimate.amounts.total });
+  if (hold.status === 'insufficient') {
+    return await c.end('needs_attention', {
+      failure: { code: 'insufficient_credits', message: `The estimate needs ${hold.required} credits; ${hold.available} are available. Nothing was held.` },
+    });
+  }
+  if (hold.status === 'over_budget') {
+    return await c.end('needs_attention', {
+      failure: {
+        code: 'budget_exceeded',
+        message: `The estimate needs ${hold.required} credits; the tenant's budgets leave ${hold.headroom}. Nothing was held.`,
+      },
+    });
+  }
+  return { amount: hold.amount, status: 'held' as const };
+}
+
+/** Plan: by the model (checked, replanned once) or the local planner. */
+export async function planPhase(c: RunContext, reservation: Reservation, upstream: ModelContext | null, model: ModelId): Promise<Plan | RunEnd> {
+  await c.moveTo('advance', 'plan', { reservation });
+  let plan: Plan;
+  if (upstream) {
+    const planned = await planWithModel(upstream);
+    if (planned.kind === 'stopped') {
+      // The planning calls were made, so they are charged (never past the hold); the rest is released.
+      const usage = await acts.settleRun({ runId: c.run.runId, input: c.run.input, results: [], provider: 'upstream', model });
+      return await c.end('needs_attention', {
+        usage,
+        reservation: { ...reservation, status: 'settled' },
+        failure: { ...planned.stop, message: `${planned.stop.message} No step was run; only the model calls made were charged.` },
+      });
+    }
+    plan = planned.plan;
+  } else {
+    plan = await acts.planRun({ input: c.run.input, memory: c.run.memory });
+  }
+  c.live.stepsTotal = plan.steps.length;
+  return plan;
+}
+
+/**
+ * Approval: a plan with external effects waits for a person's decision, until the deadline.
+ * Returns null when the run may go on (approved, or nothing to approve), or how it ended.
+ */
+export async function approvalPhase(c: RunContext, plan: Plan, reservation: Reservation): Promise<RunEnd | null> {
+  const external = plan.steps.filter((s) => s.effect === 'external');
+  if (external.length === 0) return null;
+  const { runId, approvalTimeoutMs } = c.run;
+  const deadline = new Date(Date.now() + approvalTimeoutMs).toISOString();
+  const approval: ApprovalRecord = {
+    state: 'pending',
+    effects: external.map((s) => ({ step_id: s.id, tool: s.tool, why: s.purpose })),
+    reason: 'The plan has external effects; a person must approve them. Possession of a key never approves anything.',
+    deadline,
+    decided_at: null,
+    decision_reason: null,
+  };
+  c.approval = approval;
+  c.live.approval = 'pending';
+  c.pending = external.map((s) => ({ step_id: s.id, tool: s.tool }));
+  await c.moveTo('needs_approval', 'approval', { plan, approval });
+  c.announce('run.awaiting_approval');
+  const decided = await condition(() => c.decision() !== undefined, approvalTimeoutMs);
+  const decidedAt = new Date(Date.now()).toISOString();
+  if (!decided) {
+    c.approval = { ...approval, state: 'expired', decided_at: decidedAt };
+    c.live.approval = 'expired';
+    const closed = await acts.releaseCredits({ runId });
+    return await c.end('needs_attention', {
+      approval: c.approval,
+      reservation: { ...reservation, status: holdStatus(closed) },
+      failure: { code: 'approval_expired', message: `No approval decision before ${deadline}; nothing external was done and the hold was released.` },
+    });
+  }
+  const decision = c.decision()!;
+  if (decision.decision === 'reject') {
+    c.approval = { ...approval, state: 'rejected', decided_at: decidedAt, decision_reason: decision.reason ?? null };
+    c.live.approval = 'rejected';
+    const closed = await acts.releaseCredits({ runId });
+    return await c.end('failed', {
+      approval: c.approval,
+      reservation: { ...reservation, status: holdStatus(closed) },
+      failure: { code: 'approval_rejected', message: decision.reason ? `Approval rejected: ${decision.reason}` : 'Approval rejected.' },
+    });
+  }
+  c.approval = { ...approval, state: 'approved', decided_at: decidedAt, decision_reason: decision.reason ?? null };
+  c.live.approval = 'approved';
+  c.pending = [];
+  return null;
+}
+
+/** Execute: every step through its tool (the model's loop, or the plan in order); a step that kept failing is a failed step, not a failed run. */
+export async function executePhase(c: RunContext, plan: Plan, upstream: ModelContext | null, estimate: Estimate): Promise<LoopResult> {
+  await c.moveTo('execute', 'execute', { plan, approval: c.approval });
+  const runStep = async (step: PlanStep, previous: StepResult[]): Promise<StepResult> => {
+    c.live.currentPlanStep = step.id;
+    c.showDetails();
+    const result = await runTool(c, step, previous);
+    c.live.stepsDone += 1;
+    await c.moveTo('advance', 'execute', { stepResults: [...previous, result] }, 'run.step_finished');
+    return result;
+  };
+  let loop: LoopResult;
+  if (upstream) {
+    const limits = { maxTurns: estimate.basis.max_turns ?? 1, maxToolCalls: estimate.basis.max_tool_calls ?? 0 };
+    loop = await executeWithModel(upstream, plan, limits, runStep);
+  } else {
+    const results: StepResult[] = [];
+    for (const step of plan.steps) results.push(await runStep(step, results));
+    loop = { results, answer: null, stopped: null, refusals: [] };
+  }
+  c.live.currentPlanStep = null;
+  return loop;
+}
+
+/** One step through its tool; retries exhausted make a failed step, or one of unknown outcome for an effect that may have been sent. */
+async function runTool(c: RunContext, step: PlanStep, previous: StepResult[]): Promise<StepResult> {
+  const { runId, tenantId, input, memory } = c.run;
+  try {
+    return await tools.runTool({ runId, tenantId, step, input, memory, previous });
+  } catch (err) {
+    if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+    // An external effect whose attempts may have reached the receiver (a worker that died mid-send,
+    // a 5xx) is of unknown outcome unless the last attempt proved nothing was sent.
+    const notSent = err.cause instanceof ApplicationFailure && err.cause.type === WEBHOOK_NOT_SENT;
+    return step.effect === 'external' && !notSent
+      ? {
+          step_id: step.id,
+          tool: step.tool,
+          status: 'outcome_unknown',
+          detail: 'The delivery kept failing after retries; an attempt may have reached the receiver. Check with the receiver.',
+          output: null,
+          sources: [],
+        }
+      : { step_id: step.id, tool: step.tool, status: 'failed', detail: 'The tool kept failing after retries.', output: null, sources: [] };
+  }
+}
+
+/** Verify: the receipt is computed from what was done, never asserted; a memory run remembers its outcome line. */
+export async function verifyPhase(c: RunContext, plan: Plan, loop: LoopResult): Promise<Verified> {
+  const { runId, tenantId, input, memory } = c.run;
+  await c.moveTo('verify', 'verify');
+  const verified = await acts.verifyRun({
+    runId,
+    input,
+    memory,
+    plan,
+    results: loop.results,
+    approval: c.approval,
+    answer: loop.answer,
+    stopped: loop.stopped,
+    refusals: loop.refusals,
+  });
+  if (memory) await acts.rememberRun({ runId, tenantId, input, summary: verified.summary });
+  return verified;
+}
+
+/** Settle: charge the usage (never past the hold), release the rest, and end completed or needs_attention. */
+export async function settlePhase(
+  c: RunContext,
+  verified: Verified,
+  loop: LoopResult,
+  reservation: Reservation,
+  estimate: Estimate,
+  model: ModelId,
+): Promise<RunEnd> {
+  await c.moveTo('advance', 'settle', { result: verified.result, receipt: verified.receipt });
+  const usage = await acts.settleRun({ runId: c.run.runId, input: c.run.input, results: loop.results, provider: estimate.provider, model });
+  const unresolved = verified.receipt.unresolved.length;
+  return await c.end(unresolved > 0 ? 'needs_attention' : 'completed', {
+    usage,
+    reservation: { ...reservation, status: 'settled' },
+    failure: unresolved > 0 ? remainderFailure(unresolved, loop.stopped) : null,
+  });
+}
+
+/** Compensation for a business failure (an activity that gave up, a cancellation): the hold is released and the run ends failed. */
+export async function compensate(c: RunContext, err: unknown): Promise<RunEnd> {
+  const cancelled = isCancellation(err);
+  const { approval } = c;
+  const undecided = approval?.state === 'pending' ? { ...approval, state: 'cancelled' as const, decided_at: new Date(Date.now()).toISOString() } : approval;
+  return await CancellationScope.nonCancellable(async () => {
+    const closed = await acts.releaseCredits({ runId: c.run.runId });
+    return c.end('failed', {
+      ...(undecided !== approval ? { approval: undecided } : {}),
+      reservation: { status: holdStatus(closed) },
+      failure: cancelled
+        ? { code: 'cancelled', message: 'The run was cancelled; nothing further was done and the hold was released.' }
+        : { code: 'run_failed', message: `The run stopped at step ${c.live.step}; the hold was released. Retry with a new run.` },
+    });
+  });
+}
+
+/** Why a run with an unresolved remainder needs attention: the loop's stop reason when it stopped early. */
+function remainderFailure(count: number, stopped: LoopStop | null) {
+  const message = `${count} item(s) unresolved; see receipt.unresolved.`;
+  return stopped ? { code: stopped.code, message: `${stopped.message} ${message}` } : { code: 'unresolved_remainder', message };
+}
+
+/** How compensation closed the hold: model calls an upstream run already made are charged (settled), else all is released. */
+function holdStatus(closed: { charged: number } | undefined): 'settled' | 'released' {
+  // Runs started before compensation reported its outcome replay with no result here.
+  return closed && closed.charged > 0 ? 'settled' : 'released';
+}
