@@ -59,7 +59,17 @@ describe('a database outage during a run', () => {
       expect((await stack.api.get(`/v1/agent-runs/${runId}`, { key: t.key })).status).toBe(503);
       // An operator approves through Temporal while the database is down; recording it must wait.
       await temporal.workflow.getHandle(runId).signal('approval', { decision: 'approve' });
-      await new Promise((r) => setTimeout(r, 20_000));
+      // Waited on the condition, not the clock: the decision's audit activity has failed and been
+      // retried several times against the stopped database, and the run has gone no further.
+      const retries = async () => {
+        const { raw } = await temporal.workflow.getHandle(runId).describe();
+        return Math.max(0, ...(raw.pendingActivities ?? []).map((a) => Number(a.attempt ?? 0)));
+      };
+      const deadline = Date.now() + 60_000;
+      while ((await retries()) < 4) {
+        if (Date.now() > deadline) throw new Error('the audit activity was not retried against the stopped database');
+        await new Promise((r) => setTimeout(r, 200));
+      }
       expect((await temporal.workflow.getHandle(runId).describe()).status.name).toBe('RUNNING');
       expect(hook.received).toHaveLength(0);
       postgres.start();
