@@ -1,15 +1,17 @@
 // The anchors each service measurement is compared with, each in its own process:
-//   hello  a Koa hello world (GET /hello), the anchor of GET /health;
-//   pg     Koa doing one raw `pg` query per request (GET /runs/:id?tenant=…) with the API's pool size,
-//          the anchor of GET /v1/agent-runs/{id};
+//   hello  Koa + @koa/router with the API's routes, GET /health answering a constant: the anchor of GET /health;
+//   pg     the same, GET /v1/agent-runs/:run_id?tenant=… doing one raw `pg` query with the API's pool
+//          size: the anchor of GET /v1/agent-runs/{id};
 //   start  raw client.workflow.start at fixed concurrency for a fixed time, with the API's search
 //          attributes, static summary/details and an argument of the API's shape, through the same
 //          data converter and payload codec, on a task queue no worker polls: the anchor of
 //          POST /v1/agent-runs. Prints one JSON line (LoadResult) and exits.
 //   node --import tsx scripts/bench/anchors.ts hello|pg|start '<json>'
 import { Client, Connection } from '@temporalio/client';
+import Router, { type RouterMiddleware } from '@koa/router';
 import Koa from 'koa';
 import pg from 'pg';
+import { allRoutes } from '../../api/routes/index.ts';
 import { loadConfig } from '../../config/env.ts';
 import { newId } from '../../domain/ids.ts';
 import { serviceDataConverter } from '../../runtime/payload-codec.ts';
@@ -31,28 +33,56 @@ export interface StartAnchorArgs {
   seconds: number;
 }
 
-function hello(): Koa {
-  const app = new Koa();
-  app.use((ctx) => {
-    ctx.body = { ok: true };
-  });
-  return app;
+/**
+ * The API's routes (method and Koa-style path), from its own declarative list. Only the list is
+ * read and no handler ever runs, so the route factories get a stub for their dependencies.
+ */
+function apiRoutes(): { method: string; path: string }[] {
+  // A stub that answers any property or call with itself.
+  const stub: any = new Proxy(() => {}, { get: (_t, p) => (p === Symbol.toPrimitive ? () => '' : p === 'then' ? undefined : stub), apply: () => stub });
+  return allRoutes(stub, () => ({})).map((r) => ({ method: r.method.toUpperCase(), path: r.path.replace(/\{([^}]+)\}/g, ':$1') }));
 }
 
+/**
+ * A bare Koa app routed by @koa/router as the API is (the same options and every one of its 73
+ * routes, each answering 204), so an anchor pays the same routing: `own` handlers take the place
+ * of the routes they name (`GET /health`), and /ready answers the bench's readiness probe.
+ */
+function routedApp(own: Record<string, Koa.Middleware>): Koa {
+  const router = new Router({ sensitive: true, strict: true, exclusive: 'specificity' });
+  router.get('/ready', (ctx) => {
+    ctx.body = { ok: true };
+  });
+  for (const r of apiRoutes()) {
+    const handler: Koa.Middleware =
+      own[`${r.method} ${r.path}`] ??
+      ((ctx) => {
+        ctx.status = 204;
+      });
+    router.register(r.path, [r.method], handler as unknown as RouterMiddleware);
+  }
+  return new Koa().use(router.routes() as unknown as Koa.Middleware);
+}
+
+/** GET /health answering a constant: the API's /health without its work. */
+function hello(): Koa {
+  return routedApp({
+    'GET /health': (ctx) => {
+      ctx.body = { ok: true };
+    },
+  });
+}
+
+/** GET /v1/agent-runs/:run_id doing one raw `pg` query with the API's pool size. */
 function oneQuery(): Koa {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE ?? 10) });
-  const app = new Koa();
-  app.use(async (ctx) => {
-    if (ctx.path === '/ready') {
-      ctx.body = { ok: true };
-      return;
-    }
-    const id = ctx.path.split('/').at(-1);
-    const { rows } = await pool.query('select * from runs where id = $1 and tenant_id = $2', [id, ctx.query.tenant]);
-    if (rows.length === 0) ctx.status = 404;
-    else ctx.body = rows[0];
+  return routedApp({
+    'GET /v1/agent-runs/:run_id': async (ctx) => {
+      const { rows } = await pool.query('select * from runs where id = $1 and tenant_id = $2', [ctx.params.run_id, ctx.query.tenant]);
+      if (rows.length === 0) ctx.status = 404;
+      else ctx.body = rows[0];
+    },
   });
-  return app;
 }
 
 async function starts(a: StartAnchorArgs): Promise<LoadResult> {
