@@ -1,42 +1,39 @@
 // The layers (docs/architecture.md), checked by `npm run lint:layers` in `npm run lint`.
 // Arrows point down: bin -> runtime -> api | activities | workflows -> services -> db -> domain.
 const layer = (name) => `^${name}/`;
+/** Forbids imports from `from` into any of `into` (folders; workflows/messages.ts, the shared message definitions, stays importable). */
+const layerRule = (name, from, into, comment) => ({
+  name,
+  severity: 'error',
+  ...(comment ? { comment } : {}),
+  from: { path: layer(from) },
+  to: { path: `^(${into.filter((l) => l !== 'workflows').join('|')})/${into.includes('workflows') ? '|^workflows/(?!messages\\.ts$)' : ''}` },
+});
+const ENTRY_POINTS = ['runtime', 'bin', 'cli', 'scripts'];
+
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', comment: 'No import circles, type-only imports included.', from: {}, to: { circular: true } },
-    {
-      name: 'domain-is-pure',
-      severity: 'error',
-      comment: 'domain/ is pure logic: it imports nothing of the other layers.',
-      from: { path: layer('domain') },
-      to: { path: '^(api|services|activities|workflows|db|runtime|bin|cli|config|scripts)/' },
-    },
-    {
-      name: 'db-below-services',
-      severity: 'error',
-      from: { path: layer('db') },
-      to: { path: '^(api|services|activities|workflows|runtime|bin|cli|scripts)/' },
-    },
-    {
-      name: 'services-below-api-and-activities',
-      severity: 'error',
-      comment: 'services/ is called by the API, activities and CLIs; it calls none of them. Workflow messages (workflows/messages.ts) are shared definitions.',
-      from: { path: layer('services') },
-      to: { path: '^(api|activities|runtime|bin|cli|scripts)/|^workflows/(?!messages\\.ts$)' },
-    },
-    {
-      name: 'api-is-http-only',
-      severity: 'error',
-      comment: 'api/ reaches the data through services/, never activities or workflow code.',
-      from: { path: layer('api') },
-      to: { path: '^(activities|runtime|bin|cli|scripts)/|^workflows/(?!messages\\.ts$)' },
-    },
-    {
-      name: 'activities-not-upward',
-      severity: 'error',
-      from: { path: layer('activities') },
-      to: { path: '^(api|runtime|bin|cli|scripts)/|^workflows/(?!messages\\.ts$)' },
-    },
+    layerRule(
+      'domain-is-pure',
+      'domain',
+      ['api', 'services', 'activities', 'workflows', 'db', 'config', ...ENTRY_POINTS],
+      'domain/ is pure logic: it imports nothing of the other layers.',
+    ),
+    layerRule('db-below-services', 'db', ['api', 'services', 'activities', 'workflows', ...ENTRY_POINTS]),
+    layerRule(
+      'services-below-api-and-activities',
+      'services',
+      ['api', 'activities', 'workflows', ...ENTRY_POINTS],
+      'services/ is called by the API, activities and CLIs; it calls none of them.',
+    ),
+    layerRule(
+      'api-is-http-only',
+      'api',
+      ['activities', 'workflows', ...ENTRY_POINTS],
+      'api/ reaches the data through services/, never activities or workflow code.',
+    ),
+    layerRule('activities-not-upward', 'activities', ['api', 'workflows', ...ENTRY_POINTS]),
     {
       name: 'workflows-deterministic',
       severity: 'error',

@@ -72,7 +72,6 @@ const c = cluster;
 const load = new LoadDriver(() => c.apiUrls(), rng, seed, 120_000);
 for (const t of tenants) await load.subscribe(t, receiver.url);
 
-let loadDone = false;
 const faultsDone = injectFaults(cluster, rng, shape.faults, faultSchedule(rng, shape.faults.count), () => interrupted);
 const drives: Promise<void>[] = [];
 for (let n = 0; n < shape.runs; n++) {
@@ -83,7 +82,6 @@ for (let n = 0; n < shape.runs; n++) {
 }
 const faults = await faultsDone;
 await Promise.all(drives);
-loadDone = true;
 
 // Settle: the sweeper takes the chat holds of killed APIs (its lease is 4 s here), and pending
 // notifications get their next attempt; both are waited for, within bounds.
@@ -106,7 +104,7 @@ await cluster.stop();
 const leftBehind = cluster.leftBehind();
 if (leftBehind.length > 0) accounting.violations.push({ invariant: 'process_left_behind', detail: leftBehind.join(', ') });
 
-const summary = printReport({ seed, quick: values.quick, elapsedMs: Date.now() - started, load: load.stats, faults, accounting, loadDone });
+const summary = printReport({ seed, quick: values.quick, elapsedMs: Date.now() - started, load: load.stats, faults, accounting });
 process.exit(summary.violations > 0 ? 1 : 0);
 
 /** Tenants with credits, a core key and the tool webhook pointing at the receiver. */

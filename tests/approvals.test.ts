@@ -7,9 +7,8 @@ import { and, eq, like } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEvents, runs } from '../db/schema.ts';
 import type { RunningWorker } from '../runtime/worker.ts';
-import { createRun } from '../services/runs.ts';
 import { ApiClient } from './support/client.ts';
-import { isTerminal, newTenant, type RunStack, startRunStack, startTestWorker, type TestTenant, waitForRun } from './support/run-stack.ts';
+import { storedRun, isTerminal, newTenant, type RunStack, startRunStack, startTestWorker, type TestTenant, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
 
 /** The activity type an activity interceptor sees. */
@@ -135,17 +134,7 @@ describe('bounded answers while Temporal is down', () => {
     try {
       const client = await ApiClient.connect(down.url);
       const t = await newTenant(db);
-      const row = async () =>
-        (
-          await createRun(db, {
-            tenantId: t.tenantId,
-            idempotencyKey: null,
-            requestDigest: 'sha256:test',
-            input: 'Summarise the notes.',
-            memory: false,
-            model: 'svc-workspace',
-          })
-        ).run.id;
+      const row = async () => (await storedRun(db, t.tenantId, 'Summarise the notes.')).id;
       const [forApproval, forCancel] = [await row(), await row()];
 
       const calls = {

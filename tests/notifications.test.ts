@@ -15,10 +15,9 @@ import { auditEvents, journeyEvents, webhookDeliveries } from '../db/schema.ts';
 import { MAX_WEBHOOK_ENDPOINTS, NOTIFICATION_MAX_ATTEMPTS } from '../domain/notifications.ts';
 import { deliveryUrlProblem } from '../domain/delivery-url.ts';
 import type { NotificationEvent } from '../domain/runs/progress.ts';
-import { createRun } from '../services/runs.ts';
 import { ApiClient } from './support/client.ts';
 import { freePort } from './support/free-port.ts';
-import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
+import { storedRun, isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 /** The lead flips this once workflows/agent-run.ts calls notificationTargets / deliverNotification. */
@@ -89,15 +88,7 @@ async function registered(t: TestTenant, url: string, events?: NotificationEvent
 }
 
 async function runOf(t: TestTenant): Promise<string> {
-  const { run } = await createRun(db, {
-    tenantId: t.tenantId,
-    idempotencyKey: null,
-    requestDigest: 'sha256:test',
-    input: SECRET_INPUT,
-    memory: false,
-    model: 'svc-workspace',
-  });
-  return run.id;
+  return (await storedRun(db, t.tenantId, SECRET_INPUT)).id;
 }
 
 const deliveryRows = (runId: string) => db.select().from(webhookDeliveries).where(eq(webhookDeliveries.runId, runId));

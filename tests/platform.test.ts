@@ -9,12 +9,11 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../config/paths.ts';
 import { createKey } from '../services/keys.ts';
-import { createRun } from '../services/runs.ts';
 import { grantCredits } from '../services/ledger.ts';
 import { setRoute } from '../services/routing.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
 import { ApiClient } from './support/client.ts';
-import { isTerminal, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
+import { storedRun, isTerminal, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
 
 let stack: RunStack;
@@ -485,14 +484,7 @@ describe('claims derived from state', () => {
   it('a trace may name only a run of its own tenant', async () => {
     const owner = await tenant();
     const other = await tenant();
-    const { run } = await createRun(stack.app.database.db, {
-      tenantId: owner.tenantId,
-      idempotencyKey: null,
-      requestDigest: 'sha256:t',
-      input: 'x',
-      memory: false,
-      model: 'svc-workspace',
-    });
+    const run = await storedRun(stack.app.database.db, owner.tenantId, 'x');
     const span = [{ name: 'db', duration_ms: 1, status: 'ok' }];
     const foreign = await stack.api.post('/v1/traces', { name: 'checkout', run_id: run.id, spans: span }, { key: other.key });
     expect(foreign.status).toBe(400);

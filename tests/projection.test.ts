@@ -8,8 +8,7 @@ import { projectionActivities } from '../activities/projection.ts';
 import { type Database, openPostgres } from '../db/client.ts';
 import { journeyEvents, runs } from '../db/schema.ts';
 import type { RunTransition } from '../domain/runs/transition.ts';
-import { createRun } from '../services/runs.ts';
-import { newTenant } from './support/run-stack.ts';
+import { storedRun, newTenant } from './support/run-stack.ts';
 
 let database: Database;
 beforeAll(() => {
@@ -27,14 +26,7 @@ function recorder() {
 
 async function newRun() {
   const t = await newTenant(database.db);
-  const { run } = await createRun(database.db, {
-    tenantId: t.tenantId,
-    idempotencyKey: null,
-    requestDigest: 'sha256:x',
-    input: 'Send the notes.',
-    memory: false,
-    model: 'svc-workspace',
-  });
+  const run = await storedRun(database.db, t.tenantId, 'Send the notes.');
   const move = (seq: number, status: RunTransition['status'], step: RunTransition['step'] = 'estimate'): RunTransition => ({
     runId: run.id,
     tenantId: t.tenantId,

@@ -14,10 +14,10 @@ import { openPostgres } from '../db/client.ts';
 import { runs } from '../db/schema.ts';
 import { reconcileScheduleId, ensureReconcileSchedule } from '../runtime/schedules.ts';
 import { runWorkflowExists } from '../services/run-workflow.ts';
-import { createRun, getRun, type RunRow } from '../services/runs.ts';
+import { getRun, type RunRow } from '../services/runs.ts';
 import { freePort } from './support/free-port.ts';
 import { ApiClient } from './support/client.ts';
-import { isTerminal, newTenant, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
+import { storedRun, isTerminal, newTenant, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
 import { serviceProcessEnv, testDataConverter } from './support/payload-codec.ts';
 
@@ -64,10 +64,9 @@ describe('the reconciler', () => {
   it('starts a keyed row whose workflow never started, ends a keyless one start_failed, and leaves started workflows alone', async () => {
     const db = stack.app.database.db;
     const t = await newTenant(db);
-    const body = { tenantId: t.tenantId, requestDigest: 'sha256:test', input: 'Summarise the release notes.', memory: false, model: 'svc-workspace' };
     // As the API leaves them when it dies between its insert and the start:
-    const keyed = await createRun(db, { ...body, idempotencyKey: 'crashed-after-insert' });
-    const keyless = await createRun(db, { ...body, idempotencyKey: null });
+    const keyed = await storedRun(db, t.tenantId, 'Summarise the release notes.', 'crashed-after-insert');
+    const keyless = await storedRun(db, t.tenantId, 'Summarise the release notes.');
     // A run whose workflow did start, on a queue no worker polls: its row stays accepted, and must stay untouched.
     const idle = await startTestApp({ DATABASE_URL: databaseUrl, TASK_QUEUE: `idle-${randomBytes(3).toString('hex')}` });
     let waiting: string;
@@ -81,14 +80,14 @@ describe('the reconciler', () => {
     await new Promise((r) => setTimeout(r, 1_200)); // past RECONCILE_GRACE_SECONDS
 
     const outcome = await reconcile();
-    expect(outcome.started).toEqual([keyed.run.id]);
-    expect(outcome.markedFailed).toEqual([keyless.run.id]);
+    expect(outcome.started).toEqual([keyed.id]);
+    expect(outcome.markedFailed).toEqual([keyless.id]);
     expect(outcome.checked).toBe(3);
 
-    const run = await waitForRun(stack.api, t.key, keyed.run.id, isTerminal);
+    const run = await waitForRun(stack.api, t.key, keyed.id, isTerminal);
     expect(run.status).toBe('needs_attention'); // ran to its end; summarising needs a model
     expect(run.receipt).not.toBeNull();
-    expect((await getRun(db, t.tenantId, keyless.run.id))!.failure).toMatchObject({ code: 'start_failed' });
+    expect((await getRun(db, t.tenantId, keyless.id))!.failure).toMatchObject({ code: 'start_failed' });
     expect((await getRun(db, t.tenantId, waiting))!.status).toBe('accepted');
     await temporal.workflow.getHandle(waiting).terminate('test cleanup');
 
@@ -155,14 +154,7 @@ describe('the reconciler', () => {
   it('lets a run whose workflow never started be cancelled: it ends cancelled, not "already ended"', async () => {
     const db = stack.app.database.db;
     const t = await newTenant(db);
-    const { run } = await createRun(db, {
-      tenantId: t.tenantId,
-      idempotencyKey: 'orphan-cancel',
-      requestDigest: 'sha256:test',
-      input: 'Outline it.',
-      memory: false,
-      model: 'svc-workspace',
-    });
+    const run = await storedRun(db, t.tenantId, 'Outline it.', 'orphan-cancel');
     const cancel = await stack.api.post(`/v1/agent-runs/${run.id}/cancel`, undefined, { key: t.key });
     expect(cancel.status).toBe(202);
     expect(cancel.json).toMatchObject({ status: 'failed', failure: { code: 'cancelled' } });

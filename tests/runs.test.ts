@@ -6,12 +6,20 @@ import { digestOf } from '../domain/digest.ts';
 import { rememberEntry } from '../services/memory.ts';
 import { setRoute } from '../services/routing.ts';
 import { startRunWorkflow } from '../services/run-workflow.ts';
-import { createRun } from '../services/runs.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
 import { ApiClient } from './support/client.ts';
 import { webhookReceiver } from './support/fake-servers.ts';
 import { startTestApp } from './support/test-app.ts';
-import { isTerminal, ledgerOf as sharedLedgerOf, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
+import {
+  storedRun,
+  isTerminal,
+  ledgerOf as sharedLedgerOf,
+  newTenant,
+  type RunStack,
+  startRunStack,
+  type TestTenant,
+  waitForRun,
+} from './support/run-stack.ts';
 import { testDataConverter } from './support/payload-codec.ts';
 
 let stack: RunStack;
@@ -242,14 +250,7 @@ describe('the run model', () => {
   it('needs attention, charging nothing, when a run admitted earlier meets a routing policy naming an upstream this deployment does not have', async () => {
     const t = await newTenant(db);
     // Admitted while the provider existed (the API refuses it now): stored and started as the API does.
-    const { run: admitted } = await createRun(db, {
-      tenantId: t.tenantId,
-      idempotencyKey: null,
-      requestDigest: 'sha256:test',
-      input: 'Summarise the notes.',
-      memory: false,
-      model: 'svc-workspace',
-    });
+    const admitted = await storedRun(db, t.tenantId, 'Summarise the notes.');
     await setRoute(db, t.tenantId, 'svc-workspace', 'upstream');
     await startRunWorkflow(temporal, { taskQueue: stack.taskQueue, approvalTimeoutMs: 60_000 }, admitted);
     const run = await waitForRun(stack.api, t.key, admitted.id, isTerminal);

@@ -35,7 +35,6 @@ export function printReport(input: {
   load: LoadStats;
   faults: FaultRecord[];
   accounting: Accounting;
-  loadDone: boolean;
 }): DrillSummary {
   const { load, faults, accounting } = input;
   const count = (keys: string[]) => {

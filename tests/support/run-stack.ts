@@ -11,6 +11,7 @@ import { newId } from '../../domain/ids.ts';
 import { activityDeps } from '../../runtime/compose-activities.ts';
 import { type RunningWorker, startWorker } from '../../runtime/worker.ts';
 import { createKey } from '../../services/keys.ts';
+import { createRun, type RunRow } from '../../services/runs.ts';
 import { grantCredits } from '../../services/ledger.ts';
 import { ApiClient } from './client.ts';
 import { codecOf, payloadEnv } from './payload-codec.ts';
@@ -78,6 +79,15 @@ export async function newTenant(db: Db, credits = 1_000): Promise<TestTenant> {
 
 /** Polls GET /v1/agent-runs/{id} until `done` holds, returning that run. */
 // `any`: tests read arbitrary JSON
+/**
+ * A run's row as the API inserts it before it starts the workflow (and no workflow): for tests of
+ * what finds such a row (the reconciler, cancel, the projection). `idempotencyKey` null unless given.
+ */
+export async function storedRun(db: Db, tenantId: string, input: string, idempotencyKey: string | null = null): Promise<RunRow> {
+  const { run } = await createRun(db, { tenantId, idempotencyKey, requestDigest: 'sha256:test', input, memory: false, model: 'svc-workspace' });
+  return run;
+}
+
 export async function waitForRun(api: ApiClient, key: string, runId: string, done: (run: any) => boolean, timeoutMs = 30_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
