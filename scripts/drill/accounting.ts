@@ -94,7 +94,7 @@ export async function account(input: {
       else openHolds.set(h.run_id, (openHolds.get(h.run_id) ?? 0) + 1);
     }
     for (const run of runs) {
-      if (!TERMINAL.has(run.status) && run.status === 'awaiting_approval' && (openHolds.get(run.id) ?? 0) !== 1) violate('open_run_without_one_hold', run.id);
+      if (run.status === 'awaiting_approval' && (openHolds.get(run.id) ?? 0) !== 1) violate('open_run_without_one_hold', run.id);
     }
     const { rows: charges } = await db.query<{ run_id: string; n: string; total: string }>(
       `select run_id, count(*) as n, sum(amount) as total from ledger_entries where kind = 'charge' and tenant_id = any($1) and run_id is not null group by run_id`,
@@ -104,7 +104,7 @@ export async function account(input: {
     for (const c of charges) if (Number(c.n) > 1) violate('double_charge', `${c.run_id}: ${c.n} charges`);
     for (const run of runs) {
       const charged = Number(chargeOf.get(run.id)?.total ?? 0);
-      if (runIds.has(run.id) && TERMINAL.has(run.status) && charged !== (run.usage?.charged ?? 0))
+      if (TERMINAL.has(run.status) && charged !== (run.usage?.charged ?? 0))
         violate('charge_not_usage', `${run.id}: charged ${charged}, usage says ${run.usage?.charged ?? 0}`);
     }
 
