@@ -42,6 +42,6 @@ export function createApp(deps: AppDeps): Koa {
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger, outageLog(deps.logger, deps.checkHealth)));
   if (deps.codecEndpoint) app.use(codecCors(deps.codecEndpoint));
-  app.use(routeMiddleware);
+  for (const middleware of routeMiddleware) app.use(middleware);
   return app;
 }

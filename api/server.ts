@@ -58,17 +58,24 @@ export interface RunningServer {
 }
 
 export async function listen(app: Koa, host: string, port: number): Promise<RunningServer> {
-  const server = http.createServer(app.callback());
+  let closing = false;
+  /**
+   * Once the server is closing, a response that has not started says `Connection: close`, so a
+   * keep-alive client reconnects elsewhere: those in flight when close() is called and any that
+   * arrive on an open connection afterwards. Every response's head goes out through writeHead
+   * (Node's implicit header, flushHeaders and streams included), so this costs one check per
+   * response and no bookkeeping per request.
+   */
+  class DrainingResponse extends http.ServerResponse {
+    override writeHead(...args: unknown[]): this {
+      if (closing && !this.headersSent) this.setHeader('connection', 'close');
+      return (super.writeHead as (...a: unknown[]) => this).apply(this, args);
+    }
+  }
+  const server = http.createServer({ ServerResponse: DrainingResponse }, app.callback());
   server.keepAliveTimeout = 5_000;
   server.on('clientError', answerClientError);
   server.on('connect', answerConnect);
-  let closing = false;
-  const inFlight = new Set<http.ServerResponse>();
-  server.on('request', (_req, res: http.ServerResponse) => {
-    if (closing) res.setHeader('connection', 'close');
-    inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
-  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? portInUse(host, port) : err));
     server.listen(port, host, () => resolve());
@@ -80,7 +87,6 @@ export async function listen(app: Koa, host: string, port: number): Promise<Runn
     port: address.port,
     close(timeoutMs = 10_000) {
       closing = true;
-      for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
       return new Promise((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
         force.unref();

@@ -171,6 +171,7 @@ function hotPathStores(config: Config, logger: Logger, database: Database) {
           if (state === 'lost' && !wasLost)
             logger.warn({ err: err?.message }, 'cache invalidation listener lost: keys and routing policies are read on every request until it is back');
           if (state === 'listening' && wasLost) logger.info('cache invalidation listener back: caches on again');
+          else if (state === 'listening') logger.debug('cache invalidation listener listening: caches on');
           wasLost = state === 'lost';
         },
       });

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { serveAdminSocket } from '../db/admin-socket.ts';
 import { freePort } from './support/free-port.ts';
 import { type Started, startNpmStart } from './support/npm-start.ts';
+import { until } from './support/until.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'gws-admin-'));
 const dataDir = path.join(root, 'data');
@@ -255,6 +256,8 @@ describe('admin CLIs on the embedded database', () => {
 });
 
 describe('the admin socket: one PGlite session shared with its process', () => {
+  // The one place tests watch for an absence over a short window: the session lock has no state a
+  // test could wait on ("a statement is queued behind it"), so "it has not run yet" is observed for 150 ms.
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   async function setUp(maxHoldMs?: number) {
@@ -328,7 +331,8 @@ describe('the admin socket: one PGlite session shared with its process', () => {
       await gone.query('begin');
       await gone.query("insert into t values ('vanished')");
       (gone as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
-      await sleep(100);
+      // Rolled back when its socket closed: well before the 500 ms hold limit would cut it off.
+      await until(() => !s.db.isInTransaction(), "the vanished client's transaction rolled back", { withinMs: 400, everyMs: 10 });
       expect(await s.rows()).toEqual([]);
       expect(s.db.isInTransaction()).toBe(false);
 

@@ -15,6 +15,7 @@ import { setWebhookUrl } from '../services/tenants.ts';
 import { webhookReceiver } from './support/fake-servers.ts';
 import { payloadEnv, testDataConverter } from './support/payload-codec.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, startTestWorker, waitForRun } from './support/run-stack.ts';
+import { until } from './support/until.ts';
 
 let stack: RunStack;
 let connection: Connection;
@@ -27,14 +28,6 @@ afterAll(async () => {
   await stack?.close();
   await connection?.close();
 });
-
-async function until(check: () => Promise<boolean>, what: string, withinMs = 60_000) {
-  const deadline = Date.now() + withinMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('an approval right after the worker died at the approval transition', () => {
   it('is applied once, never refused with 409, while the record says awaiting_approval', { timeout: 150_000 }, async () => {
@@ -67,12 +60,16 @@ describe('an approval right after the worker died at the approval transition', (
       // Wait until the dead worker's workflow task has timed out and is scheduled again, so the next
       // worker's first activation replays the run with the approval Update in it.
       const temporal = new Client({ connection, dataConverter: testDataConverter() });
-      await until(async () => {
-        const { raw } = await temporal.workflow.getHandle(runId).describe();
-        // The dead worker had started the task; once it timed out, it is scheduled again for the next worker.
-        const state = String(raw.pendingWorkflowTask?.state ?? '');
-        return state === 'PENDING_WORKFLOW_TASK_STATE_SCHEDULED' || state === '1';
-      }, 'the workflow task to be scheduled again');
+      await until(
+        async () => {
+          const { raw } = await temporal.workflow.getHandle(runId).describe();
+          // The dead worker had started the task; once it timed out, it is scheduled again for the next worker.
+          const state = String(raw.pendingWorkflowTask?.state ?? '');
+          return state === 'PENDING_WORKFLOW_TASK_STATE_SCHEDULED' || state === '1';
+        },
+        'the workflow task to be scheduled again',
+        { withinMs: 60_000 },
+      );
       const approving = stack.api.post(
         `/v1/agent-runs/${runId}/approval`,
         { decision: 'approve' },

@@ -19,6 +19,7 @@ import { freePort } from './support/free-port.ts';
 import { serviceProcessEnv } from './support/payload-codec.ts';
 import { newTenant } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
+import { until } from './support/until.ts';
 
 let database: Database;
 beforeAll(() => {
@@ -27,17 +28,6 @@ beforeAll(() => {
 afterAll(() => database.close());
 
 const id = (p: string) => `${p}-${randomBytes(4).toString('hex')}`;
-
-/** Polls `check` until it holds, at most `withinMs`. */
-async function until<T>(check: () => Promise<T | undefined | false>, what: string, withinMs = 30_000): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function ageHold(runId: string, ms: number) {
   await database.db
@@ -171,7 +161,7 @@ describe('a chat hold of an API process killed with -9', () => {
       });
       children.push(child);
       const url = `http://127.0.0.1:${port}`;
-      await until(async () => (await fetch(`${url}/health`).catch(() => null)) !== null, 'the API to answer', 60_000);
+      await until(async () => (await fetch(`${url}/health`).catch(() => null)) !== null, 'the API to answer', { withinMs: 60_000 });
       return { child, url };
     };
     const held = async (url: string) => {
@@ -190,7 +180,7 @@ describe('a chat hold of an API process killed with -9', () => {
       await chat;
       // The dead process's lease (30 s by default) lapses; the new process sweeps at start and every interval.
       const second = await startApi({ INSTANCE_LEASE_MS: '2000', HOLD_SWEEP_INTERVAL_MS: '500' });
-      await until(async () => (await held(second.url)) === 0, 'held back to 0', 60_000);
+      await until(async () => (await held(second.url)) === 0, 'held back to 0', { withinMs: 60_000 });
       const [hold] = await db
         .select()
         .from(ledgerHolds)

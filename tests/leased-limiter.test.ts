@@ -1,7 +1,7 @@
 // A replica takes its share of a shared rate limit in leases: never more than the limit passes,
 // the shared store is asked once per lease, and limits under 100 points are counted exactly.
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LeasedLimiter, leaseSizeFor, type PointLimiter } from '../services/leased-limiter.ts';
 
 /** A shared counter (rate-limiter-flexible's own, in memory) that counts how often it is asked. */
@@ -76,12 +76,20 @@ describe('LeasedLimiter', () => {
   });
 
   it('keeps keys apart and starts afresh when the window ends', async () => {
-    const shared = sharedCounter(100, 1);
-    const limiter = new LeasedLimiter(shared, 100, 10);
-    expect((await spend(limiter, 'a', 101)).at(-1)).toBe('refused');
-    expect(await spend(limiter, 'b', 1)).toEqual([99]);
-    await new Promise((r) => setTimeout(r, 1_100));
-    expect(await spend(limiter, 'a', 1)).toEqual([99]);
+    // The clock is the test's: the 1-second window ends when the test moves time on, not after a wait.
+    vi.useFakeTimers();
+    try {
+      const shared = sharedCounter(100, 1);
+      const limiter = new LeasedLimiter(shared, 100, 10);
+      expect((await spend(limiter, 'a', 101)).at(-1)).toBe('refused');
+      expect(await spend(limiter, 'b', 1)).toEqual([99]);
+      vi.advanceTimersByTime(900);
+      expect(await spend(limiter, 'a', 1)).toEqual(['refused']);
+      vi.advanceTimersByTime(200);
+      expect(await spend(limiter, 'a', 1)).toEqual([99]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('leases nothing from a refusal that counted nothing (a blocked key), and refuses locally until its window ends', async () => {

@@ -5,11 +5,12 @@
 // notifying through the workflow) is at the bottom.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { and, eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { notificationActivities, NOTIFICATION_RETRY } from '../activities/notify.ts';
 import { auditEvents, journeyEvents, webhookDeliveries } from '../db/schema.ts';
 import { MAX_WEBHOOK_ENDPOINTS, NOTIFICATION_MAX_ATTEMPTS } from '../domain/notifications.ts';
@@ -19,6 +20,8 @@ import { ApiClient } from './support/client.ts';
 import { freePort } from './support/free-port.ts';
 import { storedRun, isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
+import { testDataConverter } from './support/payload-codec.ts';
+import { until } from './support/until.ts';
 
 /** The lead flips this once workflows/agent-run.ts calls notificationTargets / deliverNotification. */
 const WORKFLOW_SENDS_NOTIFICATIONS = true;
@@ -538,7 +541,14 @@ describe.skipIf(!WORKFLOW_SENDS_NOTIFICATIONS)('end to end: a run notifies its e
       expect(last).toMatchObject({ type: `run.${ended.status}`, data: { state: ended.status } });
       expect(['run.completed', 'run.needs_attention']).toContain(last.type);
 
-      await new Promise((r) => setTimeout(r, 500));
+      // Once the run's workflow has closed, nothing can send another notification: count them then.
+      const connection = await Connection.connect({ address: inject('temporalAddress') });
+      try {
+        const handle = new Client({ connection, dataConverter: testDataConverter() }).workflow.getHandle(runId);
+        await until(async () => (await handle.describe()).status.name !== 'RUNNING', 'the run workflow to close');
+      } finally {
+        await connection.close();
+      }
       expect(hook.received).toHaveLength(2);
       expect(new Set(hook.received.map((d) => d.headers['webhook-id'])).size).toBe(2);
       for (const d of hook.received) expect(d.raw).not.toContain('incident timeline');

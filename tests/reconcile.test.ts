@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -14,11 +14,12 @@ import { openPostgres } from '../db/client.ts';
 import { runs } from '../db/schema.ts';
 import { reconcileScheduleId, ensureReconcileSchedule } from '../runtime/schedules.ts';
 import { runWorkflowExists } from '../services/run-workflow.ts';
-import { getRun, type RunRow } from '../services/runs.ts';
+import { getRun } from '../services/runs.ts';
 import { freePort } from './support/free-port.ts';
 import { ApiClient } from './support/client.ts';
 import { storedRun, isTerminal, newTenant, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
+import { until } from './support/until.ts';
 import { serviceProcessEnv, testDataConverter } from './support/payload-codec.ts';
 
 let stack: RunStack;
@@ -53,6 +54,17 @@ afterAll(async () => {
   await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
 });
 
+/**
+ * Ages a tenant's runs past RECONCILE_GRACE_SECONDS (1 s here): the reconciler leaves a younger row
+ * to the API request still starting it. Moved back in time rather than waited for.
+ */
+async function pastGrace(tenantId: string) {
+  await stack.app.database.db
+    .update(runs)
+    .set({ createdAt: sql`${runs.createdAt} - interval '5 seconds'` as unknown as Date })
+    .where(eq(runs.tenantId, tenantId));
+}
+
 const reconcile = () =>
   temporal.workflow.execute('reconcileRunsWorkflow', { taskQueue: stack.taskQueue, workflowId: `reconcile-${randomBytes(4).toString('hex')}` }) as Promise<{
     checked: number;
@@ -77,8 +89,7 @@ describe('the reconciler', () => {
     } finally {
       await idle.close();
     }
-    await new Promise((r) => setTimeout(r, 1_200)); // past RECONCILE_GRACE_SECONDS
-
+    await pastGrace(t.tenantId);
     const outcome = await reconcile();
     expect(outcome.started).toEqual([keyed.id]);
     expect(outcome.markedFailed).toEqual([keyless.id]);
@@ -115,25 +126,28 @@ describe('the reconciler', () => {
       const t = await newTenant(db);
       const url = `http://127.0.0.1:${port}`;
       // Up to 30 s for the process to answer: starting tsx on a loaded 2-core machine has taken over 10 s.
-      for (let i = 0; i < 300 && !(await fetch(`${url}/health`).catch(() => null)); i++) await new Promise((r) => setTimeout(r, 100));
+      await until(() => fetch(`${url}/health`).catch(() => null), 'the API to answer');
       const reply = fetch(`${url}/v1/agent-runs`, {
         method: 'POST',
         headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', 'idempotency-key': 'killed-mid-create' },
         body: JSON.stringify({ input: 'Summarise the incident review.' }),
       }).catch((err: Error) => err);
-      let row: RunRow | undefined;
-      while (!row) {
-        [row] = await db
-          .select()
-          .from(runs)
-          .where(and(eq(runs.tenantId, t.tenantId), eq(runs.idempotencyKey, 'killed-mid-create')));
-        if (!row) await new Promise((r) => setTimeout(r, 20));
-      }
+      const row = await until(
+        async () =>
+          (
+            await db
+              .select()
+              .from(runs)
+              .where(and(eq(runs.tenantId, t.tenantId), eq(runs.idempotencyKey, 'killed-mid-create')))
+          )[0],
+        'the run row the API inserted',
+        { everyMs: 20 },
+      );
       api.kill('SIGKILL');
       expect(await reply).toBeInstanceOf(Error); // the client never got an answer
       expect(await runWorkflowExists(temporal, row.id)).toBe(false);
 
-      await new Promise((r) => setTimeout(r, 1_200)); // past RECONCILE_GRACE_SECONDS
+      await pastGrace(t.tenantId);
       expect((await reconcile()).started).toEqual([row.id]);
       const run = await waitForRun(stack.api, t.key, row.id, isTerminal);
       expect(run.status).toBe('needs_attention'); // ran to its end; summarising needs a model
@@ -159,7 +173,7 @@ describe('the reconciler', () => {
     expect(cancel.status).toBe(202);
     expect(cancel.json).toMatchObject({ status: 'failed', failure: { code: 'cancelled' } });
     // Nothing for the reconciler to start afterwards.
-    await new Promise((r) => setTimeout(r, 1_200));
+    await pastGrace(t.tenantId);
     expect((await reconcile()).started).not.toContain(run.id);
   });
 

@@ -4,6 +4,7 @@
 // that both replicas spend. Redis is at TEST_REDIS_URL (default redis://127.0.0.1:6379); without
 // it these tests fail under CI=true, and are skipped (saying so) elsewhere.
 import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { type Database, openPostgres } from '../db/client.ts';
@@ -12,6 +13,7 @@ import { createKey, revokeKey } from '../services/keys.ts';
 import { setRoute } from '../services/routing.ts';
 import { ApiClient } from './support/client.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
+import { until } from './support/until.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redisUp = await (async () => {
@@ -50,12 +52,23 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function replicas(env: Record<string, string>): Promise<[TestApp, TestApp, ApiClient, ApiClient]> {
-  const a = await startTestApp(env);
-  const b = await startTestApp(env);
-  // Let each replica's revocation listener connect (its cache is used only while it listens).
-  await sleep(500);
-  return [a, b, await ApiClient.connect(a.url), await ApiClient.connect(b.url)];
+/** A replica's logger that keeps the messages it logs, so a test can wait on what the replica did. */
+function recordingLogger() {
+  const messages: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => messages.push(JSON.parse(line).msg) });
+  return { logger, messages };
+}
+
+/** Its cache invalidation listener has LISTENed (again): its caches are in use. */
+const listening = (messages: string[], times = 1) => messages.filter((m) => m.startsWith('cache invalidation listener') && !m.includes('lost')).length >= times;
+
+async function replicas(env: Record<string, string>): Promise<[TestApp, TestApp, ApiClient, ApiClient, string[][]]> {
+  const logs = [recordingLogger(), recordingLogger()];
+  const a = await startTestApp(env, logs[0]!.logger);
+  const b = await startTestApp(env, logs[1]!.logger);
+  // Each replica uses its caches only while its revocation listener listens.
+  await until(() => logs.every((l) => listening(l.messages)), 'both replicas listening for cache invalidations');
+  return [a, b, await ApiClient.connect(a.url), await ApiClient.connect(b.url), logs.map((l) => l.messages)];
 }
 
 /** Marks a key revoked (or active again) behind the service's back: no announcement. */
@@ -126,7 +139,7 @@ for (const mode of modes) {
 
 describe('key cache when the revocation listener is lost', () => {
   it('looks keys up again at once, and caches again once the listener is back', async () => {
-    const [a, b, apiA] = await replicas({ KEY_CACHE_TTL_MS: '60000' });
+    const [a, b, apiA, , [logsA]] = await replicas({ KEY_CACHE_TTL_MS: '60000' });
     try {
       const key = await createKey(admin.db, { tenant, kind: 'core' });
       expect((await apiA.get('/v1/models', { key: key.secret })).status).toBe(200);
@@ -137,7 +150,7 @@ describe('key cache when the revocation listener is lost', () => {
       expect(await untilStatus(() => apiA.get('/v1/models', { key: key.secret }), 401, 1_000)).toBeLessThan(1_000);
       // Back (retried after 1 s): the cache is used again.
       const other = await createKey(admin.db, { tenant, kind: 'core' });
-      await sleep(1_500);
+      await until(() => listening(logsA!, 2), 'replica A listening again');
       expect((await apiA.get('/v1/models', { key: other.secret })).status).toBe(200);
       await setRevokedSilently(other.id, true);
       expect((await apiA.get('/v1/models', { key: other.secret })).status).toBe(200);

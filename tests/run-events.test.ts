@@ -14,6 +14,7 @@ import type { RunRow } from '../services/runs.ts';
 import { ContractChecker } from './support/contract.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
+import { until } from './support/until.ts';
 
 /** The keep-alive interval of this stack's streams (CHAT_KEEPALIVE_MS). */
 const KEEP_ALIVE_MS = 200;
@@ -240,8 +241,8 @@ describe('GET /v1/agent-runs/{run_id}/events', () => {
 
     // Nothing happens while it waits: the stream stays open with a comment every KEEP_ALIVE_MS.
     const before = s.comments.length;
-    await new Promise((r) => setTimeout(r, KEEP_ALIVE_MS * 5));
-    expect(s.comments.slice(before).filter((c) => c === 'keep-alive').length).toBeGreaterThanOrEqual(3);
+    await s.until((x) => x.comments.slice(before).filter((c) => c === 'keep-alive').length >= 3, KEEP_ALIVE_MS * 20);
+    expect(s.data().at(-1)!.state).toBe('awaiting_approval');
     expect(s.raw).toContain(': keep-alive\n\n');
 
     const approved = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject', reason: 'not now' }, { key: t.key });
@@ -306,7 +307,7 @@ describe('GET /v1/agent-runs/{run_id}/events', () => {
     const runId = await createRun(t, LOCAL_INPUT);
     const ended = await waitForRun(stack.api, t.key, runId, isTerminal);
     await db.delete(journeyEvents).where(eq(journeyEvents.runId, runId));
-    await new Promise((r) => setTimeout(r, 1_000)); // the grace a just-ended run gets for its terminal event
+    // The stream waits out the grace a just-ended run gets for its terminal event (1 s), then closes.
 
     const s = await openStream(t, `/v1/agent-runs/${runId}/events`);
     await s.closed;
@@ -369,13 +370,9 @@ describe("followRun (the stream's source)", () => {
       }))
         events.push(e);
     })();
-    await new Promise((r) => setTimeout(r, 100));
-    expect(reads).toBeGreaterThan(2);
+    await until(() => reads > 2, 'a few polls');
     controller.abort();
-    await done;
-    const readsAtAbort = reads;
-    await new Promise((r) => setTimeout(r, 100));
-    expect(reads).toBe(readsAtAbort);
+    await done; // the loop ended: nothing polls after the abort
     expect(events).toEqual([]);
   });
 

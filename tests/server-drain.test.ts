@@ -19,9 +19,14 @@ function get(url: string, agent: http.Agent): Promise<{ status: number; connecti
 
 describe('api/server close', () => {
   it('finishes a request in flight and answers it with Connection: close', async () => {
+    // The handler holds each request until the test lets it go, so "in flight" is a state, not a timing.
+    let arrived = () => {};
+    let release = () => {};
     const app = new Koa();
     app.use(async (ctx) => {
-      await new Promise((r) => setTimeout(r, 500));
+      const held = new Promise<void>((r) => (release = r));
+      arrived();
+      if (ctx.path === '/slow') await held;
       ctx.body = 'done';
     });
     const server = await listen(app, '127.0.0.1', 0);
@@ -29,9 +34,11 @@ describe('api/server close', () => {
     try {
       const before = await get(server.url, agent);
       expect(before.connection).toBe('keep-alive');
-      const inFlight = get(server.url, agent);
-      await new Promise((r) => setTimeout(r, 100));
+      const inHandler = new Promise<void>((r) => (arrived = r));
+      const inFlight = get(`${server.url}/slow`, agent);
+      await inHandler;
       const closed = server.close(5_000);
+      release();
       const reply = await inFlight;
       expect(reply).toEqual({ status: 200, connection: 'close', body: 'done' });
       await closed;

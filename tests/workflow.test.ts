@@ -3,6 +3,7 @@
 // HTTP). Timers and retry backoffs are skipped, so a 24 h approval deadline or
 // minutes of database-outage retries take milliseconds of wall time.
 import { randomUUID } from 'node:crypto';
+import { inspect } from 'node:util';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -20,6 +21,7 @@ import { verifyRun } from '../domain/runs/verification.ts';
 import { type AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
 import { approvalSignal, approvalUpdate, stateQuery, WEBHOOK_NOT_SENT } from '../workflows/messages.ts';
 import { createTimeSkippingEnv, workflowsPath } from './support/time-skipping.ts';
+import { until } from './support/until.ts';
 
 type Activities = ReturnType<typeof createActivities>;
 /** The activities a local (non-upstream) run calls. */
@@ -234,15 +236,6 @@ async function execute(taskQueue: string, run: AgentRunInput) {
   return finalStatus(await start(taskQueue, run));
 }
 
-/** Polls (in real time) until `predicate` holds. */
-async function waitFor(predicate: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const awaitingApproval = (fakes: Fakes) => () => fakes.state.transitions.at(-1)?.status === 'awaiting_approval';
 const statuses = (fakes: Fakes) => fakes.state.transitions.map((t) => t.status);
 const lastPatch = (fakes: Fakes) => fakes.state.transitions.at(-1)!.patch as Record<string, any>;
@@ -295,7 +288,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     const run = runInput(DELIVERY_INPUT);
     const { status, outcome } = await withWorker(fakes, async (tq) => {
       const handle = await start(tq, run);
-      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await until(awaitingApproval(fakes), 'awaiting_approval');
       expect(await handle.query(stateQuery)).toMatchObject({ status: 'awaiting_approval', approval: 'pending', stepsTotal: 2, stepsDone: 0 });
       const outcome = await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'reject', reason: 'not this week' }] });
       return { status: await finalStatus(handle), outcome };
@@ -320,7 +313,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     const run = runInput(DELIVERY_INPUT);
     const status = await withWorker(fakes, async (tq) => {
       const handle = await start(tq, run);
-      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await until(awaitingApproval(fakes), 'awaiting_approval');
       await handle.signal(approvalSignal, { decision: 'approve', reason: 'ship it' });
       return finalStatus(handle);
     });
@@ -338,7 +331,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     const run = runInput(DELIVERY_INPUT);
     const status = await withWorker(fakes, async (tq) => {
       const handle = await start(tq, run);
-      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await until(awaitingApproval(fakes), 'awaiting_approval');
       await handle.cancel();
       return finalStatus(handle);
     });
@@ -394,7 +387,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     }));
     const status = await withWorker(fakes, async (tq) => {
       const handle = await start(tq, runInput(DELIVERY_INPUT));
-      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await until(awaitingApproval(fakes), 'awaiting_approval');
       await handle.signal(approvalSignal, { decision: 'approve' });
       return finalStatus(handle);
     });
@@ -441,10 +434,13 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       },
     }));
     const run = runInput(READ_ONLY_INPUT);
+    const logsBefore = logs.length;
     const { description, events } = await withWorker(fakes, async (tq) => {
       const handle = await start(tq, run);
-      await waitFor(async () => (await handle.fetchHistory()).events?.some((e) => e.workflowTaskFailedEventAttributes) ?? false, 'a failed workflow task');
-      await new Promise((r) => setTimeout(r, 1_000)); // the run is left alone a while: nothing ends it
+      await until(async () => (await handle.fetchHistory()).events?.some((e) => e.workflowTaskFailedEventAttributes) ?? false, 'a failed workflow task');
+      // Temporal gives the task to the worker again, and it fails again: still nothing ends the run.
+      const failures = () => logs.slice(logsBefore).filter((e) => inspect(e).includes('Cannot read properties of null')).length;
+      await until(() => failures() >= 2, 'the workflow task retried and failed again');
       const description = await handle.describe();
       const { events } = await handle.fetchHistory();
       await handle.terminate('test over');
@@ -517,7 +513,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       expect(await handle.query(stateQuery)).toMatchObject({ status: 'planning' });
       const whilePlanning = await refusal(handle, 'early');
       planning.open();
-      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await until(awaitingApproval(fakes), 'awaiting_approval');
       expect(await refusal(handle, 'real')).toBeNull();
       await executing.arrived;
       expect(await handle.query(stateQuery)).toMatchObject({ status: 'executing' });
@@ -535,9 +531,9 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     const run = runInput(DELIVERY_INPUT);
     const status = await withWorker(fakes, async (tq) => {
       const handle = await start(tq, run);
-      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await until(awaitingApproval(fakes), 'awaiting_approval');
       await handle.signal(approvalSignal, { decision: 'approved' } as never);
-      await waitFor(() => fakes.state.audits.length === 1, 'the refused signal audited');
+      await until(() => fakes.state.audits.length === 1, 'the refused signal audited');
       expect(await handle.query(stateQuery)).toMatchObject({ status: 'awaiting_approval', approval: 'pending' });
       // An operator's Update from the Temporal UI or CLI carries no API metadata.
       await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve', reason: 'ops ok' }], updateId: 'ui-1' });
@@ -558,7 +554,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     const run = runInput(DELIVERY_INPUT);
     await withWorker(fakes, async (tq) => {
       const handle = await start(tq, run);
-      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await until(awaitingApproval(fakes), 'awaiting_approval');
       await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'reject' }, { channel: 'api', key_id: 'key_1' }], updateId: 'approval:abc' });
       return finalStatus(handle);
     });
@@ -580,11 +576,11 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(
       await withWorker(approved, async (tq) => {
         const handle = await start(tq, approvedRun);
-        await waitFor(awaitingApproval(approved), 'awaiting_approval');
+        await until(awaitingApproval(approved), 'awaiting_approval');
         await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
         const status = await finalStatus(handle);
         // Deliveries run in child workflows the run abandons when it closes.
-        await waitFor(() => approved.state.notified.length === 2, 'both notifications');
+        await until(() => approved.state.notified.length === 2, 'both notifications');
         return status;
       }),
     ).toBe('needs_attention');
@@ -595,13 +591,13 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     const rejectedRun = runInput(DELIVERY_INPUT);
     const failure = await withWorker(rejected, async (tq) => {
       const handle = await start(tq, rejectedRun);
-      await waitFor(awaitingApproval(rejected), 'awaiting_approval');
+      await until(awaitingApproval(rejected), 'awaiting_approval');
       await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'reject', reason: 'secret customer words' }] });
       const cause = await handle.result().then(
         () => null,
         (err: { cause?: { type?: string; message?: string } }) => err.cause,
       );
-      await waitFor(() => rejected.state.notified.length === 2, 'both notifications');
+      await until(() => rejected.state.notified.length === 2, 'both notifications');
       return cause;
     });
     expect(failure).toMatchObject({ type: 'RunFailed', message: 'The run ended failed (approval_rejected).' });
@@ -613,7 +609,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     const run = runInput(DELIVERY_INPUT);
     await withWorker(fakes, async (tq) => {
       const handle = await start(tq, run);
-      await waitFor(awaitingApproval(fakes), 'awaiting_approval');
+      await until(awaitingApproval(fakes), 'awaiting_approval');
       await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
       return finalStatus(handle);
     });

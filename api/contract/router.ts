@@ -58,20 +58,29 @@ interface Declared {
   headers: string[];
 }
 
+type Place = [where: 'body' | 'query' | 'path' | 'header', value: (ctx: Koa.Context) => unknown];
+
 /**
- * No field of the contract needs a NUL or a lone surrogate, and Postgres cannot store either: one
- * anywhere in what the route reads (its body, declared query keys, path, declared headers) is a 400
- * naming where, before anything reaches the database. Parts a route does not declare are never read.
+ * The parts of a request a route reads, decided once per route: no field of the contract needs a NUL or
+ * a lone surrogate, and Postgres cannot store either, so one anywhere in them is refused (refuseUnstorable).
  */
-function refuseUnstorable(ctx: Koa.Context, route: RouteSpec, declared: Declared): void {
-  const places: [where: 'body' | 'query' | 'path' | 'header', value: () => unknown][] = [];
-  if (route.request?.body) places.push(['body', () => ctx.request.body]);
-  if (declared.query.length) places.push(['query', () => pick(ctx.query, declared.query)]);
+function readPlaces(route: RouteSpec, declared: Declared): Place[] {
+  const places: Place[] = [];
+  if (route.request?.body) places.push(['body', (ctx) => ctx.request.body]);
+  if (declared.query.length) places.push(['query', (ctx) => pick(ctx.query, declared.query)]);
   // Every path with a parameter, whether or not the route declares a schema for it.
-  if (route.path.includes('{')) places.push(['path', () => ctx.params]);
-  if (declared.headers.length) places.push(['header', () => Object.fromEntries(declared.headers.map((h) => [h, ctx.get(h)]))]);
+  if (route.path.includes('{')) places.push(['path', (ctx) => ctx.params]);
+  if (declared.headers.length) places.push(['header', (ctx) => Object.fromEntries(declared.headers.map((h) => [h, ctx.get(h)]))]);
+  return places;
+}
+
+/**
+ * A NUL or lone surrogate anywhere in what the route reads (its body, declared query keys, path, declared
+ * headers) is a 400 naming where, before anything reaches the database. Parts a route does not declare are never read.
+ */
+function refuseUnstorable(ctx: Koa.Context, places: Place[]): void {
   for (const [where, value] of places) {
-    const found = findString(value(), isUnstorable);
+    const found = findString(value(ctx), isUnstorable);
     // The path may run through the offending key itself: it is named, but never echoed with the character.
     const at = found === null ? null : toStorable(found);
     if (at !== null) {
@@ -86,9 +95,9 @@ function refuseUnstorable(ctx: Koa.Context, route: RouteSpec, declared: Declared
 /** Validation, then the handler: the last link of every route's chain. */
 function validateAndHandle(route: RouteSpec, checkResponses: boolean): Koa.Middleware {
   const { params, query, body, headers } = route.request ?? {};
-  const declared: Declared = { query: keysOf(query), headers: keysOf(headers) };
+  const places = readPlaces(route, { query: keysOf(query), headers: keysOf(headers) });
   return async function validateAndHandle(ctx) {
-    refuseUnstorable(ctx, route, declared);
+    refuseUnstorable(ctx, places);
     if (route.refuseSecrets) {
       const secretAt = findSecret(ctx.request.body);
       if (secretAt) throw errors.credentialValueRefused(secretAt);
@@ -166,7 +175,7 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
  * A known path with a method it does not have is 405 with `Allow` (the error handler writes the
  * body), OPTIONS on a known path 200 with `Allow`; an unknown path falls through to 404.
  */
-export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Koa.Middleware {
+export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Koa.Middleware[] {
   const router = new Router({ sensitive: true, strict: true, exclusive: 'specificity' });
   const failedAuthentication = (ctx: Koa.Context) => consumePoint(ctx, deps.rateLimiters.unauthenticated, deps.clientAddress(ctx));
   const body = jsonBody(deps.bodyLimitBytes);
@@ -180,7 +189,8 @@ export function mountRoutes(routes: RouteSpec[], deps: RouterDeps): Koa.Middlewa
       : chain;
     router.register(koaPath(route.path), [route.method.toUpperCase()], middleware as unknown as RouterMiddleware);
   }
-  return compose([router.routes() as unknown as Koa.Middleware, methodNotAllowed(router)]);
+  // Two middleware for the app to use in turn (not composed into one: a nested chain costs every request a dispatch).
+  return [router.routes() as unknown as Koa.Middleware, methodNotAllowed(router)];
 }
 
 /** After the router: a known path with another method is 405 (OPTIONS: 200) with `Allow`; anything else goes on to 404. */
