@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { type CommandContext, writeJson, writeLine } from './context.ts';
 import { unwrap } from './errors.ts';
 import { EXIT } from './exit-codes.ts';
-import { describeRun } from './format.ts';
+import { describeRun, gwsCommand } from './format.ts';
 import { withRetries } from './retry.ts';
 
 export async function decideCommand(ctx: CommandContext, decision: 'approve' | 'reject', runId: string, options: { reason?: string }): Promise<number> {
@@ -23,7 +23,7 @@ export async function decideCommand(ctx: CommandContext, decision: 'approve' | '
   if (ctx.mode === 'json') writeJson(ctx.out, run);
   else {
     writeLine(ctx.out, `${decision === 'approve' ? 'approved' : 'rejected'}: run ${run.run_id} is ${describeRun(run)}`);
-    writeLine(ctx.out, `follow: gws runs get ${run.run_id} --watch`);
+    writeLine(ctx.out, `follow: ${gwsCommand.follow(run.run_id)}`);
   }
   return EXIT.ok;
 }

@@ -7,7 +7,7 @@ import type { Writable } from 'node:stream';
 import ora, { type Ora } from 'ora';
 import type { AgentRun, RunEvent } from '../../client/index.ts';
 import { exitCodeOfState } from './exit-codes.ts';
-import { approvalLines, describeProgress, describeRun, summaryLines } from './format.ts';
+import { approvalLines, describeProgress, describeRun, gwsCommand, summaryLines } from './format.ts';
 
 export interface RunDisplay {
   /** The run as first read (after creating it, or before following it). */
@@ -77,8 +77,8 @@ class JsonDisplay implements RunDisplay {
       run_id: run.run_id,
       effects: (run.approval?.effects ?? []).map((e) => ({ step_id: e.step_id, tool: e.tool })),
       deadline: run.approval?.deadline ?? null,
-      approve: `npx gws approve ${run.run_id}`,
-      reject: `npx gws reject ${run.run_id}`,
+      approve: gwsCommand.approve(run.run_id),
+      reject: gwsCommand.reject(run.run_id),
     });
   }
   notice(text: string) {

@@ -28,6 +28,16 @@ export function describeProgress(state: string, progress: RunProgress | null | u
 
 export const describeRun = (run: AgentRun) => describeProgress(run.status, run.progress);
 
+/**
+ * The commands the CLI suggests. `npx gws` works in a clone without `npm link`; one form
+ * everywhere, so a hint can be pasted as printed.
+ */
+export const gwsCommand = {
+  approve: (runId: string) => `npx gws approve ${runId}`,
+  reject: (runId: string) => `npx gws reject ${runId}`,
+  follow: (runId: string) => `npx gws runs get ${runId} --watch`,
+};
+
 /** The lines that say what an approval waits for: the effects (step id and tool) and the commands that decide. */
 export function approvalLines(run: AgentRun): string[] {
   const effects = run.approval?.effects ?? [];
@@ -36,8 +46,8 @@ export function approvalLines(run: AgentRun): string[] {
   ];
   const width = Math.max(0, ...effects.map((e) => e.step_id.length));
   for (const effect of effects) lines.push(`  ${effect.step_id.padEnd(width)}  ${effect.tool}`);
-  lines.push(`approve: npx gws approve ${run.run_id}`);
-  lines.push(`reject:  npx gws reject ${run.run_id}`);
+  lines.push(`approve: ${gwsCommand.approve(run.run_id)}`);
+  lines.push(`reject:  ${gwsCommand.reject(run.run_id)}`);
   lines.push('(add --reason "…" to record why)');
   return lines;
 }

@@ -6,7 +6,7 @@ import { type CommandContext, writeJson, writeLine } from './context.ts';
 import { createDisplay } from './display.ts';
 import { unwrap } from './errors.ts';
 import { EXIT, exitCodeOfState } from './exit-codes.ts';
-import { describeRun } from './format.ts';
+import { describeRun, gwsCommand } from './format.ts';
 import { withRetries } from './retry.ts';
 import { watchRun } from './watch.ts';
 
@@ -36,7 +36,7 @@ export async function runCommand(ctx: CommandContext, input: string, options: Ru
   if (ctx.mode === 'json') writeJson(ctx.out, run);
   else {
     writeLine(ctx.out, `run ${run.run_id}: ${describeRun(run)}`);
-    writeLine(ctx.out, `follow: npx gws runs get ${run.run_id} --watch`);
+    writeLine(ctx.out, `follow: ${gwsCommand.follow(run.run_id)}`);
   }
   return EXIT.ok;
 }
