@@ -6,8 +6,9 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../db/client.ts';
 import type { ProposedCall } from '../domain/agent/admission.ts';
-import { assessPlan, type PlanProposal, proposalOf, validateArgs } from '../domain/agent/plan-check.ts';
-import { executionInstructions, PLAN_SCHEMA, planningInstructions } from '../domain/agent/plan-schema.ts';
+import { assessPlan, type PlanProposal, proposalOf } from '../domain/agent/plan-check.ts';
+import { argumentProblems, isKnownTool, serverSchemaValidator } from '../domain/agent/tool-args.ts';
+import { executionInstructions, planningInstructions, planSchemaFor } from '../domain/agent/plan-schema.ts';
 import { digestOf } from '../domain/digest.ts';
 import { type ChatMessage, type ChatOutput, type ChatRequest, ProviderError, type ToolDefinition } from '../domain/chat/types.ts';
 import type { ModelId } from '../domain/models.ts';
@@ -16,12 +17,14 @@ import { requestedActions } from '../domain/planning/requested-actions.ts';
 import { creditsOfMicro, modelCostMicro, modelCredits, PLAN_ATTEMPTS, type PricingTable, type Provider, toolCalls, toolCredits } from '../domain/pricing.ts';
 import type { LoopStop } from '../domain/runs/run-types.ts';
 import { estimateTokens } from '../domain/tokens.ts';
-import { isToolId, TOOL_IDS, type ToolId, TOOLS } from '../domain/tools.ts';
+import { type ServerToolCatalog, TOOL_IDS, TOOLS } from '../domain/tools.ts';
 
 export type { PlanProposal };
 import type { Providers } from '../services/model-layer.ts';
 import { recallableEntries } from '../services/memory.ts';
 import { heldFor, modelUsageOf, recordModelCall } from '../services/model-usage.ts';
+import { tenantById } from '../services/tenants.ts';
+import type { ToolServers } from '../services/tool-servers.ts';
 import { HOLD_STEP } from './ledger.ts';
 
 export interface AgentDeps {
@@ -29,6 +32,7 @@ export interface AgentDeps {
   pricing: PricingTable;
   providers: Providers;
   turnMaxTokens: number;
+  toolServers: ToolServers;
 }
 
 interface CallContext {
@@ -38,15 +42,36 @@ interface CallContext {
   provider: Provider;
 }
 
-/** The catalog in OpenAI's `tools` wire format: exactly what GET /v1/tools lists. */
-export function catalogTools(): ToolDefinition[] {
-  return TOOL_IDS.map((id) => ({ type: 'function', function: { name: id, description: TOOLS[id].description, parameters: TOOLS[id].parameters } }));
+/** The catalog in OpenAI's `tools` wire format: the built-in tools and the run's server tools, as GET /v1/tools lists them. */
+export function catalogTools(serverTools: ServerToolCatalog = {}): ToolDefinition[] {
+  return [
+    ...TOOL_IDS.map((id) => ({ type: 'function' as const, function: { name: id, description: TOOLS[id].description, parameters: TOOLS[id].parameters } })),
+    ...Object.entries(serverTools).map(([name, t]) => ({
+      type: 'function' as const,
+      function: { name, description: t.description, parameters: t.parameters },
+    })),
+  ];
+}
+
+/**
+ * The server tools a tenant's run may use now: those available to the tenant whose input schema the
+ * service can check. Their effect class is the operator's; the server's hints play no part.
+ */
+async function serverToolsFor(deps: AgentDeps, tenantId: string): Promise<ServerToolCatalog> {
+  const tenant = await tenantById(deps.db, tenantId);
+  const offered = deps.toolServers.forTenant(tenant).filter((t) => t.status === 'available' && serverSchemaValidator(t.tool.inputSchema) !== null);
+  return Object.fromEntries(
+    offered.map(({ tool }) => [
+      tool.name,
+      { server: tool.server, tool: tool.tool, effect: tool.effect, description: tool.description.slice(0, 1_000), parameters: tool.inputSchema },
+    ]),
+  );
 }
 
 type Called = { kind: 'output'; output: ChatOutput } | { kind: 'stopped'; stop: LoopStop };
 
 /** One model call: refused if its worst case would pass the hold, charged by reported usage, recorded once. */
-async function callModel(deps: AgentDeps, c: CallContext, callKey: string, request: ChatRequest, toolsRun: ToolId[]): Promise<Called> {
+async function callModel(deps: AgentDeps, c: CallContext, callKey: string, request: ChatRequest, toolsRun: string[]): Promise<Called> {
   const provider = deps.providers[c.provider];
   if (!provider)
     return { kind: 'stopped', stop: { code: 'model_unavailable', message: `No provider is configured for ${c.model}; nothing was sent to a model.` } };
@@ -101,7 +126,7 @@ async function callModel(deps: AgentDeps, c: CallContext, callKey: string, reque
 }
 
 /** Parses and validates each tool call's arguments against the catalog (the workflow decides admission). */
-function proposedCalls(output: ChatOutput): ProposedCall[] {
+function proposedCalls(output: ChatOutput, serverTools: ServerToolCatalog): ProposedCall[] {
   return (output.toolCalls ?? []).map((call) => {
     const name = call.function.name;
     let args: unknown;
@@ -110,10 +135,15 @@ function proposedCalls(output: ChatOutput): ProposedCall[] {
     } catch {
       return { id: call.id, name, arguments: null, problem: 'arguments are not JSON' };
     }
-    if (!isToolId(name)) return { id: call.id, name, arguments: null, problem: null };
-    const valid = validateArgs[name]!(args);
-    const problem = valid ? null : (validateArgs[name]!.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
-    return { id: call.id, name, arguments: valid ? (args as Record<string, unknown>) : null, problem };
+    if (!isKnownTool(name, serverTools)) return { id: call.id, name, arguments: null, problem: null };
+    const problem = argumentProblems(name, args, serverTools);
+    return {
+      id: call.id,
+      name,
+      arguments: problem === null ? (args as Record<string, unknown>) : null,
+      problem,
+      digest: problem === null ? digestOf(args) : null,
+    };
   });
 }
 
@@ -167,8 +197,9 @@ export function agentActivities(deps: AgentDeps) {
     /** Asks the model for a plan; `problems` from an earlier attempt are shown to it once. */
     async proposePlan(p: CallContext & { input: string; attempt: number; problems: string[] }): Promise<PlanProposal> {
       const actions = requestedActions(p.input);
+      const serverTools = await serverToolsFor(deps, p.tenantId);
       const messages: ChatMessage[] = [
-        { role: 'system', content: planningInstructions(actions) },
+        { role: 'system', content: planningInstructions(actions, serverTools) },
         { role: 'user', content: p.input },
         ...(p.problems.length
           ? [
@@ -183,17 +214,17 @@ export function agentActivities(deps: AgentDeps) {
         model: p.model,
         messages,
         grounding: { memory: [], document: null },
-        responseFormat: { name: 'run_plan', schema: PLAN_SCHEMA as unknown as Record<string, unknown> },
+        responseFormat: { name: 'run_plan', schema: planSchemaFor([...TOOL_IDS, ...Object.keys(serverTools)]) },
         maxTokens: deps.turnMaxTokens,
       };
       const called = await callModel(deps, p, `plan:${p.attempt}`, request, []);
       if (called.kind === 'stopped') return called;
       if (called.output.refusal) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to plan this request.' } };
-      return proposalOf(assessPlan(called.output.content, actions), p.attempt >= PLAN_ATTEMPTS);
+      return proposalOf(assessPlan(called.output.content, actions, serverTools), p.attempt >= PLAN_ATTEMPTS, serverTools);
     },
 
     /** One turn of the execute loop: the model sees the approved plan, the input and the tool results so far (recalled text read now). */
-    async modelTurn(t: CallContext & { input: string; plan: Plan; transcript: ChatMessage[]; turn: number; toolsRun: ToolId[] }): Promise<TurnOutcome> {
+    async modelTurn(t: CallContext & { input: string; plan: Plan; transcript: ChatMessage[]; turn: number; toolsRun: string[] }): Promise<TurnOutcome> {
       const actions = requestedActions(t.input);
       const planLines = t.plan.steps.map((s) => `${s.id}: ${s.tool} - ${s.purpose}${s.arguments ? ` ${JSON.stringify(s.arguments)}` : ''}`);
       const transcript = await withRecalledText(deps.db, t.tenantId, t.transcript);
@@ -203,7 +234,7 @@ export function agentActivities(deps: AgentDeps) {
         grounding: { memory: [], document: null },
         responseFormat: null,
         maxTokens: deps.turnMaxTokens,
-        tools: catalogTools(),
+        tools: catalogTools(t.plan.serverTools),
       };
       const called = await callModel(deps, t, `turn:${t.turn}`, request, t.toolsRun);
       if (called.kind === 'stopped') return called;
@@ -212,7 +243,7 @@ export function agentActivities(deps: AgentDeps) {
         return {
           kind: 'tool_calls',
           assistant: { role: 'assistant', content: output.content ?? '', tool_calls: output.toolCalls },
-          calls: proposedCalls(output),
+          calls: proposedCalls(output, t.plan.serverTools ?? {}),
         };
       }
       if (output.refusal || output.content === null) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to answer.' } };

@@ -6,6 +6,7 @@ import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
 import type { PlanningProvider } from '../domain/planning/plan.ts';
 import type { AgentLimits, PricingTable } from '../domain/pricing.ts';
 import type { Providers } from '../services/model-layer.ts';
+import type { ToolServers } from '../services/tool-servers.ts';
 import { agentActivities } from './agent.ts';
 import { approvalActivities } from './approval.ts';
 import { journeyActivities } from './journey.ts';
@@ -32,6 +33,9 @@ export interface ActivityDeps {
   reconcileGraceMs: number;
   /** Base of the URLs in notifications (PUBLIC_BASE_URL, else http://HOST:PORT). */
   publicBaseUrl: string;
+  /** The operator's tool servers (MCP), connected by this process; the worker closes them when it stops. */
+  toolServers: ToolServers;
+  toolCalls: { callTimeoutMs: number; resultMaxChars: number };
 }
 
 export function createActivities(deps: ActivityDeps) {

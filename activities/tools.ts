@@ -13,6 +13,9 @@ import { recallMemory } from '../services/memory.ts';
 import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
 import { type DeliveryFetch, deliveryFetch, isDeliveryRefused, type ResolveAll } from '../services/delivery-fetch.ts';
 import type { StepResult } from '../domain/runs/run-types.ts';
+import { isToolId, type ToolId } from '../domain/tools.ts';
+import type { ToolServers } from '../services/tool-servers.ts';
+import { runServerTool } from './server-tool.ts';
 
 export interface ToolCall {
   runId: string;
@@ -110,24 +113,34 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number, send: 
   }
 }
 
-export function toolActivities(deps: { db: Db; webhookTimeoutMs: number; deliveryRules: DeliveryUrlRules; resolveAll?: ResolveAll }) {
+export interface ToolDeps {
+  db: Db;
+  webhookTimeoutMs: number;
+  deliveryRules: DeliveryUrlRules;
+  resolveAll?: ResolveAll;
+  toolServers: ToolServers;
+  toolCalls: { callTimeoutMs: number; resultMaxChars: number };
+}
+
+export function toolActivities(deps: ToolDeps) {
   const send = deliveryFetch(deps.deliveryRules, deps.resolveAll);
+  const serverDeps = { db: deps.db, toolServers: deps.toolServers, ...deps.toolCalls };
+  const builtin = async (tool: ToolId, call: ToolCall): Promise<ToolOutcome> => {
+    switch (tool) {
+      case 'text_analysis':
+        return textAnalysis(call.step.scope);
+      case 'memory_recall':
+        return await memoryRecall(deps.db, call);
+      case 'webhook_delivery':
+        return await webhookDelivery(deps.db, call, deps.webhookTimeoutMs, send);
+    }
+  };
   return {
     async runTool(call: ToolCall): Promise<StepResult> {
-      let outcome: ToolOutcome;
-      switch (call.step.tool) {
-        case 'text_analysis':
-          outcome = textAnalysis(call.step.scope);
-          break;
-        case 'memory_recall':
-          outcome = await memoryRecall(deps.db, call);
-          break;
-        case 'webhook_delivery':
-          outcome = await webhookDelivery(deps.db, call, deps.webhookTimeoutMs, send);
-          break;
-      }
+      const tool = call.step.tool;
+      const outcome = isToolId(tool) ? await builtin(tool, call) : await runServerTool(serverDeps, call);
       const output_digest = outcome.status === 'done' ? digestOf(outcome.output) : null;
-      return { step_id: call.step.id, tool: call.step.tool, ...outcome, scope: call.step.scope, output_digest };
+      return { step_id: call.step.id, tool, ...outcome, scope: call.step.scope, output_digest };
     },
   };
 }

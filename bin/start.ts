@@ -16,6 +16,8 @@ import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-
 import { ensureJourneyRetentionSchedule, ensureReconcileSchedule } from '../runtime/schedules.ts';
 import { startWorker } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
+import { loadToolServers } from '../config/tool-servers.ts';
+import { connectToolServers } from '../services/tool-servers.ts';
 
 const config = loadConfigOrExit();
 const logger = createLogger(config);
@@ -61,7 +63,9 @@ try {
   lifecycle.onStop('temporal client', () => handle.close());
   // Listen before the dev server starts: it picks random ports of its own, which must not
   // take ours. Until Temporal is up, /health answers 503.
-  const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);
+  // One set of tool server connections (and stdio processes) for the API's catalog and the worker's calls.
+  const toolServers = connectToolServers(loadToolServers(config.runs.toolServers.file), { logger });
+  const server = await listen(createApp(composeApi(config, logger, database, handle, { toolServers })), config.http.host, config.http.port);
   lifecycle.onStop('http server', () => server.close(), { first: true });
 
   // The API listens already, so the dev server's UI can be pointed at its codec endpoint.
@@ -72,7 +76,7 @@ try {
     address: temporal.address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: activityDeps(config, database.db),
+    activities: activityDeps(config, database.db, { logger, toolServers }),
     payloadCodec: codec,
     logger,
     shutdownGraceMs: config.workerShutdownGraceMs,

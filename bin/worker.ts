@@ -32,7 +32,7 @@ try {
     address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: activityDeps(config, database.db),
+    activities: activityDeps(config, database.db, { logger }),
     payloadCodec: codec,
     logger,
     workflowBundlePath: config.temporal.workflowBundlePath,

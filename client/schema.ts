@@ -535,7 +535,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-managed tool catalog with per-tool status */
+        /**
+         * Server-managed tool catalog with per-tool status
+         * @description The built-in tools and the operator's tool servers' tools (extension), each `available` or `not_configured` with a reason. A server tool's effect class is the operator's; one the operator did not classify is external.
+         */
         get: operations["listTools"];
         put?: never;
         post?: never;
@@ -1331,6 +1334,15 @@ export interface components {
             /** @enum {string} */
             decision: "approve" | "reject";
             reason?: string;
+            /** @description Extension: the argument digests (approval.effects[].args_digest) this decision is about. One that no effect awaiting approval has answers 409 approval_stale and records nothing. */
+            digests?: string[];
+            /** @description Extension, with approve: replacement arguments for server tool steps awaiting approval, checked against the tool's input schema (400 naming the field). The step runs with them; the receipt keeps both digests. */
+            edits?: {
+                step_id: string;
+                arguments: {
+                    [key: string]: unknown;
+                };
+            }[];
         };
         UsageEstimateRequest: {
             input: string;
@@ -1813,8 +1825,8 @@ export interface components {
                 planner: string;
                 steps: {
                     id: string;
-                    /** @enum {string} */
-                    tool: "memory_recall" | "text_analysis" | "webhook_delivery";
+                    /** @description A built-in tool (memory_recall, text_analysis, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
+                    tool: string;
                     /**
                      * @description Always the tool catalog's effect class, whatever a planner or model said.
                      * @enum {string}
@@ -1828,6 +1840,10 @@ export interface components {
                     arguments?: {
                         [key: string]: unknown;
                     };
+                    /** @description sha256 of the canonical JSON of the arguments (extension): what an approval binds to. */
+                    args_digest?: string;
+                    /** @description Set when a person edited the arguments at approval: the digest of what the model proposed. */
+                    proposed_digest?: string;
                 }[];
                 /** @description Model-planned runs (extension): the requested actions the model said it would carry out in its final answer. Each counts as performed only where the answer has a specific part for that action. */
                 answer?: number[];
@@ -1836,6 +1852,19 @@ export interface components {
                     action: number;
                     reason: string;
                 }[];
+                /** @description Extension: the tenant's server tools offered to the model when it planned, by name, as the operator classified them then; edited arguments are checked against these schemas. */
+                serverTools?: {
+                    [key: string]: {
+                        server: string;
+                        tool: string;
+                        /** @enum {string} */
+                        effect: "read" | "external";
+                        description: string;
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             } | null;
             approval: components["schemas"]["ApprovalRequest"] | null;
             /** @description Step results as they finish; the summary (and an upstream model's answer) once verified. */
@@ -1848,8 +1877,8 @@ export interface components {
                 steps: {
                     /** @description A plan step, or call_<turn>_<k> for an extra read a model asked for. */
                     step_id: string;
-                    /** @enum {string} */
-                    tool: "memory_recall" | "text_analysis" | "webhook_delivery";
+                    /** @description A built-in tool (memory_recall, text_analysis, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
+                    tool: string;
                     /**
                      * @description done: performed; not_configured: the tool cannot run for this tenant; failed: nothing was done; outcome_unknown: an effect may or may not have happened (a delivery that timed out after sending); refused: not in the approved plan, or invalid. Anything but done is unresolved.
                      * @enum {string}
@@ -1919,12 +1948,24 @@ export interface components {
              * @enum {string}
              */
             state: "pending" | "approved" | "rejected" | "expired" | "cancelled";
-            /** @description The external effects awaiting a decision, and why each is in the plan. */
+            /** @description The external effects awaiting a decision, and why each is in the plan. A server tool step shows its server, tool, arguments and their digest. */
             effects: {
                 step_id: string;
-                /** @enum {string} */
-                tool: "memory_recall" | "text_analysis" | "webhook_delivery";
+                /** @description A built-in tool (memory_recall, text_analysis, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
+                tool: string;
                 why: string;
+                /** @description Server tools (extension): the tool server that performs the effect. */
+                server?: string;
+                /** @description Server tools (extension): the tool on that server. */
+                server_tool?: string;
+                /** @description Server tools (extension): exactly the arguments that will be sent. */
+                arguments?: {
+                    [key: string]: unknown;
+                };
+                /** @description sha256 of the canonical JSON of the arguments (extension): what an approval binds to. */
+                args_digest?: string;
+                /** @description Set when the arguments were edited at approval: the digest of what the model proposed. */
+                proposed_digest?: string;
             }[];
             reason: string;
             /** @description After this the run ends needs_attention with nothing external done. */
@@ -2122,12 +2163,42 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Server-managed tool catalog with per-tool status */
-        Catalog_tool_catalog: {
+        /** @description Server-managed tool catalog with per-tool status (extension: server tools and their fields). */
+        ToolCatalog: {
             /** @constant */
             object: "tool_catalog";
-        } & {
-            [key: string]: unknown;
+            data: components["schemas"]["CatalogTool"][];
+        };
+        CatalogTool: {
+            /** @description The name a plan uses: a built-in tool, or `<server_id>__<tool_name>` for a server tool. */
+            id: string;
+            /** @enum {string} */
+            source: "builtin" | "server";
+            /** @description Server tools: the id of the tool server (the operator names it). */
+            server?: string;
+            /** @description Server tools: the tool name on its server. */
+            server_tool?: string;
+            /**
+             * @description The operator's class: external effects run only after a person approves them.
+             * @enum {string}
+             */
+            effect: "read" | "external";
+            requires_approval: boolean;
+            /** @description Server tools: false when the operator did not classify the tool, which makes it external. */
+            classified?: boolean;
+            description: string;
+            /** @description JSON Schema of the tool's arguments. */
+            input_schema: {
+                [key: string]: unknown;
+            };
+            /** @description The server's own annotations (readOnlyHint…), shown for information; never trusted, never used to decide approval. */
+            server_hints?: {
+                [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            status: "available" | "not_configured";
+            /** @description Why the tool is not_configured (its server is down or not enabled for this tenant); null when available. */
+            reason: string | null;
         };
         /** @description Composable skill types, limits and privacy boundary */
         Catalog_skill_catalog: {
@@ -2411,7 +2482,7 @@ export interface components {
                  * @description Stable machine-readable code. Whether to retry follows the code, not only the status: a 429 rate_limit_exceeded clears with time (wait Retry-After seconds, then retry); a 429 insufficient_credits or budget_exceeded, and a 409 model_not_routable, do not (they carry `x-should-retry: false` and no Retry-After: retrying the same request cannot succeed until an operator or the tenant changes something).
                  * @enum {string}
                  */
-                code: "invalid_json" | "invalid_request" | "unsupported_parameter" | "consent_required" | "payload_too_large" | "unsupported_media_type" | "invalid_api_key" | "invalid_idempotency_key" | "idempotency_key_reused" | "invalid_cursor" | "run_not_awaiting_approval" | "run_already_terminal" | "vault_entry_forgotten" | "model_not_found" | "model_not_routable" | "tools_not_supported" | "provider_not_configured" | "credential_value_refused" | "trace_content_refused" | "budget_exceeded" | "sandbox_jobs_disabled" | "sandbox_runner_not_configured" | "not_conformant" | "patch_candidate_unavailable" | "insufficient_credits" | "upstream_unavailable" | "vault_entry_not_quarantined" | "webhook_endpoint_limit_reached" | "not_found" | "method_not_allowed" | "rate_limit_exceeded" | "internal_error" | "service_unavailable" | "export_interrupted" | "request_header_too_large" | "malformed_request";
+                code: "invalid_json" | "invalid_request" | "unsupported_parameter" | "consent_required" | "payload_too_large" | "unsupported_media_type" | "invalid_api_key" | "invalid_idempotency_key" | "idempotency_key_reused" | "invalid_cursor" | "run_not_awaiting_approval" | "approval_stale" | "run_already_terminal" | "vault_entry_forgotten" | "model_not_found" | "model_not_routable" | "tools_not_supported" | "provider_not_configured" | "credential_value_refused" | "trace_content_refused" | "budget_exceeded" | "sandbox_jobs_disabled" | "sandbox_runner_not_configured" | "not_conformant" | "patch_candidate_unavailable" | "insufficient_credits" | "upstream_unavailable" | "vault_entry_not_quarantined" | "webhook_endpoint_limit_reached" | "not_found" | "method_not_allowed" | "rate_limit_exceeded" | "internal_error" | "service_unavailable" | "export_interrupted" | "request_header_too_large" | "malformed_request";
                 /** @description Value of the x-request-id response header. */
                 request_id: string;
             };
@@ -6257,7 +6328,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-managed tool catalog with per-tool status */
+            /** @description The catalog. */
             200: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
@@ -6269,7 +6340,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Catalog_tool_catalog"];
+                    "application/json": components["schemas"]["ToolCatalog"];
                 };
             };
             /** @description Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429. */

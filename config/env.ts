@@ -92,6 +92,7 @@ export const envSchema = z.object({
   PRICE_MEMORY_RECALL: z.coerce.number().int().min(0).default(1),
   PRICE_TEXT_ANALYSIS: z.coerce.number().int().min(0).default(1),
   PRICE_WEBHOOK_DELIVERY: z.coerce.number().int().min(0).default(5),
+  PRICE_SERVER_TOOL_CALL: z.coerce.number().int().min(0).default(2),
   OUTPUT_TOKENS_PER_STEP: positiveInt.default(256),
   APPROVAL_TIMEOUT_SECONDS: positiveInt.default(86_400),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
@@ -113,6 +114,10 @@ export const envSchema = z.object({
   // lapses, by the sweeper every API process runs on start and at this interval.
   INSTANCE_LEASE_MS: positiveInt.default(30_000),
   HOLD_SWEEP_INTERVAL_MS: positiveInt.default(60_000),
+  // Tool servers (MCP) the operator configures: the file's shape is config/tool-servers.ts.
+  TOOL_SERVERS_FILE: z.string().optional(),
+  TOOL_CALL_TIMEOUT_MS: positiveInt.default(60_000),
+  TOOL_RESULT_MAX_CHARS: positiveInt.default(16_384),
   UPSTREAM_BASE_URL: z.url().optional(),
   UPSTREAM_API_KEY_ENV: z
     .string()
@@ -184,6 +189,8 @@ export interface Config {
     webhookTimeoutMs: number;
     journeyRetentionDays: number;
     devStartingCredits: number;
+    /** Tool servers (MCP): the operator's file (config/tool-servers.ts), a call's time limit, and how much of a result a model is shown. */
+    toolServers: { file?: string; callTimeoutMs: number; resultMaxChars: number };
     agent: AgentLimits;
     /** How often the reconcile Schedule looks for runs whose workflow never started, and how old such a row must be. */
     reconcileIntervalSeconds: number;
@@ -319,6 +326,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         memory_recall: e.PRICE_MEMORY_RECALL,
         text_analysis: e.PRICE_TEXT_ANALYSIS,
         webhook_delivery: e.PRICE_WEBHOOK_DELIVERY,
+        server_tool: e.PRICE_SERVER_TOOL_CALL,
       },
       outputTokensPerStep: e.OUTPUT_TOKENS_PER_STEP,
     },
@@ -327,6 +335,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
       journeyRetentionDays: e.JOURNEY_RETENTION_DAYS,
       devStartingCredits: e.DEV_STARTING_CREDITS,
+      toolServers: { file: e.TOOL_SERVERS_FILE, callTimeoutMs: e.TOOL_CALL_TIMEOUT_MS, resultMaxChars: e.TOOL_RESULT_MAX_CHARS },
       agent: { maxTurns: e.RUN_MAX_MODEL_TURNS, turnMaxTokens: e.RUN_TURN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
       reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
       reconcileGraceMs: e.RECONCILE_GRACE_SECONDS * 1000,

@@ -450,6 +450,33 @@ export const webhookDeliveries = pgTable(
   (t) => [index('webhook_deliveries_run_idx').on(t.tenantId, t.runId)],
 );
 
+/**
+ * Every call of a server tool (MCP), one row per run, step and argument digest: an external call is
+ * recorded `started` before it is sent and `done` (with its result) after, so a retry that finds
+ * `started` and no `done` knows the effect may have happened and does not call again. The result
+ * (content-bearing) stays in this table; receipts and journey events carry only its digest.
+ */
+export const toolCalls = pgTable(
+  'tool_calls',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    runId: text('run_id').notNull(),
+    stepId: text('step_id').notNull(),
+    argsDigest: text('args_digest').notNull(),
+    tool: text('tool').notNull(),
+    effect: text('effect', { enum: ['read', 'external'] }).notNull(),
+    status: text('status', { enum: ['started', 'done'] }).notNull(),
+    isError: boolean('is_error'),
+    result: jsonb('result'),
+    resultDigest: text('result_digest'),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
+    doneAt: timestamp('done_at', { withTimezone: true }),
+  },
+  (t) => [uniqueIndex('tool_calls_call_idx').on(t.runId, t.stepId, t.argsDigest), index('tool_calls_tenant_idx').on(t.tenantId)],
+);
+
 export const schema = {
   tenants,
   apiKeys,
@@ -470,4 +497,5 @@ export const schema = {
   auditEvents,
   webhookEndpoints,
   webhookDeliveries,
+  toolCalls,
 };

@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'idempotency_key_reused',
   'invalid_cursor',
   'run_not_awaiting_approval',
+  'approval_stale',
   'run_already_terminal',
   'vault_entry_forgotten',
   'model_not_found',
@@ -124,6 +125,15 @@ export const errors = {
   invalidCursor: () => new ApiError(400, 'invalid_request_error', 'invalid_cursor', 'The cursor is not one this API returned.', 'cursor'),
   runNotAwaitingApproval: (status: string) =>
     new ApiError(409, 'invalid_request_error', 'run_not_awaiting_approval', `The run is ${status}, not awaiting approval; no decision was recorded.`),
+  approvalStale: (digest: string) =>
+    new ApiError(
+      409,
+      'invalid_request_error',
+      'approval_stale',
+      `The decision names argument digest ${digest}, which no effect awaiting approval has (the plan changed); no decision was recorded. Read the run again and decide on what it shows.`,
+      'digests',
+    ),
+  approvalEditInvalid: (param: string, why: string) => new ApiError(400, 'invalid_request_error', 'invalid_request', `Invalid ${param}: ${why}`, param),
   runAlreadyTerminal: (status: string) =>
     new ApiError(409, 'invalid_request_error', 'run_already_terminal', `The run already ended (${status}); nothing to cancel.`),
   entryForgotten: () => new ApiError(409, 'invalid_request_error', 'vault_entry_forgotten', 'The entry was forgotten; only its tombstone remains.'),

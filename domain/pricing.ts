@@ -4,13 +4,18 @@
 import type { ModelId } from './models.ts';
 import type { Plan } from './planning/plan.ts';
 import { estimateTokens } from './tokens.ts';
-import type { ToolId } from './tools.ts';
+import { isToolId, type ToolId } from './tools.ts';
+
+/** Every call of an operator's tool server (MCP) is priced alike, under this key. */
+export const SERVER_TOOL = 'server_tool';
+/** What a tool call is priced as: a built-in tool, or any server tool. */
+export type PricedTool = ToolId | typeof SERVER_TOOL;
 
 export interface PricingTable {
   version: string;
   /** Credits per 1,000 tokens, per model alias. */
   modelRates: Record<ModelId, number>;
-  toolCredits: Record<ToolId, number>;
+  toolCredits: Record<PricedTool, number>;
   /** Output allowance per plan step, in tokens, on top of the input's own size (local runs). */
   outputTokensPerStep: number;
 }
@@ -38,7 +43,7 @@ export interface UsageEstimate {
   basis: {
     input_tokens: number;
     output_tokens_max: number;
-    tool_calls: Partial<Record<ToolId, number>>;
+    tool_calls: Partial<Record<PricedTool, number>>;
     /** Upstream runs: the loop's bounds, which the workflow enforces. */
     model_calls_max?: number;
     max_turns?: number;
@@ -60,7 +65,7 @@ export type UsageBasis = 'reported' | 'estimated' | 'mixed';
 export interface ActualUsage {
   input_tokens: number;
   output_tokens: number;
-  tool_calls: Partial<Record<ToolId, number>>;
+  tool_calls: Partial<Record<PricedTool, number>>;
   model_calls?: number;
   /** How the tokens were known: the provider's report, the byte-count estimate, or both across calls. */
   usage_basis?: UsageBasis;
@@ -90,14 +95,17 @@ export function creditsOfMicro(micro: number): number {
   return Math.ceil(micro / MICRO);
 }
 
-export function toolCalls(tools: ToolId[]): Partial<Record<ToolId, number>> {
-  const counts: Partial<Record<ToolId, number>> = {};
-  for (const t of tools) counts[t] = (counts[t] ?? 0) + 1;
+export function toolCalls(tools: string[]): Partial<Record<PricedTool, number>> {
+  const counts: Partial<Record<PricedTool, number>> = {};
+  for (const name of tools) {
+    const t: PricedTool = isToolId(name) ? name : SERVER_TOOL;
+    counts[t] = (counts[t] ?? 0) + 1;
+  }
   return counts;
 }
 
-export function toolCredits(calls: Partial<Record<ToolId, number>>, pricing: PricingTable): number {
-  return Object.entries(calls).reduce((sum, [tool, n]) => sum + pricing.toolCredits[tool as ToolId] * (n ?? 0), 0);
+export function toolCredits(calls: Partial<Record<PricedTool, number>>, pricing: PricingTable): number {
+  return Object.entries(calls).reduce((sum, [tool, n]) => sum + pricing.toolCredits[tool as PricedTool] * (n ?? 0), 0);
 }
 
 function terms(model: ModelId, pricing: PricingTable, method: string): UsageEstimate['terms'] {
@@ -159,7 +167,7 @@ export function estimateAgentUsage(input: string, model: ModelId, pricing: Prici
 }
 
 /** Actual usage of a local run: tokens of the input and of the outputs produced, and the tools actually called. */
-export function actualUsage(input: string, outputs: string[], toolsRun: ToolId[], pricing: PricingTable, model: ModelId = 'svc-workspace'): ActualUsage {
+export function actualUsage(input: string, outputs: string[], toolsRun: string[], pricing: PricingTable, model: ModelId = 'svc-workspace'): ActualUsage {
   const inputTokens = estimateTokens(input);
   const outputTokens = outputs.reduce((sum, o) => sum + estimateTokens(o), 0);
   const calls = toolCalls(toolsRun);

@@ -8,6 +8,33 @@ export type ToolId = (typeof TOOL_IDS)[number];
 export type EffectClass = 'read' | 'external';
 
 /**
+ * A tool of an operator-configured tool server (MCP) is named `<server>__<tool>`. Its effect class
+ * is the operator's (config/tool-servers.ts); one the operator did not classify is external.
+ */
+export function serverToolName(server: string, tool: string): string {
+  return `${server}__${tool}`;
+}
+
+/** A server tool as a run's plan keeps it: what the service decided about it when the plan was made. */
+export interface ServerToolRef {
+  server: string;
+  tool: string;
+  effect: EffectClass;
+  description: string;
+  /** Its input schema (JSON Schema), against which arguments are checked, also when edited at approval. */
+  parameters: Record<string, unknown>;
+}
+
+/** The server tools a run may use, by name (a snapshot taken when it was planned). */
+export type ServerToolCatalog = Record<string, ServerToolRef>;
+
+/** The effect class of a tool: the built-in catalog's, or the operator's for a server tool; null for an unknown tool. */
+export function effectOf(name: string, serverTools: ServerToolCatalog = {}): EffectClass | null {
+  if (isToolId(name)) return TOOLS[name].effect;
+  return Object.hasOwn(serverTools, name) ? serverTools[name]!.effect : null;
+}
+
+/**
  * What kind of requested action a tool can carry out (see domain/planning/requested-actions.ts).
  * preparation: it readies input for the work (key phrases, sentence counts) and carries out no
  * requested action itself: extracting key phrases is not summarising, reviewing or comparing.

@@ -3,14 +3,25 @@ import type { Config } from '../config/env.ts';
 import type { Db } from '../db/client.ts';
 import { deliveryUrlRules } from '../domain/delivery-url.ts';
 import { localPlanner } from '../domain/planning/local-planner.ts';
+import { type Logger, pino } from 'pino';
+import { loadToolServers } from '../config/tool-servers.ts';
 import { buildProviders } from '../services/model-layer.ts';
+import { connectToolServers, type ToolServers } from '../services/tool-servers.ts';
+
+const silentLogger = pino({ level: 'silent' });
 
 /** The local planning provider; the API's estimates and the runs use the same one. */
 export const planningProvider = localPlanner;
 
-/** The activities' dependencies for this process: its database, the model providers and the configured settings. */
-export function activityDeps(config: Config, db: Db): ActivityDeps {
+/**
+ * The activities' dependencies for this process: its database, the model providers, the tool servers
+ * (connected in the background from TOOL_SERVERS_FILE; a bad file throws here, at start) and the settings.
+ */
+export function activityDeps(config: Config, db: Db, options: { logger?: Logger; toolServers?: ToolServers } = {}): ActivityDeps {
+  const { file, ...toolCalls } = config.runs.toolServers;
   return {
+    toolServers: options.toolServers ?? connectToolServers(loadToolServers(file), { logger: options.logger ?? silentLogger }),
+    toolCalls,
     db,
     pricing: config.pricing,
     planner: planningProvider,

@@ -21,12 +21,16 @@ import { createRateLimiters, type RateLimitStore, rateLimitPool } from '../servi
 import { createKeyCache, KEY_REVOKED_CHANNEL, type KeyCache } from '../services/key-cache.ts';
 import { type Invalidatable, listenForInvalidations, registerLocalCache } from '../services/notified-cache.ts';
 import { DEFAULT_SWEEPER_TIMING, startHoldSweeper } from '../services/hold-sweeper.ts';
+import { tenantById } from '../services/tenants.ts';
+import { connectToolServers, type ToolServers } from '../services/tool-servers.ts';
+import { loadToolServers } from '../config/tool-servers.ts';
 import { Redis } from 'ioredis';
 import { planningProvider } from './compose-activities.ts';
 import type { TemporalHandle } from './temporal-client.ts';
 
-export function composeApi(config: Config, logger: Logger, database: Database, temporal: TemporalHandle): AppDeps {
+export function composeApi(config: Config, logger: Logger, database: Database, temporal: TemporalHandle, shared?: { toolServers: ToolServers }): AppDeps {
   const hotPath = hotPathStores(config, logger, database);
+  const toolServers = shared?.toolServers ?? ownToolServers(config, logger, database);
   const sweeper = holdSweeper(config, logger, database);
   // Built once: providers and settings do not change per request.
   const chatDeps: ChatDeps = {
@@ -75,6 +79,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
       providerFor: (tenantId, model) => providerFor(database.db, tenantId, model),
       stores: platformStores(database.db, { configuredProviders: configuredProviders(chatDeps.providers) }),
       tenantStatus: (tenantId) => tenantStatus(database.db, tenantId),
+      serverTools: async (tenantId) => toolServers.forTenant(await tenantById(database.db, tenantId)),
       listAudit: (tenantId, limit) => listAudit(database.db, tenantId, limit),
     },
     webhookEndpoints: webhookEndpointService(database.db),
@@ -95,6 +100,20 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
         }
       : {}),
   };
+}
+
+/**
+ * The API's own connections to the operator's tool servers (GET /v1/tools shows what they list), for
+ * an API process apart from the worker; closed with the database, as the other connections are.
+ */
+function ownToolServers(config: Config, logger: Logger, database: Database): ToolServers {
+  const toolServers = connectToolServers(loadToolServers(config.runs.toolServers.file), { logger });
+  const closeDatabase = database.close.bind(database);
+  database.close = async () => {
+    await toolServers.close();
+    await closeDatabase();
+  };
+  return toolServers;
 }
 
 /**

@@ -65,7 +65,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ...(options.interceptors ? { interceptors: options.interceptors } : {}),
     ...workflowSource,
   });
-  const done = worker.run().finally(() => connection.close());
+  // The tool servers' processes stop with the worker: none is left behind.
+  const done = worker.run().finally(() => Promise.all([connection.close(), options.activities.toolServers.close()]).then(() => undefined));
   return {
     worker,
     done,

@@ -44,6 +44,7 @@ export function buildClientDocument(): Record<string, unknown> {
       providerFor: stub('platform.providerFor') as RouteDeps['platform']['providerFor'],
       stores: stub('platform.stores') as RouteDeps['platform']['stores'],
       tenantStatus: stub('platform.tenantStatus') as RouteDeps['platform']['tenantStatus'],
+      serverTools: stub('platform.serverTools') as RouteDeps['platform']['serverTools'],
       listAudit: stub('platform.listAudit') as RouteDeps['platform']['listAudit'],
     },
   };

@@ -8,7 +8,9 @@ import { digestOf } from '../domain/digest.ts';
 import { errors } from '../domain/errors.ts';
 import type { ModelId } from '../domain/models.ts';
 import { isTerminal } from '../domain/runs/states.ts';
-import { type ApprovalDecision, type ApprovalOutcome, approvalUpdate, NOT_AWAITING_APPROVAL } from '../workflows/messages.ts';
+import { type ApprovalDecision, type ApprovalOutcome, approvalUpdate, decisionSubject, NOT_AWAITING_APPROVAL, STALE_APPROVAL } from '../workflows/messages.ts';
+import { argumentProblems } from '../domain/agent/tool-args.ts';
+import type { Plan } from '../domain/planning/plan.ts';
 import { findAuditEvent, recordAuditOnce } from './audit.ts';
 import { runWorkflowExists, startRunWorkflow } from './run-workflow.ts';
 import { tenantById } from './tenants.ts';
@@ -184,11 +186,19 @@ export function runControl(deps: RunControlDeps) {
      * kept as that event's digest: a repeat with the same body answers as the first did (even after the run
      * ended, without asking Temporal); with another body, 422 and nothing is written.
      */
-    async decide(tenantId: string, runId: string, decision: ApprovalDecision, requestKey: string | null, actorKeyId: string | null = null): Promise<RunRow> {
+    async decide(
+      tenantId: string,
+      runId: string,
+      request: Omit<ApprovalDecision, 'edits'> & { edits?: { step_id: string; arguments: Record<string, unknown> }[] },
+      requestKey: string | null,
+      actorKeyId: string | null = null,
+    ): Promise<RunRow> {
       const run = await this.get(tenantId, runId);
+      const { edits, ...rest } = request;
+      const decision: ApprovalDecision = { ...rest, ...(edits ? { edits: checkedEdits(run, request) } : {}) };
       const updateId = approvalUpdateId(requestKey);
       const eventKey = `run:${run.id}:${updateId}`;
-      const requestDigest = digestOf(decision);
+      const requestDigest = digestOf(decisionSubject(decision));
       if (requestKey) {
         const recorded = await findAuditEvent(deps.db, tenantId, eventKey);
         if (recorded) {
@@ -211,7 +221,7 @@ export function runControl(deps: RunControlDeps) {
             keyId: actorKeyId,
             action: `run.approval.${decision.decision}`,
             target: `run:${run.id}`,
-            subject: decision,
+            subject: decisionSubject(decision),
             eventKey,
           })
         ).event;
@@ -234,7 +244,10 @@ export function runControl(deps: RunControlDeps) {
           return await callTemporal(send);
         } catch (err) {
           if (isTemporalOutage(err)) throw errors.decisionNotConfirmed(deadlineSeconds);
-          const cause = (err as { cause?: { type?: string } }).cause;
+          const cause = (err as { cause?: { type?: string; message?: string } }).cause;
+          if (err instanceof WorkflowUpdateFailedError && cause?.type === STALE_APPROVAL) {
+            throw errors.approvalStale(/sha256:[0-9a-f]{64}/.exec(cause.message ?? '')?.[0] ?? 'unknown');
+          }
           const closed = isAlreadyClosed(err);
           if (!closed && !(err instanceof WorkflowUpdateFailedError && cause?.type === NOT_AWAITING_APPROVAL)) throw err;
           const latest = await this.get(tenantId, runId);
@@ -269,3 +282,22 @@ export function runControl(deps: RunControlDeps) {
 }
 
 export type RunControl = ReturnType<typeof runControl>;
+
+/**
+ * Edited arguments, checked here (the contract layer's 4xx) against the input schema the plan recorded
+ * for the step's tool: only an approval may carry them, and only for a server tool step awaiting it.
+ */
+function checkedEdits(run: RunRow, request: { decision: string; edits?: { step_id: string; arguments: Record<string, unknown> }[] }) {
+  const plan = run.plan as Plan | null;
+  return (request.edits ?? []).map((edit, i) => {
+    const param = `edits[${i}]`;
+    if (request.decision !== 'approve') throw errors.approvalEditInvalid(param, 'arguments can be edited only with an approval.');
+    const step = plan?.steps.find((s) => s.id === edit.step_id);
+    if (step?.effect !== 'external' || !plan?.serverTools?.[step.tool]) {
+      throw errors.approvalEditInvalid(`${param}.step_id`, 'must name a server tool step awaiting approval.');
+    }
+    const problem = argumentProblems(step.tool, edit.arguments, plan.serverTools);
+    if (problem) throw errors.approvalEditInvalid(`${param}.arguments`, problem);
+    return { step_id: edit.step_id, arguments: edit.arguments, args_digest: digestOf(edit.arguments) };
+  });
+}

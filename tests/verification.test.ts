@@ -38,6 +38,8 @@ function perform(step: PlanStep, webhook: 'done' | 'outcome_unknown' = 'done'): 
       return webhook === 'done'
         ? result(step, 'done', 'Delivered (HTTP 200).', { delivered: true, status: 200, payload_digest: digestOf('payload') })
         : result(step, 'outcome_unknown', UNKNOWN_DETAIL, null);
+    default:
+      throw new Error(`no fake for ${step.tool}`);
   }
 }
 

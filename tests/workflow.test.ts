@@ -97,6 +97,8 @@ function perform(step: PlanStep): StepResult {
       return done('Recalled 0 memory entries.', { entries: [] }, []);
     case 'webhook_delivery':
       return done('Delivered (HTTP 200).', { delivered: true, status: 200, payload_digest: digestOf('payload') }, []);
+    default:
+      throw new Error(`no fake for ${step.tool}`);
   }
 }
 

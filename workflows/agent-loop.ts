@@ -85,7 +85,14 @@ export async function executeWithModel(
     if (outcome.kind === 'answer') return { results, answer: outcome.content, stopped: null, refusals };
     transcript.push(outcome.assistant);
     for (const [k, call] of outcome.calls.entries()) {
-      const admission = admitCall(call, { plan: plan.steps, used, callsSoFar: used.size, maxToolCalls: limits.maxToolCalls, ref: `call_${turn}_${k + 1}` });
+      const admission = admitCall(call, {
+        plan: plan.steps,
+        used,
+        callsSoFar: used.size,
+        maxToolCalls: limits.maxToolCalls,
+        ref: `call_${turn}_${k + 1}`,
+        serverTools: plan.serverTools,
+      });
       let result: StepResult | null = null;
       if (admission.admitted) {
         used.add(admission.step.id);

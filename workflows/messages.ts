@@ -6,7 +6,27 @@ import type { RunStatus, RunStep } from '../domain/runs/states.ts';
 export interface ApprovalDecision {
   decision: 'approve' | 'reject';
   reason?: string;
+  /** The argument digests the approver saw: a digest that is not a current one makes the decision stale (refused). */
+  digests?: string[];
+  /** Arguments edited at approval, checked against the tool's schema by the API, which alone may send them. */
+  edits?: { step_id: string; arguments: Record<string, unknown>; args_digest: string }[];
 }
+
+/**
+ * What the audit records of a decision, and what a repeated Idempotency-Key's body is compared by:
+ * the decision, its reason, the digests it named and the digests of edited arguments; never argument values.
+ */
+export function decisionSubject(d: ApprovalDecision) {
+  return {
+    decision: d.decision,
+    reason: d.reason,
+    ...(d.digests ? { digests: d.digests } : {}),
+    ...(d.edits ? { edits: d.edits.map((e) => ({ step_id: e.step_id, args_digest: e.args_digest })) } : {}),
+  };
+}
+
+/** The Update validator's refusal of a decision that names an argument digest no pending effect has. */
+export const STALE_APPROVAL = 'StaleApproval';
 
 /** Sent by the API with its Update: who decided. Absent when an operator sends the Update through Temporal. */
 export interface ApprovalMeta {

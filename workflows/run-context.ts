@@ -19,7 +19,17 @@ import type { ApprovalRecord } from '../domain/runs/run-types.ts';
 import { RunStatusKey, TenantIdKey } from '../domain/runs/search-attributes.ts';
 import { nextStatus, type RunEvent, type RunStatus, type RunStep } from '../domain/runs/states.ts';
 import type { RunProjectionPatch, RunTransition } from '../domain/runs/transition.ts';
-import { type ApprovalDecision, type ApprovalMeta, approvalSignal, approvalUpdate, NOT_AWAITING_APPROVAL, type RunLiveState, stateQuery } from './messages.ts';
+import {
+  type ApprovalDecision,
+  type ApprovalMeta,
+  approvalSignal,
+  approvalUpdate,
+  decisionSubject,
+  NOT_AWAITING_APPROVAL,
+  type RunLiveState,
+  STALE_APPROVAL,
+  stateQuery,
+} from './messages.ts';
 import { notifyRunWorkflow } from './notify-run.ts';
 import { acts, projection } from './run-activities.ts';
 import { currentDetailsOf, type PendingEffect, progressOf } from './run-details.ts';
@@ -144,10 +154,16 @@ export function openRun(run: AgentRunInput): RunContext {
   /** Audits a decision (or a refused signal) through an activity, whatever channel it came by. */
   async function audit(action: string, channel: ApprovalChannel, keyId: string | null, eventKey: string, d: unknown) {
     if (!auditsDecisions) return; // runs started before: the API audited its own decisions
-    const subject = d && typeof d === 'object' ? { decision: (d as ApprovalDecision).decision, reason: (d as ApprovalDecision).reason } : d;
+    const subject = d && typeof d === 'object' ? decisionSubject(d as ApprovalDecision) : d;
     // A regular activity: a local activity's marker inside an Update handler does not replay (sdk-core
     // reports nondeterminism at the Update's completion event; tests/replay.test.ts caught it).
     await acts.recordApprovalAudit({ tenantId, runId, action, channel, keyId, eventKey: `run:${runId}:${eventKey}`, subject });
+  }
+
+  /** A digest the decision names that no pending effect has (it saw an older plan), or null. */
+  function staleDigest(d: ApprovalDecision): string | null {
+    const current = new Set((c.approval?.effects ?? []).map((e) => e.args_digest).filter(Boolean));
+    return (d.digests ?? []).find((x) => !current.has(x)) ?? null;
   }
 
   setHandler(stateQuery, () => live);
@@ -160,12 +176,18 @@ export function openRun(run: AgentRunInput): RunContext {
       return { decision: d.decision, accepted: true };
     },
     {
-      validator: (d: ApprovalDecision, _meta?: ApprovalMeta) => {
+      validator: (d: ApprovalDecision, meta?: ApprovalMeta) => {
         if (live.status !== 'awaiting_approval' || decision) {
           throw ApplicationFailure.create({ type: NOT_AWAITING_APPROVAL, message: `run is ${live.status}, not awaiting approval`, nonRetryable: true });
         }
         if (d?.decision !== 'approve' && d?.decision !== 'reject') {
           throw ApplicationFailure.create({ type: 'InvalidDecision', message: 'decision must be approve or reject', nonRetryable: true });
+        }
+        const stale = staleDigest(d);
+        if (stale)
+          throw ApplicationFailure.create({ type: STALE_APPROVAL, message: `digest ${stale} is not an argument digest awaiting approval`, nonRetryable: true });
+        if (d.edits?.length && meta?.channel !== 'api') {
+          throw ApplicationFailure.create({ type: 'InvalidDecision', message: 'edited arguments are accepted through the API only', nonRetryable: true });
         }
       },
     },
@@ -173,7 +195,8 @@ export function openRun(run: AgentRunInput): RunContext {
   setHandler(approvalSignal, async (d) => {
     signals += 1;
     const eventKey = `signal:${signals}`;
-    if (awaitsDecision() && (d?.decision === 'approve' || d?.decision === 'reject')) {
+    // A signal cannot carry edits (only the API checks them against the tool's schema) or a stale digest.
+    if (awaitsDecision() && (d?.decision === 'approve' || d?.decision === 'reject') && !d.edits?.length && !staleDigest(d)) {
       decision = d;
       await audit(`run.approval.${d.decision}`, 'temporal:signal', null, eventKey, d);
       return;

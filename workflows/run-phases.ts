@@ -4,7 +4,7 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation } from '@temporalio/workflow';
 import type { ModelId } from '../domain/models.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
-import type { ApprovalRecord, LoopStop, StepResult } from '../domain/runs/run-types.ts';
+import type { ApprovalEffect, ApprovalRecord, LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { executeWithModel, type LoopResult, type ModelContext, planWithModel } from './agent-loop.ts';
 import { WEBHOOK_NOT_SENT } from './messages.ts';
 import { acts, tools } from './run-activities.ts';
@@ -85,7 +85,7 @@ export async function approvalPhase(c: RunContext, plan: Plan, reservation: Rese
   const deadline = new Date(Date.now() + approvalTimeoutMs).toISOString();
   const approval: ApprovalRecord = {
     state: 'pending',
-    effects: external.map((s) => ({ step_id: s.id, tool: s.tool, why: s.purpose })),
+    effects: external.map((s) => effectToApprove(s, plan)),
     reason: 'The plan has external effects; a person must approve them. Possession of a key never approves anything.',
     deadline,
     decided_at: null,
@@ -119,10 +119,34 @@ export async function approvalPhase(c: RunContext, plan: Plan, reservation: Rese
       failure: { code: 'approval_rejected', message: decision.reason ? `Approval rejected: ${decision.reason}` : 'Approval rejected.' },
     });
   }
-  c.approval = { ...approval, state: 'approved', decided_at: decidedAt, decision_reason: decision.reason ?? null };
+  // Edited arguments (checked by the API against the tool's schema) replace the proposed ones; both digests are kept.
+  for (const edit of decision.edits ?? []) {
+    const i = plan.steps.findIndex((s) => s.id === edit.step_id && s.effect === 'external');
+    if (i < 0) continue;
+    const step = plan.steps[i]!;
+    plan.steps[i] = { ...step, arguments: edit.arguments, args_digest: edit.args_digest, proposed_digest: step.args_digest };
+  }
+  const effects = decision.edits?.length ? external.map((s) => effectToApprove(plan.steps.find((x) => x.id === s.id)!, plan)) : approval.effects;
+  c.approval = { ...approval, effects, state: 'approved', decided_at: decidedAt, decision_reason: decision.reason ?? null };
   c.live.approval = 'approved';
   c.pending = [];
   return null;
+}
+
+/** What a person approves for an external step; a server tool's shows the exact call: server, tool, arguments and digest. */
+function effectToApprove(s: PlanStep, plan: Plan): ApprovalEffect {
+  const ref = plan.serverTools?.[s.tool];
+  if (!ref) return { step_id: s.id, tool: s.tool, why: s.purpose };
+  return {
+    step_id: s.id,
+    tool: s.tool,
+    why: s.purpose,
+    server: ref.server,
+    server_tool: ref.tool,
+    arguments: s.arguments ?? {},
+    ...(s.args_digest ? { args_digest: s.args_digest } : {}),
+    ...(s.proposed_digest ? { proposed_digest: s.proposed_digest } : {}),
+  };
 }
 
 /** Execute: every step through its tool (the model's loop, or the plan in order); a step that kept failing is a failed step, not a failed run. */

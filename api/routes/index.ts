@@ -1,5 +1,6 @@
 // Every route of the service, in the order the OpenAPI document lists them.
 import type { RouteSpec } from '../contract/route.ts';
+import type { ToolAvailability } from '../../services/tool-servers.ts';
 import type { HealthReport } from '../../services/health.ts';
 import type { RunControl } from '../../services/run-control.ts';
 import type { VaultService } from '../../services/vault/index.ts';
@@ -42,6 +43,8 @@ export interface RouteDeps {
     providerFor(tenantId: string, model: string): Promise<string>;
     stores: PlatformStores;
     tenantStatus(tenantId: string): Promise<TenantStatus>;
+    /** The operator's server tools with their status for a tenant (GET /v1/tools). */
+    serverTools(tenantId: string): Promise<ToolAvailability[]>;
     listAudit: (tenantId: string, query: Parameters<typeof listAudit>[2]) => ReturnType<typeof listAudit>;
   };
   /** Webhook endpoints for completion notifications (extension routes). */
@@ -62,7 +65,12 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...usageRoutes(deps),
     ...journeyRoutes({ listJourneyEvents: deps.listJourneyEvents, retentionDays: deps.journeyRetentionDays }),
     ...webhookEndpointRoutes(deps),
-    ...platformCatalogRoutes({ config: deps.platform.config, tenantStatus: deps.platform.tenantStatus, routeCount: () => routes.length }),
+    ...platformCatalogRoutes({
+      config: deps.platform.config,
+      tenantStatus: deps.platform.tenantStatus,
+      serverTools: deps.platform.serverTools,
+      routeCount: () => routes.length,
+    }),
     ...platformValidationRoutes(deps.platform),
     ...platformStoreRoutes(deps.platform),
     ...sandboxJobRoutes(deps.platform),

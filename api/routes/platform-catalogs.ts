@@ -1,5 +1,6 @@
 // Catalog routes of the platform surface, each built from live config and code.
 import { z } from 'zod';
+import type { ToolAvailability } from '../../services/tool-servers.ts';
 import type { Config } from '../../config/env.ts';
 import {
   ADAPTER_CAPABILITIES,
@@ -32,7 +33,37 @@ export interface CatalogDeps {
   config: Config;
   tenantStatus(tenantId: string): Promise<TenantStatus>;
   routeCount(): number;
+  /** The operator's server tools (MCP) with their status for a tenant. */
+  serverTools(tenantId: string): Promise<ToolAvailability[]>;
 }
+
+const CatalogTool = z
+  .object({
+    id: z.string().meta({ description: 'The name a plan uses: a built-in tool, or `<server_id>__<tool_name>` for a server tool.' }),
+    source: z.enum(['builtin', 'server']),
+    server: z.string().optional().meta({ description: 'Server tools: the id of the tool server (the operator names it).' }),
+    server_tool: z.string().optional().meta({ description: 'Server tools: the tool name on its server.' }),
+    effect: z.enum(['read', 'external']).meta({ description: "The operator's class: external effects run only after a person approves them." }),
+    requires_approval: z.boolean(),
+    classified: z.boolean().optional().meta({ description: 'Server tools: false when the operator did not classify the tool, which makes it external.' }),
+    description: z.string(),
+    input_schema: z.record(z.string(), z.unknown()).meta({ description: "JSON Schema of the tool's arguments." }),
+    server_hints: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .optional()
+      .meta({ description: "The server's own annotations (readOnlyHint…), shown for information; never trusted, never used to decide approval." }),
+    status: z.enum(['available', 'not_configured']),
+    reason: z
+      .string()
+      .nullable()
+      .meta({ description: 'Why the tool is not_configured (its server is down or not enabled for this tenant); null when available.' }),
+  })
+  .meta({ id: 'CatalogTool' });
+
+const ToolCatalog = z
+  .object({ object: z.literal('tool_catalog'), data: z.array(CatalogTool) })
+  .meta({ id: 'ToolCatalog', description: 'Server-managed tool catalog with per-tool status (extension: server tools and their fields).' });
 
 /** Opaque catalog envelope: `object` names it; the rest is documented per route. */
 const envelope = (object: string, description: string) => z.looseObject({ object: z.literal(object) }).meta({ id: `Catalog_${object}`, description });
@@ -181,9 +212,21 @@ export function platformCatalogRoutes(deps: CatalogDeps) {
         profile_schema: z.toJSONSchema(OnboardingProfile),
       };
     }),
-    catalogRoute('/v1/tools', 'listTools', 'Server-managed tool catalog with per-tool status', 'tool_catalog', async (p) => ({
-      data: toolCatalog((await deps.tenantStatus(p.tenantId)).webhookConfigured),
-    })),
+    defineRoute({
+      method: 'get',
+      path: '/v1/tools',
+      operationId: 'listTools',
+      summary: 'Server-managed tool catalog with per-tool status',
+      description:
+        "The built-in tools and the operator's tool servers' tools (extension), each `available` or `not_configured` with a reason. A server tool's effect class is the operator's; one the operator did not classify is external.",
+      tags: ['platform'],
+      auth: 'core',
+      responses: { 200: { description: 'The catalog.', schema: ToolCatalog } },
+      handler: async ({ principal }) => {
+        const [status, servers] = await Promise.all([deps.tenantStatus(principal!.tenantId), deps.serverTools(principal!.tenantId)]);
+        return { status: 200, body: { object: 'tool_catalog' as const, data: toolCatalog(status.webhookConfigured, servers) } };
+      },
+    }),
     catalogRoute('/v1/skills', 'listSkills', 'Composable skill types, limits and privacy boundary', 'skill_catalog', () => ({
       data: Object.entries(SKILL_TYPES).map(([id, s]) => ({ id, ...s })),
       limits: SKILL_LIMITS,

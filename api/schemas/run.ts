@@ -39,7 +39,7 @@ export const UsageEstimate = z
     basis: z.object({
       input_tokens: z.int(),
       output_tokens_max: z.int(),
-      tool_calls: z.partialRecord(z.enum(TOOL_IDS), z.int()),
+      tool_calls: z.partialRecord(z.enum([...TOOL_IDS, 'server_tool']), z.int()),
       model_calls_max: z.int().optional().meta({ description: 'Upstream runs: planning attempts plus turns, each priced at its full max_tokens.' }),
       max_turns: z.int().optional().meta({ description: 'Upstream runs: model turns the execute loop may take.' }),
       max_tool_calls: z.int().optional().meta({ description: 'Upstream runs: tool calls the loop may make.' }),
@@ -56,9 +56,16 @@ export const UsageEstimate = z
   })
   .meta({ id: 'UsageEstimate', description: 'Expected usage basis and the commercial terms, shown before money is reserved.' });
 
+/** A built-in tool, or an operator's server tool `<server_id>__<tool_name>` (extension). */
+const ToolName = z
+  .string()
+  .meta({ description: 'A built-in tool (memory_recall, text_analysis, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension).' });
+
+const ArgsDigest = z.string().meta({ description: 'sha256 of the canonical JSON of the arguments (extension): what an approval binds to.' });
+
 const PlanStep = z.object({
   id: z.string(),
-  tool: z.enum(TOOL_IDS),
+  tool: ToolName,
   effect: z.enum(['read', 'external']).meta({ description: "Always the tool catalog's effect class, whatever a planner or model said." }),
   purpose: z.string(),
   scope: z.string(),
@@ -66,11 +73,13 @@ const PlanStep = z.object({
     description: 'The requested actions (receipt.actions[].n) this step carries out. Key-phrase extraction (text_analysis) prepares input and covers none.',
   }),
   arguments: z.record(z.string(), z.unknown()).optional().meta({ description: 'Tool arguments, for steps a model planned.' }),
+  args_digest: ArgsDigest.optional(),
+  proposed_digest: z.string().optional().meta({ description: 'Set when a person edited the arguments at approval: the digest of what the model proposed.' }),
 });
 
 const StepResult = z.object({
   step_id: z.string().meta({ description: 'A plan step, or call_<turn>_<k> for an extra read a model asked for.' }),
-  tool: z.enum(TOOL_IDS),
+  tool: ToolName,
   status: z.enum(['done', 'not_configured', 'failed', 'outcome_unknown', 'refused']).meta({
     description:
       'done: performed; not_configured: the tool cannot run for this tenant; failed: nothing was done; outcome_unknown: an effect may or may not have happened (a delivery that timed out after sending); refused: not in the approved plan, or invalid. Anything but done is unresolved.',
@@ -85,9 +94,26 @@ const StepResult = z.object({
 export const Approval = z
   .object({
     state: z.enum(['pending', 'approved', 'rejected', 'expired', 'cancelled']).meta({ description: 'cancelled: the run was cancelled before anyone decided.' }),
-    effects: z.array(z.object({ step_id: z.string(), tool: z.enum(TOOL_IDS), why: z.string() })).meta({
-      description: 'The external effects awaiting a decision, and why each is in the plan.',
-    }),
+    effects: z
+      .array(
+        z.object({
+          step_id: z.string(),
+          tool: ToolName,
+          why: z.string(),
+          server: z.string().optional().meta({ description: 'Server tools (extension): the tool server that performs the effect.' }),
+          server_tool: z.string().optional().meta({ description: 'Server tools (extension): the tool on that server.' }),
+          arguments: z.record(z.string(), z.unknown()).optional().meta({ description: 'Server tools (extension): exactly the arguments that will be sent.' }),
+          args_digest: ArgsDigest.optional(),
+          proposed_digest: z
+            .string()
+            .optional()
+            .meta({ description: 'Set when the arguments were edited at approval: the digest of what the model proposed.' }),
+        }),
+      )
+      .meta({
+        description:
+          'The external effects awaiting a decision, and why each is in the plan. A server tool step shows its server, tool, arguments and their digest.',
+      }),
     reason: z.string(),
     deadline: z.string().meta({ description: 'After this the run ends needs_attention with nothing external done.' }),
     decided_at: z.string().nullable(),
@@ -160,6 +186,22 @@ export const Run = z
           .array(z.object({ action: z.int(), reason: z.string() }))
           .optional()
           .meta({ description: 'Requested actions no step covers, and why.' }),
+        serverTools: z
+          .record(
+            z.string(),
+            z.object({
+              server: z.string(),
+              tool: z.string(),
+              effect: z.enum(['read', 'external']),
+              description: z.string(),
+              parameters: z.record(z.string(), z.unknown()),
+            }),
+          )
+          .optional()
+          .meta({
+            description:
+              "Extension: the tenant's server tools offered to the model when it planned, by name, as the operator classified them then; edited arguments are checked against these schemas.",
+          }),
       })
       .nullable(),
     approval: Approval.nullable(),
@@ -200,5 +242,21 @@ export const ApprovalRequestBody = z
   .strictObject({
     decision: z.enum(['approve', 'reject']),
     reason: z.string().max(1000).optional(),
+    digests: z
+      .array(z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 hex digits>'))
+      .max(64)
+      .optional()
+      .meta({
+        description:
+          'Extension: the argument digests (approval.effects[].args_digest) this decision is about. One that no effect awaiting approval has answers 409 approval_stale and records nothing.',
+      }),
+    edits: z
+      .array(z.strictObject({ step_id: z.string().min(1).max(64), arguments: z.record(z.string(), z.unknown()) }))
+      .max(64)
+      .optional()
+      .meta({
+        description:
+          "Extension, with approve: replacement arguments for server tool steps awaiting approval, checked against the tool's input schema (400 naming the field). The step runs with them; the receipt keeps both digests.",
+      }),
   })
   .meta({ id: 'ApprovalDecision' });

@@ -3,46 +3,67 @@
 // every requested action, by a step, by the final answer, or as unresolved.
 // Pure, so the planning activity and the tests share it.
 import Ajv from 'ajv';
+import { digestOf } from '../digest.ts';
 import type { Plan, PlanGap, PlanStep } from '../planning/plan.ts';
 import type { RequestedAction } from '../planning/requested-actions.ts';
 import type { LoopStop } from '../runs/run-types.ts';
 import { truncate } from '../text/analyze.ts';
-import { isToolId, TOOL_IDS, TOOLS } from '../tools.ts';
+import { effectOf, type ServerToolCatalog } from '../tools.ts';
 import { scopeOf } from './admission.ts';
 import { type ModelPlan, PLAN_SCHEMA } from './plan-schema.ts';
+import { argumentProblems, isKnownTool } from './tool-args.ts';
 
 const ajv = new Ajv.default({ strict: false, allErrors: true });
-const validatePlan = ajv.compile(PLAN_SCHEMA);
-/** Each catalog tool's argument validator. */
-export const validateArgs = Object.fromEntries(TOOL_IDS.map((id) => [id, ajv.compile(TOOLS[id].parameters)]));
+// The tool names are checked apart (isKnownTool), so the schema's own enum is not what decides them.
+const validatePlan = ajv.compile({
+  ...PLAN_SCHEMA,
+  properties: {
+    ...PLAN_SCHEMA.properties,
+    steps: {
+      ...PLAN_SCHEMA.properties.steps,
+      items: { ...PLAN_SCHEMA.properties.steps.items, properties: { ...PLAN_SCHEMA.properties.steps.items.properties, tool: { type: 'string' } } },
+    },
+  },
+});
 
 export type PlanProposal = { kind: 'planned'; plan: Plan } | { kind: 'invalid'; problems: string[] } | { kind: 'stopped'; stop: LoopStop };
 
-/** The plan a valid model answer describes; effect classes from the catalog, never from the model. */
-function toPlan(plan: ModelPlan, gaps: PlanGap[] = []): Plan {
-  const steps: PlanStep[] = plan.steps.map((s, i) => {
-    const tool = s.tool as PlanStep['tool'];
-    return {
-      id: `step_${i + 1}`,
-      tool,
-      effect: TOOLS[tool].effect,
-      purpose: s.purpose,
-      scope: scopeOf(tool, s.arguments),
-      covers: s.covers,
-      arguments: s.arguments,
-    };
-  });
-  return { planner: 'model', steps, answer: [...new Set(plan.answer)], gaps: [...plan.unresolved, ...gaps] };
+/**
+ * The plan a valid model answer describes; effect classes from the catalog (a server tool's from the
+ * operator's configuration), never from the model. Each step's arguments are bound by their digest.
+ */
+function toPlan(plan: ModelPlan, serverTools: ServerToolCatalog, gaps: PlanGap[] = []): Plan {
+  const steps: PlanStep[] = plan.steps.map((s, i) => ({
+    id: `step_${i + 1}`,
+    tool: s.tool,
+    effect: effectOf(s.tool, serverTools) ?? 'external',
+    purpose: s.purpose,
+    scope: scopeOf(s.tool, s.arguments),
+    covers: s.covers,
+    arguments: s.arguments,
+    args_digest: digestOf(s.arguments),
+  }));
+  const used = new Set(steps.map((s) => s.tool));
+  return {
+    planner: 'model',
+    steps,
+    answer: [...new Set(plan.answer)],
+    gaps: [...plan.unresolved, ...gaps],
+    ...(Object.keys(serverTools).length
+      ? { serverTools: Object.fromEntries(Object.entries(serverTools).filter(([name]) => used.has(name) || serverTools[name]!.effect === 'read')) }
+      : {}),
+  };
 }
 
 const errorsOf = (errs: { instancePath?: string; message?: string }[] | null | undefined) => (errs ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`);
 
 /** Problems of a model's plan that make it unusable (not JSON, not the schema, bad arguments or numbers); empty when it is usable. */
-function shapeProblems(v: ModelPlan, actions: RequestedAction[]): string[] {
+function shapeProblems(v: ModelPlan, actions: RequestedAction[], serverTools: ServerToolCatalog): string[] {
   const problems: string[] = [];
   const exists = (n: number) => n >= 1 && n <= actions.length;
   v.steps.forEach((s, i) => {
-    if (!validateArgs[s.tool]!(s.arguments)) problems.push(`steps[${i}].arguments: ${errorsOf(validateArgs[s.tool]!.errors).join('; ')}`);
+    const argsProblem = argumentProblems(s.tool, s.arguments, serverTools);
+    if (argsProblem) problems.push(`steps[${i}].arguments: ${argsProblem}`);
     if (s.covers.length === 0) problems.push(`steps[${i}].covers: the step carries out no requested action; every step must cover at least one.`);
     for (const n of s.covers) if (!exists(n)) problems.push(`steps[${i}].covers: there is no action ${n}.`);
   });
@@ -67,7 +88,7 @@ export interface PlanAssessment {
 }
 
 /** Checks a model's plan answer: its shape, then that it accounts for every requested action. */
-export function assessPlan(content: string | null, actions: RequestedAction[]): PlanAssessment {
+export function assessPlan(content: string | null, actions: RequestedAction[], serverTools: ServerToolCatalog = {}): PlanAssessment {
   const none = (problems: string[]): PlanAssessment => ({ problems, uncovered: actions, empty: true });
   let value: unknown;
   try {
@@ -78,10 +99,12 @@ export function assessPlan(content: string | null, actions: RequestedAction[]): 
   const v = value as ModelPlan;
   // `answer` came with runs that answer per action; a model that leaves it out answers nothing.
   if (v && typeof v === 'object' && !Array.isArray(v) && v.answer === undefined) v.answer = [];
-  const unknownTools = Array.isArray(v?.steps) ? v.steps.map((s, i) => [i, s?.tool] as const).filter(([, t]) => typeof t !== 'string' || !isToolId(t)) : [];
+  const unknownTools = Array.isArray(v?.steps)
+    ? v.steps.map((s, i) => [i, s?.tool] as const).filter(([, t]) => typeof t !== 'string' || !isKnownTool(t, serverTools))
+    : [];
   if (unknownTools.length) return none(unknownTools.map(([i, t]) => `steps[${i}].tool: "${String(t).slice(0, 64)}" is not a tool of the catalog.`));
   if (!validatePlan(value)) return none(errorsOf(validatePlan.errors));
-  const shape = shapeProblems(v, actions);
+  const shape = shapeProblems(v, actions, serverTools);
   if (shape.length) return none(shape);
   const accounted = new Set([...v.steps.flatMap((s) => s.covers), ...v.answer, ...v.unresolved.map((u) => u.action)]);
   const uncovered = actions.filter((a) => !accounted.has(a.n));
@@ -100,16 +123,17 @@ const LEFT_OUT = "the model's plan left it out: no step covers it, the answer do
  * once; on the last attempt, a plan that does something runs with the actions it left out unresolved,
  * and a plan that still does nothing ends the run, naming every action it left uncovered.
  */
-export function proposalOf(assessment: PlanAssessment, lastAttempt: boolean): PlanProposal {
+export function proposalOf(assessment: PlanAssessment, lastAttempt: boolean, serverTools: ServerToolCatalog = {}): PlanProposal {
   const { plan, problems, uncovered, empty } = assessment;
   if (!plan) return { kind: 'invalid', problems: problems.slice(0, 10) };
-  if (problems.length === 0) return { kind: 'planned', plan: toPlan(plan) };
+  if (problems.length === 0) return { kind: 'planned', plan: toPlan(plan, serverTools) };
   if (!lastAttempt) return { kind: 'invalid', problems: problems.slice(0, 10) };
   if (!empty)
     return {
       kind: 'planned',
       plan: toPlan(
         plan,
+        serverTools,
         uncovered.map((a) => ({ action: a.n, reason: LEFT_OUT })),
       ),
     };

@@ -3,7 +3,7 @@
 // each step's effect class from the catalog, so the optional `effect` a model
 // may write is never read.
 import type { RequestedAction } from '../planning/requested-actions.ts';
-import { TOOL_IDS, TOOLS } from '../tools.ts';
+import { type ServerToolCatalog, TOOL_IDS, TOOLS } from '../tools.ts';
 
 export const MAX_MODEL_PLAN_STEPS = 8;
 
@@ -20,7 +20,7 @@ export const PLAN_SCHEMA = {
         additionalProperties: false,
         required: ['tool', 'arguments', 'purpose', 'covers'],
         properties: {
-          tool: { type: 'string', enum: [...TOOL_IDS], description: 'A tool of the catalog.' },
+          tool: { type: 'string', description: 'A tool of the catalog, by its name.' },
           arguments: { type: 'object', description: "The tool's arguments, per its parameters schema." },
           purpose: { type: 'string', minLength: 1, maxLength: 300, description: 'Why the step exists, for the person who approves it.' },
           covers: {
@@ -51,28 +51,44 @@ export const PLAN_SCHEMA = {
   },
 } as const;
 
+/** The plan schema a model is given: its tool names limited to the tools it is offered. */
+export function planSchemaFor(toolNames: string[]): Record<string, unknown> {
+  const steps = PLAN_SCHEMA.properties.steps;
+  return {
+    ...PLAN_SCHEMA,
+    properties: {
+      ...PLAN_SCHEMA.properties,
+      steps: { ...steps, items: { ...steps.items, properties: { ...steps.items.properties, tool: { ...steps.items.properties.tool, enum: toolNames } } } },
+    },
+  };
+}
+
 export interface ModelPlan {
   steps: { tool: string; arguments: Record<string, unknown>; purpose: string; covers: number[]; effect?: string }[];
   answer: number[];
   unresolved: { action: number; reason: string }[];
 }
 
-function catalogLines(): string[] {
-  return TOOL_IDS.map(
-    (id) =>
-      `- ${id} (${TOOLS[id].effect === 'external' ? "external effect, needs a person's approval" : 'read only'}): ${TOOLS[id].description} Arguments: ${JSON.stringify(TOOLS[id].parameters)}`,
-  );
+const effectWords = (effect: 'read' | 'external') => (effect === 'external' ? "external effect, needs a person's approval" : 'read only');
+
+function catalogLines(serverTools: ServerToolCatalog): string[] {
+  return [
+    ...TOOL_IDS.map((id) => `- ${id} (${effectWords(TOOLS[id].effect)}): ${TOOLS[id].description} Arguments: ${JSON.stringify(TOOLS[id].parameters)}`),
+    ...Object.entries(serverTools).map(
+      ([name, t]) => `- ${name} (${effectWords(t.effect)}; from the tool server ${t.server}): ${t.description} Arguments: ${JSON.stringify(t.parameters)}`,
+    ),
+  ];
 }
 
 export function actionLines(actions: RequestedAction[]): string[] {
   return actions.map((a) => `${a.n}. ${a.clause}`);
 }
 
-export function planningInstructions(actions: RequestedAction[]): string {
+export function planningInstructions(actions: RequestedAction[], serverTools: ServerToolCatalog = {}): string {
   return [
     'You plan work for a governed workspace service. Answer only with JSON that matches the given schema.',
     'Tools you may use (no others exist):',
-    ...catalogLines(),
+    ...catalogLines(serverTools),
     'The request, split into numbered actions:',
     ...actionLines(actions),
     "Account for every action exactly: by steps that carry it out (its number in the step's `covers`; every step covers at least one action), in `answer` when you will do it yourself in your final answer, or in `unresolved` with the reason.",

@@ -15,7 +15,8 @@ const MAX_ANALYSIS_STEPS = 8;
 /** One recall, the analysis steps, one delivery. */
 export const MAX_PLAN_STEPS = MAX_ANALYSIS_STEPS + 2;
 
-type Draft = Omit<PlanStep, 'id' | 'effect'>;
+/** The local planner plans built-in tools only. */
+type Draft = Omit<PlanStep, 'id' | 'effect' | 'tool'> & { tool: ToolId };
 
 /** Splits `items` into at most `max` consecutive groups of near-equal size. */
 function groups<T>(items: T[], max: number): T[][] {

@@ -1,9 +1,10 @@
-import type { EffectClass, ToolId } from '../tools.ts';
+import type { EffectClass, ServerToolCatalog } from '../tools.ts';
 
 export interface PlanStep {
   /** step_1, step_2, … in execution order. */
   id: string;
-  tool: ToolId;
+  /** A built-in tool (ToolId) or a server tool (`<server>__<tool>`, in the plan's serverTools). */
+  tool: string;
   /** Always the catalog's effect class for `tool`, whatever a planner said. */
   effect: EffectClass;
   /** Why the step exists, in words a reviewer can approve or reject. */
@@ -14,6 +15,10 @@ export interface PlanStep {
   covers?: number[];
   /** Tool arguments, for steps planned by a model (validated against the catalog's JSON Schema). */
   arguments?: Record<string, unknown>;
+  /** SHA-256 digest of the canonical arguments: what an approval of an external step binds to. */
+  args_digest?: string;
+  /** When a person edited the arguments at approval: the digest of the arguments the model proposed. */
+  proposed_digest?: string;
 }
 
 /** A requested action the planner could not cover, and why. */
@@ -32,6 +37,8 @@ export interface Plan {
   answer?: number[];
   /** Requested actions no step covers; verification lists every one of them as unresolved. */
   gaps?: PlanGap[];
+  /** The tenant's server tools offered to the model when it planned, as the operator classified them then. */
+  serverTools?: ServerToolCatalog;
 }
 
 /** Turns a run's input into a bounded plan. The default is the local deterministic planner. */

@@ -1,11 +1,27 @@
 // Shapes that cross the workflow/activity boundary and feed verification
 // (types only; the workflow imports nothing else from here).
-import type { ToolId } from '../tools.ts';
+
+/**
+ * One external step an approval decides. A server tool's step shows exactly the call it approves:
+ * the server, the tool, the arguments and their digest (an approval may name the digests it
+ * approves; a stale one is refused).
+ */
+export interface ApprovalEffect {
+  step_id: string;
+  tool: string;
+  why: string;
+  server?: string;
+  server_tool?: string;
+  arguments?: Record<string, unknown>;
+  args_digest?: string;
+  /** Set when a person edited the arguments at approval: the digest of what the model proposed. */
+  proposed_digest?: string;
+}
 
 export interface ApprovalRecord {
   /** cancelled: the run was cancelled before anyone decided. */
   state: 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled';
-  effects: { step_id: string; tool: ToolId; why: string }[];
+  effects: ApprovalEffect[];
   reason: string;
   deadline: string;
   decided_at: string | null;
@@ -23,7 +39,8 @@ export type StepStatus = 'done' | 'not_configured' | 'failed' | 'outcome_unknown
 
 export interface StepResult {
   step_id: string;
-  tool: ToolId;
+  /** A built-in tool, or a server tool `<server>__<tool>`. */
+  tool: string;
   status: StepStatus;
   detail: string;
   output: unknown;

@@ -9,7 +9,7 @@ import { type AnswerPart, answerParts, isSpecific } from '../agent/answer.ts';
 import { missingMaterialReason, type RequestedAction, requestedActions, unsupportedReason } from '../planning/requested-actions.ts';
 import { type ActionOutcome, type CompletionReceipt, coverageRatio, type VerificationClass } from '../receipt.ts';
 import { sentencesOf, truncate } from '../text/analyze.ts';
-import { TOOLS } from '../tools.ts';
+import { effectOf, isToolId, TOOLS } from '../tools.ts';
 import type { ApprovalRecord, LoopStop, StepResult } from './run-types.ts';
 import { type MemoryReference, memorySource, textAnalysisOutput } from './tool-outputs.ts';
 
@@ -46,10 +46,18 @@ export function outputChecks(result: StepResult, step: PlanStep | undefined): bo
 
 /** Whether `step` carries out `action`; plans made before steps named their actions match by text (analysis) or kind (delivery). */
 function covers(step: PlanStep, action: RequestedAction): boolean {
+  // A server tool does what its step covers, whatever the action's verb: the plan maps actions to tools.
+  if (!isToolId(step.tool)) return step.covers?.includes(action.n) ?? false;
   if (TOOLS[step.tool].capability !== action.kind) return false;
   if (step.covers) return step.covers.includes(action.n);
   return action.kind === 'delivery' || step.scope.includes(action.clause) || action.clause.includes(step.scope);
 }
+
+/** Whether a step of a server tool covers `a`: an action no built-in tool can do that an operator's tool may. */
+const byServerTool = (plan: Plan, a: RequestedAction) => plan.steps.some((s) => !isToolId(s.tool) && (s.covers ?? []).includes(a.n));
+
+/** Whether a tool is an external effect; a tool the plan does not know counts as one (fail closed). */
+const isExternal = (tool: string, plan: Plan) => (effectOf(tool, plan.serverTools) ?? 'external') === 'external';
 
 const quote = (a: RequestedAction) => `action ${a.n} "${truncate(a.clause, 120)}"`;
 
@@ -88,7 +96,7 @@ function assessActions(v: VerifyInput, actions: RequestedAction[]): Assessment {
     unresolved.push(`${quote(a)}: not done; ${why.replace(/\.$/, '')}.`);
   };
   for (const a of actions) {
-    if (a.kind === 'unsupported') {
+    if (a.kind === 'unsupported' && !byServerTool(v.plan, a)) {
       outcomes.push({ n: a.n, kind: a.kind, outcome: 'not_performed', by: [], checked: false });
       unresolved.push(`${quote(a)}: ${unsupportedReason(a)}.`);
       continue;
@@ -133,8 +141,8 @@ function effectBoundary(v: VerifyInput, actions: RequestedAction[]) {
   const resultOf = new Map(v.results.map((r) => [r.step_id, r]));
   const planned = v.plan.steps.filter((s) => s.effect === 'external');
   const ref = (s: { tool: string; id: string }) => `${s.tool}:${s.id}`;
-  const unsupported = actions.filter((a) => a.kind === 'unsupported').map((a) => `action_${a.n}:${a.verb ?? 'act'}`);
-  const refused = v.results.filter((r) => r.status === 'refused' && TOOLS[r.tool].effect === 'external').map((r) => `${r.tool}:${r.step_id}`);
+  const unsupported = actions.filter((a) => a.kind === 'unsupported' && !byServerTool(v.plan, a)).map((a) => `action_${a.n}:${a.verb ?? 'act'}`);
+  const refused = v.results.filter((r) => r.status === 'refused' && isExternal(r.tool, v.plan)).map((r) => `${r.tool}:${r.step_id}`);
   const statusOf = (s: PlanStep) => resultOf.get(s.id)?.status;
   return {
     effects_requested: [...planned.map(ref), ...refused, ...unsupported],
@@ -195,7 +203,7 @@ export function verifyRun(v: VerifyInput): { result: RunResult; receipt: Complet
   for (const s of v.plan.steps) if (!ran.has(s.id) && !accounted.has(s.id)) unresolved.push(`${stepNote(s, undefined)}.`);
   // The workflow sends nothing external before approval; the receipt checks that for itself.
   for (const r of v.results) {
-    if (r.status === 'done' && TOOLS[r.tool].effect === 'external' && v.approval?.state !== 'approved') {
+    if (r.status === 'done' && isExternal(r.tool, v.plan) && v.approval?.state !== 'approved') {
       unresolved.push(`${r.step_id} (${r.tool}): performed without a recorded approval.`);
     }
   }

@@ -1,6 +1,7 @@
 // Catalogs built from the live configuration and code, never from static
 // blobs: what chat admits, which providers and tools are really available,
 // what adapters can do, and what the sandbox and control plane offer.
+import type { ToolAvailability } from '../tool-servers.ts';
 import type { Config } from '../../config/env.ts';
 import { SCHEMA_LIMITS, SUPPORTED_KEYWORDS } from '../../domain/chat/schema-subset.ts';
 import { digestOf } from '../../domain/digest.ts';
@@ -109,14 +110,37 @@ export function modelCatalog() {
   return MODEL_IDS.map((id) => ({ id, description: MODEL_DESCRIPTIONS[id] }));
 }
 
-export function toolCatalog(webhookConfigured: boolean) {
-  return TOOL_IDS.map((id) => ({
+/**
+ * GET /v1/tools: the built-in tools and the operator's server tools, each with its status for the
+ * tenant. A server tool's effect and approval come from the operator's configuration; the server's
+ * own hints are shown (server_hints) and play no part.
+ */
+export function toolCatalog(webhookConfigured: boolean, servers: ToolAvailability[] = []) {
+  const builtin = TOOL_IDS.map((id) => ({
     id,
+    source: 'builtin' as const,
     effect: TOOLS[id].effect,
-    description: TOOLS[id].description,
     requires_approval: TOOLS[id].effect === 'external',
-    status: id === 'webhook_delivery' && !webhookConfigured ? 'not_configured' : 'available',
+    description: TOOLS[id].description,
+    input_schema: TOOLS[id].parameters,
+    status: id === 'webhook_delivery' && !webhookConfigured ? ('not_configured' as const) : ('available' as const),
+    reason: id === 'webhook_delivery' && !webhookConfigured ? 'No webhook URL is configured for this tenant.' : null,
   }));
+  const fromServers = servers.map(({ tool, status, reason }) => ({
+    id: tool.name,
+    source: 'server' as const,
+    server: tool.server,
+    server_tool: tool.tool,
+    effect: tool.effect,
+    requires_approval: tool.effect === 'external',
+    classified: tool.classified,
+    description: tool.description,
+    input_schema: tool.inputSchema,
+    server_hints: tool.hints,
+    status,
+    reason,
+  }));
+  return [...builtin, ...fromServers];
 }
 
 export function protocolCapabilities(config: Config, routeCount: number) {

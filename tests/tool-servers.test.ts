@@ -1,0 +1,277 @@
+// Operator-configured tool servers (MCP), against the real reference servers installed from npm:
+// @modelcontextprotocol/server-everything over stdio and streamable HTTP, and
+// @modelcontextprotocol/server-filesystem on a temporary directory as an approved external step of a
+// run whose model is a scripted OpenAI-compatible server.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../config/env.ts';
+import { parseToolServers, type ToolServerSpec } from '../config/tool-servers.ts';
+import { setRoute } from '../services/routing.ts';
+import { connectToolServers, type ToolServers } from '../services/tool-servers.ts';
+import { scriptedUpstream } from './support/fake-servers.ts';
+import { freePort } from './support/free-port.ts';
+import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
+import { until } from './support/until.ts';
+
+const require = createRequire(import.meta.url);
+const everythingMain = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+const filesystemMain = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+const logger = pino({ level: 'silent' });
+const tenant = { id: 'ten_x', name: 'acme' };
+
+const everything = (extra: Partial<ToolServerSpec> = {}): ToolServerSpec =>
+  ({
+    id: 'everything',
+    transport: 'stdio',
+    command: process.execPath,
+    args: [everythingMain, 'stdio'],
+    env: {},
+    tools: { echo: { effect: 'read' }, 'get-sum': { effect: 'read' }, 'trigger-long-running-operation': { effect: 'read' } },
+    tenants: ['*'],
+    ...extra,
+  }) as ToolServerSpec;
+
+describe('the tool servers file', () => {
+  it('is validated at start: a bad field is named, secrets are references, never values', () => {
+    const problems = (text: string) => {
+      try {
+        parseToolServers(text, 'tools.json');
+        return [];
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as ConfigError).problems;
+      }
+    };
+    expect(problems('{')).toEqual(['TOOL_SERVERS_FILE tools.json: not valid JSON']);
+    expect(problems(JSON.stringify({ servers: [{ id: 'files', transport: 'stdio', command: 'node', env: { TOKEN: 'secret-value' } }] }))).toEqual([
+      expect.stringMatching(/^TOOL_SERVERS_FILE tools\.json: servers\.0\.env\.TOKEN: /),
+    ]);
+    expect(problems(JSON.stringify({ servers: [{ id: 'Bad__Id', transport: 'stdio', command: 'node' }] }))[0]).toMatch(/servers\.0\.id/);
+    expect(problems(JSON.stringify({ servers: [{ id: 'x', transport: 'carrier-pigeon' }] }))[0]).toMatch(/servers\.0\.transport/);
+    expect(problems(JSON.stringify({ servers: [{ id: 'x', transport: 'stdio', command: 'node', tools: { a: { effect: 'write' } } }] }))[0]).toMatch(
+      /servers\.0\.tools\.a\.effect/,
+    );
+    const ok = parseToolServers(
+      JSON.stringify({
+        servers: [{ id: 'crm', transport: 'streamable_http', url: 'https://mcp.example.com/mcp', headers: { Authorization: { from_env: 'CRM_MCP_AUTH' } } }],
+      }),
+      'tools.json',
+    );
+    expect(ok[0]).toMatchObject({ id: 'crm', tenants: ['*'], tools: {} });
+  });
+});
+
+describe('a stdio server (server-everything)', () => {
+  let servers: ToolServers;
+  beforeAll(async () => {
+    servers = connectToolServers([everything(), everything({ id: 'broken', command: '/nonexistent/mcp-server', tenants: ['other'] })], { logger });
+    await until(() => servers.states().everything?.state === 'available', 'server-everything to list its tools', { withinMs: 30_000 });
+  });
+  afterAll(() => servers.close());
+
+  it('lists its tools as <server>__<tool>, with the operator’s class; an unclassified tool is external, whatever its hints', () => {
+    const tools = servers.forTenant(tenant);
+    const byName = new Map(tools.map((t) => [t.tool.name, t]));
+    expect(byName.get('everything__echo')).toMatchObject({ status: 'available', tool: { effect: 'read', classified: true } });
+    // The server says readOnlyHint for this one; the operator did not classify it, so it is external.
+    const annotated = tools.find((t) => t.tool.server === 'everything' && t.tool.hints?.readOnlyHint === true && !t.tool.classified);
+    expect(annotated?.tool.effect).toBe('external');
+    // The server that cannot start is down, and hides nothing of the other one.
+    expect(servers.states().broken).toMatchObject({ state: 'down' });
+    expect(tools.filter((t) => t.tool.server === 'everything').every((t) => t.status === 'available')).toBe(true);
+  });
+
+  it('calls echo and get-sum, and reports a tool error as isError', async () => {
+    const echo = await servers.call(servers.find('everything__echo')!, { message: 'hello' }, { timeoutMs: 10_000 });
+    expect(JSON.stringify(echo.content)).toContain('hello');
+    const sum = await servers.call(servers.find('everything__get-sum')!, { a: 2, b: 3 }, { timeoutMs: 10_000 });
+    expect(JSON.stringify(sum.content)).toContain('5');
+    const bad = await servers.call(servers.find('everything__get-sum')!, { a: 'two' }, { timeoutMs: 10_000 }).catch((e) => e);
+    expect(bad instanceof McpError || bad?.isError === true).toBe(true);
+  });
+
+  it('times a long call out, and cancels one when asked (MCP cancellation)', async () => {
+    const long = servers.find('everything__trigger-long-running-operation')!;
+    const timedOut = await servers.call(long, { duration: 5, steps: 5 }, { timeoutMs: 300 }).catch((e) => e);
+    expect(timedOut).toBeInstanceOf(McpError);
+    const abort = new AbortController();
+    const cancelled = servers.call(long, { duration: 5, steps: 5 }, { timeoutMs: 10_000, signal: abort.signal }).catch((e) => e);
+    abort.abort();
+    expect(await cancelled).toBeInstanceOf(Error);
+  });
+});
+
+describe('a streamable HTTP server (server-everything)', () => {
+  it('lists and calls its tools over HTTP', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [everythingMain, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+    const servers = connectToolServers(
+      [{ id: 'web', transport: 'streamable_http', url: `http://127.0.0.1:${port}/mcp`, headers: {}, tools: { echo: { effect: 'read' } }, tenants: ['*'] }],
+      { logger },
+    );
+    try {
+      await until(() => servers.states().web?.state === 'available', 'the HTTP server to list its tools', { withinMs: 45_000 });
+      const echo = await servers.call(servers.find('web__echo')!, { message: 'over http' }, { timeoutMs: 10_000 });
+      expect(JSON.stringify(echo.content)).toContain('over http');
+    } finally {
+      await servers.close();
+      child.kill('SIGTERM');
+    }
+  });
+});
+
+describe('a run that writes a file through server-filesystem', () => {
+  let stack: RunStack;
+  let upstream: Awaited<ReturnType<typeof scriptedUpstream>>;
+  let dir: string;
+  let configDir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gws-fs-'));
+    configDir = mkdtempSync(path.join(os.tmpdir(), 'gws-tools-'));
+    const file = path.join(configDir, 'tools.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        servers: [
+          {
+            id: 'files',
+            transport: 'stdio',
+            command: process.execPath,
+            args: [filesystemMain, dir],
+            tools: { read_text_file: { effect: 'read' }, write_file: { effect: 'external' } },
+          },
+        ],
+      }),
+    );
+    upstream = await scriptedUpstream();
+    stack = await startRunStack({ UPSTREAM_BASE_URL: upstream.url, UPSTREAM_MODEL_MAP: '{"svc-workspace":"scripted-model"}', TOOL_SERVERS_FILE: file });
+  });
+  afterAll(async () => {
+    await stack.close();
+    await upstream.close();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(configDir, { recursive: true, force: true });
+  });
+
+  async function upstreamTenant(): Promise<TestTenant> {
+    const t = await newTenant(stack.app.database.db);
+    await setRoute(stack.app.database.db, t.tenantId, 'svc-workspace', 'upstream');
+    return t;
+  }
+
+  const writeStep = (target: string) => ({
+    tool: 'files__write_file',
+    arguments: { path: target, content: 'release notes v2' },
+    purpose: 'Write the notes to the shared folder',
+    covers: [1],
+  });
+
+  it('GET /v1/tools lists the server tools with the operator’s classes', async () => {
+    const t = await upstreamTenant();
+    await until(
+      async () =>
+        (await stack.api.get('/v1/tools', { key: t.key })).json.data.some(
+          (x: { id: string; status: string }) => x.id === 'files__write_file' && x.status === 'available',
+        ),
+      'the filesystem tools in the catalog',
+    );
+    const data = (await stack.api.get('/v1/tools', { key: t.key })).json.data as { id: string; effect: string; requires_approval: boolean }[];
+    expect(data.find((x) => x.id === 'files__write_file')).toMatchObject({ effect: 'external', requires_approval: true, source: 'server', server: 'files' });
+    expect(data.find((x) => x.id === 'files__read_text_file')).toMatchObject({ effect: 'read', requires_approval: false });
+    expect(data.find((x) => x.id === 'files__list_directory')).toMatchObject({ effect: 'external', classified: false });
+  });
+
+  it('waits for approval showing the exact call, refuses a stale digest, then writes the file once', { timeout: 120_000 }, async () => {
+    const t = await upstreamTenant();
+    const target = path.join(dir, 'notes.txt');
+    const step = writeStep(target);
+    upstream.load([
+      { content: JSON.stringify({ steps: [step], answer: [], unresolved: [] }) },
+      { tool_calls: [{ name: 'files__write_file', arguments: step.arguments }] },
+      { content: JSON.stringify({ actions: [{ action: 1, status: 'performed', result: 'Written to the shared folder.' }] }) },
+    ]);
+    const created = await stack.api.post('/v1/agent-runs', { input: 'Write the release notes to the shared folder.' }, { key: t.key });
+    expect(created.status).toBe(201);
+    const runId = created.json.run_id as string;
+    const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
+    expect(waiting.status).toBe('awaiting_approval');
+    const [effect] = waiting.approval.effects;
+    expect(effect).toMatchObject({
+      tool: 'files__write_file',
+      server: 'files',
+      server_tool: 'write_file',
+      arguments: step.arguments,
+      args_digest: expect.stringMatching(/^sha256:/),
+    });
+    expect(existsSync(target)).toBe(false);
+
+    const stale = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve', digests: [`sha256:${'0'.repeat(64)}`] }, { key: t.key });
+    expect(stale.status).toBe(409);
+    expect(stale.json.error.code).toBe('approval_stale');
+    expect(existsSync(target)).toBe(false);
+
+    const approved = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve', digests: [effect.args_digest] }, { key: t.key });
+    expect(approved.status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(readFileSync(target, 'utf8')).toBe('release notes v2');
+    expect(run.result.steps).toEqual([expect.objectContaining({ step_id: 'step_1', tool: 'files__write_file', status: 'done' })]);
+    expect(run.receipt.actions).toEqual([expect.objectContaining({ n: 1, outcome: 'performed', by: ['step_1'] })]);
+    // The result reached the model's next turn as untrusted data, and the receipt has it by digest.
+    const lastTurn = JSON.stringify(upstream.seen.at(-1)!.body.messages);
+    expect(lastTurn).toContain('Data returned by a tool');
+    expect(run.status).toBe('completed');
+  });
+
+  it('writes nothing when the approval is rejected', { timeout: 120_000 }, async () => {
+    const t = await upstreamTenant();
+    const target = path.join(dir, 'rejected.txt');
+    upstream.load([{ content: JSON.stringify({ steps: [writeStep(target)], answer: [], unresolved: [] }) }]);
+    const runId = (await stack.api.post('/v1/agent-runs', { input: 'Write the release notes to the shared folder.' }, { key: t.key })).json.run_id;
+    await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
+    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject', reason: 'not now' }, { key: t.key })).status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run.status).toBe('failed');
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('runs edited arguments, checked against the tool schema, and keeps both digests', { timeout: 120_000 }, async () => {
+    const t = await upstreamTenant();
+    const proposed = path.join(dir, 'proposed.txt');
+    const edited = path.join(dir, 'edited.txt');
+    const step = writeStep(proposed);
+    upstream.load([
+      { content: JSON.stringify({ steps: [step], answer: [], unresolved: [] }) },
+      { tool_calls: [{ name: 'files__write_file', arguments: step.arguments }] },
+      { content: JSON.stringify({ actions: [{ action: 1, status: 'performed', result: 'Written.' }] }) },
+    ]);
+    const runId = (await stack.api.post('/v1/agent-runs', { input: 'Write the release notes to the shared folder.' }, { key: t.key })).json.run_id;
+    const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
+    const invalid = await stack.api.post(
+      `/v1/agent-runs/${runId}/approval`,
+      { decision: 'approve', edits: [{ step_id: 'step_1', arguments: { path: edited } }] },
+      { key: t.key },
+    );
+    expect(invalid.status).toBe(400);
+    expect(invalid.json.error.param).toBe('edits[0].arguments');
+    const ok = await stack.api.post(
+      `/v1/agent-runs/${runId}/approval`,
+      { decision: 'approve', edits: [{ step_id: 'step_1', arguments: { path: edited, content: 'edited notes' } }] },
+      { key: t.key },
+    );
+    expect(ok.status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(readFileSync(edited, 'utf8')).toBe('edited notes');
+    expect(existsSync(proposed)).toBe(false);
+    expect(run.approval.effects[0]).toMatchObject({
+      proposed_digest: waiting.approval.effects[0].args_digest,
+      args_digest: expect.not.stringMatching(waiting.approval.effects[0].args_digest),
+    });
+  });
+});
