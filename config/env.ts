@@ -116,7 +116,8 @@ export const envSchema = z.object({
   HOLD_SWEEP_INTERVAL_MS: positiveInt.default(60_000),
   // Tool servers (MCP) the operator configures: the file's shape is config/tool-servers.ts.
   TOOL_SERVERS_FILE: z.string().optional(),
-  TOOL_CALL_TIMEOUT_MS: positiveInt.default(60_000),
+  // Below the tool activity's 2-minute limit (workflows/run-activities.ts).
+  TOOL_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(60_000),
   TOOL_RESULT_MAX_CHARS: positiveInt.default(16_384),
   UPSTREAM_BASE_URL: z.url().optional(),
   UPSTREAM_API_KEY_ENV: z

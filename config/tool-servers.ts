@@ -22,8 +22,8 @@ const common = {
   tools: z.record(z.string().min(1).max(128), ToolPolicy).default({}),
   /** Tenant names (or ids) that may use the server; "*" for every tenant. */
   tenants: z.array(z.string().min(1).max(128)).min(1).default(['*']),
-  /** How long one call may take before it is cancelled. */
-  timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
+  /** How long one call may take before it is cancelled; below the tool activity's 2-minute limit. */
+  timeout_ms: z.number().int().min(100).max(110_000).optional(),
 };
 
 const StdioServer = z.strictObject({

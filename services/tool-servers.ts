@@ -168,10 +168,12 @@ class ServerConnection {
   async call(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
     const client = this.client;
     if (!client || this.state.state !== 'available') throw new ToolServerUnavailable(this.spec.id, this.describeState());
+    // The server's own limit, when the operator set one, else the service's.
+    const timeoutMs = this.spec.timeout_ms ?? options.timeoutMs;
     return (await client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
       signal: options.signal,
-      timeout: options.timeoutMs,
-      maxTotalTimeout: options.timeoutMs,
+      timeout: timeoutMs,
+      maxTotalTimeout: timeoutMs,
       ...(options.onProgress ? { onprogress: options.onProgress, resetTimeoutOnProgress: false } : {}),
     })) as CallToolResult;
   }

@@ -229,6 +229,51 @@ describe('a run that writes a file through server-filesystem', () => {
     expect(run.status).toBe('completed');
   });
 
+  it('runs a read tool without approval, and gives its result to the model as untrusted data', { timeout: 120_000 }, async () => {
+    const t = await upstreamTenant();
+    const source = path.join(dir, 'source.txt');
+    writeFileSync(source, 'the notes to read');
+    upstream.load([
+      {
+        content: JSON.stringify({
+          steps: [{ tool: 'files__read_text_file', arguments: { path: source }, purpose: 'Read the notes', covers: [1] }],
+          answer: [],
+          unresolved: [],
+        }),
+      },
+      { tool_calls: [{ name: 'files__read_text_file', arguments: { path: source } }] },
+      { content: JSON.stringify({ actions: [{ action: 1, status: 'performed', result: 'Read.' }] }) },
+    ]);
+    const runId = (await stack.api.post('/v1/agent-runs', { input: 'Read the notes file in the shared folder.' }, { key: t.key })).json.run_id;
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run.approval).toBeNull();
+    expect(run.result.steps).toEqual([expect.objectContaining({ tool: 'files__read_text_file', status: 'done' })]);
+    const lastTurn = JSON.stringify(upstream.seen.at(-1)!.body.messages);
+    expect(lastTurn).toContain('the notes to read');
+    expect(lastTurn).toContain('Data returned by a tool');
+  });
+
+  it('fails the step when the tool reports an error (isError), and the run needs attention', { timeout: 120_000 }, async () => {
+    const t = await upstreamTenant();
+    const missing = path.join(dir, 'no-such-file.txt');
+    upstream.load([
+      {
+        content: JSON.stringify({
+          steps: [{ tool: 'files__read_text_file', arguments: { path: missing }, purpose: 'Read the notes', covers: [1] }],
+          answer: [],
+          unresolved: [],
+        }),
+      },
+      { tool_calls: [{ name: 'files__read_text_file', arguments: { path: missing } }] },
+      { content: JSON.stringify({ actions: [{ action: 1, status: 'unresolved', reason: 'The file could not be read.' }] }) },
+    ]);
+    const runId = (await stack.api.post('/v1/agent-runs', { input: 'Read the notes file in the shared folder.' }, { key: t.key })).json.run_id;
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run.result.steps).toEqual([expect.objectContaining({ tool: 'files__read_text_file', status: 'failed' })]);
+    expect(run.result.steps[0].detail).toContain('isError');
+    expect(run.status).toBe('needs_attention');
+  });
+
   it('writes nothing when the approval is rejected', { timeout: 120_000 }, async () => {
     const t = await upstreamTenant();
     const target = path.join(dir, 'rejected.txt');
