@@ -12,6 +12,8 @@ import type { StepResult } from '../domain/runs/run-types.ts';
 import { tenantById } from '../services/tenants.ts';
 import { claimToolCall, completeToolCall, releaseToolCall } from '../services/tool-calls.ts';
 import { type ToolServers, ToolServerUnavailable } from '../services/tool-servers.ts';
+import { TOOL_NOT_SENT } from '../workflows/messages.ts';
+import { storableJson } from '../domain/storable-text.ts';
 
 export interface ServerToolDeps {
   db: Db;
@@ -21,9 +23,6 @@ export interface ServerToolDeps {
 }
 
 type ToolOutcome = Omit<StepResult, 'step_id' | 'tool' | 'output_digest'>;
-
-/** Thrown when nothing was sent, so Temporal may retry the step safely. */
-export const TOOL_NOT_SENT = 'ToolCallNotSent';
 
 const outcome = (status: ToolOutcome['status'], detail: string, output: unknown = null): ToolOutcome => ({ status, detail, output, sources: [] });
 
@@ -79,7 +78,8 @@ export async function runServerTool(deps: ServerToolDeps, call: { runId: string;
       onProgress: () => ctx.heartbeat(),
     });
     const resultDigest = digestOf({ content: result.content ?? [], structuredContent: result.structuredContent ?? null, isError: result.isError === true });
-    const shown = shownResult(result, resultDigest, deps.resultMaxChars);
+    // Stored in Postgres and sent through Temporal: a NUL or lone surrogate from the server is replaced.
+    const shown = storableJson(shownResult(result, resultDigest, deps.resultMaxChars));
     await completeToolCall(deps.db, key, { isError: result.isError === true, result: shown, resultDigest });
     return fromResult(tool.server, result.isError === true, shown);
   } catch (err) {
@@ -95,7 +95,9 @@ export async function runServerTool(deps: ServerToolDeps, call: { runId: string;
         `${timedOut ? `No answer within ${deps.callTimeoutMs} ms` : 'The call broke off'} after it was sent; ${tool.server} may or may not have done it. It is not sent again.`,
       );
     }
-    throw err; // a read: Temporal retries it
+    // A read: Temporal retries it. The server's error message may quote the arguments, so it stays here.
+    const code = err instanceof McpError ? ` ${err.code}` : '';
+    throw ApplicationFailure.retryable(`${tool.server} failed the call (${(err as Error).name}${code}).`, 'ToolCallFailed');
   } finally {
     clearInterval(beat);
   }

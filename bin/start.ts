@@ -16,7 +16,6 @@ import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-
 import { ensureJourneyRetentionSchedule, ensureReconcileSchedule } from '../runtime/schedules.ts';
 import { startWorker } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
-import { loadToolServers } from '../config/tool-servers.ts';
 import { connectToolServers } from '../services/tool-servers.ts';
 
 const config = loadConfigOrExit();
@@ -64,7 +63,7 @@ try {
   // Listen before the dev server starts: it picks random ports of its own, which must not
   // take ours. Until Temporal is up, /health answers 503.
   // One set of tool server connections (and stdio processes) for the API's catalog and the worker's calls.
-  const toolServers = connectToolServers(loadToolServers(config.runs.toolServers.file), { logger });
+  const toolServers = connectToolServers(config.runs.toolServers.servers, { logger });
   const server = await listen(createApp(composeApi(config, logger, database, handle, { toolServers })), config.http.host, config.http.port);
   lifecycle.onStop('http server', () => server.close(), { first: true });
 

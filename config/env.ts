@@ -5,6 +5,8 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import type { AgentLimits, PricingTable } from '../domain/pricing.ts';
+import { ConfigError } from './config-error.ts';
+import { loadToolServers, type ToolServerSpec } from './tool-servers.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -190,8 +192,8 @@ export interface Config {
     webhookTimeoutMs: number;
     journeyRetentionDays: number;
     devStartingCredits: number;
-    /** Tool servers (MCP): the operator's file (config/tool-servers.ts), a call's time limit, and how much of a result a model is shown. */
-    toolServers: { file?: string; callTimeoutMs: number; resultMaxChars: number };
+    /** Tool servers (MCP): the operator's file (config/tool-servers.ts), read and checked here, a call's time limit, and how much of a result a model is shown. */
+    toolServers: { servers: ToolServerSpec[]; callTimeoutMs: number; resultMaxChars: number };
     agent: AgentLimits;
     /** How often the reconcile Schedule looks for runs whose workflow never started, and how old such a row must be. */
     reconcileIntervalSeconds: number;
@@ -251,13 +253,6 @@ function listOf(csv: string): string[] {
     .split(',')
     .map((x) => x.trim())
     .filter(Boolean);
-}
-
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
 }
 
 /** Reads and validates the environment; throws ConfigError naming each bad variable. */
@@ -336,7 +331,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
       journeyRetentionDays: e.JOURNEY_RETENTION_DAYS,
       devStartingCredits: e.DEV_STARTING_CREDITS,
-      toolServers: { file: e.TOOL_SERVERS_FILE, callTimeoutMs: e.TOOL_CALL_TIMEOUT_MS, resultMaxChars: e.TOOL_RESULT_MAX_CHARS },
+      toolServers: { servers: loadToolServers(e.TOOL_SERVERS_FILE), callTimeoutMs: e.TOOL_CALL_TIMEOUT_MS, resultMaxChars: e.TOOL_RESULT_MAX_CHARS },
       agent: { maxTurns: e.RUN_MAX_MODEL_TURNS, turnMaxTokens: e.RUN_TURN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
       reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
       reconcileGraceMs: e.RECONCILE_GRACE_SECONDS * 1000,

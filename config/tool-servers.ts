@@ -5,7 +5,7 @@
 // `external` (it needs a person's approval), whatever the server's own hints say.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError } from './env.ts';
+import { ConfigError } from './config-error.ts';
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 /** Server ids and tool names form `<server>__<tool>`: a server id has no double underscore. */

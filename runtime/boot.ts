@@ -1,7 +1,8 @@
 // Start-up steps shared by the entry points in bin/.
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { type Config, ConfigError, loadConfig } from '../config/env.ts';
+import { ConfigError } from '../config/config-error.ts';
+import { type Config, loadConfig } from '../config/env.ts';
 import { type Database, openDatabase } from '../db/client.ts';
 import { openAdminDatabase, serveDatabaseToAdmins } from './admin-access.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';

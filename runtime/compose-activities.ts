@@ -4,7 +4,6 @@ import type { Db } from '../db/client.ts';
 import { deliveryUrlRules } from '../domain/delivery-url.ts';
 import { localPlanner } from '../domain/planning/local-planner.ts';
 import { type Logger, pino } from 'pino';
-import { loadToolServers } from '../config/tool-servers.ts';
 import { buildProviders } from '../services/model-layer.ts';
 import { connectToolServers, type ToolServers } from '../services/tool-servers.ts';
 
@@ -15,12 +14,12 @@ export const planningProvider = localPlanner;
 
 /**
  * The activities' dependencies for this process: its database, the model providers, the tool servers
- * (connected in the background from TOOL_SERVERS_FILE; a bad file throws here, at start) and the settings.
+ * (connected in the background; TOOL_SERVERS_FILE was checked when the configuration was loaded) and the settings.
  */
 export function activityDeps(config: Config, db: Db, options: { logger?: Logger; toolServers?: ToolServers } = {}): ActivityDeps {
-  const { file, ...toolCalls } = config.runs.toolServers;
+  const { servers, ...toolCalls } = config.runs.toolServers;
   return {
-    toolServers: options.toolServers ?? connectToolServers(loadToolServers(file), { logger: options.logger ?? silentLogger }),
+    toolServers: options.toolServers ?? connectToolServers(servers, { logger: options.logger ?? silentLogger }),
     toolCalls,
     db,
     pricing: config.pricing,

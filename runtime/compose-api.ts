@@ -23,7 +23,6 @@ import { type Invalidatable, listenForInvalidations, registerLocalCache } from '
 import { DEFAULT_SWEEPER_TIMING, startHoldSweeper } from '../services/hold-sweeper.ts';
 import { tenantById } from '../services/tenants.ts';
 import { connectToolServers, type ToolServers } from '../services/tool-servers.ts';
-import { loadToolServers } from '../config/tool-servers.ts';
 import { Redis } from 'ioredis';
 import { planningProvider } from './compose-activities.ts';
 import type { TemporalHandle } from './temporal-client.ts';
@@ -107,7 +106,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
  * an API process apart from the worker; closed with the database, as the other connections are.
  */
 function ownToolServers(config: Config, logger: Logger, database: Database): ToolServers {
-  const toolServers = connectToolServers(loadToolServers(config.runs.toolServers.file), { logger });
+  const toolServers = connectToolServers(config.runs.toolServers.servers, { logger });
   const closeDatabase = database.close.bind(database);
   database.close = async () => {
     await toolServers.close();

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { errorHandler } from '../api/middleware/error-handler.ts';
 import { requestId } from '../api/middleware/request-id.ts';
 import { listen } from '../api/server.ts';
-import { ConfigError, loadConfig } from '../config/env.ts';
+import { ConfigError } from '../config/config-error.ts';
+import { loadConfig } from '../config/env.ts';
 
 describe('error handler', () => {
   it('turns an unexpected exception into an opaque 500 that reveals no internals', async () => {

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../config/env.ts';
+import { ConfigError } from '../config/config-error.ts';
+import { loadConfig } from '../config/env.ts';
 import { parseToolServers, type ToolServerSpec } from '../config/tool-servers.ts';
 import { setRoute } from '../services/routing.ts';
 import { connectToolServers, type ToolServers } from '../services/tool-servers.ts';
@@ -65,6 +66,19 @@ describe('the tool servers file', () => {
     );
     expect(ok[0]).toMatchObject({ id: 'crm', tenants: ['*'], tools: {} });
   });
+
+  it('is read when the configuration is loaded, so a bad file stops the start', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gws-bad-tools-'));
+    try {
+      const file = path.join(dir, 'tools.json');
+      writeFileSync(file, JSON.stringify({ servers: [{ id: 'files', transport: 'stdio' }] }));
+      expect(() => loadConfig({ TOOL_SERVERS_FILE: file })).toThrow(/TOOL_SERVERS_FILE .*tools\.json: servers\.0\.command/);
+      expect(() => loadConfig({ TOOL_SERVERS_FILE: path.join(dir, 'missing.json') })).toThrow(/cannot be read \(ENOENT\)/);
+      expect(loadConfig({}).runs.toolServers.servers).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('a stdio server (server-everything)', () => {
@@ -100,10 +114,30 @@ describe('a stdio server (server-everything)', () => {
     const long = servers.find('everything__trigger-long-running-operation')!;
     const timedOut = await servers.call(long, { duration: 5, steps: 5 }, { timeoutMs: 300 }).catch((e) => e);
     expect(timedOut).toBeInstanceOf(McpError);
+    // Cancelled once the call is under way (its first progress notification): it ends at once, not after its 5 s.
     const abort = new AbortController();
-    const cancelled = servers.call(long, { duration: 5, steps: 5 }, { timeoutMs: 10_000, signal: abort.signal }).catch((e) => e);
-    abort.abort();
-    expect(await cancelled).toBeInstanceOf(Error);
+    const started = Date.now();
+    const cancelled = await servers
+      .call(long, { duration: 5, steps: 5 }, { timeoutMs: 10_000, signal: abort.signal, onProgress: () => abort.abort() })
+      .catch((e) => e);
+    expect(cancelled).toBeInstanceOf(Error);
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+});
+
+describe('a stdio server of a process killed with SIGKILL', () => {
+  it('does not outlive it: its stdin closes and it exits', { timeout: 60_000 }, async () => {
+    const holder = spawn(process.execPath, ['--import', 'tsx', 'tests/support/tool-server-holder.ts'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    holder.stdout!.on('data', (d) => (out += d));
+    await until(() => out.includes('ready'), 'the holder to connect its server', { withinMs: 45_000 });
+    const children = () => readFileSync(`/proc/${holder.pid}/task/${holder.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const [server] = children();
+    expect(readFileSync(`/proc/${server}/cmdline`, 'utf8')).toContain('server-everything');
+    holder.kill('SIGKILL');
+    // Gone, or a zombie waiting for whoever adopted it to reap it: either way it no longer runs.
+    const running = () => existsSync(`/proc/${server}`) && !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${server}/stat`, 'utf8'));
+    await until(() => !running(), 'the server to exit after its client was killed', { withinMs: 10_000 });
   });
 });
 
@@ -173,6 +207,18 @@ describe('a run that writes a file through server-filesystem', () => {
     covers: [1],
   });
 
+  const readStep = (file: string) => ({ tool: 'files__read_text_file', arguments: { path: file }, purpose: 'Read the notes', covers: [1] });
+  /** The scripted model's plan: these steps, nothing in its answer or unresolved. */
+  const planReply = (...steps: object[]) => ({ content: JSON.stringify({ steps, answer: [], unresolved: [] }) });
+  /** The scripted model's final answer for action 1. */
+  const finalReply = (part: object) => ({ content: JSON.stringify({ actions: [{ action: 1, ...part }] }) });
+
+  async function startRun(t: TestTenant, input: string): Promise<string> {
+    const created = await stack.api.post('/v1/agent-runs', { input }, { key: t.key });
+    expect(created.status).toBe(201);
+    return created.json.run_id as string;
+  }
+
   it('GET /v1/tools lists the server tools with the operator’s classes', async () => {
     const t = await upstreamTenant();
     await until(
@@ -193,13 +239,11 @@ describe('a run that writes a file through server-filesystem', () => {
     const target = path.join(dir, 'notes.txt');
     const step = writeStep(target);
     upstream.load([
-      { content: JSON.stringify({ steps: [step], answer: [], unresolved: [] }) },
+      planReply(step),
       { tool_calls: [{ name: 'files__write_file', arguments: step.arguments }] },
-      { content: JSON.stringify({ actions: [{ action: 1, status: 'performed', result: 'Written to the shared folder.' }] }) },
+      finalReply({ status: 'performed', result: 'Written to the shared folder.' }),
     ]);
-    const created = await stack.api.post('/v1/agent-runs', { input: 'Write the release notes to the shared folder.' }, { key: t.key });
-    expect(created.status).toBe(201);
-    const runId = created.json.run_id as string;
+    const runId = await startRun(t, 'Write the release notes to the shared folder.');
     const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
     expect(waiting.status).toBe('awaiting_approval');
     const [effect] = waiting.approval.effects;
@@ -234,17 +278,11 @@ describe('a run that writes a file through server-filesystem', () => {
     const source = path.join(dir, 'source.txt');
     writeFileSync(source, 'the notes to read');
     upstream.load([
-      {
-        content: JSON.stringify({
-          steps: [{ tool: 'files__read_text_file', arguments: { path: source }, purpose: 'Read the notes', covers: [1] }],
-          answer: [],
-          unresolved: [],
-        }),
-      },
+      planReply(readStep(source)),
       { tool_calls: [{ name: 'files__read_text_file', arguments: { path: source } }] },
-      { content: JSON.stringify({ actions: [{ action: 1, status: 'performed', result: 'Read.' }] }) },
+      finalReply({ status: 'performed', result: 'Read.' }),
     ]);
-    const runId = (await stack.api.post('/v1/agent-runs', { input: 'Read the notes file in the shared folder.' }, { key: t.key })).json.run_id;
+    const runId = await startRun(t, 'Read the notes file in the shared folder.');
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(run.approval).toBeNull();
     expect(run.result.steps).toEqual([expect.objectContaining({ tool: 'files__read_text_file', status: 'done' })]);
@@ -257,17 +295,11 @@ describe('a run that writes a file through server-filesystem', () => {
     const t = await upstreamTenant();
     const missing = path.join(dir, 'no-such-file.txt');
     upstream.load([
-      {
-        content: JSON.stringify({
-          steps: [{ tool: 'files__read_text_file', arguments: { path: missing }, purpose: 'Read the notes', covers: [1] }],
-          answer: [],
-          unresolved: [],
-        }),
-      },
+      planReply(readStep(missing)),
       { tool_calls: [{ name: 'files__read_text_file', arguments: { path: missing } }] },
-      { content: JSON.stringify({ actions: [{ action: 1, status: 'unresolved', reason: 'The file could not be read.' }] }) },
+      finalReply({ status: 'unresolved', reason: 'The file could not be read.' }),
     ]);
-    const runId = (await stack.api.post('/v1/agent-runs', { input: 'Read the notes file in the shared folder.' }, { key: t.key })).json.run_id;
+    const runId = await startRun(t, 'Read the notes file in the shared folder.');
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(run.result.steps).toEqual([expect.objectContaining({ tool: 'files__read_text_file', status: 'failed' })]);
     expect(run.result.steps[0].detail).toContain('isError');
@@ -277,8 +309,8 @@ describe('a run that writes a file through server-filesystem', () => {
   it('writes nothing when the approval is rejected', { timeout: 120_000 }, async () => {
     const t = await upstreamTenant();
     const target = path.join(dir, 'rejected.txt');
-    upstream.load([{ content: JSON.stringify({ steps: [writeStep(target)], answer: [], unresolved: [] }) }]);
-    const runId = (await stack.api.post('/v1/agent-runs', { input: 'Write the release notes to the shared folder.' }, { key: t.key })).json.run_id;
+    upstream.load([planReply(writeStep(target))]);
+    const runId = await startRun(t, 'Write the release notes to the shared folder.');
     await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
     expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject', reason: 'not now' }, { key: t.key })).status).toBe(200);
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
@@ -292,11 +324,11 @@ describe('a run that writes a file through server-filesystem', () => {
     const edited = path.join(dir, 'edited.txt');
     const step = writeStep(proposed);
     upstream.load([
-      { content: JSON.stringify({ steps: [step], answer: [], unresolved: [] }) },
+      planReply(step),
       { tool_calls: [{ name: 'files__write_file', arguments: step.arguments }] },
-      { content: JSON.stringify({ actions: [{ action: 1, status: 'performed', result: 'Written.' }] }) },
+      finalReply({ status: 'performed', result: 'Written.' }),
     ]);
-    const runId = (await stack.api.post('/v1/agent-runs', { input: 'Write the release notes to the shared folder.' }, { key: t.key })).json.run_id;
+    const runId = await startRun(t, 'Write the release notes to the shared folder.');
     const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
     const invalid = await stack.api.post(
       `/v1/agent-runs/${runId}/approval`,

@@ -19,7 +19,7 @@ import type { RunTransition } from '../domain/runs/transition.ts';
 import { textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { verifyRun } from '../domain/runs/verification.ts';
 import { type AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
-import { approvalSignal, approvalUpdate, stateQuery, WEBHOOK_NOT_SENT } from '../workflows/messages.ts';
+import { approvalSignal, approvalUpdate, stateQuery, TOOL_NOT_SENT, WEBHOOK_NOT_SENT } from '../workflows/messages.ts';
 import { createTimeSkippingEnv, workflowsPath } from './support/time-skipping.ts';
 import { until } from './support/until.ts';
 
@@ -380,6 +380,12 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
   it.each([
     ['may have reached the receiver (a 5xx, a worker gone mid-send)', () => new Error('webhook answered 503'), 'outcome_unknown'],
     ['provably sent nothing', () => ApplicationFailure.retryable('The webhook could not be reached; nothing was sent.', WEBHOOK_NOT_SENT), 'failed'],
+    // A tool server that was never connected sent nothing either (activities/server-tool.ts): the same rule.
+    [
+      'provably sent nothing (a tool server not connected)',
+      () => ApplicationFailure.retryable('The server was not connected; nothing was sent.', TOOL_NOT_SENT),
+      'failed',
+    ],
   ] as const)('a delivery that keeps failing and %s ends %s, never claimed not performed when it may have been', async (_what, failure, expected) => {
     const fakes = makeFakes((base) => ({
       async runTool(call) {
@@ -487,6 +493,31 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       return (err as { cause?: { type?: string } }).cause?.type ?? String(err);
     }
   }
+
+  it('a cancel while an external step runs does not claim that step did nothing', async () => {
+    const executing = gate();
+    const fakes = makeFakes((base) => ({
+      async runTool(call) {
+        if (call.step.tool === 'webhook_delivery') await executing.pass();
+        return base.runTool(call);
+      },
+    }));
+    const status = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, runInput(DELIVERY_INPUT));
+      await until(awaitingApproval(fakes), 'awaiting_approval');
+      await handle.signal(approvalSignal, { decision: 'approve' });
+      await executing.arrived;
+      await handle.cancel();
+      const final = await finalStatus(handle);
+      executing.open();
+      return final;
+    });
+    expect(status).toBe('failed');
+    expect(lastPatch(fakes).failure).toMatchObject({
+      code: 'cancelled',
+      message: expect.stringContaining('step_2 was running: that step may or may not have taken effect'),
+    });
+  });
 
   it('refuses an approval while the run is planning, and another while it is executing: only the decision made while awaiting it counts', async () => {
     const planning = gate();

@@ -66,5 +66,8 @@ export const stateQuery = defineQuery<RunLiveState>('state');
 /** ApplicationFailure type of a webhook delivery attempt that provably sent nothing (activities/tools.ts). */
 export const WEBHOOK_NOT_SENT = 'WebhookNotSent';
 
+/** ApplicationFailure type of a tool server call that sent nothing (its server was not connected; activities/server-tool.ts). */
+export const TOOL_NOT_SENT = 'ToolCallNotSent';
+
 /** ApplicationFailure type the update validator throws; the API maps it to 409. */
 export const NOT_AWAITING_APPROVAL = 'NotAwaitingApproval';

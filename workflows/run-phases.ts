@@ -6,7 +6,7 @@ import type { ModelId } from '../domain/models.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
 import type { ApprovalEffect, ApprovalRecord, LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { executeWithModel, type LoopResult, type ModelContext, planWithModel } from './agent-loop.ts';
-import { WEBHOOK_NOT_SENT } from './messages.ts';
+import { TOOL_NOT_SENT, WEBHOOK_NOT_SENT } from './messages.ts';
 import { acts, tools } from './run-activities.ts';
 import type { RunContext, RunEnd } from './run-context.ts';
 
@@ -182,17 +182,19 @@ async function runTool(c: RunContext, step: PlanStep, previous: StepResult[]): P
     if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
     // An external effect whose attempts may have reached the receiver (a worker that died mid-send,
     // a 5xx) is of unknown outcome unless the last attempt proved nothing was sent.
-    const notSent = err.cause instanceof ApplicationFailure && err.cause.type === WEBHOOK_NOT_SENT;
-    return step.effect === 'external' && !notSent
-      ? {
-          step_id: step.id,
-          tool: step.tool,
-          status: 'outcome_unknown',
-          detail: 'The delivery kept failing after retries; an attempt may have reached the receiver. Check with the receiver.',
-          output: null,
-          sources: [],
-        }
-      : { step_id: step.id, tool: step.tool, status: 'failed', detail: 'The tool kept failing after retries.', output: null, sources: [] };
+    const notSent = err.cause instanceof ApplicationFailure && (err.cause.type === WEBHOOK_NOT_SENT || err.cause.type === TOOL_NOT_SENT);
+    if (step.effect !== 'external' || notSent) {
+      const detail = notSent ? 'Every attempt failed before anything was sent; nothing was done.' : 'The tool kept failing after retries.';
+      return { step_id: step.id, tool: step.tool, status: 'failed', detail, output: null, sources: [] };
+    }
+    return {
+      step_id: step.id,
+      tool: step.tool,
+      status: 'outcome_unknown',
+      detail: 'The call kept failing after retries; an attempt may have reached its receiver. Check with the receiver.',
+      output: null,
+      sources: [],
+    };
   }
 }
 
@@ -245,10 +247,16 @@ export async function compensate(c: RunContext, err: unknown): Promise<RunEnd> {
       ...(undecided !== approval ? { approval: undecided } : {}),
       reservation: { status: holdStatus(closed) },
       failure: cancelled
-        ? { code: 'cancelled', message: 'The run was cancelled; nothing further was done and the hold was released.' }
+        ? { code: 'cancelled', message: cancelledMessage(c.live.currentPlanStep) }
         : { code: 'run_failed', message: `The run stopped at step ${c.live.step}; the hold was released. Retry with a new run.` },
     });
   });
+}
+
+/** A cancellation that interrupted a step cannot say that step did nothing: its call may have reached its receiver. */
+function cancelledMessage(runningStep: string | null): string {
+  if (runningStep === null) return 'The run was cancelled; nothing further was done and the hold was released.';
+  return `The run was cancelled while ${runningStep} was running: that step may or may not have taken effect; nothing after it was done and the hold was released.`;
 }
 
 /** Why a run with an unresolved remainder needs attention: the loop's stop reason when it stopped early. */
