@@ -53,13 +53,24 @@ export function catalogTools(serverTools: ServerToolCatalog = {}): ToolDefinitio
   ];
 }
 
+/** Bounds on what a run carries of the server tools (it travels in the plan, through Temporal, and in each prompt). */
+const MAX_SERVER_TOOLS = 64;
+const MAX_SCHEMA_CHARS = 16_384;
+
 /**
  * The server tools a tenant's run may use now: those available to the tenant whose input schema the
- * service can check. Their effect class is the operator's; the server's hints play no part.
+ * service can check, at most MAX_SERVER_TOOLS of them by name, each schema at most MAX_SCHEMA_CHARS.
+ * Their effect class is the operator's; the server's hints play no part.
  */
 async function serverToolsFor(deps: AgentDeps, tenantId: string): Promise<ServerToolCatalog> {
   const tenant = await tenantById(deps.db, tenantId);
-  const offered = deps.toolServers.forTenant(tenant).filter((t) => t.status === 'available' && serverSchemaValidator(t.tool.inputSchema) !== null);
+  const offered = deps.toolServers
+    .forTenant(tenant)
+    .filter(
+      (t) => t.status === 'available' && JSON.stringify(t.tool.inputSchema).length <= MAX_SCHEMA_CHARS && serverSchemaValidator(t.tool.inputSchema) !== null,
+    )
+    .sort((a, b) => (a.tool.name < b.tool.name ? -1 : 1))
+    .slice(0, MAX_SERVER_TOOLS);
   return Object.fromEntries(
     offered.map(({ tool }) => [
       tool.name,

@@ -5,7 +5,6 @@
 // that replay, where its validator still sees `planning`. The record said
 // awaiting_approval all along, so the API must never answer 409 there: it
 // applies the decision once (or answers a retryable 503), and audits it once.
-import { spawn } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { and, eq, like } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -13,8 +12,8 @@ import { auditEvents } from '../db/schema.ts';
 import type { RunningWorker } from '../runtime/worker.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
 import { webhookReceiver } from './support/fake-servers.ts';
-import { payloadEnv, testDataConverter } from './support/payload-codec.ts';
-import { isTerminal, newTenant, type RunStack, startRunStack, startTestWorker, waitForRun } from './support/run-stack.ts';
+import { testDataConverter } from './support/payload-codec.ts';
+import { isTerminal, newTenant, type RunStack, spawnCrashingWorker, startRunStack, startTestWorker, waitForRun } from './support/run-stack.ts';
 import { until } from './support/until.ts';
 
 let stack: RunStack;
@@ -34,20 +33,7 @@ describe('an approval right after the worker died at the approval transition', (
     const db = stack.app.database.db;
     const hook = await webhookReceiver();
     let replacement: RunningWorker | undefined;
-    const crashing = spawn(process.execPath, ['--import', 'tsx', 'tests/support/crashing-worker.ts'], {
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'silent',
-        ...payloadEnv(),
-        DATABASE_URL: inject('databaseUrl'),
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
-        TASK_QUEUE: stack.taskQueue,
-        WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
-        CRASH_AFTER_TRANSITION: 'awaiting_approval',
-      },
-      stdio: 'ignore',
-    });
+    const crashing = spawnCrashingWorker(stack.taskQueue, { CRASH_AFTER_TRANSITION: 'awaiting_approval' });
     const died = new Promise((r) => crashing.once('exit', r));
     try {
       const t = await newTenant(db);

@@ -3,21 +3,24 @@
 // @modelcontextprotocol/server-filesystem on a temporary directory as an approved external step of a
 // run whose model is a scripted OpenAI-compatible server.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/config-error.ts';
 import { loadConfig } from '../config/env.ts';
+import { toolCalls } from '../db/schema.ts';
+import type { RunningWorker } from '../runtime/worker.ts';
 import { parseToolServers, type ToolServerSpec } from '../config/tool-servers.ts';
 import { setRoute } from '../services/routing.ts';
 import { connectToolServers, type ToolServers } from '../services/tool-servers.ts';
 import { scriptedUpstream } from './support/fake-servers.ts';
 import { freePort } from './support/free-port.ts';
-import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
+import { isTerminal, newTenant, type RunStack, spawnCrashingWorker, startRunStack, startTestWorker, type TestTenant, waitForRun } from './support/run-stack.ts';
 import { until } from './support/until.ts';
 
 const require = createRequire(import.meta.url);
@@ -141,6 +144,83 @@ describe('a stdio server of a process killed with SIGKILL', () => {
   });
 });
 
+const probeMain = path.resolve('tests/support/probe-tool-server.ts');
+/** The probe server (tests/support/probe-tool-server.ts), given `dir` so the test can find it and read what it wrote. */
+const probe = (dir: string, extra: Partial<ToolServerSpec> = {}): ToolServerSpec =>
+  ({
+    id: 'probe',
+    transport: 'stdio',
+    command: process.execPath,
+    args: ['--import', 'tsx', probeMain, dir],
+    env: {},
+    tools: { 'add-tool': { effect: 'read' }, added: { effect: 'read' }, wait: { effect: 'read' } },
+    tenants: ['*'],
+    ...extra,
+  }) as ToolServerSpec;
+
+/** The running processes started with `dir` as an argument. */
+function processesOf(dir: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(dir) && !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${entry}/stat`, 'utf8')))
+        pids.push(Number(entry));
+    } catch {} // gone meanwhile, or not ours to read
+  }
+  return pids;
+}
+
+describe('a stdio server that crashes, changes its tools, or is cancelled', () => {
+  let dir: string;
+  let servers: ToolServers;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gws-probe-'));
+    servers = connectToolServers([probe(dir)], { logger });
+    await until(() => servers.states().probe?.state === 'available', 'the probe server to list its tools', { withinMs: 30_000 });
+  });
+  afterAll(async () => {
+    await servers.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refreshes its tools on notifications/tools/list_changed', async () => {
+    expect(servers.find('probe__added')).toBeUndefined();
+    await servers.call(servers.find('probe__add-tool')!, {}, { timeoutMs: 10_000 });
+    await until(() => servers.find('probe__added') !== undefined, 'the added tool to be listed');
+    expect(servers.forTenant(tenant).find((t) => t.tool.name === 'probe__added')).toMatchObject({ status: 'available' });
+  });
+
+  it('sends MCP cancellation when a call is aborted, and the server sees it', async () => {
+    const abort = new AbortController();
+    const call = servers.call(servers.find('probe__wait')!, { seconds: 60 }, { timeoutMs: 90_000, signal: abort.signal });
+    setTimeout(() => abort.abort(), 300);
+    await expect(call).rejects.toThrow();
+    await until(() => existsSync(path.join(dir, 'cancelled')), 'the server to see notifications/cancelled');
+  });
+
+  it('is started again after it crashes, and its tools come back', { timeout: 60_000 }, async () => {
+    const [pid] = processesOf(dir);
+    expect(pid).toBeDefined();
+    process.kill(pid!, 'SIGKILL');
+    await until(() => servers.states().probe?.state === 'down', 'the crash to be seen');
+    expect(servers.forTenant(tenant).find((t) => t.tool.name === 'probe__wait')).toMatchObject({ status: 'not_configured' });
+    await until(() => servers.states().probe?.state === 'available', 'the server to be started again', { withinMs: 30_000 });
+    const [again] = processesOf(dir);
+    expect(again).not.toBe(pid);
+    const answer = await servers.call(servers.find('probe__add-tool')!, {}, { timeoutMs: 10_000 });
+    expect(answer.content).toEqual([{ type: 'text', text: 'ok' }]);
+  });
+
+  it('is stopped on close: no process is left behind', async () => {
+    const spare = connectToolServers([probe(dir, { id: 'spare' })], { logger });
+    await until(() => spare.states().spare?.state === 'available', 'the spare server to start', { withinMs: 30_000 });
+    expect(processesOf(dir).length).toBe(2);
+    await spare.close();
+    await until(() => processesOf(dir).length === 1, 'the spare server to exit');
+  });
+});
+
 describe('a streamable HTTP server (server-everything)', () => {
   it('lists and calls its tools over HTTP', { timeout: 60_000 }, async () => {
     const port = await freePort();
@@ -160,28 +240,43 @@ describe('a streamable HTTP server (server-everything)', () => {
   });
 });
 
+/** server-filesystem on `share`, as an operator would configure it. */
+const filesServer = (share: string) => ({
+  id: 'files',
+  transport: 'stdio',
+  command: process.execPath,
+  args: [filesystemMain, share],
+  tools: { read_text_file: { effect: 'read' }, write_file: { effect: 'external' } },
+});
+
+const writeStep = (target: string) => ({
+  tool: 'files__write_file',
+  arguments: { path: target, content: 'release notes v2' },
+  purpose: 'Write the notes to the shared folder',
+  covers: [1],
+});
+const readStep = (file: string) => ({ tool: 'files__read_text_file', arguments: { path: file }, purpose: 'Read the notes', covers: [1] });
+/** The scripted model's plan: these steps, nothing in its answer or unresolved. */
+const planReply = (...steps: object[]) => ({ content: JSON.stringify({ steps, answer: [], unresolved: [] }) });
+/** The scripted model's final answer for action 1. */
+const finalReply = (part: object) => ({ content: JSON.stringify({ actions: [{ action: 1, ...part }] }) });
+
 describe('a run that writes a file through server-filesystem', () => {
   let stack: RunStack;
   let upstream: Awaited<ReturnType<typeof scriptedUpstream>>;
   let dir: string;
   let configDir: string;
+  let probeDir: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'gws-fs-'));
+    probeDir = mkdtempSync(path.join(os.tmpdir(), 'gws-probe-run-'));
     configDir = mkdtempSync(path.join(os.tmpdir(), 'gws-tools-'));
     const file = path.join(configDir, 'tools.json');
     writeFileSync(
       file,
       JSON.stringify({
-        servers: [
-          {
-            id: 'files',
-            transport: 'stdio',
-            command: process.execPath,
-            args: [filesystemMain, dir],
-            tools: { read_text_file: { effect: 'read' }, write_file: { effect: 'external' } },
-          },
-        ],
+        servers: [filesServer(dir), { ...probe(probeDir), tools: { wait: { effect: 'read' } } }],
       }),
     );
     upstream = await scriptedUpstream();
@@ -192,6 +287,7 @@ describe('a run that writes a file through server-filesystem', () => {
     await upstream.close();
     rmSync(dir, { recursive: true, force: true });
     rmSync(configDir, { recursive: true, force: true });
+    rmSync(probeDir, { recursive: true, force: true });
   });
 
   async function upstreamTenant(): Promise<TestTenant> {
@@ -199,19 +295,6 @@ describe('a run that writes a file through server-filesystem', () => {
     await setRoute(stack.app.database.db, t.tenantId, 'svc-workspace', 'upstream');
     return t;
   }
-
-  const writeStep = (target: string) => ({
-    tool: 'files__write_file',
-    arguments: { path: target, content: 'release notes v2' },
-    purpose: 'Write the notes to the shared folder',
-    covers: [1],
-  });
-
-  const readStep = (file: string) => ({ tool: 'files__read_text_file', arguments: { path: file }, purpose: 'Read the notes', covers: [1] });
-  /** The scripted model's plan: these steps, nothing in its answer or unresolved. */
-  const planReply = (...steps: object[]) => ({ content: JSON.stringify({ steps, answer: [], unresolved: [] }) });
-  /** The scripted model's final answer for action 1. */
-  const finalReply = (part: object) => ({ content: JSON.stringify({ actions: [{ action: 1, ...part }] }) });
 
   async function startRun(t: TestTenant, input: string): Promise<string> {
     const created = await stack.api.post('/v1/agent-runs', { input }, { key: t.key });
@@ -350,5 +433,104 @@ describe('a run that writes a file through server-filesystem', () => {
       proposed_digest: waiting.approval.effects[0].args_digest,
       args_digest: expect.not.stringMatching(waiting.approval.effects[0].args_digest),
     });
+  });
+
+  it('sends MCP cancellation to the server when the run is cancelled mid-call', { timeout: 120_000 }, async () => {
+    const t = await upstreamTenant();
+    const wait = { tool: 'probe__wait', arguments: { seconds: 90 }, purpose: 'Wait for the window', covers: [1] };
+    upstream.load([planReply(wait), { tool_calls: [{ name: 'probe__wait', arguments: wait.arguments }] }]);
+    const runId = await startRun(t, 'Wait for the maintenance window.');
+    await until(async () => (await stack.app.database.db.select().from(toolCalls).where(eq(toolCalls.runId, runId))).length === 1, 'the call to start', {
+      withinMs: 60_000,
+    });
+    expect((await stack.api.post(`/v1/agent-runs/${runId}/cancel`, {}, { key: t.key })).status).toBe(202);
+    await until(() => existsSync(path.join(probeDir, 'cancelled')), 'the server to see notifications/cancelled', { withinMs: 30_000 });
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run).toMatchObject({ status: 'failed', failure: { code: 'cancelled' } });
+  });
+});
+
+describe('a worker killed during an approved write', () => {
+  let stack: RunStack;
+  let upstream: Awaited<ReturnType<typeof scriptedUpstream>>;
+  let dir: string;
+  let env: Record<string, string>;
+  let replacement: RunningWorker | undefined;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gws-fs-kill-'));
+    const file = path.join(dir, 'tools.json');
+    mkdirSync(path.join(dir, 'share'));
+    writeFileSync(file, JSON.stringify({ servers: [filesServer(path.join(dir, 'share'))] }));
+    upstream = await scriptedUpstream();
+    env = { UPSTREAM_BASE_URL: upstream.url, UPSTREAM_MODEL_MAP: '{"svc-workspace":"scripted-model"}', TOOL_SERVERS_FILE: file };
+    stack = await startRunStack(env);
+    await stack.worker.stop(); // each run's first worker is a crashing process
+  });
+  afterAll(async () => {
+    await stack.close();
+    await upstream.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Starts a worker process that kills itself as `crash` says, and a run that writes `target` once approved; returns when the worker is dead. */
+  async function approvedWriteOnCrashingWorker(crash: Record<string, string>, target: string) {
+    const worker = spawnCrashingWorker(stack.taskQueue, { ...env, ...crash });
+    const died = new Promise((r) => worker.once('exit', r));
+    const t = await newTenant(stack.app.database.db);
+    await setRoute(stack.app.database.db, t.tenantId, 'svc-workspace', 'upstream');
+    const step = writeStep(target);
+    upstream.load([
+      planReply(step),
+      { tool_calls: [{ name: 'files__write_file', arguments: step.arguments }] },
+      finalReply({ status: 'performed', result: 'Written.' }),
+    ]);
+    const created = await stack.api.post('/v1/agent-runs', { input: 'Write the release notes to the shared folder.' }, { key: t.key });
+    const runId = created.json.run_id as string;
+    await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval', 60_000);
+    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+    await died;
+    expect(worker.signalCode).toBe('SIGKILL');
+    return { t, runId };
+  }
+
+  async function toolCallRows(runId: string) {
+    return await stack.app.database.db.select().from(toolCalls).where(eq(toolCalls.runId, runId));
+  }
+
+  /**
+   * A run whose approved write is interrupted as `crash` says; the file is then changed behind the
+   * service's back (a second write would put the notes back), and a replacement worker ends the run.
+   */
+  async function writeInterruptedBy(crash: Record<string, string>, name: string) {
+    const target = path.join(dir, 'share', name);
+    const { t, runId } = await approvedWriteOnCrashingWorker(crash, target);
+    expect(readFileSync(target, 'utf8')).toBe('release notes v2');
+    writeFileSync(target, 'changed after the crash');
+    replacement = await startTestWorker(stack.app.database.db, stack.taskQueue, env);
+    try {
+      const run = await waitForRun(stack.api, t.key, runId, isTerminal, 90_000);
+      expect(readFileSync(target, 'utf8')).toBe('changed after the crash');
+      return { run, calls: await toolCallRows(runId) };
+    } finally {
+      await replacement.stop();
+      replacement = undefined;
+    }
+  }
+
+  it('after the server wrote and before the call was recorded done: not sent again, the step is outcome_unknown', { timeout: 150_000 }, async () => {
+    const { run, calls } = await writeInterruptedBy({ CRASH_DURING_TOOL_CALL: 'files__write_file' }, 'unknown.txt');
+    expect(run.status).toBe('needs_attention');
+    expect(run.result.steps).toEqual([expect.objectContaining({ step_id: 'step_1', tool: 'files__write_file', status: 'outcome_unknown' })]);
+    expect(run.receipt.action_boundary).toMatchObject({ effects_performed: [], effects_outcome_unknown: [expect.stringContaining('step_1')] });
+    expect(calls).toEqual([expect.objectContaining({ status: 'started' })]);
+  });
+
+  it('after the call was recorded done and before the activity reported: not sent again, the recorded result counts', { timeout: 150_000 }, async () => {
+    const { run, calls } = await writeInterruptedBy({ CRASH_AFTER_ACTIVITY: 'runTool' }, 'done.txt');
+    expect(run.status).toBe('completed');
+    expect(run.result.steps).toEqual([expect.objectContaining({ step_id: 'step_1', tool: 'files__write_file', status: 'done' })]);
+    expect(run.receipt.action_boundary.effects_performed).toEqual([expect.stringContaining('step_1')]);
+    expect(calls).toEqual([expect.objectContaining({ status: 'done' })]);
   });
 });

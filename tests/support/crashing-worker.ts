@@ -3,9 +3,12 @@
 // CRASH_AFTER_ACTIVITY has done its work and before it reports completion, so
 // Temporal must retry an activity whose effect has already committed; or, with
 // CRASH_AFTER_TRANSITION, right after the projection write (a local activity)
-// of the move to that run state committed, before the workflow task completes.
+// of the move to that run state committed, before the workflow task completes; or, with
+// CRASH_DURING_TOOL_CALL=<server>__<tool>, right after that tool server answered a call, before the
+// activity could record the call as done (the effect happened; the service cannot know it did).
 //   CRASH_AFTER_ACTIVITY=settleRun node --import tsx tests/support/crashing-worker.ts
 //   CRASH_AFTER_TRANSITION=awaiting_approval node --import tsx tests/support/crashing-worker.ts
+//   CRASH_DURING_TOOL_CALL=files__write_file TOOL_SERVERS_FILE=… node --import tsx tests/support/crashing-worker.ts
 import { Context } from '@temporalio/activity';
 import { pino } from 'pino';
 import { loadConfig } from '../../config/env.ts';
@@ -16,13 +19,21 @@ import { startWorker } from '../../runtime/worker.ts';
 
 const crashAfter = process.env.CRASH_AFTER_ACTIVITY;
 const crashAfterTransition = process.env.CRASH_AFTER_TRANSITION;
+const crashDuringToolCall = process.env.CRASH_DURING_TOOL_CALL;
 const config = loadConfig();
 const database = openPostgres(config.database.url!, 4);
+const activities = activityDeps(config, database.db);
+const callTool = activities.toolServers.call.bind(activities.toolServers);
+activities.toolServers.call = async (tool, args, options) => {
+  const result = await callTool(tool, args, options);
+  if (tool.name === crashDuringToolCall) process.kill(process.pid, 'SIGKILL');
+  return result;
+};
 await startWorker({
   address: config.temporal.address!,
   namespace: config.temporal.namespace,
   taskQueue: config.temporal.taskQueue,
-  activities: activityDeps(config, database.db),
+  activities,
   payloadCodec: payloadCodecFor(resolvePayloadKeyring(config, { allowDataDirKey: false })), // PAYLOAD_KEY from the test's environment
   logger: pino({ level: 'silent' }),
   workflowBundlePath: config.temporal.workflowBundlePath,

@@ -1,5 +1,6 @@
 // A test API plus an in-process worker on a task queue of their own, and
 // helpers to make tenants and wait for runs.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { expect, inject } from 'vitest';
@@ -45,6 +46,24 @@ export function startTestWorker(
     logger: pino({ level: 'silent' }),
     workflowBundlePath: inject('workflowBundlePath'),
     ...extra,
+  });
+}
+
+/** A worker process (tests/support/crashing-worker.ts) on `taskQueue` that kills itself as `env` says (CRASH_…). */
+export function spawnCrashingWorker(taskQueue: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'tests/support/crashing-worker.ts'], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      ...payloadEnv(),
+      DATABASE_URL: inject('databaseUrl'),
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TASK_QUEUE: taskQueue,
+      WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
+      ...env,
+    },
+    stdio: 'ignore',
   });
 }
 
