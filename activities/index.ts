@@ -4,7 +4,7 @@
 import type { Db } from '../db/client.ts';
 import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
 import type { PlanningProvider } from '../domain/planning/plan.ts';
-import type { AgentLimits, PricingTable } from '../domain/pricing.ts';
+import type { AgentLimits, PricingTable, Provider } from '../domain/pricing.ts';
 import type { Providers } from '../services/model-layer.ts';
 import type { ToolServers } from '../services/tool-servers.ts';
 import { agentActivities } from './agent.ts';
@@ -24,6 +24,8 @@ export interface ActivityDeps {
   pricing: PricingTable;
   planner: PlanningProvider;
   providers: Providers;
+  /** The provider for a model alias the tenant has no routing policy for (fixed for a run at its estimate). */
+  defaultProvider: Provider;
   agent: AgentLimits;
   webhookTimeoutMs: number;
   /** Which delivery targets may be sent to (loopback outside production only); checked again at send time. */

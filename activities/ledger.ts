@@ -21,7 +21,7 @@ export interface SettleInput {
 }
 
 export function ledgerActivities(deps: { db: Db; pricing: PricingTable }) {
-  /** An upstream run's usage: the model calls as the provider reported them, plus the tools that ran. */
+  /** A model's run (upstream or embedded): the model calls as the provider reported them, plus the tools that ran. */
   async function agentUsage(input: SettleInput, ran: StepResult[]): Promise<ActualUsage> {
     const model = await modelUsageOf(deps.db, input.runId);
     const calls = toolCalls(ran.map((r) => r.tool));
@@ -44,7 +44,7 @@ export function ledgerActivities(deps: { db: Db; pricing: PricingTable }) {
     async settleRun(input: SettleInput): Promise<ActualUsage & { charged: number; released: number }> {
       const ran = input.results.filter((r) => r.status === 'done');
       const usage =
-        input.provider === 'upstream'
+        input.provider !== undefined && input.provider !== 'local'
           ? await agentUsage(input, ran)
           : actualUsage(
               input.input,

@@ -18,11 +18,19 @@ import { startWorker } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { connectToolServers } from '../services/tool-servers.ts';
 
-const config = loadConfigOrExit();
+// The embedded model serves the model aliases when its file is there (scripts/ensure-embedded-model.sh).
+const config = loadConfigOrExit({ DEFAULT_PROVIDER: 'auto' });
 const logger = createLogger(config);
 const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
 lifecycle.handleSignals();
 stopWhenParentDies();
+
+function modelsLine(): string {
+  const { embedded, embeddedAbsent, defaultProvider } = config.models;
+  const served = `svc-workspace* served by ${defaultProvider}`;
+  if (embedded) return `${served}; embedded model ${embedded.name} (loads on first use, CPU, ${embedded.threads} threads)`;
+  return `${served}; no embedded model: ${embeddedAbsent}`;
+}
 
 function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | null, keyId: string): string {
   const codec = config.codecEndpoint.enabled
@@ -37,6 +45,7 @@ function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | 
     `  Database     ${config.database.url ? 'Postgres (DATABASE_URL)' : `embedded PGlite in ${config.database.dataDir}`}`,
     `  Payloads     encrypted, key ${keyId} (${config.payload.key ? 'PAYLOAD_KEY' : `kept in ${config.database.dataDir}/payload-key.json`})`,
     `  Codec        ${codec}`,
+    `  Models       ${modelsLine()}`,
   ];
   if (keys) {
     lines.push('', 'Dev tenant "dev" created. These keys are shown ONCE; only their hashes are stored:');

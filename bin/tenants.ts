@@ -13,6 +13,7 @@ import { ensureTenant, setWebhookUrl } from '../services/tenants.ts';
 import { assertProviderConfigured, setRoute } from '../services/routing.ts';
 import { buildProviders, configuredProviders } from '../services/model-layer.ts';
 import { MODEL_IDS } from '../domain/models.ts';
+import { PROVIDERS } from '../domain/pricing.ts';
 import { loadConfigOrExit, withCommandDatabase } from '../runtime/boot.ts';
 import { tenants as tenantsTable } from '../db/schema.ts';
 import { NOTIFICATION_EVENTS, type NotificationEvent } from '../domain/runs/progress.ts';
@@ -89,11 +90,11 @@ program
   .command('set')
   .requiredOption('--tenant <name>', 'tenant name')
   .addOption(new Option('--model <alias>', 'model alias').choices(MODEL_IDS).makeOptionMandatory())
-  .addOption(new Option('--provider <id>', 'provider').choices(['local', 'upstream']).makeOptionMandatory())
+  .addOption(new Option('--provider <id>', 'provider').choices([...PROVIDERS]).makeOptionMandatory())
   .action(async (opts: { tenant: string; model: string; provider: string }) => {
     // As POST /v1/routing-policies: a provider this deployment has not configured is refused, nothing is written.
     try {
-      assertProviderConfigured(opts.provider, configuredProviders(buildProviders(config.chat.upstream)));
+      assertProviderConfigured(opts.provider, configuredProviders(buildProviders(config.chat.upstream, config.models.embedded)));
     } catch {
       throw new Error(`Provider "${opts.provider}" is not configured on this deployment (for upstream, set UPSTREAM_BASE_URL); nothing was written.`);
     }

@@ -1427,7 +1427,7 @@ export interface components {
             /** @enum {string} */
             model: "svc-workspace" | "svc-workspace-fast" | "svc-workspace-quality";
             /** @enum {string} */
-            provider?: "local" | "upstream";
+            provider?: "local" | "upstream" | "embedded";
         };
         BudgetInput: {
             name: string;
@@ -1441,7 +1441,7 @@ export interface components {
             /** @enum {string} */
             model: "svc-workspace" | "svc-workspace-fast" | "svc-workspace-quality";
             /** @enum {string} */
-            provider: "local" | "upstream";
+            provider: "local" | "upstream" | "embedded";
         };
         /** @description Metadata only: span names, durations, statuses and small attributes. Content fields are refused. */
         TraceInput: {
@@ -1907,10 +1907,12 @@ export interface components {
              */
             model?: "svc-workspace" | "svc-workspace-fast" | "svc-workspace-quality";
             /**
-             * @description Where the tenant's routing policy sends the model (extension): the local account-free provider or the configured OpenAI-compatible upstream.
+             * @description Where the tenant's routing policy (or, without one, the deployment's default provider) sends the model (extension): the local model-free provider, the configured OpenAI-compatible upstream, or the embedded in-process model.
              * @enum {string}
              */
-            provider?: "local" | "upstream";
+            provider?: "local" | "upstream" | "embedded";
+            /** @description The provider's own model that serves the alias (extension): the upstream's mapped model name or the embedded model's file name; null for the local provider, which runs no model. */
+            served_model?: string | null;
             basis: {
                 input_tokens: number;
                 output_tokens_max: number;
@@ -4458,10 +4460,12 @@ export interface operations {
                          */
                         model?: "svc-workspace" | "svc-workspace-fast" | "svc-workspace-quality";
                         /**
-                         * @description Where the tenant's routing policy sends the model (extension): the local account-free provider or the configured OpenAI-compatible upstream.
+                         * @description Where the tenant's routing policy (or, without one, the deployment's default provider) sends the model (extension): the local model-free provider, the configured OpenAI-compatible upstream, or the embedded in-process model.
                          * @enum {string}
                          */
-                        provider?: "local" | "upstream";
+                        provider?: "local" | "upstream" | "embedded";
+                        /** @description The provider's own model that serves the alias (extension): the upstream's mapped model name or the embedded model's file name; null for the local provider, which runs no model. */
+                        served_model?: string | null;
                         basis: {
                             input_tokens: number;
                             output_tokens_max: number;

@@ -4,8 +4,10 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import type { AgentLimits, PricingTable } from '../domain/pricing.ts';
+import { type AgentLimits, PROVIDERS, type PricingTable } from '../domain/pricing.ts';
 import { ConfigError } from './config-error.ts';
+import { type ModelsConfig, modelsConfig } from './models.ts';
+import { defaultEmbeddedModelPath } from './paths.ts';
 import { loadToolServers, type ToolServerSpec } from './tool-servers.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -140,6 +142,14 @@ export const envSchema = z.object({
       return z.NEVER;
     }),
   UPSTREAM_TIMEOUT_MS: positiveInt.default(60_000),
+  // The provider for a model alias a tenant has no routing policy for (config/models.ts); npm start uses auto.
+  DEFAULT_PROVIDER: z.enum(['auto', ...PROVIDERS]).default('local'),
+  // The embedded provider (node-llama-cpp, in-process, CPU): its GGUF file, or `off`.
+  EMBEDDED_MODEL_PATH: z.string().default(defaultEmbeddedModelPath),
+  EMBEDDED_CONTEXT_SIZE: z.coerce.number().int().min(512).max(131_072).default(4096),
+  EMBEDDED_THREADS: z.coerce.number().int().min(1).max(256).default(1),
+  EMBEDDED_QUEUE_MAX: z.coerce.number().int().min(0).max(1000).default(8),
+  EMBEDDED_IDLE_UNLOAD_SECONDS: positiveInt.default(600),
 
   SANDBOX_JOBS_ENABLED: flag.default(false),
   PATCH_CANDIDATES_ENABLED: flag.default(true),
@@ -209,6 +219,8 @@ export interface Config {
     /** The OpenAI-compatible upstream, when configured. The key is a reference: the name of the variable holding it. */
     upstream?: { baseUrl: string; apiKeyEnv?: string; modelMap: Record<string, string>; timeoutMs: number };
   };
+  /** The model providers besides the upstream: the embedded model, and the default route (config/models.ts). */
+  models: ModelsConfig;
   platform: { sandboxJobsEnabled: boolean; patchCandidatesEnabled: boolean };
   payload: {
     /** PAYLOAD_KEY with its id; unset means "the key kept in DATA_DIR" (runtime/payload-keys.ts). */
@@ -355,6 +367,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           }
         : undefined,
     },
+    models: modelsConfig(e, e.UPSTREAM_BASE_URL !== undefined),
     platform: { sandboxJobsEnabled: e.SANDBOX_JOBS_ENABLED, patchCandidatesEnabled: e.PATCH_CANDIDATES_ENABLED },
     payload: { key: currentKey, previous: previousKeys },
     codecEndpoint: withHidden(

@@ -17,3 +17,5 @@ function findProjectRoot(start: string): string {
 export const projectRoot = findProjectRoot(path.dirname(fileURLToPath(import.meta.url)));
 export const migrationsFolder = path.join(projectRoot, 'db', 'migrations');
 export const ensureTemporalCliScript = path.join(projectRoot, 'scripts', 'ensure-temporal-cli.sh');
+/** Where scripts/ensure-embedded-model.sh puts the embedded provider's default model. */
+export const defaultEmbeddedModelPath = path.join(projectRoot, '.tools', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');

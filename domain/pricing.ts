@@ -35,11 +35,17 @@ export const PLAN_ATTEMPTS = 2;
 /** Allowance for the service's own instructions and the tool catalog in every model prompt. */
 export const PROMPT_OVERHEAD_TOKENS = 800;
 
-export type Provider = 'local' | 'upstream';
+/** Where a model alias is served: the deterministic model-free provider, an OpenAI-compatible upstream, or the in-process model. */
+export const PROVIDERS = ['local', 'upstream', 'embedded'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+/** The providers where a model plans and acts (runs take the agent loop); `local` has no model. */
+export type ModelProvider = Exclude<Provider, 'local'>;
 
 export interface UsageEstimate {
   model: ModelId;
   provider: Provider;
+  /** The provider's own model behind the alias (an upstream's mapped name, the embedded model's file); null for the local provider. */
+  served_model?: string | null;
   basis: {
     input_tokens: number;
     output_tokens_max: number;
@@ -136,11 +142,17 @@ export function estimateUsage(input: string, plan: Plan, pricing: PricingTable, 
 }
 
 /**
- * An upstream run: the plan is the model's, so the estimate covers the whole
+ * A model's run (upstream or embedded): the plan is the model's, so the estimate covers the whole
  * bounded loop: every planning attempt and turn at its full max_tokens, and the
  * dearest tool for every allowed tool call.
  */
-export function estimateAgentUsage(input: string, model: ModelId, pricing: PricingTable, limits: AgentLimits): UsageEstimate {
+export function estimateAgentUsage(
+  input: string,
+  model: ModelId,
+  pricing: PricingTable,
+  limits: AgentLimits,
+  provider: ModelProvider = 'upstream',
+): UsageEstimate {
   const inputTokens = estimateTokens(input);
   const calls = PLAN_ATTEMPTS + limits.maxTurns;
   const promptPerCall = inputTokens + PROMPT_OVERHEAD_TOKENS;
@@ -148,7 +160,7 @@ export function estimateAgentUsage(input: string, model: ModelId, pricing: Prici
   const tools = limits.maxToolCalls * Math.max(...Object.values(pricing.toolCredits));
   return {
     model,
-    provider: 'upstream',
+    provider,
     basis: {
       input_tokens: inputTokens,
       output_tokens_max: calls * limits.turnMaxTokens,

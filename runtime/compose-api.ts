@@ -36,7 +36,8 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
     db: database.db,
     owner: sweeper.instanceId,
     pricing: config.pricing,
-    providers: buildProviders(config.chat.upstream),
+    providers: buildProviders(config.chat.upstream, config.models.embedded),
+    defaultProvider: config.models.defaultProvider,
     maxTokensDefault: config.chat.maxTokensDefault,
     refusalTerms: config.chat.refusalTerms,
     contextUrl: config.chat.contextUrl,
@@ -57,15 +58,25 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
       probe: temporal.probe,
       checkRoute: async (tenantId, model) => {
         // With every provider configured, every route is routable: no read on the creation path.
-        if (chatDeps.providers.local && chatDeps.providers.upstream) return;
-        await routeOf(database.db, tenantId, model, chatDeps.providers); // 409 model_not_routable, as chat
+        if (chatDeps.providers.local && chatDeps.providers.upstream && chatDeps.providers.embedded) return;
+        await routeOf(database.db, tenantId, model, chatDeps); // 409 model_not_routable, as chat
       },
     }),
     usage: {
       summary: (tenantId) => usageSummary(database.db, tenantId),
       estimate: async (tenantId, request) => {
-        await routeOf(database.db, tenantId, request.model, chatDeps.providers); // 409 model_not_routable, as chat and run creation
-        return estimateRun({ db: database.db, pricing: config.pricing, planner: planningProvider, agent: config.runs.agent }, { tenantId, ...request });
+        await routeOf(database.db, tenantId, request.model, chatDeps); // 409 model_not_routable, as chat and run creation
+        return estimateRun(
+          {
+            db: database.db,
+            providers: chatDeps.providers,
+            defaultProvider: config.models.defaultProvider,
+            pricing: config.pricing,
+            planner: planningProvider,
+            agent: config.runs.agent,
+          },
+          { tenantId, ...request },
+        );
       },
     },
     listJourneyEvents: (tenantId, limit) => listJourneyEvents(database.db, tenantId, limit),
@@ -75,7 +86,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
     chatKeepAliveMs: config.chat.keepAliveMs,
     platform: {
       config,
-      providerFor: (tenantId, model) => providerFor(database.db, tenantId, model),
+      providerFor: (tenantId, model) => providerFor(database.db, tenantId, model, config.models.defaultProvider),
       stores: platformStores(database.db, { configuredProviders: configuredProviders(chatDeps.providers) }),
       tenantStatus: (tenantId) => tenantStatus(database.db, tenantId),
       serverTools: async (tenantId) => toolServers.forTenant(await tenantById(database.db, tenantId)),

@@ -35,7 +35,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? (QUICK ? 0.5 : 2));
 const SCALE_SECONDS = QUICK ? SECONDS : Math.max(1, Math.round(SECONDS / 2));
 const SCALE_CONNECTIONS = 5;
 const TASK_QUEUE = 'bench-no-worker';
-/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, scale, chat), for profiling. */
+/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, scale, chat, embedded), for profiling. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 const selected = (name: string) => !ONLY || ONLY.has(name);
 const payloadKey = randomBytes(32).toString('base64');
@@ -166,6 +166,24 @@ try {
   if (selected('chat')) {
     const chats = await alternate('chat', chat(50), chat(10));
     rows.push(atLeast('5. Chat (local) c=50 vs c=10, 12k ledger entries', 'req/s', chats.a.rps, chats.b.rps, 1, chats.a.failed + chats.b.failed));
+  }
+
+  if (selected('embedded')) {
+    // Each side in a process of its own, alternating, as the load phases: generation speed and memory.
+    type Generation = { tokens_per_s: number; rss_mb: number };
+    const generate = (mode: 'service' | 'anchor') => () => runJsonChild<Generation>('embedded.ts', { mode, answers: QUICK ? 2 : 6, maxTokens: 64 });
+    const service: Generation[] = [];
+    const anchor: Generation[] = [];
+    for (let i = 0; i < (QUICK ? 1 : 3); i++) {
+      service.push(await generate('service')());
+      anchor.push(await generate('anchor')());
+    }
+    const median = (xs: Generation[], k: keyof Generation) => xs.map((x) => x[k]).sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    log(`embedded: service ${median(service, 'tokens_per_s').toFixed(1)} tok/s, ${median(service, 'rss_mb')} MB`);
+    rows.push(
+      atLeast('6. Embedded model: generation vs node-llama-cpp alone', 'tokens/s', median(service, 'tokens_per_s'), median(anchor, 'tokens_per_s'), 0.9, 0),
+    );
+    rows.push(atMost('6. Embedded model: generation vs node-llama-cpp alone', 'RSS MB', median(service, 'rss_mb'), median(anchor, 'rss_mb'), 1.5, 0));
   }
 
   const at = new Date().toISOString();

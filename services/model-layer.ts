@@ -7,16 +7,23 @@ import type { ChatProvider } from '../domain/chat/types.ts';
 import { errors } from '../domain/errors.ts';
 import type { ModelId } from '../domain/models.ts';
 import type { PlanningProvider } from '../domain/planning/plan.ts';
-import { type AgentLimits, estimateAgentUsage, estimateUsage, type PricingTable, type Provider, type UsageEstimate } from '../domain/pricing.ts';
+import { type AgentLimits, estimateAgentUsage, estimateUsage, PROVIDERS, type PricingTable, type Provider, type UsageEstimate } from '../domain/pricing.ts';
+import type { EmbeddedModelConfig } from '../config/models.ts';
+import { embeddedProvider } from './chat/providers/embedded.ts';
 import { localProvider } from './chat/providers/local.ts';
 import { type UpstreamConfig, upstreamProvider } from './chat/providers/upstream.ts';
+import { sharedEmbeddedModel } from './embedded/embedded-model.ts';
 import { providerFor } from './routing.ts';
 
 export type Providers = Partial<Record<Provider, ChatProvider>>;
 
-/** The local provider always; the OpenAI-compatible upstream when configured. */
-export function buildProviders(upstream?: UpstreamConfig): Providers {
-  return { local: localProvider, ...(upstream ? { upstream: upstreamProvider(upstream) } : {}) };
+/** The local provider always; the OpenAI-compatible upstream and the embedded model when configured. */
+export function buildProviders(upstream?: UpstreamConfig, embedded?: EmbeddedModelConfig): Providers {
+  return {
+    local: localProvider,
+    ...(upstream ? { upstream: upstreamProvider(upstream) } : {}),
+    ...(embedded ? { embedded: embeddedProvider(sharedEmbeddedModel(embedded)) } : {}),
+  };
 }
 
 /** The providers that are configured, by id: what a routing policy may name. */
@@ -24,22 +31,31 @@ export function configuredProviders(providers: Providers): Provider[] {
   return (Object.keys(providers) as Provider[]).filter((id) => providers[id] !== undefined);
 }
 
+/** What decides a route: the configured providers (when the caller checks them) and the deployment's default provider. */
+export interface RouteOptions {
+  providers?: Providers;
+  defaultProvider: Provider;
+}
+
 /**
- * The provider the tenant's routing policy names for `model` (local unless a policy says otherwise).
- * Given the configured `providers`, a policy naming one that is not configured (it was configured when
- * the policy was written) is refused with 409 model_not_routable, before anything is held or sent: chat,
- * the estimate and run creation answer that. Without them (a run's workflow, whose run was admitted
- * when the provider existed) the named provider is returned, and the run stops model_unavailable
- * before its first model call.
+ * The provider the tenant's routing policy names for `model` (the deployment's default provider when no
+ * policy does). Given the configured `providers`, a policy naming one that is not configured (it was
+ * configured when the policy was written) is refused with 409 model_not_routable, before anything is
+ * held or sent: chat, the estimate and run creation answer that. Without them (a run's workflow, whose
+ * run was admitted when the provider existed) the named provider is returned, and the run stops
+ * model_unavailable before its first model call.
  */
-export async function routeOf(db: Db, tenantId: string, model: ModelId, providers?: Providers): Promise<Provider> {
-  const provider: Provider = (await providerFor(db, tenantId, model)) === 'upstream' ? 'upstream' : 'local';
-  if (providers && !providers[provider]) throw errors.modelNotRoutable(model);
+export async function routeOf(db: Db, tenantId: string, model: ModelId, options: RouteOptions): Promise<Provider> {
+  const named = await providerFor(db, tenantId, model, options.defaultProvider);
+  const provider: Provider = (PROVIDERS as readonly string[]).includes(named) ? (named as Provider) : 'local';
+  if (options.providers && !options.providers[provider]) throw errors.modelNotRoutable(model);
   return provider;
 }
 
 export interface RunEstimateDeps {
   db: Db;
+  providers: Providers;
+  defaultProvider: Provider;
   pricing: PricingTable;
   planner: PlanningProvider;
   agent: AgentLimits;
@@ -50,7 +66,8 @@ export async function estimateRun(
   deps: RunEstimateDeps,
   request: { tenantId: string; input: string; memory: boolean; model: ModelId },
 ): Promise<UsageEstimate> {
-  const provider = await routeOf(deps.db, request.tenantId, request.model);
-  if (provider === 'upstream') return estimateAgentUsage(request.input, request.model, deps.pricing, deps.agent);
-  return estimateUsage(request.input, await deps.planner.plan(request), deps.pricing, request.model);
+  const provider = await routeOf(deps.db, request.tenantId, request.model, { defaultProvider: deps.defaultProvider });
+  const servedModel = deps.providers[provider]?.modelFor?.(request.model) ?? null;
+  if (provider !== 'local') return { ...estimateAgentUsage(request.input, request.model, deps.pricing, deps.agent, provider), served_model: servedModel };
+  return { ...estimateUsage(request.input, await deps.planner.plan(request), deps.pricing, request.model), served_model: null };
 }

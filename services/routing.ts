@@ -10,8 +10,6 @@ import { routingPolicies } from '../db/schema.ts';
 import { errors } from '../domain/errors.ts';
 import { createNotifiedCache, invalidateLocally, type NotifiedCache, registerLocalCache } from './notified-cache.ts';
 
-export const DEFAULT_PROVIDER = 'local';
-
 /** Refuses (400 provider_not_configured, param provider) a provider that is not among `configured`. */
 export function assertProviderConfigured(provider: string, configured: readonly string[]): void {
   if (!configured.includes(provider)) throw errors.providerNotConfigured(provider);
@@ -29,8 +27,8 @@ const selectProvider = preparedPer((db) =>
 /** The channel policy writes are announced on; the payload is the tenant id. */
 export const ROUTE_CHANGED_CHANNEL = 'gws_route_changed';
 
-/** A tenant's provider for one model (DEFAULT_PROVIDER when it has no policy), as cached. */
-export type RouteCache = NotifiedCache<{ tenantId: string; provider: string }>;
+/** A tenant's provider for one model (null when it has no policy), as cached. */
+export type RouteCache = NotifiedCache<{ tenantId: string; provider: string | null }>;
 
 export function createRouteCache(options: { ttlMs: number; maxEntries?: number; now?: () => number }): RouteCache {
   return createNotifiedCache({ ...options, tagOf: (route) => route.tenantId });
@@ -52,14 +50,15 @@ export function cacheRoutes(db: Db, cache: RouteCache): () => void {
   };
 }
 
-export async function providerFor(db: Db, tenantId: string, model: string): Promise<string> {
+/** The tenant's provider for `model`: its policy's, or `fallback` (the deployment's default provider) when it has none. */
+export async function providerFor(db: Db, tenantId: string, model: string, fallback: string): Promise<string> {
   const read = async () => {
     const [row] = await selectProvider(db).execute({ tenantId, model });
-    return { tenantId, provider: row?.provider ?? DEFAULT_PROVIDER };
+    return { tenantId, provider: row?.provider ?? null };
   };
   const cache = routeCaches.get(db);
   const route = cache ? await cache.get(`${tenantId}\u0000${model}`, read) : await read();
-  return route!.provider;
+  return route!.provider ?? fallback;
 }
 
 /**

@@ -131,8 +131,20 @@ describe('npm start', () => {
         const preflight = await fetch(`${base}/codec/decode`, { method: 'OPTIONS', headers: { origin: uiOrigin, 'access-control-request-method': 'POST' } });
         expect(preflight.headers.get('access-control-allow-origin')).toBe(uiOrigin);
 
-        // A whole run on embedded PGlite: ledger, projection, journey, receipt.
+        // The embedded model serves the aliases (its file comes with npm install): a chat answer is real model text.
+        expect(out).toMatch(/Models {7}svc-workspace\* served by embedded; embedded model SmolLM2-135M-Instruct\.Q4_1/);
         const json = { authorization: `Bearer ${coreKey}`, 'content-type': 'application/json' };
+        const chat = await (
+          await fetch(`${base}/v1/chat/completions`, {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify({ model: 'svc-workspace', messages: [{ role: 'user', content: 'What is the capital of France?' }], max_tokens: 32 }),
+          })
+        ).json();
+        expect(chat.choices[0].message.content.trim().length).toBeGreaterThan(0);
+        expect(chat.usage.completion_tokens).toBeGreaterThan(0);
+
+        // A whole run on embedded PGlite, planned by the model: ledger, projection, journey, receipt.
         const created = await (
           await fetch(`${base}/v1/agent-runs`, {
             method: 'POST',
@@ -141,17 +153,17 @@ describe('npm start', () => {
           })
         ).json();
         let run = created;
-        for (let i = 0; i < 100 && !['completed', 'failed', 'needs_attention'].includes(run.status); i++) {
+        for (let i = 0; i < 600 && !['completed', 'failed', 'needs_attention'].includes(run.status); i++) {
           await new Promise((r) => setTimeout(r, 200));
           run = await (await fetch(`${base}/v1/agent-runs/${created.run_id}`, { headers: json })).json();
         }
-        // The local provider has no model: the review and the list are unresolved, honestly, and the run needs attention.
-        expect(run.status).toBe('needs_attention');
-        expect(run.receipt.unresolved[0]).toContain('needs a model to review');
+        expect(run.estimate).toMatchObject({ provider: 'embedded', served_model: 'SmolLM2-135M-Instruct.Q4_1' });
+        expect(run.usage).toMatchObject({ usage_basis: 'reported', model_calls: expect.any(Number) });
+        expect(run.usage.model_calls).toBeGreaterThan(0);
         expect(run.usage.charged).toBeGreaterThan(0);
-        // The vault on PGlite: the run remembered itself; the workspace key reads it.
-        const vault = await (await fetch(`${base}/v1/vault/search?q=backlog`, { headers: { authorization: `Bearer ${workspaceKey}` } })).json();
-        expect(vault.data.map((h: { entry: { source: string } }) => h.entry.source)).toEqual([`run:${run.run_id}`]);
+        // A tiny model: whatever it planned, the run claims only what was done and checked.
+        if (run.status === 'completed') expect(run.receipt.actions.every((a: { outcome: string }) => a.outcome === 'performed')).toBe(true);
+        else expect(run.status).toBe('needs_attention');
 
         const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
         const attrs = await connection.operatorService.listSearchAttributes({ namespace: 'default' });

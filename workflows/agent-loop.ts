@@ -9,6 +9,7 @@ import type { PlanProposal } from '../activities/agent.ts';
 import { admitCall } from '../domain/agent/admission.ts';
 import type { ChatMessage } from '../domain/chat/types.ts';
 import type { ModelId } from '../domain/models.ts';
+import type { ModelProvider } from '../domain/pricing.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
 import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
 
@@ -24,7 +25,7 @@ export interface ModelContext {
   runId: string;
   tenantId: string;
   model: ModelId;
-  provider: 'upstream';
+  provider: ModelProvider;
   input: string;
 }
 

@@ -27,7 +27,9 @@ export async function estimatePhase(c: RunContext): Promise<{ estimate: Estimate
   const model: ModelId = c.run.model ?? 'svc-workspace';
   const estimate = await acts.estimateRun({ tenantId, input, memory, model });
   // The provider is fixed here for the whole run; estimates of runs started before routing had none: local.
-  const upstream: ModelContext | null = estimate.provider === 'upstream' ? { runId, tenantId, model, provider: 'upstream', input } : null;
+  // A model's provider (upstream or embedded) plans and acts through the agent loop.
+  const provider = estimate.provider;
+  const upstream: ModelContext | null = provider === 'upstream' || provider === 'embedded' ? { runId, tenantId, model, provider, input } : null;
   return { estimate, model, upstream };
 }
 
@@ -59,7 +61,7 @@ export async function planPhase(c: RunContext, reservation: Reservation, upstrea
     const planned = await planWithModel(upstream);
     if (planned.kind === 'stopped') {
       // The planning calls were made, so they are charged (never past the hold); the rest is released.
-      const usage = await acts.settleRun({ runId: c.run.runId, input: c.run.input, results: [], provider: 'upstream', model });
+      const usage = await acts.settleRun({ runId: c.run.runId, input: c.run.input, results: [], provider: upstream.provider, model });
       return await c.end('needs_attention', {
         usage,
         reservation: { ...reservation, status: 'settled' },

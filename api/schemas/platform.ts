@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { CREDENTIAL_REFERENCE } from '../../domain/secrets.ts';
 import { MODEL_IDS } from '../../domain/models.ts';
+import { PROVIDERS } from '../../domain/pricing.ts';
 import type { DeliveryUrlRules } from '../../domain/delivery-url.ts';
 import { deliveryUrl } from './delivery-url.ts';
 
@@ -71,10 +72,10 @@ export const PatchCandidate = z
   })
   .meta({ id: 'PatchCandidatePacket' });
 
-export const RoutingPolicyInput = z.strictObject({ model: z.enum(MODEL_IDS), provider: z.enum(['local', 'upstream']) }).meta({ id: 'RoutingPolicyInput' });
+export const RoutingPolicyInput = z.strictObject({ model: z.enum(MODEL_IDS), provider: z.enum(PROVIDERS) }).meta({ id: 'RoutingPolicyInput' });
 
 export const RoutingPreviewInput = z
-  .strictObject({ model: z.enum(MODEL_IDS), provider: z.enum(['local', 'upstream']).optional() })
+  .strictObject({ model: z.enum(MODEL_IDS), provider: z.enum(PROVIDERS).optional() })
   .meta({ id: 'RoutingPreviewInput', description: 'A model alias, and optionally the provider a policy would set, to preview without executing.' });
 
 export const BudgetInput = z

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DateTime } from '../contract/common.ts';
 import { RUN_STATES, RUN_STEPS, TRANSITION_GRAPH } from '../../domain/runs/states.ts';
 import { MODEL_IDS } from '../../domain/models.ts';
+import { PROVIDERS } from '../../domain/pricing.ts';
 import { TOOL_IDS } from '../../domain/tools.ts';
 import { CompletionReceipt } from './receipt.ts';
 
@@ -32,9 +33,13 @@ export const CreateRunRequest = z
 export const UsageEstimate = z
   .object({
     model: z.enum(MODEL_IDS).optional().meta({ description: 'The model alias priced (extension).' }),
-    provider: z.enum(['local', 'upstream']).optional().meta({
+    provider: z.enum(PROVIDERS).optional().meta({
       description:
-        "Where the tenant's routing policy sends the model (extension): the local account-free provider or the configured OpenAI-compatible upstream.",
+        "Where the tenant's routing policy (or, without one, the deployment's default provider) sends the model (extension): the local model-free provider, the configured OpenAI-compatible upstream, or the embedded in-process model.",
+    }),
+    served_model: z.string().nullable().optional().meta({
+      description:
+        "The provider's own model that serves the alias (extension): the upstream's mapped model name or the embedded model's file name; null for the local provider, which runs no model.",
     }),
     basis: z.object({
       input_tokens: z.int(),

@@ -106,6 +106,8 @@ export interface ChatProvider {
   readonly id: string;
   /** True when the provider can answer with tool calls; one that cannot is never sent tools. */
   readonly callsTools?: boolean;
+  /** The provider's own model behind an alias (an upstream's mapped name, the embedded model's file); none for a provider without a model. */
+  modelFor?(alias: ModelId): string;
   complete(request: ChatRequest, signal: AbortSignal): Promise<ChatOutput>;
   /** Token by token, when the provider can; otherwise callers chunk `complete`. */
   stream?(request: ChatRequest, signal: AbortSignal): AsyncIterable<ChatStreamEvent>;

@@ -20,7 +20,7 @@ import {
 } from '../../domain/chat/types.ts';
 import { errors } from '../../domain/errors.ts';
 import { admitModel, type ModelId } from '../../domain/models.ts';
-import { modelCredits, type PricingTable } from '../../domain/pricing.ts';
+import { modelCredits, type PricingTable, type Provider } from '../../domain/pricing.ts';
 import { estimateTokens } from '../../domain/tokens.ts';
 import { toStorable } from '../../domain/storable-text.ts';
 import { truncate } from '../../domain/text/analyze.ts';
@@ -38,6 +38,8 @@ export interface ChatDeps {
   owner?: string;
   pricing: PricingTable;
   providers: Providers;
+  /** The provider for a model alias the tenant has no routing policy for. */
+  defaultProvider: Provider;
   maxTokensDefault: number;
   refusalTerms: string[];
   contextUrl: ContextUrlPolicy;
@@ -148,7 +150,7 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
   };
   // Routed first: a model whose policy names an unconfigured provider is a 409, and tools for a
   // provider that cannot call them a 400, before anything is held.
-  const route = declined ? null : await routeOf(deps.db, input.tenantId, model, deps.providers);
+  const route = declined ? null : await routeOf(deps.db, input.tenantId, model, deps);
   if (route && request.tools && !deps.providers[route]?.callsTools) {
     if (request.toolChoice !== 'none') throw errors.toolsNotSupported(model);
     // tool_choice "none": a text answer, and the tools are neither sent nor counted.

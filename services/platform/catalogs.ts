@@ -1,6 +1,7 @@
 // Catalogs built from the live configuration and code, never from static
 // blobs: what chat admits, which providers and tools are really available,
 // what adapters can do, and what the sandbox and control plane offer.
+import { sharedEmbeddedModel } from '../embedded/embedded-model.ts';
 import type { ToolAvailability } from '../tool-servers.ts';
 import type { Config } from '../../config/env.ts';
 import { SCHEMA_LIMITS, SUPPORTED_KEYWORDS } from '../../domain/chat/schema-subset.ts';
@@ -74,11 +75,15 @@ export const SANDBOX_PROFILES = [
 
 export function providerCatalog(config: Config) {
   const upstream = config.chat.upstream;
+  const embedded = config.models.embedded;
+  const isDefault = (id: string) => config.models.defaultProvider === id;
   return [
     {
       id: 'local',
       kind: 'account_free',
       status: 'available',
+      default: isDefault('local'),
+      model: null,
       models: [...MODEL_IDS],
       credential_boundary: { requires_credential: false, reference: null },
     },
@@ -86,12 +91,28 @@ export function providerCatalog(config: Config) {
       id: 'upstream',
       kind: 'openai_compatible',
       status: upstream ? 'available' : 'not_configured',
+      default: isDefault('upstream'),
       models: upstream ? Object.keys(upstream.modelMap).filter((m) => (MODEL_IDS as readonly string[]).includes(m)) : [],
       credential_boundary: {
         requires_credential: true,
         // The name of the variable only: the value never leaves the environment.
         reference: upstream?.apiKeyEnv ? `env:${upstream.apiKeyEnv}` : null,
       },
+    },
+    {
+      id: 'embedded',
+      kind: 'embedded',
+      status: embedded ? 'available' : 'not_configured',
+      reason: embedded ? null : (config.models.embeddedAbsent ?? null),
+      default: isDefault('embedded'),
+      // The GGUF file's name, and whether it is in memory now (it loads on first use and unloads when idle).
+      model: embedded?.name ?? null,
+      state: embedded ? sharedEmbeddedModel(embedded).state() : null,
+      runtime: embedded
+        ? { engine: 'llama.cpp (node-llama-cpp)', device: 'cpu', context_size: embedded.contextSize, threads: embedded.threads, queue_max: embedded.queueMax }
+        : null,
+      models: embedded ? [...MODEL_IDS] : [],
+      credential_boundary: { requires_credential: false, reference: null },
     },
   ];
 }

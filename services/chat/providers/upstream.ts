@@ -16,6 +16,7 @@ import {
   type ToolCallDelta,
   type ToolCallRequest,
 } from '../../../domain/chat/types.ts';
+import { groundingPrompt } from '../grounding-prompt.ts';
 import { wireResponseFormat } from '../structured-output.ts';
 
 export interface UpstreamConfig {
@@ -154,6 +155,7 @@ export function upstreamProvider(config: UpstreamConfig): ChatProvider {
   return {
     id: 'upstream',
     callsTools: true,
+    modelFor: (alias) => config.modelMap[alias] ?? alias,
     async complete(request, signal) {
       const res = await post(config, request, signal, false);
       let reply: UpstreamReply;
@@ -208,11 +210,4 @@ export function upstreamProvider(config: UpstreamConfig): ChatProvider {
       }
     },
   };
-}
-
-function groundingPrompt(g: { memory: { subject: string; content: string }[]; document: string | null }): string {
-  const parts = ['Ground your answer in this customer context.'];
-  for (const m of g.memory) parts.push(`Memory - ${m.subject}: ${m.content}`);
-  if (g.document) parts.push(`Linked document: ${g.document}`);
-  return parts.join('\n');
 }

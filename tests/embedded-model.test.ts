@@ -1,0 +1,351 @@
+// The real-model group: the embedded provider (node-llama-cpp, the model file that
+// scripts/ensure-embedded-model.sh installs) answering over HTTP to the official `openai` client,
+// and a whole run planned and acted on by it. Then this service's upstream provider against a
+// second instance of the service routed to its embedded model (a real OpenAI-compatible server
+// backed by a real model), with a recording proxy between them to check what goes over the wire.
+// The model is tiny and weak: the tests check the service's part (grammar, usage, billing,
+// streaming, queue, honesty of the outcome), never the quality of the answers.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { and, eq } from 'drizzle-orm';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../config/env.ts';
+import { ledgerEntries } from '../db/schema.ts';
+import { modelCredits } from '../domain/pricing.ts';
+import { createKey } from '../services/keys.ts';
+import { grantCredits } from '../services/ledger.ts';
+import { setRoute } from '../services/routing.ts';
+import { setWebhookUrl } from '../services/tenants.ts';
+import { ApiClient } from './support/client.ts';
+import { webhookReceiver } from './support/fake-servers.ts';
+import { isTerminal, ledgerOf, newTenant, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
+import { startTestApp, type TestApp } from './support/test-app.ts';
+import { until } from './support/until.ts';
+
+const config = loadConfig({});
+const MODEL = config.models.embedded;
+const EMBEDDED = { DEFAULT_PROVIDER: 'embedded' };
+
+let app: TestApp;
+
+beforeAll(async () => {
+  if (!MODEL) throw new Error(`The embedded model is missing (${config.models.embeddedAbsent}): run npm run model:install`);
+  app = await startTestApp(EMBEDDED);
+});
+afterAll(() => app?.close());
+
+async function tenant(target: TestApp = app) {
+  const db = target.database.db;
+  const k = await createKey(db, { tenant: `embedded-${randomBytes(5).toString('hex')}`, kind: 'core' });
+  await grantCredits(db, { tenantId: k.tenantId, amount: 1_000_000, entryKey: `g-${k.id}` });
+  return { tenantId: k.tenantId, key: k.secret, client: new OpenAI({ apiKey: k.secret, baseURL: `${target.url}/v1`, maxRetries: 0 }) };
+}
+
+const chargesOf = (target: TestApp, tenantId: string) =>
+  target.database.db
+    .select({ amount: ledgerEntries.amount, usageBasis: ledgerEntries.usageBasis })
+    .from(ledgerEntries)
+    .where(and(eq(ledgerEntries.tenantId, tenantId), eq(ledgerEntries.kind, 'charge')));
+
+describe('chat on the embedded model', () => {
+  it('is listed by GET /v1/providers as the default, with its model', async () => {
+    const t = await tenant();
+    const api = await ApiClient.connect(app.url);
+    const providers = (await api.get('/v1/providers', { key: t.key })).json.data as { id: string }[];
+    expect(existsSync(MODEL!.modelPath)).toBe(true);
+    expect(providers.find((p) => p.id === 'embedded')).toMatchObject({ status: 'available', default: true, model: MODEL!.name });
+  });
+
+  it('answers unstreamed with real text, and charges the token counts of the model', { timeout: 60_000 }, async () => {
+    const t = await tenant();
+    const completion = await t.client.chat.completions.create({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: 'What is the capital of France?' }],
+      max_tokens: 48,
+      temperature: 0,
+    });
+    const text = completion.choices[0]!.message.content ?? '';
+    expect(text.trim().length).toBeGreaterThan(0);
+    const usage = completion.usage!;
+    expect(usage.prompt_tokens).toBeGreaterThan(5);
+    expect(usage.completion_tokens).toBeGreaterThan(0);
+    expect(usage.completion_tokens).toBeLessThanOrEqual(48);
+    const charges = await chargesOf(app, t.tenantId);
+    expect(charges).toEqual([{ amount: modelCredits(usage.prompt_tokens + usage.completion_tokens, 'svc-workspace', config.pricing), usageBasis: 'reported' }]);
+  });
+
+  it('streams token by token, with the usage chunk when asked', { timeout: 60_000 }, async () => {
+    const t = await tenant();
+    const stream = await t.client.chat.completions.create({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: 'Write one sentence about the sea.' }],
+      max_tokens: 40,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const pieces: string[] = [];
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      const piece = chunk.choices[0]?.delta?.content;
+      if (piece) pieces.push(piece);
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(pieces.length).toBeGreaterThan(3);
+    expect(usage!.completion_tokens).toBeGreaterThan(0);
+    expect((await chargesOf(app, t.tenantId))[0]).toMatchObject({ usageBasis: 'reported' });
+  });
+
+  it('answers a json_schema request with JSON that parses and fits the schema (grammar-constrained)', { timeout: 60_000 }, async () => {
+    const t = await tenant();
+    const completion = await t.client.chat.completions.create({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: 'Name a city and the country it is in.' }],
+      max_tokens: 80,
+      response_format: {
+        type: 'json_schema',
+        json_schema: {
+          name: 'place',
+          strict: true,
+          schema: {
+            type: 'object',
+            properties: { city: { type: 'string' }, country: { type: 'string' } },
+            required: ['city', 'country'],
+            additionalProperties: false,
+          },
+        },
+      },
+    });
+    const parsed = JSON.parse(completion.choices[0]!.message.content!);
+    expect(Object.keys(parsed).sort()).toEqual(['city', 'country']);
+    expect(typeof parsed.city).toBe('string');
+  });
+
+  it('calls a tool when tool_choice requires it, with arguments that fit its schema', { timeout: 60_000 }, async () => {
+    const t = await tenant();
+    const completion = await t.client.chat.completions.create({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: 'What is 2 plus 3?' }],
+      max_tokens: 120,
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_sum',
+            description: 'Adds two numbers.',
+            parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+          },
+        },
+      ],
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+    });
+    const choice = completion.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.tool_calls).toHaveLength(1);
+    const call = choice.message.tool_calls![0]!;
+    expect(call.type === 'function' && call.function.name).toBe('get_sum');
+    const args = JSON.parse(call.type === 'function' ? call.function.arguments : '{}');
+    expect(typeof args.a).toBe('number');
+    expect(typeof args.b).toBe('number');
+  });
+});
+
+describe('the embedded model under load', () => {
+  it('refuses with 429 and Retry-After when its queue is full, and goes on serving', { timeout: 60_000 }, async () => {
+    const busy = await startTestApp({ ...EMBEDDED, EMBEDDED_QUEUE_MAX: '0' });
+    try {
+      const t = await tenant(busy);
+      const api = await ApiClient.connect(busy.url);
+      const ask = (content: string) =>
+        api.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content }], max_tokens: 32 }, { key: t.key });
+      // The same process shares one model: while it answers the first, the second finds no room.
+      const [first, second] = await Promise.all([ask('Tell me about rivers.'), new Promise((r) => setTimeout(r, 100)).then(() => ask('And mountains?'))]);
+      expect(first.status).toBe(200);
+      expect(second.status).toBe(429);
+      expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(second.json.error.code).toBeDefined();
+      expect((await ask('And lakes?')).status).toBe(200);
+    } finally {
+      await busy.close();
+    }
+  });
+});
+
+describe('a run on the embedded model', () => {
+  let stack: RunStack;
+  beforeAll(async () => {
+    stack = await startRunStack(EMBEDDED);
+  });
+  afterAll(() => stack?.close());
+
+  it('is planned by the model, settles the tokens it used, and ends in an honest state', { timeout: 240_000 }, async () => {
+    const db = stack.app.database.db;
+    const hook = await webhookReceiver();
+    try {
+      const t = await newTenant(db, 100_000);
+      await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
+      const created = await stack.api.post('/v1/agent-runs', { input: 'Send the release notes to the team channel.' }, { key: t.key });
+      expect(created.status).toBe(201);
+      const runId = created.json.run_id as string;
+      let run = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r), 180_000);
+      if (run.status === 'awaiting_approval') {
+        expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+        run = await waitForRun(stack.api, t.key, runId, isTerminal, 180_000);
+      }
+      expect(run.estimate).toMatchObject({ provider: 'embedded', served_model: MODEL!.name });
+      // Planned by the model: its calls were made and billed by the model's own token counts.
+      expect(run.usage.model_calls).toBeGreaterThanOrEqual(1);
+      expect(run.usage.usage_basis).toBe('reported');
+      expect(run.usage.input_tokens).toBeGreaterThan(0);
+      const { holds, charges } = await ledgerOf(db, runId);
+      expect(holds[0]!.status).toBe('settled');
+      expect(charges[0]!.amount).toBe(run.usage.charged);
+      // Honest: completed only when every requested action was performed and checked. A plan that
+      // covers nothing ends the run before any step (no receipt), needs_attention, saying so.
+      if (run.status === 'completed') expect((run.receipt.actions as { outcome: string }[]).every((a) => a.outcome === 'performed')).toBe(true);
+      else expect(run.status).toBe('needs_attention');
+      if (run.receipt === null) expect(run.failure.code).toMatch(/^plan_/);
+      // A delivery is claimed only if the receiver got it.
+      const performed = (run.receipt?.action_boundary.effects_performed ?? []) as string[];
+      if (performed.some((e) => e.startsWith('webhook_delivery'))) expect(hook.received).toHaveLength(1);
+      else expect(hook.received).toHaveLength(0);
+    } finally {
+      await hook.close();
+    }
+  });
+});
+
+/** A proxy that records each request body on its way to `target`. */
+async function recordingProxy(target: string) {
+  const seen: Record<string, unknown>[] = [];
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    seen.push(JSON.parse(body.toString('utf8') || '{}'));
+    const upstream = await fetch(`${target}${req.url}`, {
+      method: req.method,
+      headers: { 'content-type': 'application/json', authorization: String(req.headers.authorization ?? '') },
+      body,
+    });
+    res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+    for await (const c of upstream.body ?? []) res.write(c);
+    res.end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    seen,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+describe('the upstream provider against a real OpenAI-compatible server (this service on its embedded model)', () => {
+  let front: TestApp;
+  let proxy: Awaited<ReturnType<typeof recordingProxy>>;
+  let backKey: string;
+
+  beforeAll(async () => {
+    const back = await tenant(app);
+    backKey = back.key;
+    proxy = await recordingProxy(`${app.url}`);
+    process.env.GWS_TEST_BACK_KEY = backKey;
+    front = await startTestApp({
+      UPSTREAM_BASE_URL: proxy.url,
+      UPSTREAM_API_KEY_ENV: 'GWS_TEST_BACK_KEY',
+      UPSTREAM_MODEL_MAP: '{"svc-workspace":"svc-workspace"}',
+      EMBEDDED_MODEL_PATH: 'off',
+    });
+  });
+  afterAll(async () => {
+    await front?.close();
+    await proxy?.close();
+  });
+
+  async function frontTenant() {
+    const t = await tenant(front);
+    await setRoute(front.database.db, t.tenantId, 'svc-workspace', 'upstream');
+    return t;
+  }
+
+  it('streams with stream_options.include_usage, sends the sampling fields, and bills the usage the server reported', { timeout: 60_000 }, async () => {
+    const t = await frontTenant();
+    const stream = await t.client.chat.completions.create({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: 'Say something about trees.' }],
+      max_tokens: 32,
+      temperature: 0.2,
+      top_p: 0.9,
+      seed: 7,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text.length).toBeGreaterThan(0);
+    const sent = proxy.seen.at(-1)!;
+    expect(sent).toMatchObject({ stream: true, stream_options: { include_usage: true }, temperature: 0.2, top_p: 0.9, seed: 7, max_tokens: 32 });
+    expect(usage!.completion_tokens).toBeGreaterThan(0);
+    expect(await chargesOf(front, t.tenantId)).toEqual([{ amount: expect.any(Number), usageBasis: 'reported' }]);
+  });
+
+  it('sends tools with tool_choice, and the tool call comes back whole', { timeout: 60_000 }, async () => {
+    const t = await frontTenant();
+    const completion = await t.client.chat.completions.create({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: 'What is 4 plus 5?' }],
+      max_tokens: 120,
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_sum', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
+        },
+      ],
+      tool_choice: { type: 'function', function: { name: 'get_sum' } },
+    });
+    expect(proxy.seen.at(-1)).toMatchObject({ tool_choice: { type: 'function', function: { name: 'get_sum' } }, tools: [{ type: 'function' }] });
+    const call = completion.choices[0]!.message.tool_calls![0]!;
+    expect(call.type === 'function' && call.function.name).toBe('get_sum');
+  });
+
+  it('sends a json_schema response_format in OpenAI’s form, and the answer parses', { timeout: 60_000 }, async () => {
+    const t = await frontTenant();
+    const schema = { type: 'object', properties: { color: { type: 'string' } }, required: ['color'], additionalProperties: false };
+    const completion = await t.client.chat.completions.create({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: 'Name a color.' }],
+      max_tokens: 40,
+      response_format: { type: 'json_schema', json_schema: { name: 'color', strict: true, schema } },
+    });
+    expect(proxy.seen.at(-1)).toMatchObject({ response_format: { type: 'json_schema', json_schema: { name: 'color', schema } } });
+    expect(typeof JSON.parse(completion.choices[0]!.message.content!).color).toBe('string');
+  });
+});
+
+describe('idle unload', () => {
+  it('unloads the model after EMBEDDED_IDLE_UNLOAD_SECONDS, and loads it again on the next request', { timeout: 60_000 }, async () => {
+    // Other settings make another model of this process (one per configuration), with its own idle time.
+    const idle = await startTestApp({ ...EMBEDDED, EMBEDDED_IDLE_UNLOAD_SECONDS: '1' });
+    try {
+      const t = await tenant(idle);
+      const api = await ApiClient.connect(idle.url);
+      const state = async () =>
+        ((await api.get('/v1/providers', { key: t.key })).json.data as { id: string; state: string }[]).find((p) => p.id === 'embedded')!.state;
+      const ask = () =>
+        api.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 8 }, { key: t.key });
+      expect((await ask()).status).toBe(200);
+      await until(async () => (await state()) === 'unloaded', 'the model to be unloaded', { withinMs: 10_000 });
+      expect((await ask()).status).toBe(200);
+      expect(await state()).toBe('loaded');
+    } finally {
+      await idle.close();
+    }
+  });
+});
