@@ -153,6 +153,36 @@ describe('chat on the embedded model', () => {
   });
 });
 
+describe('routing per tenant', () => {
+  it('sends a tenant routed to local to the model-free provider, and refuses a route to a provider that is not configured', { timeout: 60_000 }, async () => {
+    const t = await tenant();
+    const api = await ApiClient.connect(app.url);
+    const routed = await api.post('/v1/routing-policies', { model: 'svc-workspace', provider: 'local' }, { key: t.key });
+    expect(routed.status).toBe(201);
+    const answer = await t.client.chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'Plan the offsite agenda.' }] });
+    expect(answer.choices[0]!.message.content).toContain('You asked about'); // the local provider's deterministic answer
+    expect((await chargesOf(app, t.tenantId))[0]).toMatchObject({ usageBasis: 'estimated' });
+    // Back to the model, by name.
+    expect((await api.post('/v1/routing-policies', { model: 'svc-workspace', provider: 'embedded' }, { key: t.key })).status).toBe(201);
+    const modelAnswer = await t.client.chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 8 });
+    expect(modelAnswer.choices[0]!.message.content).not.toContain('You asked about');
+    // A deployment without the model refuses the route before writing it.
+    const none = await startTestApp({ EMBEDDED_MODEL_PATH: 'off' });
+    try {
+      const other = await tenant(none);
+      const refused = await (await ApiClient.connect(none.url)).post(
+        '/v1/routing-policies',
+        { model: 'svc-workspace', provider: 'embedded' },
+        { key: other.key },
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.json.error.code).toBe('provider_not_configured');
+    } finally {
+      await none.close();
+    }
+  });
+});
+
 describe('the embedded model under load', () => {
   it('refuses with 429 and Retry-After when its queue is full, and goes on serving', { timeout: 60_000 }, async () => {
     const busy = await startTestApp({ ...EMBEDDED, EMBEDDED_QUEUE_MAX: '0' });
@@ -168,6 +198,41 @@ describe('the embedded model under load', () => {
       expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(second.json.error.code).toBeDefined();
       expect((await ask('And lakes?')).status).toBe(200);
+    } finally {
+      await busy.close();
+    }
+  });
+
+  it('stops generating when the client goes away, so the next request is served at once', { timeout: 60_000 }, async () => {
+    const busy = await startTestApp({ ...EMBEDDED, EMBEDDED_QUEUE_MAX: '0' });
+    try {
+      const t = await tenant(busy);
+      // A long answer (2,000 tokens would take about half a minute), abandoned after its first token.
+      const abort = new AbortController();
+      const res = await fetch(`${busy.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'svc-workspace',
+          messages: [{ role: 'user', content: 'Write a very long story about a ship.' }],
+          max_tokens: 2000,
+          stream: true,
+        }),
+        signal: abort.signal,
+      });
+      const reader = res.body!.getReader();
+      let seen = '';
+      while (!seen.includes('"content"')) seen += new TextDecoder().decode((await reader.read()).value);
+      abort.abort();
+      // With no room to queue, a request gets 200 only once the abandoned generation has stopped.
+      const api = await ApiClient.connect(busy.url);
+      await until(
+        async () =>
+          (await api.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4 }, { key: t.key }))
+            .status === 200,
+        'the model to be free again',
+        { withinMs: 10_000 },
+      );
     } finally {
       await busy.close();
     }
