@@ -106,7 +106,8 @@ async function callModel(deps: AgentDeps, c: CallContext, callKey: string, reque
     output = await provider.complete(request, Context.current().cancellationSignal);
   } catch (err) {
     if (err instanceof ProviderError && err.kind === 'rate_limited') {
-      throw ApplicationFailure.retryable('model rate limited', 'ModelRateLimited', undefined, { nextRetryDelay: `${err.retryAfterSeconds ?? 1}s` });
+      // After the provider's Retry-After, not the retry policy's own interval (retryable()'s extra arguments are details, not options).
+      throw ApplicationFailure.create({ message: 'model rate limited', type: 'ModelRateLimited', nextRetryDelay: `${err.retryAfterSeconds ?? 1}s` });
     }
     throw err; // a failed call reports no usage and charges nothing; Temporal retries it
   }

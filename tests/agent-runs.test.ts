@@ -230,6 +230,16 @@ describe('an upstream run', () => {
     expect(charges.map((c) => c.amount)).toEqual([1]);
   });
 
+  it('waits as long as a rate-limited model asks (429 Retry-After, as a full embedded queue answers) and then goes on', async () => {
+    const t = await upstreamTenant();
+    upstream.load([{ status: 429, retryAfter: 2 }, plan([], [], [1]), answer({ 1: 'The notes cover the budget and the launch date.' })]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    expect(run.status).toBe('completed');
+    expect(upstream.seen).toHaveLength(3);
+    expect(upstream.seen[1]!.at - upstream.seen[0]!.at).toBeGreaterThanOrEqual(1_900);
+    expect(run.usage.model_calls).toBe(2);
+  });
+
   it('shows an empty plan its problems, asks once more, and ends needs_attention naming each uncovered action when it is empty again', async () => {
     const t = await upstreamTenant();
     upstream.load([plan([]), plan([]), { content: 'Done.' }]);

@@ -44,10 +44,10 @@ function readBody(req: http.IncomingMessage): Promise<string> {
 
 /** An OpenAI-compatible upstream whose every request goes to `handle`. */
 export async function fakeUpstream(handle: (body: UpstreamBody, req: http.IncomingMessage, res: http.ServerResponse) => void) {
-  const seen: { auth: string | undefined; body: UpstreamBody }[] = [];
+  const seen: { auth: string | undefined; body: UpstreamBody; at: number }[] = [];
   const server = http.createServer(async (req, res) => {
     const body = JSON.parse(await readBody(req)) as UpstreamBody;
-    seen.push({ auth: req.headers.authorization, body });
+    seen.push({ auth: req.headers.authorization, body, at: Date.now() });
     handle(body, req, res);
   });
   return { ...(await listen(server, '/v1')), seen };
@@ -58,7 +58,8 @@ export async function fakeUpstream(handle: (body: UpstreamBody, req: http.Incomi
  * A tool call's `id` is random unless given.
  */
 export type ScriptedReply =
-  | { status: number }
+  /** An HTTP error; with retryAfter, a Retry-After header (seconds). */
+  | { status: number; retryAfter?: number }
   | {
       content?: string | null;
       tool_calls?: { name: string; arguments: unknown; id?: string }[];
@@ -107,7 +108,10 @@ export async function scriptedUpstream() {
   const replies: ScriptedReply[] = [];
   const upstream = await fakeUpstream((body, _req, res) => {
     const next = replies.shift() ?? { status: 500 };
-    if ('status' in next) return void res.writeHead(next.status, { 'content-type': 'application/json' }).end('{"error":{"message":"scripted failure"}}');
+    if ('status' in next) {
+      const headers = { 'content-type': 'application/json', ...(next.retryAfter ? { 'retry-after': String(next.retryAfter) } : {}) };
+      return void res.writeHead(next.status, headers).end('{"error":{"message":"scripted failure"}}');
+    }
     const toolCalls: ScriptedCall[] | undefined = next.tool_calls?.map((c, i) => ({
       id: c.id ?? `call_${Math.random().toString(36).slice(2, 8)}_${i}`,
       type: 'function',
