@@ -36,9 +36,21 @@ const lockFile = (dataDir: string) => path.join(dataDir, 'service.pid');
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !zombie(pid);
+}
+
+/**
+ * A process killed with -9 whose parent died too stays a zombie until an init reaps it, and some
+ * (a container's) never do: it holds no file and runs nothing, so its lock is stale.
+ */
+function zombie(pid: number): boolean {
+  try {
+    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false; // no /proc (macOS): kill(pid, 0) decides
   }
 }
 
