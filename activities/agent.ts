@@ -23,6 +23,7 @@ export type { PlanProposal };
 import type { Providers } from '../services/model-layer.ts';
 import { recallableEntries } from '../services/memory.ts';
 import { heldFor, modelUsageOf, recordModelCall } from '../services/model-usage.ts';
+import { modelCallSpan } from '../services/instrumentation.ts';
 import { tenantById } from '../services/tenants.ts';
 import type { ToolServers } from '../services/tool-servers.ts';
 import { HOLD_STEP } from './ledger.ts';
@@ -103,7 +104,11 @@ async function callModel(deps: AgentDeps, c: CallContext, callKey: string, reque
   }
   let output: ChatOutput;
   try {
-    output = await provider.complete(request, Context.current().cancellationSignal);
+    output = await modelCallSpan(c.provider, c.model, async (usage) => {
+      const answered = await provider.complete(request, Context.current().cancellationSignal);
+      if (answered.usage) usage(answered.usage.promptTokens, answered.usage.completionTokens);
+      return answered;
+    });
   } catch (err) {
     if (err instanceof ProviderError && err.kind === 'rate_limited') {
       // After the provider's Retry-After, not the retry policy's own interval (retryable()'s extra arguments are details, not options).

@@ -6,7 +6,16 @@ import type { RunTransition } from '../domain/runs/transition.ts';
 import { isTerminal } from '../domain/runs/states.ts';
 import { journeyEventRecorded, purgeJourneyEvents, recordJourneyEvent } from '../services/journey.ts';
 import { storableJson } from '../domain/storable-text.ts';
-import { moveRun, type RunPatch, recordedStatus } from '../services/runs.ts';
+import { metrics } from '../services/metrics.ts';
+import { moveRun, type RunPatch, recordedStatus, stateSince } from '../services/runs.ts';
+
+/** Time in the state the run leaves, the approval wait, and the end: counted once, by the write that made the move. */
+function observeMove(before: { status: string; since: Date }, to: string): void {
+  const seconds = Math.max(0, (Date.now() - before.since.getTime()) / 1000);
+  metrics.runStateDuration.observe({ state: before.status }, seconds);
+  if (before.status === 'awaiting_approval') metrics.approvalWait.observe(seconds);
+  if (isTerminal(to as Parameters<typeof isTerminal>[0])) metrics.runsEnded.inc({ state: to });
+}
 
 export function projectionActivities(deps: { db: Db; journeyRetentionDays: number }) {
   return {
@@ -19,7 +28,10 @@ export function projectionActivities(deps: { db: Db; journeyRetentionDays: numbe
       if (t.progress) patch.progress = t.progress;
       // A model's answer or arguments may hold characters Postgres cannot store; they must not strand the run.
       const eventKey = `${t.runId}:${t.seq}`;
-      if (!(await moveRun(deps.db, t.runId, storableJson({ ...patch, status: t.status })))) {
+      const before = await stateSince(deps.db, t.runId);
+      const moved = await moveRun(deps.db, t.runId, storableJson({ ...patch, status: t.status }));
+      if (moved && before && before.status !== t.status) observeMove(before, t.status);
+      if (!moved) {
         // Not written: the table has no move from the recorded state. A retry finds its own move
         // already written; a replay (a worker died before its workflow task completed) runs behind a
         // record that is ahead of it, and leaves it so. Anything else is a bug, refused loudly.

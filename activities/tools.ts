@@ -15,6 +15,7 @@ import { type DeliveryFetch, deliveryFetch, isDeliveryRefused, type ResolveAll }
 import type { StepResult } from '../domain/runs/run-types.ts';
 import { isToolId, type ToolId } from '../domain/tools.ts';
 import type { ToolServers } from '../services/tool-servers.ts';
+import { toolCallSpan } from '../services/instrumentation.ts';
 import { runServerTool } from './server-tool.ts';
 
 export interface ToolCall {
@@ -138,7 +139,11 @@ export function toolActivities(deps: ToolDeps) {
   return {
     async runTool(call: ToolCall): Promise<StepResult> {
       const tool = call.step.tool;
-      const outcome = isToolId(tool) ? await builtin(tool, call) : await runServerTool(serverDeps, call);
+      const outcome = await toolCallSpan(tool, async (reportOutcome) => {
+        const result = isToolId(tool) ? await builtin(tool, call) : await runServerTool(serverDeps, call);
+        reportOutcome(result.status);
+        return result;
+      });
       const output_digest = outcome.status === 'done' ? digestOf(outcome.output) : null;
       return { step_id: call.step.id, tool, ...outcome, scope: call.step.scope, output_digest };
     },

@@ -10,8 +10,10 @@ import { mountRoutes } from './contract/router.ts';
 import type { Authenticator } from './middleware/auth.ts';
 import { outageLog } from '../services/outage-log.ts';
 import { errorHandler } from './middleware/error-handler.ts';
+import { httpMetrics } from './middleware/http-metrics.ts';
 import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
+import { traceContext } from './middleware/trace-context.ts';
 import { codecCors } from './routes/codec.ts';
 import { allRoutes, type RouteDeps } from './routes/index.ts';
 
@@ -39,6 +41,8 @@ export function createApp(deps: AppDeps): Koa {
   });
 
   app.use(requestId());
+  app.use(traceContext());
+  app.use(httpMetrics());
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger, outageLog(deps.logger, deps.checkHealth)));
   if (deps.codecEndpoint) app.use(codecCors(deps.codecEndpoint));

@@ -3,15 +3,19 @@
 // is down; /health reports 503 until it is reachable. PAYLOAD_KEY is required
 // in production (the worker must hold the same key); elsewhere the key in
 // DATA_DIR is used (and made if missing), as `npm start` does.
+// First: tracing starts before http and pg are loaded by the imports below (runtime/telemetry.ts).
+import '../runtime/telemetry-register.ts';
 import { createApp } from '../api/app.ts';
 import { listen } from '../api/server.ts';
 import { ensureDatabase, loadConfigOrExit, loadPayloadCodec } from '../runtime/boot.ts';
 import { composeApi } from '../runtime/compose-api.ts';
 import { Lifecycle } from '../runtime/lifecycle.ts';
+import { startMetricsServer } from '../runtime/metrics-server.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { lazyTemporalClient } from '../runtime/temporal-client.ts';
 
-const config = loadConfigOrExit();
+// Metrics are on in production (METRICS_PORT 9464 unless set); elsewhere only when METRICS_PORT is set.
+const config = loadConfigOrExit(process.env.NODE_ENV === 'production' ? { METRICS_PORT: '9464' } : {});
 const logger = createLogger(config, 'gws-api');
 const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
 lifecycle.handleSignals();
@@ -24,6 +28,10 @@ try {
   lifecycle.onStop('temporal client', () => handle.close());
   const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);
   lifecycle.onStop('http server', () => server.close());
+  if (config.metrics) {
+    const metrics = await startMetricsServer({ ...config.metrics, logger });
+    lifecycle.onStop('metrics server', () => metrics.close());
+  }
   logger.info({ url: server.url, temporal: address }, 'api listening');
 } catch (err) {
   logger.fatal({ err: (err as Error).message }, 'api start-up failed');

@@ -4,12 +4,15 @@
 // Payloads are encrypted with PAYLOAD_KEY, or with a key it generates on first
 // start and keeps in DATA_DIR/payload-key.json; the dev server's UI decodes them
 // through the API's codec endpoint.
+// First: tracing starts before http and pg are loaded by the imports below (runtime/telemetry.ts).
+import '../runtime/telemetry-register.ts';
 import { createApp } from '../api/app.ts';
 import { listen } from '../api/server.ts';
 import { type CreatedKey, ensureDevKeys } from '../services/keys.ts';
 import { ensureDatabase, ensureTemporal, loadConfigOrExit, loadPayloadCodec } from '../runtime/boot.ts';
 import { composeApi } from '../runtime/compose-api.ts';
 import { Lifecycle } from '../runtime/lifecycle.ts';
+import { startMetricsServer } from '../runtime/metrics-server.ts';
 import { stopWhenParentDies } from '../runtime/parent-watch.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
@@ -88,8 +91,13 @@ try {
     payloadCodec: codec,
     logger,
     shutdownGraceMs: config.workerShutdownGraceMs,
+    temporalMetricsPort: config.metrics?.temporalPort,
   });
   lifecycle.onStop('worker', () => worker.stop());
+  if (config.metrics) {
+    const metrics = await startMetricsServer({ ...config.metrics, temporalMetricsUrl: `http://127.0.0.1:${config.metrics.temporalPort}/metrics`, logger });
+    lifecycle.onStop('metrics server', () => metrics.close());
+  }
   await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
   await ensureJourneyRetentionSchedule(handle.client, config.temporal.taskQueue, logger);
   worker.done.catch((err: Error) => {

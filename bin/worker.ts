@@ -2,16 +2,20 @@
 // workflow bundle that `npm run build` wrote. PAYLOAD_KEY is required in
 // production (the API must hold the same key); elsewhere the key in DATA_DIR
 // is used (and made if missing), as `npm start` does.
+// First: tracing starts before http and pg are loaded by the imports below (runtime/telemetry.ts).
+import '../runtime/telemetry-register.ts';
 import { existsSync } from 'node:fs';
 import { ensureDatabase, loadConfigOrExit, loadPayloadCodec } from '../runtime/boot.ts';
 import { Lifecycle } from '../runtime/lifecycle.ts';
+import { startMetricsServer } from '../runtime/metrics-server.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
 import { ensureJourneyRetentionSchedule, ensureReconcileSchedule } from '../runtime/schedules.ts';
 import { startWorker } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 
-const config = loadConfigOrExit();
+// Metrics are on in production (METRICS_PORT 9465 unless set); elsewhere only when METRICS_PORT is set.
+const config = loadConfigOrExit(process.env.NODE_ENV === 'production' ? { METRICS_PORT: '9465' } : {});
 const logger = createLogger(config, 'gws-worker');
 const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
 lifecycle.handleSignals();
@@ -37,8 +41,13 @@ try {
     logger,
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceMs: config.workerShutdownGraceMs,
+    temporalMetricsPort: config.metrics?.temporalPort,
   });
   lifecycle.onStop('worker', () => worker.stop());
+  if (config.metrics) {
+    const metrics = await startMetricsServer({ ...config.metrics, temporalMetricsUrl: `http://127.0.0.1:${config.metrics.temporalPort}/metrics`, logger });
+    lifecycle.onStop('metrics server', () => metrics.close());
+  }
   logger.info({ temporal: address, taskQueue: config.temporal.taskQueue }, 'worker running');
   await worker.done;
   await lifecycle.stop();

@@ -142,6 +142,11 @@ export const envSchema = z.object({
       return z.NEVER;
     }),
   UPSTREAM_TIMEOUT_MS: positiveInt.default(60_000),
+  // Prometheus metrics (runtime/metrics-server.ts): off unless set; npm run api and npm run worker set 9464 and 9465.
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  METRICS_HOST: z.string().optional(),
+  // Where a worker's Temporal SDK (Core) serves its own metrics, which /metrics appends (default METRICS_PORT + 100).
+  TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   // The provider for a model alias a tenant has no routing policy for (config/models.ts); npm start uses auto.
   DEFAULT_PROVIDER: z.enum(['auto', ...PROVIDERS]).default('local'),
   // The embedded provider (node-llama-cpp, in-process, CPU): its GGUF file, or `off`.
@@ -219,6 +224,8 @@ export interface Config {
     /** The OpenAI-compatible upstream, when configured. The key is a reference: the name of the variable holding it. */
     upstream?: { baseUrl: string; apiKeyEnv?: string; modelMap: Record<string, string>; timeoutMs: number };
   };
+  /** Prometheus metrics: off without a port; the worker's Temporal SDK metrics on their own port, appended to ours. */
+  metrics?: { port: number; host: string; temporalPort: number };
   /** The model providers besides the upstream: the embedded model, and the default route (config/models.ts). */
   models: ModelsConfig;
   platform: { sandboxJobsEnabled: boolean; patchCandidatesEnabled: boolean };
@@ -367,6 +374,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           }
         : undefined,
     },
+    metrics: e.METRICS_PORT
+      ? { port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST, temporalPort: e.TEMPORAL_METRICS_PORT ?? (e.METRICS_PORT + 100) % 65536 }
+      : undefined,
     models: modelsConfig(e, e.UPSTREAM_BASE_URL !== undefined),
     platform: { sandboxJobsEnabled: e.SANDBOX_JOBS_ENABLED, patchCandidatesEnabled: e.PATCH_CANDIDATES_ENABLED },
     payload: { key: currentKey, previous: previousKeys },

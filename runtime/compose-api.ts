@@ -7,7 +7,9 @@ import type { Database } from '../db/client.ts';
 import { healthChecker } from '../services/health.ts';
 import { listJourneyEvents } from '../services/journey.ts';
 import { authenticate } from '../services/keys.ts';
-import { usageSummary } from '../services/ledger.ts';
+import { creditTotals, usageSummary } from '../services/ledger.ts';
+import { reportFromDatabase } from '../services/metrics.ts';
+import { countAwaitingApproval } from '../services/runs.ts';
 import { runControl } from '../services/run-control.ts';
 import { vaultService } from '../services/vault/index.ts';
 import { listAudit } from '../services/audit.ts';
@@ -31,6 +33,8 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
   const hotPath = hotPathStores(config, logger, database);
   const toolServers = shared?.toolServers ?? ownToolServers(config, logger, database);
   const sweeper = holdSweeper(config, logger, database);
+  // Figures only the database knows, reported by the API's /metrics (runtime/metrics-server.ts).
+  if (config.metrics) reportFromDatabase({ approvalsWaiting: () => countAwaitingApproval(database.db), creditTotals: () => creditTotals(database.db) });
   // Built once: providers and settings do not change per request.
   const chatDeps: ChatDeps = {
     db: database.db,

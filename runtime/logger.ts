@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import { pino, type Logger } from 'pino';
 import type { Config } from '../config/env.ts';
 
@@ -24,11 +25,20 @@ export const REDACT_PATHS = [
   'temporal.secret',
 ];
 
+/** The trace of what is logging, when tracing is on: each line's trace_id finds its trace, and the trace's spans its lines. */
+function traceIds(): Record<string, string> {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
 /** JSON logs on stdout. */
 export function createLogger(config: Pick<Config, 'logLevel'>, name = 'gws'): Logger {
   return pino({
     name,
     level: config.logLevel,
+    mixin: traceIds,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   });
 }

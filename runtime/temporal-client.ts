@@ -8,6 +8,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { Logger } from 'pino';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../domain/runs/search-attributes.ts';
+import { tracingClientInterceptors } from './temporal-tracing.ts';
 import { serviceDataConverter } from './payload-codec.ts';
 import { namespaceConnection, probingConnection } from './temporal-connection.ts';
 
@@ -39,7 +40,7 @@ export function lazyTemporalClient(address: string, namespace: string, codec: Pa
   const probeConnection = probingConnection(address, PROBE_DEADLINE_MS);
   return {
     connection,
-    client: new Client({ connection, namespace, dataConverter: serviceDataConverter(codec) }),
+    client: new Client({ connection, namespace, dataConverter: serviceDataConverter(codec), interceptors: { workflow: tracingClientInterceptors() } }),
     callDeadlineMs,
     codec,
     probe: () => probeTemporal(probeConnection),

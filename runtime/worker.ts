@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../activities/index.ts';
 import { projectRoot } from '../config/paths.ts';
 import { serviceDataConverter } from './payload-codec.ts';
+import { tracingWorkerOptions, WORKFLOW_INTERCEPTOR_MODULES } from './temporal-tracing.ts';
 
 const PINO_LEVEL = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 
@@ -17,10 +18,14 @@ let runtimeInstalled = false;
  * Our own lifecycle handles SIGINT/SIGTERM, so the SDK must not install its
  * handlers; its log lines go to our pino logger (warnings and up).
  */
-function installRuntimeOnce(logger: Logger): void {
+function installRuntimeOnce(logger: Logger, temporalMetricsPort?: number): void {
   if (runtimeInstalled) return;
   const forward = (entry: LogEntry) => logger[PINO_LEVEL[entry.level]]({ temporal: entry.meta }, entry.message);
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN', forward) });
+  // The SDK's own metrics (workflow and activity task latencies, slots, polls…), for runtime/metrics-server.ts to append.
+  const telemetryOptions = temporalMetricsPort
+    ? { metrics: { prometheus: { bindAddress: `127.0.0.1:${temporalMetricsPort}`, countersTotalSuffix: true } } }
+    : undefined;
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN', forward), ...(telemetryOptions ? { telemetryOptions } : {}) });
   runtimeInstalled = true;
 }
 
@@ -36,6 +41,8 @@ export interface WorkerOptions {
   workflowBundlePath?: string;
   /** How long stop() lets in-flight activities finish before they are cancelled (the SDK's default is 0). */
   shutdownGraceMs?: number;
+  /** Where the Temporal SDK serves its metrics (only the first worker of a process sets it up). */
+  temporalMetricsPort?: number;
   /** Worker interceptors (the fault-injection tests use one to crash after an activity committed). */
   interceptors?: WorkerInterceptors;
 }
@@ -49,12 +56,19 @@ export interface RunningWorker {
 }
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
-  installRuntimeOnce(options.logger);
+  installRuntimeOnce(options.logger, options.temporalMetricsPort);
   const connection = await NativeConnection.connect({ address: options.address });
-  const workflowSource =
-    options.workflowBundlePath && existsSync(options.workflowBundlePath)
-      ? { workflowBundle: { codePath: options.workflowBundlePath } }
-      : { workflowsPath: path.join(projectRoot, 'workflows', 'index.ts') };
+  const fromBundle = options.workflowBundlePath !== undefined && existsSync(options.workflowBundlePath);
+  const workflowSource = fromBundle
+    ? { workflowBundle: { codePath: options.workflowBundlePath! } }
+    : { workflowsPath: path.join(projectRoot, 'workflows', 'index.ts') };
+  // Tracing: activity spans, and the workflow's spans through a sink (runtime/temporal-tracing.ts).
+  const tracing = tracingWorkerOptions();
+  const interceptors: WorkerInterceptors = {
+    ...options.interceptors,
+    activity: [...tracing.activity, ...(options.interceptors?.activity ?? [])],
+    ...(fromBundle ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
+  };
   const worker = await Worker.create({
     connection,
     namespace: options.namespace,
@@ -62,7 +76,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     activities: createActivities(options.activities),
     dataConverter: serviceDataConverter(options.payloadCodec),
     shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
-    ...(options.interceptors ? { interceptors: options.interceptors } : {}),
+    interceptors,
+    sinks: tracing.sinks,
     ...workflowSource,
   });
   // The tool servers' processes stop with the worker: none is left behind.

@@ -14,6 +14,7 @@ import type { StartAnchorArgs } from './bench/anchors.ts';
 import type { LoadArgs } from './bench/load.ts';
 import {
   type BenchDatabase,
+  startDiscardingCollector,
   createDatabase,
   runJsonChild,
   type Server,
@@ -35,7 +36,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? (QUICK ? 0.5 : 2));
 const SCALE_SECONDS = QUICK ? SECONDS : Math.max(1, Math.round(SECONDS / 2));
 const SCALE_CONNECTIONS = 5;
 const TASK_QUEUE = 'bench-no-worker';
-/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, scale, chat, embedded), for profiling. */
+/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, scale, chat, tracing, embedded), for profiling. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 const selected = (name: string) => !ONLY || ONLY.has(name);
 const payloadKey = randomBytes(32).toString('base64');
@@ -166,6 +167,35 @@ try {
   if (selected('chat')) {
     const chats = await alternate('chat', chat(50), chat(10));
     rows.push(atLeast('5. Chat (local) c=50 vs c=10, 12k ledger entries', 'req/s', chats.a.rps, chats.b.rps, 1, chats.a.failed + chats.b.failed));
+  }
+
+  // 7. Tracing's cost: the same API with every request traced (sampled at 100 %, exported over
+  // OTLP/HTTP to a receiver that drops it) against the API with tracing off (no SDK at all).
+  if (selected('tracing')) {
+    const collector = await startDiscardingCollector();
+    const traced = await startApi({
+      databaseUrl: database.url,
+      temporalAddress: temporal.address,
+      payloadKey,
+      taskQueue: TASK_QUEUE,
+      name: 'api-traced',
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER: 'always_on' },
+    });
+    servers.push(traced);
+    const runId = s.small.sampleRunId!;
+    const health = await alternate(
+      'tracing-health',
+      () => load({ url: `${traced.url}/health`, connections: 50 }),
+      () => load({ url: `${api.url}/health`, connections: 50 }),
+    );
+    rows.push(atLeast('7. GET /health c=50, traced (100 %) vs tracing off', 'req/s', health.a.rps, health.b.rps, 0.6, health.a.failed + health.b.failed));
+    const get = await alternate(
+      'tracing-get-run',
+      () => load({ url: `${traced.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
+      () => load({ url: `${api.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
+    );
+    rows.push(atLeast('7. GET /v1/agent-runs/{id} c=50, traced (100 %) vs tracing off', 'req/s', get.a.rps, get.b.rps, 0.6, get.a.failed + get.b.failed));
+    await collector.stop();
   }
 
   if (selected('embedded')) {

@@ -5,6 +5,7 @@
 // written in the same transaction as every entry and hold, so nothing here sums
 // a tenant's history: a reserve is one conditional update of that row.
 import { and, desc, eq, sql } from 'drizzle-orm';
+import type { CreditTotal } from './metrics.ts';
 import type { Db } from '../db/client.ts';
 import type { UsageBasis } from '../domain/pricing.ts';
 import { preparedPer } from '../db/prepared.ts';
@@ -373,4 +374,24 @@ export async function usageSummary(db: Db, tenantId: string) {
     .orderBy(desc(ledgerEntries.createdAt), desc(ledgerEntries.id))
     .limit(100);
   return { ...balance, openReservations: open, settledCharges: charges };
+}
+
+/** Credits moved by holds since the ledger began, by tenant class and use (GET /metrics: services/metrics.ts). */
+export async function creditTotals(db: Db): Promise<CreditTotal[]> {
+  type Row = { tenant_class: 'dev' | 'customer'; use: 'run' | 'chat'; reserved: string; settled: string; released: string };
+  const result = (await db.execute(sql`
+    select case when t.name = 'dev' then 'dev' else 'customer' end as tenant_class,
+           case when h.run_id like 'run\_%' then 'run' else 'chat' end as use,
+           coalesce(sum(h.amount), 0) as reserved,
+           coalesce(sum(h.charged_amount), 0) as settled,
+           coalesce(sum(h.released_amount), 0) as released
+    from ledger_holds h join tenants t on t.id = h.tenant_id
+    group by 1, 2`)) as unknown as { rows: Row[] };
+  return result.rows.map((r) => ({
+    tenantClass: r.tenant_class,
+    use: r.use,
+    reserved: Number(r.reserved),
+    settled: Number(r.settled),
+    released: Number(r.released),
+  }));
 }

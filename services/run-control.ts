@@ -1,6 +1,7 @@
 // What the API does with runs: create (idempotently) and start the run's
 // workflow, read and list the projection, deliver approval decisions and
 // cancellations to the workflow.
+import { metrics } from './metrics.ts';
 import { randomUUID } from 'node:crypto';
 import { type Client, isGrpcDeadlineError, isGrpcServiceError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import type { Db } from '../db/client.ts';
@@ -166,6 +167,7 @@ export function runControl(deps: RunControlDeps) {
           throw err;
         }
       }
+      if (outcome.kind === 'created') metrics.runsCreated.inc();
       return { created: outcome.kind === 'created', run: outcome.run };
     },
 

@@ -1,6 +1,6 @@
 // The runs projection: created by the API (so idempotency is decided in one
 // unique index), updated by workflow activities, read and listed by the API.
-import { and, desc, eq, gte, ilike, inArray, lte, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gte, ilike, inArray, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { preparedPer } from '../db/prepared.ts';
 import { runs } from '../db/schema.ts';
@@ -163,4 +163,16 @@ export async function listRuns(
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(page.limit + 1);
   return toPage(rows, page.limit);
+}
+
+/** Runs awaiting approval now, over all tenants (GET /metrics). */
+export async function countAwaitingApproval(db: Db): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(runs).where(eq(runs.status, 'awaiting_approval'));
+  return row?.n ?? 0;
+}
+
+/** The run's recorded state and when it was entered (its last move), or null when there is no such run. */
+export async function stateSince(db: Db, runId: string): Promise<{ status: string; since: Date } | null> {
+  const [row] = await db.select({ status: runs.status, since: runs.updatedAt }).from(runs).where(eq(runs.id, runId));
+  return row ?? null;
 }

@@ -16,29 +16,19 @@ import { setWebhookUrl } from '../services/tenants.ts';
 import { ApiClient } from './support/client.ts';
 import { freePort } from './support/free-port.ts';
 import { isTerminal, ledgerOf, newTenant, waitForRun } from './support/run-stack.ts';
+import { serviceEnv } from './support/service-env.ts';
 import { startTestApp } from './support/test-app.ts';
-import { payloadEnv, testCodec, testDataConverter } from './support/payload-codec.ts';
+import { testCodec, testDataConverter } from './support/payload-codec.ts';
 
 const children: ChildProcess[] = [];
 let connection: Connection;
 let temporal: Client;
 
-function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    DATABASE_URL: inject('databaseUrl'),
-    ...payloadEnv(),
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
-    RATE_LIMIT_POINTS: '100000',
-    ...extra,
-  };
-}
-
 function spawnService(entry: 'api' | 'worker', env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', `bin/${entry}.ts`], { env: serviceEnv(env), stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', `bin/${entry}.ts`], {
+    env: serviceEnv({ RATE_LIMIT_POINTS: '100000', ...env }),
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   children.push(child);
   return child;
 }

@@ -1,6 +1,8 @@
 // Bench processes: the Temporal dev server, a fresh Postgres database, the API
 // under test (as `npm run api` runs it, NODE_ENV=production), the anchor
 // servers, and one-shot children that print one JSON line (load, raw starts).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -113,6 +115,26 @@ export interface ApiSettings {
   temporalAddress: string;
   payloadKey: string;
   taskQueue: string;
+  /** A name for its log lines and profile, when several APIs run. */
+  name?: string;
+  /** More environment (the traced API's OTEL_* settings). */
+  env?: Record<string, string>;
+}
+
+/**
+ * An OTLP/HTTP receiver that accepts and drops every export: what a traced API sends its spans to,
+ * so the bench measures the service's side of tracing, not a collector's.
+ */
+export async function startDiscardingCollector(): Promise<{ url: string; stop(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 /** BENCH_REDIS_URL (empty: none), else redis://127.0.0.1:6379 when something listens there. */
@@ -147,8 +169,9 @@ export async function startApi(s: ApiSettings): Promise<Server> {
     RATE_LIMIT_POINTS: '1000000000',
     // Shared rate limits on Redis, the production setup for replicas (docs/operations.md), when one answers.
     ...((await redisUrl()) ? { REDIS_URL: await redisUrl(), REDIS_KEY_PREFIX: `gws-bench-${port}:` } : {}),
+    ...s.env,
   };
-  return startServer('api', [...profiling('api'), ...tsx, path.join(projectRoot, 'bin', 'api.ts')], env, port, '/health');
+  return startServer(s.name ?? 'api', [...profiling('api'), ...tsx, path.join(projectRoot, 'bin', 'api.ts')], env, port, '/health');
 }
 
 /** An anchor server (scripts/bench/anchors.ts `mode`). */

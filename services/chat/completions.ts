@@ -28,6 +28,7 @@ import { recordJourneyEvent } from '../journey.ts';
 import { release, reserve, settle, type UsageBasis } from '../ledger.ts';
 import { recallMemory } from '../memory.ts';
 import { type Providers, routeOf } from '../model-layer.ts';
+import { modelCallSpan, streamedModelSpan } from '../instrumentation.ts';
 import { createEntry } from '../vault/entries.ts';
 import { type ContextUrlPolicy, fetchContext } from './context-url.ts';
 import { enforceResponseFormat } from './structured-output.ts';
@@ -235,7 +236,11 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
     }
     let output: ChatOutput;
     try {
-      output = await provider.complete(request, signal);
+      output = await modelCallSpan(route!, model, async (usage) => {
+        const answered = await provider!.complete(request, signal);
+        if (answered.usage) usage(answered.usage.promptTokens, answered.usage.completionTokens);
+        return answered;
+      });
       // Tool calls are not the structured answer: the schema applies to the text answer that follows them.
       if (request.responseFormat && !output.toolCalls?.length) output = enforceResponseFormat(request.responseFormat, output);
     } catch (err) {
@@ -259,6 +264,7 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
     let finishReason: ChatOutput['finishReason'] = 'stop';
     let reported: ReportedUsage | undefined;
     const toolCalls: ToolCallRequest[] = [];
+    const span = streamedModelSpan(route!, model);
     try {
       for await (const event of provider.stream(request, signal)) {
         if (event.type === 'finish') {
@@ -275,8 +281,10 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
         }
       }
     } catch (err) {
+      span.failed(err);
       await fail(err, signal);
     }
+    span.done(reported);
     const called = toolCalls.filter(Boolean);
     const usage = await conclude({
       content: content || null,

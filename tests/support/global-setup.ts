@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { projectRoot } from '../../config/paths.ts';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../../runtime/temporal-tracing.ts';
 import pg from 'pg';
 import { pino } from 'pino';
 import type { TestProject } from 'vitest/node';
@@ -64,7 +65,11 @@ export default async function setup(project: TestProject) {
   // One workflow bundle for every worker of the run, as production workers load it.
   const bundleDir = mkdtempSync(path.join(os.tmpdir(), 'gws-bundle-'));
   const workflowBundlePath = path.join(bundleDir, 'workflow-bundle.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'), logger: silentBundlerLogger });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'),
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    logger: silentBundlerLogger,
+  });
   writeFileSync(workflowBundlePath, code);
   project.provide('workflowBundlePath', workflowBundlePath);
 

@@ -16,6 +16,7 @@ import { createRun, type RunRow } from '../../services/runs.ts';
 import { grantCredits } from '../../services/ledger.ts';
 import { ApiClient } from './client.ts';
 import { codecOf, payloadEnv } from './payload-codec.ts';
+import { serviceEnv } from './service-env.ts';
 import { startTestApp, type TestApp } from './test-app.ts';
 
 export interface RunStack {
@@ -52,17 +53,7 @@ export function startTestWorker(
 /** A worker process (tests/support/crashing-worker.ts) on `taskQueue` that kills itself as `env` says (CRASH_…). */
 export function spawnCrashingWorker(taskQueue: string, env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'tests/support/crashing-worker.ts'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      ...payloadEnv(),
-      DATABASE_URL: inject('databaseUrl'),
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TASK_QUEUE: taskQueue,
-      WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
-      ...env,
-    },
+    env: serviceEnv({ LOG_LEVEL: 'silent', TASK_QUEUE: taskQueue, ...env }),
     stdio: 'ignore',
   });
 }

@@ -1,0 +1,108 @@
+// Tracing with the OpenTelemetry Node SDK: HTTP (server and client), undici (fetch) and pg
+// instrumentations, exported over OTLP/HTTP when the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set. When neither is set, or OTEL_SDK_DISABLED=true, no
+// SDK starts: nothing is exported and nothing slows down. Every span passes ContentFreeProcessor
+// first, which drops what could carry customer content (SQL text, query strings). Started by
+// runtime/telemetry-register.ts before anything else is loaded (node --import), so the
+// instrumentations see http and pg when they are first loaded.
+import { createRequire } from 'node:module';
+import type { Context } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
+import { NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
+
+export interface Telemetry {
+  /** True when spans are recorded and exported. */
+  enabled: boolean;
+  /** Where spans go: the Temporal workflow span sink uses the same one. */
+  spanProcessor: tracing.SpanProcessor;
+  resource: resources.Resource;
+  shutdown(): Promise<void>;
+}
+
+/** Attributes an instrumentation may set that can carry content: dropped, or cut at the query string. */
+const DROPPED = ['db.statement', 'db.query.text'];
+const WITHOUT_QUERY = ['http.url', 'http.target', 'url.full', 'url.query'];
+
+/** Drops the attributes that could carry content, and cuts query strings off URLs. */
+function scrub(attributes: Record<string, unknown>): void {
+  for (const key of DROPPED) delete attributes[key];
+  for (const key of WITHOUT_QUERY) {
+    const value = attributes[key];
+    if (typeof value !== 'string') continue;
+    if (key === 'url.query') delete attributes[key];
+    else attributes[key] = value.split('?')[0];
+  }
+}
+
+/**
+ * Removes content-bearing attributes from each span, as it starts and again as it ends (an
+ * instrumentation may set them in between, as pg's does the SQL text), before any exporter sees it.
+ */
+export class ContentFreeProcessor implements tracing.SpanProcessor {
+  constructor(private readonly next: tracing.SpanProcessor) {}
+
+  onStart(span: tracing.Span, parent: Context): void {
+    scrub(span.attributes as Record<string, unknown>);
+    this.next.onStart(span, parent);
+  }
+
+  onEnd(span: tracing.ReadableSpan): void {
+    scrub(span.attributes as Record<string, unknown>);
+    this.next.onEnd(span);
+  }
+
+  forceFlush(): Promise<void> {
+    return this.next.forceFlush();
+  }
+
+  shutdown(): Promise<void> {
+    return this.next.shutdown();
+  }
+}
+
+const disabled = (serviceName: string): Telemetry => ({
+  enabled: false,
+  spanProcessor: new tracing.NoopSpanProcessor(),
+  resource: new resources.Resource({ 'service.name': serviceName }),
+  shutdown: async () => {},
+});
+
+let current: Telemetry | undefined;
+
+/** This process's telemetry: what startTelemetry started, or the disabled one. */
+export function telemetry(): Telemetry {
+  return current ?? disabled(process.env.OTEL_SERVICE_NAME ?? 'governed-workspace-service');
+}
+
+/** Starts tracing when the environment asks for it (once per process). */
+export function startTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry {
+  if (current) return current;
+  const serviceName = env.OTEL_SERVICE_NAME ?? 'governed-workspace-service';
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!endpoint || env.OTEL_SDK_DISABLED === 'true') {
+    current = disabled(serviceName);
+    return current;
+  }
+  const spanProcessor = new ContentFreeProcessor(new tracing.BatchSpanProcessor(new OTLPTraceExporter()));
+  const resource = new resources.Resource({ 'service.name': serviceName });
+  const sdk = new NodeSDK({
+    resource,
+    spanProcessors: [spanProcessor],
+    instrumentations: [
+      // Incoming requests and outgoing calls; bodies and headers are never recorded.
+      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => req.url === '/metrics' }),
+      new UndiciInstrumentation(),
+      // Statement names only: ContentFreeProcessor drops the SQL text, and parameters are never read.
+      new PgInstrumentation({ enhancedDatabaseReporting: false }),
+    ],
+  });
+  sdk.start();
+  // ESM imports of node:http do not pass through require, where the instrumentation patches it:
+  // load it once through require, so the module object every import shares is the patched one.
+  createRequire(import.meta.url)('node:http');
+  current = { enabled: true, spanProcessor, resource, shutdown: () => sdk.shutdown() };
+  return current;
+}

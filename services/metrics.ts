@@ -1,0 +1,117 @@
+// The service's Prometheus metrics (prom-client), on one registry that runtime/metrics-server.ts
+// serves. RED for HTTP per route template and status class; runs by state and time in each state;
+// approval wait; model calls and tokens; tool calls and their duration; and, read from the
+// database, approvals waiting and credits moved. Labels are bounded sets only: never a tenant id,
+// a run id, a path with ids, or content.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+const registers = [registry];
+const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const LONG_SECONDS = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600];
+
+export const metrics = {
+  httpRequests: new Counter({
+    name: 'gws_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status class (2xx…5xx).',
+    labelNames: ['method', 'route', 'status_class'] as const,
+    registers,
+  }),
+  httpDuration: new Histogram({
+    name: 'gws_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request (to the end of the response; a stream until it ends).',
+    labelNames: ['method', 'route', 'status_class'] as const,
+    buckets: SECONDS,
+    registers,
+  }),
+  runsCreated: new Counter({ name: 'gws_runs_created_total', help: 'Runs created (a repeated Idempotency-Key is not counted).', registers }),
+  runsEnded: new Counter({
+    name: 'gws_runs_ended_total',
+    help: 'Runs that reached a terminal state, by state.',
+    labelNames: ['state'] as const,
+    registers,
+  }),
+  runStateDuration: new Histogram({
+    name: 'gws_run_state_duration_seconds',
+    help: 'Time a run spent in a state, observed when it leaves it.',
+    labelNames: ['state'] as const,
+    buckets: LONG_SECONDS,
+    registers,
+  }),
+  approvalWait: new Histogram({
+    name: 'gws_approval_wait_seconds',
+    help: 'Time from awaiting_approval to the decision (or the expiry).',
+    buckets: LONG_SECONDS,
+    registers,
+  }),
+  modelCalls: new Counter({
+    name: 'gws_model_calls_total',
+    help: 'Model calls, by provider, model alias and outcome (ok, error).',
+    labelNames: ['provider', 'model', 'outcome'] as const,
+    registers,
+  }),
+  modelTokens: new Counter({
+    name: 'gws_model_tokens_total',
+    help: 'Tokens of model calls as the provider reported them, by provider, model alias and kind (input, output).',
+    labelNames: ['provider', 'model', 'kind'] as const,
+    registers,
+  }),
+  toolCalls: new Counter({
+    name: 'gws_tool_calls_total',
+    help: "Tool calls of runs' steps, by tool (built-in or the operator's server tool) and outcome (done, failed, outcome_unknown…).",
+    labelNames: ['tool', 'outcome'] as const,
+    registers,
+  }),
+  toolDuration: new Histogram({
+    name: 'gws_tool_call_duration_seconds',
+    help: 'Time a tool call took.',
+    labelNames: ['tool'] as const,
+    buckets: SECONDS,
+    registers,
+  }),
+};
+
+/** The HTTP status class of `status` (2xx, 4xx…): a bounded label. */
+export const statusClass = (status: number) => `${Math.floor(status / 100)}xx`;
+
+export interface CreditTotal {
+  tenantClass: 'dev' | 'customer';
+  use: 'run' | 'chat';
+  reserved: number;
+  settled: number;
+  released: number;
+}
+
+let fromDatabase = false;
+
+/**
+ * The figures the database holds, read at each scrape: runs awaiting approval, and credits moved by
+ * holds since the ledger began (exact, whatever retries did; one process reports them: the API).
+ */
+export function reportFromDatabase(read: { approvalsWaiting(): Promise<number>; creditTotals(): Promise<CreditTotal[]> }): void {
+  if (fromDatabase) return;
+  fromDatabase = true;
+  new Gauge({
+    name: 'gws_approvals_waiting',
+    help: 'Runs awaiting approval now.',
+    registers,
+    async collect() {
+      this.set(await read.approvalsWaiting().catch(() => Number.NaN));
+    },
+  });
+  new Gauge({
+    name: 'gws_credits',
+    help: 'Credits moved by holds since the ledger began: reserved, settled (charged) and released, by tenant class (dev, customer) and use (run, chat). Monotonic: use rate() or increase().',
+    labelNames: ['movement', 'tenant_class', 'use'] as const,
+    registers,
+    async collect() {
+      const totals = await read.creditTotals().catch(() => []);
+      this.reset();
+      for (const t of totals) {
+        for (const movement of ['reserved', 'settled', 'released'] as const) this.set({ movement, tenant_class: t.tenantClass, use: t.use }, t[movement]);
+      }
+    },
+  });
+}
