@@ -10,7 +10,6 @@ import { mountRoutes } from './contract/router.ts';
 import type { Authenticator } from './middleware/auth.ts';
 import { outageLog } from '../services/outage-log.ts';
 import { errorHandler } from './middleware/error-handler.ts';
-import { httpMetrics } from './middleware/http-metrics.ts';
 import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { traceContext } from './middleware/trace-context.ts';
@@ -22,6 +21,8 @@ export interface AppDeps extends RouteDeps {
   logger: Logger;
   authenticate: Authenticator;
   rateLimiters: RateLimiters;
+  /** True when this process exports traces (runtime/telemetry.ts): the trace context middleware runs. */
+  tracing?: boolean;
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -41,8 +42,8 @@ export function createApp(deps: AppDeps): Koa {
   });
 
   app.use(requestId());
-  app.use(traceContext());
-  app.use(httpMetrics());
+  // Only with tracing on: off, a request pays for nothing of it.
+  if (deps.tracing) app.use(traceContext());
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger, outageLog(deps.logger, deps.checkHealth)));
   if (deps.codecEndpoint) app.use(codecCors(deps.codecEndpoint));

@@ -142,8 +142,8 @@ export const envSchema = z.object({
       return z.NEVER;
     }),
   UPSTREAM_TIMEOUT_MS: positiveInt.default(60_000),
-  // Prometheus metrics (runtime/metrics-server.ts): off unless set; npm run api and npm run worker set 9464 and 9465.
-  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  // Prometheus metrics (runtime/metrics-server.ts): off unless set (0: off); npm run api and npm run worker in production default to 9464 and 9465.
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_HOST: z.string().optional(),
   // Where a worker's Temporal SDK (Core) serves its own metrics, which /metrics appends (default METRICS_PORT + 100).
   TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),

@@ -28,6 +28,7 @@ import { connectToolServers, type ToolServers } from '../services/tool-servers.t
 import { Redis } from 'ioredis';
 import { planningProvider } from './compose-activities.ts';
 import type { TemporalHandle } from './temporal-client.ts';
+import { telemetry } from './telemetry.ts';
 
 export function composeApi(config: Config, logger: Logger, database: Database, temporal: TemporalHandle, shared?: { toolServers: ToolServers }): AppDeps {
   const hotPath = hotPathStores(config, logger, database);
@@ -49,6 +50,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
   return {
     config,
     logger,
+    tracing: telemetry().enabled,
     buildDate: config.buildDate,
     publicBaseUrl: config.http.publicBaseUrl,
     runs: runControl({

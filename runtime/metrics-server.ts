@@ -3,6 +3,7 @@
 // Temporal SDK's own metrics (Core's exporter, on TEMPORAL_METRICS_PORT), so one scrape has both.
 import http from 'node:http';
 import type { Logger } from 'pino';
+import { collectDefaultMetrics } from 'prom-client';
 import { registry } from '../services/metrics.ts';
 
 export interface MetricsServer {
@@ -10,7 +11,13 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+let defaultsCollected = false;
+
 export async function startMetricsServer(options: { port: number; host: string; temporalMetricsUrl?: string; logger: Logger }): Promise<MetricsServer> {
+  // prom-client's process and Node.js metrics (CPU, memory, event loop lag, GC) watch the process
+  // all the time: only a process that serves metrics pays for them.
+  if (!defaultsCollected) collectDefaultMetrics({ register: registry });
+  defaultsCollected = true;
   const server = http.createServer(async (req, res) => {
     if (req.method !== 'GET' || req.url !== '/metrics') return void res.writeHead(404).end();
     try {

@@ -96,7 +96,8 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry 
       new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => req.url === '/metrics' }),
       new UndiciInstrumentation(),
       // Statement names only: ContentFreeProcessor drops the SQL text, and parameters are never read.
-      new PgInstrumentation({ enhancedDatabaseReporting: false }),
+      // Queries inside a trace only (not the sweepers' background reads).
+      new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true }),
     ],
   });
   sdk.start();

@@ -3,10 +3,9 @@
 // approval wait; model calls and tokens; tool calls and their duration; and, read from the
 // database, approvals waiting and credits moved. Labels are bounded sets only: never a tenant id,
 // a run id, a path with ids, or content.
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export const registry = new Registry();
-collectDefaultMetrics({ register: registry });
 
 const registers = [registry];
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -47,6 +47,7 @@ const children: ChildProcess[] = [];
 let collector: Awaited<ReturnType<typeof memoryCollector>>;
 let apiUrl: string;
 const metricsPorts = { api: 0, worker: 0, temporal: 0 };
+const logs = { api: '', worker: '' };
 const taskQueue = `otel-${randomBytes(4).toString('hex')}`;
 
 function spawnTraced(entry: 'api' | 'worker', env: Record<string, string>): ChildProcess {
@@ -60,8 +61,9 @@ function spawnTraced(entry: 'api' | 'worker', env: Record<string, string>): Chil
       OTEL_BSP_SCHEDULE_DELAY: '200',
       ...env,
     }),
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
+  child.stdout!.setEncoding('utf8').on('data', (text: string) => (logs[entry] += text));
   children.push(child);
   return child;
 }
@@ -73,7 +75,7 @@ beforeAll(async () => {
   metricsPorts.api = await freePort();
   metricsPorts.worker = await freePort();
   metricsPorts.temporal = await freePort();
-  spawnTraced('api', { PORT: String(port), METRICS_PORT: String(metricsPorts.api) });
+  spawnTraced('api', { PORT: String(port), METRICS_PORT: String(metricsPorts.api), LOG_LEVEL: 'info' });
   spawnTraced('worker', { METRICS_PORT: String(metricsPorts.worker), TEMPORAL_METRICS_PORT: String(metricsPorts.temporal) });
   await until(async () => (await fetch(`${apiUrl}/health`).catch(() => null))?.status === 200, 'the traced API to answer', { withinMs: 60_000 });
   const metricsUp = (port: number) =>
@@ -118,6 +120,14 @@ describe('one run, one trace', () => {
       expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
       expect(created.headers.get('x-request-id')).toBeTruthy();
       const traceId = traceparent.split('-')[1]!;
+      // The request's log line carries both ids.
+      const requestId = created.headers.get('x-request-id')!;
+      const logged = await until(() => logs.api.split('\n').find((l) => l.includes(`"request_id":"${requestId}"`)), 'the request log line');
+      expect(JSON.parse(logged)).toMatchObject({ request_id: requestId, trace_id: traceId });
+      // A traceparent sent in is continued: the answer names the same trace.
+      const incoming = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+      const continued = await fetch(`${apiUrl}/v1/models`, { headers: { authorization: `Bearer ${t.key}`, traceparent: incoming } });
+      expect(continued.headers.get('traceparent')?.split('-')[1]).toBe(incoming.split('-')[1]);
       const runId = created.json.run_id as string;
       await waitForRun(api, t.key, runId, (r) => r.status === 'awaiting_approval', 60_000);
       const reason = `reason-${marker}`;

@@ -1,12 +1,15 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
+import { httpMetricsRecorder } from './http-metrics.ts';
 
 /**
- * One log line per request: id, method, route pattern, status and latency (a 503 at debug).
+ * One log line per request: id, method, route pattern, status and latency (a 503 at debug); and
+ * the same request in the HTTP metrics (api/middleware/http-metrics.ts), every one of them.
  * Never bodies, query strings or headers, so no customer content or credential reaches the logs.
  * A route that asks for it (`logFailuresOnly`: /health) is logged only when it fails.
  */
 export function requestLog(logger: Logger): Koa.Middleware {
+  const recordMetrics = httpMetricsRecorder();
   return async function requestLog(ctx, next) {
     const started = performance.now();
     // For what logs after the response is committed (a stream failing part-way).
@@ -15,13 +18,16 @@ export function requestLog(logger: Logger): Koa.Middleware {
       await next();
     } finally {
       const status = ctx.status;
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const elapsedMs = performance.now() - started;
+      recordMetrics(ctx.method, route, status, elapsedMs / 1000);
       if (status >= 400 || ctx.state.logFailuresOnly !== true) {
         const line = {
           request_id: ctx.state.requestId as string,
           method: ctx.method,
-          route: (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched',
+          route,
           status,
-          latency_ms: Math.round((performance.now() - started) * 10) / 10,
+          latency_ms: Math.round(elapsedMs * 10) / 10,
         };
         // A 503 is a dependency down, which the outage log reports once per outage (services/outage-log.ts).
         if (status === 503) logger.debug(line, 'request');

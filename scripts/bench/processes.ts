@@ -169,6 +169,8 @@ export async function startApi(s: ApiSettings): Promise<Server> {
     RATE_LIMIT_POINTS: '1000000000',
     // Shared rate limits on Redis, the production setup for replicas (docs/operations.md), when one answers.
     ...((await redisUrl()) ? { REDIS_URL: await redisUrl(), REDIS_KEY_PREFIX: `gws-bench-${port}:` } : {}),
+    // Production serves metrics on 9464 by default: each API of the bench gets a port of its own.
+    METRICS_PORT: process.env.BENCH_METRICS === '0' ? '0' : String(await freePort()),
     ...s.env,
   };
   return startServer(s.name ?? 'api', [...profiling('api'), ...tsx, path.join(projectRoot, 'bin', 'api.ts')], env, port, '/health');
