@@ -55,7 +55,6 @@ function spawnTraced(entry: 'api' | 'worker', env: Record<string, string>): Chil
     env: serviceEnv({
       TASK_QUEUE: taskQueue,
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SERVICE_NAME: `gws-${entry}`,
       // Export within a fifth of a second, so the test waits on spans, not on the batch timer.
       OTEL_BSP_SCHEDULE_DELAY: '200',
