@@ -15,14 +15,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir="$root/.tools/models"
 mode="${1:-}"
 
-report() {
-  case "$mode" in
-    --path) printf '%s\n' "$1" ;;
-    --quiet) ;;
-    *) printf 'embedded model: %s (%s MB)\n' "$1" "$(($(stat -c %s "$1") / 1000000))" ;;
-  esac
-  exit 0
-}
+label='embedded model'
+version_of() { printf '%s MB' "$(($(stat -c %s "$1") / 1000000))"; }
+# report PATH: prints as `mode` asks and exits 0 (shared with the Temporal CLI scripts).
+# shellcheck source=lib/ensure-pip-binary.sh
+source "$root/scripts/lib/ensure-pip-binary.sh"
 
 if [ -n "${EMBEDDED_MODEL_PATH:-}" ] && [ -f "$EMBEDDED_MODEL_PATH" ]; then report "$EMBEDDED_MODEL_PATH"; fi
 [ -f "$dir/$FILE" ] && report "$dir/$FILE"
