@@ -6,7 +6,9 @@
 // The model is tiny and weak: the tests check the service's part (grammar, usage, billing,
 // streaming, queue, honesty of the outcome), never the quality of the answers.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { and, eq } from 'drizzle-orm';
@@ -235,6 +237,32 @@ describe('the embedded model under load', () => {
       );
     } finally {
       await busy.close();
+    }
+  });
+});
+
+describe('an embedded model file that does not load', () => {
+  it('answers 502 upstream_unavailable, with nothing of the engine’s error, and holds nothing', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gws-bad-model-'));
+    const bad = path.join(dir, 'broken.gguf');
+    writeFileSync(bad, 'not a model');
+    const broken = await startTestApp({ ...EMBEDDED, EMBEDDED_MODEL_PATH: bad });
+    try {
+      const t = await tenant(broken);
+      const answer = await (await ApiClient.connect(broken.url)).post(
+        '/v1/chat/completions',
+        { model: 'svc-workspace', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 8 },
+        { key: t.key },
+      );
+      expect(answer.status).toBe(502);
+      expect(answer.json.error.code).toBe('upstream_unavailable');
+      expect(answer.text).not.toContain('broken.gguf');
+      const usage = await (await ApiClient.connect(broken.url)).get('/v1/usage', { key: t.key });
+      expect(usage.json.held).toBe(0);
+      expect(await chargesOf(broken, t.tenantId)).toEqual([]);
+    } finally {
+      await broken.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

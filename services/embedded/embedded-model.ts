@@ -52,7 +52,8 @@ export class EmbeddedModel {
 
   /**
    * Runs `work` with the model when it is free: at once, or after the requests queued before it.
-   * A full queue refuses at once (rate_limited, with a Retry-After); an aborted signal leaves the queue.
+   * A full queue refuses at once (rate_limited, with a Retry-After); an aborted signal leaves the queue;
+   * any other failure (the file does not load, the engine fails) is `unavailable`.
    */
   async use<T>(signal: AbortSignal, work: (loaded: Loaded) => Promise<T>): Promise<T> {
     await this.acquire(signal);
@@ -60,6 +61,11 @@ export class EmbeddedModel {
       signal.throwIfAborted();
       const loaded = await this.load();
       return await work(loaded);
+    } catch (err) {
+      if (signal.aborted || err instanceof ProviderError) throw err;
+      // A model that would not load or answer is unavailable (chat: 503, runs: retried); its error
+      // stays here, as a message from the engine may quote the prompt.
+      throw new ProviderError('unavailable');
     } finally {
       this.release();
     }
