@@ -23,23 +23,45 @@ export interface Telemetry {
 }
 
 /** Attributes an instrumentation may set that can carry content: dropped, or cut at the query string. */
-const DROPPED = ['db.statement', 'db.query.text'];
-const WITHOUT_QUERY = ['http.url', 'http.target', 'url.full', 'url.query'];
+const DROPPED = ['db.statement', 'db.query.text', 'url.query', 'url.path'];
+const WITHOUT_QUERY = ['http.url', 'http.target'];
+/** Outgoing URLs (webhooks, context URLs, an upstream): their path may hold a token, so only the origin stays. */
+const ORIGIN_ONLY = ['url.full'];
 
-/** Drops the attributes that could carry content, and cuts query strings off URLs. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '';
+  }
+}
+
+/** Drops the attributes that could carry content, cuts query strings off our own URLs and outgoing URLs to their origin. */
 function scrub(attributes: Record<string, unknown>): void {
   for (const key of DROPPED) delete attributes[key];
-  for (const key of WITHOUT_QUERY) {
-    const value = attributes[key];
-    if (typeof value !== 'string') continue;
-    if (key === 'url.query') delete attributes[key];
-    else attributes[key] = value.split('?')[0];
+  for (const key of WITHOUT_QUERY) if (typeof attributes[key] === 'string') attributes[key] = attributes[key].split('?')[0];
+  for (const key of ORIGIN_ONLY) if (typeof attributes[key] === 'string') attributes[key] = originOf(attributes[key]);
+}
+
+/**
+ * An error's message may quote what was sent (pg's carries the query's parameters; Temporal's
+ * interceptors record activity failures): a span keeps its status code and the exception's type only.
+ */
+function scrubErrors(span: tracing.ReadableSpan): void {
+  const writable = span as unknown as { status: { code: number; message?: string }; events: tracing.TimedEvent[] };
+  if (writable.status.message !== undefined) writable.status = { code: writable.status.code };
+  for (const event of writable.events) {
+    const attributes = event.attributes as Record<string, unknown> | undefined;
+    if (!attributes) continue;
+    delete attributes['exception.message'];
+    delete attributes['exception.stacktrace'];
   }
 }
 
 /**
  * Removes content-bearing attributes from each span, as it starts and again as it ends (an
- * instrumentation may set them in between, as pg's does the SQL text), before any exporter sees it.
+ * instrumentation may set them in between, as pg's does the SQL text), and error messages from its
+ * status and exception events, before any exporter sees it.
  */
 export class ContentFreeProcessor implements tracing.SpanProcessor {
   constructor(private readonly next: tracing.SpanProcessor) {}
@@ -51,6 +73,7 @@ export class ContentFreeProcessor implements tracing.SpanProcessor {
 
   onEnd(span: tracing.ReadableSpan): void {
     scrub(span.attributes as Record<string, unknown>);
+    scrubErrors(span);
     this.next.onEnd(span);
   }
 
