@@ -7,7 +7,7 @@ import { isTerminal } from '../domain/runs/states.ts';
 import { journeyEventRecorded, purgeJourneyEvents, recordJourneyEvent } from '../services/journey.ts';
 import { storableJson } from '../domain/storable-text.ts';
 import { metrics } from '../services/metrics.ts';
-import { moveRun, type RunPatch, recordedStatus, stateSince } from '../services/runs.ts';
+import { moveRun, type RunPatch, recordedState } from '../services/runs.ts';
 
 /** Time in the state the run leaves, the approval wait, and the end: counted once, by the write that made the move. */
 function observeMove(before: { status: string; since: Date }, to: string): void {
@@ -28,14 +28,15 @@ export function projectionActivities(deps: { db: Db; journeyRetentionDays: numbe
       if (t.progress) patch.progress = t.progress;
       // A model's answer or arguments may hold characters Postgres cannot store; they must not strand the run.
       const eventKey = `${t.runId}:${t.seq}`;
-      const before = await stateSince(deps.db, t.runId);
+      // The state the move leaves, and since when (the time-in-state metrics).
+      const before = await recordedState(deps.db, t.runId);
       const moved = await moveRun(deps.db, t.runId, storableJson({ ...patch, status: t.status }));
       if (moved && before && before.status !== t.status) observeMove(before, t.status);
       if (!moved) {
         // Not written: the table has no move from the recorded state. A retry finds its own move
         // already written; a replay (a worker died before its workflow task completed) runs behind a
         // record that is ahead of it, and leaves it so. Anything else is a bug, refused loudly.
-        const from = await recordedStatus(deps.db, t.runId);
+        const from = (await recordedState(deps.db, t.runId))?.status ?? null;
         const writtenBefore = from === t.status || (await journeyEventRecorded(deps.db, eventKey));
         if (!writtenBefore) {
           log.error('illegal run move refused: the record was not written', { runId: t.runId, seq: t.seq, from, to: t.status });

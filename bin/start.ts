@@ -76,6 +76,8 @@ try {
   // take ours. Until Temporal is up, /health answers 503.
   // One set of tool server connections (and stdio processes) for the API's catalog and the worker's calls.
   const toolServers = connectToolServers(config.runs.toolServers.servers, { logger });
+  // The worker closes them when it stops; this covers a start that fails before the worker runs.
+  lifecycle.onStop('tool servers', () => toolServers.close());
   const server = await listen(createApp(composeApi(config, logger, database, handle, { toolServers })), config.http.host, config.http.port);
   lifecycle.onStop('http server', () => server.close(), { first: true });
 

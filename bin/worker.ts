@@ -32,11 +32,14 @@ try {
   await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
   await ensureJourneyRetentionSchedule(handle.client, config.temporal.taskQueue, logger);
   await handle.close();
+  const activities = activityDeps(config, database.db, { logger });
+  // The worker closes its tool servers when it stops; this covers a start that fails before it runs.
+  lifecycle.onStop('tool servers', () => activities.toolServers.close());
   const worker = await startWorker({
     address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: activityDeps(config, database.db, { logger }),
+    activities,
     payloadCodec: codec,
     logger,
     workflowBundlePath: config.temporal.workflowBundlePath,

@@ -73,9 +73,13 @@ export const runs = pgTable(
     // Millisecond precision, so list cursors (which carry a JS Date) are exact.
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    /** When the run entered its current state (a move within the same state keeps it): the time-in-state metrics. Null: created_at. */
+    stateSince: timestamp('state_since', { withTimezone: true }),
     completedAt: timestamp('completed_at', { withTimezone: true }),
   },
   (t) => [
+    // gws_approvals_waiting, read at each metrics scrape over all tenants.
+    index('runs_awaiting_approval_idx').on(t.status).where(sql`${t.status} = 'awaiting_approval'`),
     uniqueIndex('runs_tenant_idempotency_idx').on(t.tenantId, t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
     index('runs_tenant_created_idx').on(t.tenantId, t.createdAt, t.id),
     // The status filter, in list order.

@@ -13,7 +13,6 @@ import { payloadCodecFor, resolvePayloadKeyring } from './payload-keys.ts';
 import { isTemporalReachable } from './temporal-client.ts';
 import { resolveTemporalCli, startDevServer } from './temporal-dev-server.ts';
 
-/** Loads the configuration or exits 1 with a message naming each bad variable. */
 /** The configuration from the environment, over `defaults` (what an entry point sets when the operator did not); exits naming each bad variable. */
 export function loadConfigOrExit(defaults: Record<string, string> = {}): Config {
   try {

@@ -20,7 +20,7 @@ export const metrics = {
   }),
   httpDuration: new Histogram({
     name: 'gws_http_request_duration_seconds',
-    help: 'Time to answer an HTTP request (to the end of the response; a stream until it ends).',
+    help: 'Time to answer an HTTP request, to the end of its handling (for a stream, SSE: until the stream starts).',
     labelNames: ['method', 'route', 'status_class'] as const,
     buckets: SECONDS,
     registers,
@@ -106,7 +106,9 @@ export function reportFromDatabase(read: { approvalsWaiting(): Promise<number>; 
     labelNames: ['movement', 'tenant_class', 'use'] as const,
     registers,
     async collect() {
-      const totals = await read.creditTotals().catch(() => []);
+      // The database unreachable: the last figures stay, rather than the series vanishing from a rising gauge.
+      const totals = await read.creditTotals().catch(() => null);
+      if (!totals) return;
       this.reset();
       for (const t of totals) {
         for (const movement of ['reserved', 'settled', 'released'] as const) this.set({ movement, tenant_class: t.tenantClass, use: t.use }, t[movement]);

@@ -1,5 +1,6 @@
 // The runs projection: created by the API (so idempotency is decided in one
 // unique index), updated by workflow activities, read and listed by the API.
+import { metrics } from './metrics.ts';
 import { and, count, desc, eq, gte, ilike, inArray, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { preparedPer } from '../db/prepared.ts';
@@ -95,7 +96,7 @@ export async function markStartFailed(db: Db, runId: string): Promise<void> {
 
 /** Cancels a run whose workflow never started (the reconciler has not started it either: it is still accepted). */
 export async function cancelBeforeStart(db: Db, runId: string): Promise<void> {
-  await db
+  const ended = await db
     .update(runs)
     .set({
       status: 'failed',
@@ -104,7 +105,10 @@ export async function cancelBeforeStart(db: Db, runId: string): Promise<void> {
       updatedAt: new Date(),
       failure: { code: 'cancelled', message: 'The run was cancelled before its work started; nothing was reserved or done.' },
     })
-    .where(and(eq(runs.id, runId), eq(runs.status, 'accepted')));
+    .where(and(eq(runs.id, runId), eq(runs.status, 'accepted')))
+    .returning({ id: runs.id });
+  // Ended here, not by a workflow: counted here, once (the workflow's moves count in activities/projection.ts).
+  if (ended.length) metrics.runsEnded.inc({ state: 'failed' });
 }
 
 /**
@@ -120,16 +124,20 @@ export async function moveRun(
 ): Promise<boolean> {
   const moved = await db
     .update(runs)
-    .set({ ...patch, updatedAt: new Date() })
+    // state_since changes only with the state: a move within it (progress, step results) keeps it.
+    .set({ ...patch, updatedAt: new Date(), stateSince: sql`case when ${runs.status} = ${patch.status} then ${runs.stateSince} else now() end` })
     .where(and(eq(runs.id, runId), inArray(runs.status, [...from])))
     .returning({ id: runs.id });
   return moved.length > 0;
 }
 
-/** The run's recorded state, or null when there is no such run. */
-export async function recordedStatus(db: Db, runId: string): Promise<string | null> {
-  const [row] = await db.select({ status: runs.status }).from(runs).where(eq(runs.id, runId));
-  return row?.status ?? null;
+/** The run's recorded state and when it entered it, or null when there is no such run. */
+export async function recordedState(db: Db, runId: string): Promise<{ status: string; since: Date } | null> {
+  const [row] = await db
+    .select({ status: runs.status, since: sql<Date>`coalesce(${runs.stateSince}, ${runs.createdAt})`.mapWith((v) => new Date(v)) })
+    .from(runs)
+    .where(eq(runs.id, runId));
+  return row ?? null;
 }
 
 export interface RunFilters {
@@ -169,10 +177,4 @@ export async function listRuns(
 export async function countAwaitingApproval(db: Db): Promise<number> {
   const [row] = await db.select({ n: count() }).from(runs).where(eq(runs.status, 'awaiting_approval'));
   return row?.n ?? 0;
-}
-
-/** The run's recorded state and when it was entered (its last move), or null when there is no such run. */
-export async function stateSince(db: Db, runId: string): Promise<{ status: string; since: Date } | null> {
-  const [row] = await db.select({ status: runs.status, since: runs.updatedAt }).from(runs).where(eq(runs.id, runId));
-  return row ?? null;
 }

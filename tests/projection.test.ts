@@ -8,7 +8,9 @@ import { projectionActivities } from '../activities/projection.ts';
 import { type Database, openPostgres } from '../db/client.ts';
 import { journeyEvents, runs } from '../db/schema.ts';
 import type { RunTransition } from '../domain/runs/transition.ts';
+import { metrics } from '../services/metrics.ts';
 import { storedRun, newTenant } from './support/run-stack.ts';
+import { until } from './support/until.ts';
 
 let database: Database;
 beforeAll(() => {
@@ -51,6 +53,24 @@ describe('recordTransition', () => {
     expect((await run.row()).status).toBe('awaiting_approval');
     expect(await run.events()).toEqual([`${run.id}:1`, `${run.id}:2`, `${run.id}:3`]);
     expect(errors).toEqual([]);
+  });
+
+  it('keeps when the run entered its state through moves within it, and counts the time in a state from there', async () => {
+    const { record } = recorder();
+    const run = await newRun();
+    await record(run.move(1, 'planning', 'plan'));
+    const entered = (await run.row()).stateSince!;
+    expect(entered).toBeInstanceOf(Date);
+    // A move within planning (progress, as each step's result does while executing) keeps it.
+    await until(async () => Date.now() - entered.getTime() > 1_100, 'a second to pass');
+    await record(run.move(2, 'planning', 'plan'));
+    expect((await run.row()).stateSince).toEqual(entered);
+    const before = await metrics.runStateDuration.get();
+    const sumOf = (m: typeof before) => m.values.find((v) => v.metricName?.endsWith('_sum') && v.labels.state === 'planning')?.value ?? 0;
+    await record(run.move(3, 'awaiting_approval', 'approval'));
+    // The time in planning counts from when it was entered, not from the last move within it.
+    expect(sumOf(await metrics.runStateDuration.get()) - sumOf(before)).toBeGreaterThanOrEqual(1.1);
+    expect((await run.row()).stateSince!.getTime()).toBeGreaterThan(entered.getTime());
   });
 
   it('refuses an illegal move loudly and writes nothing', async () => {

@@ -45,11 +45,6 @@ export class EmbeddedModel {
     return this.stateNow;
   }
 
-  /** Requests waiting for the model now (not counting the one it is answering). */
-  queued(): number {
-    return this.waiting.length;
-  }
-
   /**
    * Runs `work` with the model when it is free: at once, or after the requests queued before it.
    * A full queue refuses at once (rate_limited, with a Retry-After); an aborted signal leaves the queue;
@@ -99,13 +94,17 @@ export class EmbeddedModel {
       return Promise.resolve();
     }
     if (this.waiting.length >= this.config.queueMax) return Promise.reject(new ProviderError('rate_limited', RETRY_AFTER_SECONDS));
+    if (signal.aborted) return Promise.reject(signal.reason); // an abort that came first would never fire: no queue slot for it
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         start: () => {
           signal.removeEventListener('abort', onAbort);
           resolve();
         },
-        fail: reject,
+        fail: (err) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(err);
+        },
       };
       const onAbort = () => {
         const i = this.waiting.indexOf(waiter);

@@ -1,0 +1,2 @@
+ALTER TABLE "runs" ADD COLUMN "state_since" timestamp with time zone;--> statement-breakpoint
+CREATE INDEX "runs_awaiting_approval_idx" ON "runs" USING btree ("status") WHERE "runs"."status" = 'awaiting_approval';
