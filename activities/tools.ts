@@ -4,6 +4,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WEBHOOK_NOT_SENT } from '../workflows/messages.ts';
 import { eq } from 'drizzle-orm';
+import { Webhook } from 'standardwebhooks';
 import type { Db } from '../db/client.ts';
 import { tenants } from '../db/schema.ts';
 import { digestOf } from '../domain/digest.ts';
@@ -25,6 +26,8 @@ export interface ToolCall {
   input: string;
   memory: boolean;
   previous: StepResult[];
+  /** The model's answer parts, for a plan run step by step: a delivery carries them. */
+  answers?: { action: number; status: string; result?: string; reason?: string }[];
 }
 
 type ToolOutcome = Omit<StepResult, 'step_id' | 'tool' | 'output_digest'>;
@@ -59,9 +62,25 @@ function neverSent(err: unknown): boolean {
   return (cause?.code !== undefined && NOT_SENT.has(cause.code)) || cause?.message === 'bad port';
 }
 
-/** POSTs the run's results so far to the tenant's webhook, heartbeating while it waits. */
+/**
+ * The Standard Webhooks headers of a delivery signed with the tenant's secret (`npm run tenants --
+ * webhook set`): `webhook-id` is the delivery's idempotency key, so every attempt carries the same
+ * id, with a fresh timestamp. Null when the secret cannot sign; the secret itself goes nowhere else
+ * (no log, error, span or step result).
+ */
+function signatureHeaders(secret: string, webhookId: string, body: string): Record<string, string> | null {
+  const sentAt = new Date();
+  try {
+    const signature = new Webhook(secret).sign(webhookId, sentAt, body);
+    return { 'webhook-id': webhookId, 'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)), 'webhook-signature': signature };
+  } catch {
+    return null;
+  }
+}
+
+/** POSTs the run's results so far to the tenant's webhook (signed when it has a secret), heartbeating while it waits. */
 async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number, send: DeliveryFetch): Promise<ToolOutcome> {
-  const [tenant] = await db.select({ url: tenants.webhookUrl }).from(tenants).where(eq(tenants.id, call.tenantId));
+  const [tenant] = await db.select({ url: tenants.webhookUrl, secret: tenants.webhookSecret }).from(tenants).where(eq(tenants.id, call.tenantId));
   if (!tenant?.url) {
     return { status: 'not_configured', detail: 'No webhook URL is configured for this tenant.', output: null, sources: [] };
   }
@@ -70,15 +89,27 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number, send: 
     run_id: call.runId,
     step_id: call.step.id,
     results: call.previous.map((r) => ({ step_id: r.step_id, tool: r.tool, status: r.status, output: r.output })),
+    ...(call.answers?.length ? { answers: call.answers } : {}),
   };
+  const idempotencyKey = `${call.runId}:${call.step.id}`;
+  const body = JSON.stringify(payload);
+  const signed = tenant.secret ? signatureHeaders(tenant.secret, idempotencyKey, body) : {};
+  if (!signed) {
+    return {
+      status: 'failed',
+      detail: "The tenant's webhook signing secret cannot sign (set the webhook again for a new one); nothing was sent.",
+      output: null,
+      sources: [],
+    };
+  }
   const beat = setInterval(() => ctx.heartbeat(), 1_000);
   try {
     let res: Awaited<ReturnType<DeliveryFetch>>;
     try {
       res = await send(tenant.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': `${call.runId}:${call.step.id}` },
-        body: JSON.stringify(payload),
+        headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey, ...signed },
+        body,
         signal: AbortSignal.any([ctx.cancellationSignal, AbortSignal.timeout(timeoutMs)]),
       });
     } catch (err) {

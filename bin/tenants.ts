@@ -2,6 +2,7 @@
 //   npm run tenants -- credits grant --tenant NAME --amount N [--note TEXT]
 //   npm run tenants -- credits balance --tenant NAME
 //   npm run tenants -- webhook set --tenant NAME --url URL   |   webhook clear --tenant NAME
+//     (set prints the deliveries' new signing secret once: check them with `npx gws listen --secret …`)
 //   npm run tenants -- routing set --tenant NAME --model ALIAS --provider local|upstream
 //   npm run tenants -- list [--json]
 //   npm run tenants -- webhooks add TENANT URL [--events a,b] [--description TEXT] [--json]
@@ -70,18 +71,21 @@ credits
 const webhook = program.command('webhook').description("where the webhook_delivery tool sends a run's result");
 webhook
   .command('set')
+  .description('set the URL, and a new signing secret (printed once; it replaces any earlier one)')
   .requiredOption('--tenant <name>', 'tenant name')
   .requiredOption('--url <url>', 'https URL (http://localhost, 127.0.0.1 or [::1] too outside production)')
   .action(async (opts: { tenant: string; url: string }) => {
-    await withDb((db) => setWebhookUrl(db, opts.tenant, opts.url, deliveryUrlRules(config.env)));
-    console.log(`Webhook for "${opts.tenant}" set.`);
+    const { webhookSecret } = await withDb((db) => setWebhookUrl(db, opts.tenant, opts.url, deliveryUrlRules(config.env)));
+    console.log(`Webhook for "${opts.tenant}" set; its deliveries are signed (Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature).`);
+    console.log(`Signing secret (shown only now; store it): ${webhookSecret}`);
+    console.log(`Receive and check them locally: npx gws listen --secret ${webhookSecret}`);
   });
 webhook
   .command('clear')
   .requiredOption('--tenant <name>', 'tenant name')
   .action(async (opts: { tenant: string }) => {
     await withDb((db) => setWebhookUrl(db, opts.tenant, null, deliveryUrlRules(config.env)));
-    console.log(`Webhook for "${opts.tenant}" cleared; webhook_delivery is not_configured for it.`);
+    console.log(`Webhook for "${opts.tenant}" cleared (and its signing secret); webhook_delivery is not_configured for it.`);
   });
 
 program

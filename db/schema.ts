@@ -9,6 +9,11 @@ export const tenants = pgTable('tenants', {
   name: text('name').notNull().unique(),
   /** Where the webhook_delivery tool sends run results; null means that tool is not_configured. */
   webhookUrl: text('webhook_url'),
+  /**
+   * The Standard Webhooks secret (`whsec_…`) that signs webhook_delivery requests; null sends them
+   * unsigned. Set with the URL by `npm run tenants -- webhook set`, shown once, never logged.
+   */
+  webhookSecret: text('webhook_secret'),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
 

@@ -4,6 +4,7 @@ import type { Db } from '../db/client.ts';
 import { tenants } from '../db/schema.ts';
 import { newId } from '../domain/ids.ts';
 import { looksLikeSecret } from '../domain/secrets.ts';
+import { generateWebhookSecret } from './webhook-endpoints.ts';
 
 export interface Tenant {
   id: string;
@@ -24,8 +25,11 @@ export async function ensureTenant(db: Db, name: string): Promise<Tenant> {
 /**
  * Sets (or with null clears) the URL the webhook_delivery tool posts run results to, under the one
  * delivery URL rule (domain/delivery-url.ts) of the deployment. Errors never quote the URL.
+ *
+ * Setting a URL also sets a new Standard Webhooks signing secret (`whsec_…`), replacing any earlier
+ * one; clearing the URL clears it. The secret is returned so that the caller can show it once.
  */
-export async function setWebhookUrl(db: Db, name: string, url: string | null, rules: DeliveryUrlRules): Promise<Tenant> {
+export async function setWebhookUrl(db: Db, name: string, url: string | null, rules: DeliveryUrlRules): Promise<Tenant & { webhookSecret: string | null }> {
   if (url && looksLikeSecret(url))
     throw new Error(
       'The webhook URL carries a credential (user:password@ or a key in its query); nothing was changed. Give the receiver another way to check the sender.',
@@ -33,8 +37,9 @@ export async function setWebhookUrl(db: Db, name: string, url: string | null, ru
   const problem = url === null ? null : deliveryUrlProblem(url, rules);
   if (problem) throw new Error(`The webhook URL ${problem}; nothing was changed.`);
   const tenant = await ensureTenant(db, name);
-  await db.update(tenants).set({ webhookUrl: url }).where(eq(tenants.id, tenant.id));
-  return tenant;
+  const webhookSecret = url === null ? null : generateWebhookSecret();
+  await db.update(tenants).set({ webhookUrl: url, webhookSecret }).where(eq(tenants.id, tenant.id));
+  return { ...tenant, webhookSecret };
 }
 
 export async function tenantById(db: Db, tenantId: string): Promise<Tenant> {

@@ -163,5 +163,12 @@ describe('npm run tenants -- webhooks', () => {
     expect(row!.url).toBeNull();
     const accepted = await tenantsCliIn('test', 'webhook', 'set', '--tenant', t.name, '--url', 'http://127.0.0.1:9/hook');
     expect(accepted.status, accepted.stderr).toBe(0);
+    // It sets a signing secret for the deliveries, printed now (with the listener to check them) and stored.
+    const secret = accepted.stdout.match(/^Signing secret \(shown only now; store it\): (whsec_[A-Za-z0-9+/]+={0,2})$/m)?.[1];
+    expect(secret, accepted.stdout).toBeDefined();
+    expect(() => new Webhook(secret!)).not.toThrow();
+    expect(accepted.stdout).toContain(`npx gws listen --secret ${secret}`);
+    const [stored] = await app.database.db.select({ secret: tenants.webhookSecret }).from(tenants).where(eq(tenants.id, t.tenantId));
+    expect(stored!.secret).toBe(secret);
   }, 120_000);
 });

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { eq } from 'drizzle-orm';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { journeyEvents, memoryEntries, runs } from '../db/schema.ts';
 import { digestOf } from '../domain/digest.ts';
@@ -117,7 +118,7 @@ describe('approval of external effects', () => {
     const hook = await webhookReceiver();
     try {
       const t = await newTenant(db);
-      await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
+      const { webhookSecret } = await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
       // Delivery only: the one action the local provider can perform (an analysis action would leave the run needs_attention).
       const created = await create(t, { input: 'Send the incident timeline to the on-call channel.' });
       const waiting = await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
@@ -142,6 +143,9 @@ describe('approval of external effects', () => {
       expect(hook.received).toHaveLength(1);
       expect(hook.received[0]!.headers['idempotency-key']).toBe(`${run.run_id}:step_1`);
       expect((hook.received[0]!.body as { run_id: string }).run_id).toBe(run.run_id);
+      // Signed with the tenant's secret (Standard Webhooks), its webhook-id the idempotency key.
+      expect(hook.received[0]!.headers['webhook-id']).toBe(`${run.run_id}:step_1`);
+      expect(new Webhook(webhookSecret!).verify(hook.received[0]!.raw, hook.received[0]!.headers as Record<string, string>)).toEqual(hook.received[0]!.body);
 
       // Nothing left to decide: the Update's validator refuses a second decision.
       const again = await stack.api.post(`/v1/agent-runs/${run.run_id}/approval`, { decision: 'approve' }, { key: t.key });

@@ -7,10 +7,11 @@
 //   gws runs export [--status S] [-q TEXT]           NDJSON of every matching run
 //   gws approve RUN [--reason …] / gws reject RUN [--reason …]
 //   gws chat "…" [--model M] [--system S] [--memory] [--no-stream]
+//   gws listen [--port N] [--secret whsec_…]         receive webhook deliveries on 127.0.0.1, check signatures
 //   --json (anywhere): machine output
 //
 // Exit codes (cli/gws/exit-codes.ts): 0 completed / success, 2 needs_attention, 1 failed or an error,
-// 64 bad usage or configuration, 130 interrupted while watching.
+// 64 bad usage or configuration (or a port in use for listen), 130 interrupted while watching.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { RunStatus } from '../../client/index.ts';
 import { chatCommand, DEFAULT_CHAT_MODEL } from './chat-command.ts';
@@ -20,6 +21,7 @@ import { decideCommand } from './decide-command.ts';
 import { displayMode } from './display.ts';
 import { CliError, unreachable } from './errors.ts';
 import { EXIT } from './exit-codes.ts';
+import { DEFAULT_LISTEN_PORT, listenCommand, portNumber, WEBHOOK_SECRET_ENV } from './listen-command.ts';
 import { runCommand } from './run-command.ts';
 import { exportRuns, getRunCommand, listRuns } from './runs-command.ts';
 
@@ -54,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     .exitOverride()
     .addHelpText(
       'after',
-      `\nEnvironment:\n  GWS_BASE_URL  the API (default http://127.0.0.1:8080)\n  GWS_API_KEY   a core key (gws_core_…)\n\nExit codes: 0 completed or success, 2 needs_attention, 1 failed or error, 64 usage or configuration, 130 interrupted.`,
+      `\nEnvironment:\n  GWS_BASE_URL        the API (default http://127.0.0.1:8080)\n  GWS_API_KEY         a core key (gws_core_…)\n  ${WEBHOOK_SECRET_ENV}  the signing secret gws listen checks deliveries with\n\nExit codes: 0 completed or success, 2 needs_attention, 1 failed or error, 64 usage or configuration, 130 interrupted.`,
     );
 
   /** Wraps an action: the context from the environment, and its exit code. */
@@ -129,6 +131,23 @@ export async function main(argv: string[]): Promise<number> {
     .option('--memory', 'recall from your memory store')
     .option('--no-stream', 'wait for the whole answer')
     .action(action((ctx, prompt: string, opts: { model: string; system?: string; memory?: boolean; stream: boolean }) => chatCommand(ctx, prompt, opts)));
+
+  // Needs no API key: it talks to no API, it receives what the service sends.
+  program
+    .command('listen')
+    .description(
+      'receive webhook deliveries on 127.0.0.1 (any path) and print them, checking their signatures with the secret (exit 0 on Ctrl+C, 64 if the port is in use)',
+    )
+    .option('--port <n>', 'port on 127.0.0.1', portNumber, DEFAULT_LISTEN_PORT)
+    .addOption(
+      new Option('--secret <whsec>', 'signing secret from `npm run tenants -- webhook set`; a bad or missing signature is answered 400').env(
+        WEBHOOK_SECRET_ENV,
+      ),
+    )
+    .action(async (opts: { port: number; secret?: string }) => {
+      const mode = displayMode(Boolean(program.opts().json));
+      exitCode = await listenCommand({ mode, out: process.stdout, err: process.stderr, signal: controller.signal }, opts);
+    });
 
   try {
     await program.parseAsync(argv, { from: 'user' });

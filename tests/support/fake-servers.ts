@@ -150,11 +150,15 @@ export async function scriptedUpstream() {
   };
 }
 
-/** A customer's webhook: records each delivery; `delayMs` holds the answer back (to time the sender out). */
+/**
+ * A customer's webhook: records each delivery (`raw`: the body as sent, which a signature covers);
+ * `delayMs` holds the answer back (to time the sender out).
+ */
 export async function webhookReceiver(options: { delayMs?: number } = {}) {
-  const received: { headers: http.IncomingHttpHeaders; body: unknown }[] = [];
+  const received: { headers: http.IncomingHttpHeaders; body: unknown; raw: string }[] = [];
   const server = http.createServer(async (req, res) => {
-    received.push({ headers: req.headers, body: JSON.parse(await readBody(req)) });
+    const raw = await readBody(req);
+    received.push({ headers: req.headers, body: JSON.parse(raw), raw });
     setTimeout(() => res.writeHead(204).end(), options.delayMs ?? 0);
   });
   return { ...(await listen(server, '/hook')), received };
