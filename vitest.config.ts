@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
 //   global setup starts once per run.
 const unitFiles = [
   'tests/fill-schema.test.ts',
+  'tests/grounded-values.test.ts',
   'tests/policy.test.ts',
   'tests/requested-actions.test.ts',
   'tests/verification.test.ts',
@@ -18,6 +19,8 @@ const unitFiles = [
   'tests/delivery-url.test.ts',
   'tests/configuration-doc.test.ts',
   'tests/run-states.test.ts',
+  // Spawns `gws listen` and posts to it: no API, database or Temporal server.
+  'tests/gws-listen.test.ts',
 ];
 
 export default defineConfig({

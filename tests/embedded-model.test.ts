@@ -52,6 +52,16 @@ const chargesOf = (target: TestApp, tenantId: string) =>
     .from(ledgerEntries)
     .where(and(eq(ledgerEntries.tenantId, tenantId), eq(ledgerEntries.kind, 'charge')));
 
+/** A strict json_schema response format whose fields are all required strings. */
+const stringFields = (name: string, ...fields: string[]) => ({
+  type: 'json_schema' as const,
+  json_schema: {
+    name,
+    strict: true,
+    schema: { type: 'object', properties: Object.fromEntries(fields.map((f) => [f, { type: 'string' }])), required: fields, additionalProperties: false },
+  },
+});
+
 describe('chat on the embedded model', () => {
   it('is listed by GET /v1/providers as the default, with its model', async () => {
     const t = await tenant();
@@ -104,25 +114,62 @@ describe('chat on the embedded model', () => {
     const t = await tenant();
     const completion = await t.client.chat.completions.create({
       model: 'svc-workspace',
-      messages: [{ role: 'user', content: 'Name a city and the country it is in.' }],
+      // The text states both values: an answer is held to it (the next tests).
+      messages: [{ role: 'user', content: 'Paris is a city in France. Name the city and its country.' }],
       max_tokens: 80,
-      response_format: {
-        type: 'json_schema',
-        json_schema: {
-          name: 'place',
-          strict: true,
-          schema: {
-            type: 'object',
-            properties: { city: { type: 'string' }, country: { type: 'string' } },
-            required: ['city', 'country'],
-            additionalProperties: false,
-          },
-        },
-      },
+      response_format: stringFields('place', 'city', 'country'),
     });
     const parsed = JSON.parse(completion.choices[0]!.message.content!);
     expect(Object.keys(parsed).sort()).toEqual(['city', 'country']);
     expect(typeof parsed.city).toBe('string');
+  });
+
+  const ask = (t: { client: OpenAI }, content: string, format: ReturnType<typeof stringFields>) =>
+    t.client.chat.completions.parse({ model: 'svc-workspace', messages: [{ role: 'user', content }], max_tokens: 40, temperature: 0, response_format: format });
+
+  it('refuses, naming the field, a json_schema request whose required value the text does not state: the model’s made-up value is not passed on', {
+    timeout: 60_000,
+  }, async () => {
+    const t = await tenant();
+    // The grammar makes the model write some color (it writes "blue"); the text names none.
+    const completion = await ask(t, 'Name a color.', stringFields('color', 'color'));
+    expect(completion.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: {
+        content: null,
+        parsed: null,
+        refusal: 'The provided text holds no value for the required field(s): color. Nothing was guessed; add the information and ask again.',
+      },
+    });
+    // The model ran: its tokens are billed as it counted them.
+    expect(completion.usage!.completion_tokens).toBeGreaterThan(0);
+    expect((await chargesOf(app, t.tenantId))[0]).toMatchObject({ usageBasis: 'reported' });
+  });
+
+  it('answers a json_schema request with the value the text states', { timeout: 60_000 }, async () => {
+    const t = await tenant();
+    const completion = await ask(t, 'The office is in Lisbon. Which city is the office in?', stringFields('place', 'city'));
+    const message = completion.choices[0]!.message;
+    expect(message.refusal).toBeNull();
+    expect(JSON.parse(message.content!).city).toMatch(/^lisbon$/i);
+  });
+
+  it('answers json_object with a JSON object (the grammar allows no other JSON value)', { timeout: 90_000 }, async () => {
+    const t = await tenant();
+    // Under node-llama-cpp's any-JSON grammar these two ran on past 120 tokens (nested keys without end); under the object grammar they close.
+    for (const content of ['What is 2 plus 3?', 'List three colors.']) {
+      const completion = await t.client.chat.completions.create({
+        model: 'svc-workspace',
+        messages: [{ role: 'user', content }],
+        max_tokens: 120,
+        temperature: 0,
+        response_format: { type: 'json_object' },
+      });
+      const choice = completion.choices[0]!;
+      expect(choice.message.refusal).toBeNull();
+      const answer = JSON.parse(choice.message.content!);
+      expect(typeof answer === 'object' && answer !== null && !Array.isArray(answer)).toBe(true);
+    }
   });
 
   it('calls a tool when tool_choice requires it, with arguments that fit its schema', { timeout: 60_000 }, async () => {
@@ -410,12 +457,14 @@ describe('the upstream provider against a real OpenAI-compatible server (this se
 
   it('sends a json_schema response_format in OpenAI’s form, and the answer parses', { timeout: 60_000 }, async () => {
     const t = await frontTenant();
-    const schema = { type: 'object', properties: { color: { type: 'string' } }, required: ['color'], additionalProperties: false };
+    const format = stringFields('color', 'color');
+    const schema = format.json_schema.schema;
     const completion = await t.client.chat.completions.create({
       model: 'svc-workspace',
-      messages: [{ role: 'user', content: 'Name a color.' }],
+      // Stated in the text: both this service and the one behind it hold the answer to it.
+      messages: [{ role: 'user', content: 'The car is red. What color is the car?' }],
       max_tokens: 40,
-      response_format: { type: 'json_schema', json_schema: { name: 'color', strict: true, schema } },
+      response_format: format,
     });
     expect(proxy.seen.at(-1)).toMatchObject({ response_format: { type: 'json_schema', json_schema: { name: 'color', schema } } });
     expect(typeof JSON.parse(completion.choices[0]!.message.content!).color).toBe('string');

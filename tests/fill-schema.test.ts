@@ -4,15 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fillSchema } from '../domain/chat/fill-schema.ts';
 import { checkSchemaSubset } from '../domain/chat/schema-subset.ts';
-
-type Schema = Record<string, unknown>;
-
-const object = (properties: Record<string, Schema>, required = Object.keys(properties)): Schema => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-});
+import { object, type Schema } from './support/json-schema.ts';
 
 const priority = { type: 'string', enum: ['low', 'medium', 'high'] };
 

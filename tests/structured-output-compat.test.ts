@@ -3,7 +3,8 @@
 // body recorded from the Python client's .parse() with a nested pydantic model
 // (tests/fixtures/pydantic-nested-optional.request.json, written by
 // scripts/record-pydantic-schema.py), json_object and text, the pass-through to
-// an upstream, and the 400s for what the subset does not cover.
+// an upstream, a model's answer held to the request's text (a scripted upstream
+// that invents a value), and the 400s for what the subset does not cover.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Ajv from 'ajv';
@@ -15,7 +16,7 @@ import { createKey } from '../services/keys.ts';
 import { grantCredits } from '../services/ledger.ts';
 import { setRoute } from '../services/routing.ts';
 import { ApiClient } from './support/client.ts';
-import { fakeUpstream } from './support/fake-servers.ts';
+import { fakeUpstream, scriptedUpstream } from './support/fake-servers.ts';
 import { startTestApp, type TestApp } from './support/test-app.ts';
 
 interface Tenant {
@@ -248,7 +249,12 @@ describe('upstream pass-through', () => {
     await withUpstream(
       () => JSON.stringify(answer),
       async (t, url, seen) => {
-        const completion = await clientFor(t, url).chat.completions.parse({ model: 'svc-workspace', messages: user('Plan it.'), response_format: format });
+        // The text states every value the answer has: it is held to the text (a model's answer may state nothing else).
+        const completion = await clientFor(t, url).chat.completions.parse({
+          model: 'svc-workspace',
+          messages: user('Plan the Review meeting at 9 in Oslo, low priority.'),
+          response_format: format,
+        });
         expect(completion.choices[0]!.message.parsed).toEqual(answer);
         expect(seen[0]!.body.response_format).toEqual({
           type: 'json_schema',
@@ -265,7 +271,7 @@ describe('upstream pass-through', () => {
       async (t, url, seen) => {
         const completion = await clientFor(t, url).chat.completions.create({
           model: 'svc-workspace',
-          messages: user('Where?'),
+          messages: user('The office is in Oslo. Where?'),
           response_format: { type: 'json_schema', json_schema: { name: 'place', description: 'A place.', schema, strict: false } },
         });
         expect(JSON.parse(completion.choices[0]!.message.content!)).toEqual({ city: 'Oslo' });
@@ -319,6 +325,74 @@ describe('upstream pass-through', () => {
         }
       },
     );
+  });
+});
+
+describe("a model's answer is held to the request's text (scripted upstream)", () => {
+  let upstream: Awaited<ReturnType<typeof scriptedUpstream>>;
+  let served: TestApp;
+  beforeAll(async () => {
+    upstream = await scriptedUpstream();
+    served = await startTestApp({ UPSTREAM_BASE_URL: upstream.url });
+  });
+  afterAll(async () => {
+    await served?.close();
+    await upstream?.close();
+  });
+
+  async function routed() {
+    const t = await tenant(served.database.db);
+    await setRoute(served.database.db, t.tenantId, 'svc-workspace', 'upstream');
+    return { ...t, client: clientFor(t, served.url) };
+  }
+
+  const Booking = z.object({ room: z.string(), hour: z.int().min(0).max(23), note: z.string().nullable() });
+  /** Scripts the upstream's answer (with usage), and gives the request for a booking from `text`. */
+  const booking = (text: string, answer: z.infer<typeof Booking>) => {
+    upstream.load([{ content: JSON.stringify(answer), usage: { prompt_tokens: 40, completion_tokens: 12 } }]);
+    return { model: 'svc-workspace', messages: user(text), response_format: zodResponseFormat(Booking, 'booking') };
+  };
+
+  it('refuses an answer whose required value the text does not state, naming the field; parse() surfaces it and the usage is kept', async () => {
+    const t = await routed();
+    // The upstream answers with a valid booking, but nothing in the text says 14.
+    const completion = await t.client.chat.completions.parse(booking('Book room Atlas for the design review.', { room: 'Atlas', hour: 14, note: null }));
+    expect(completion.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: {
+        content: null,
+        parsed: null,
+        refusal: 'The provided text holds no value for the required field(s): hour. Nothing was guessed; add the information and ask again.',
+      },
+    });
+    expect(completion.usage).toMatchObject({ prompt_tokens: 40, completion_tokens: 12 });
+    const events = await (await ApiClient.connect(served.url)).get('/v1/journey-events', { key: t.key });
+    expect(events.json.data[0]).toMatchObject({ kind: 'chat.refused', run_id: completion.id });
+  });
+
+  it('keeps the values the text states, and makes an invented optional (nullable) one null', async () => {
+    const t = await routed();
+    const completion = await t.client.chat.completions.parse(
+      booking('Book room Atlas at 14 for the design review.', { room: 'Atlas', hour: 14, note: 'Bring snacks for everyone.' }),
+    );
+    expect(completion.choices[0]!.message.refusal).toBeNull();
+    expect(completion.choices[0]!.message.parsed).toEqual({ room: 'Atlas', hour: 14, note: null });
+  });
+
+  it('the same streamed: the refusal is sent, never the invented value', async () => {
+    const t = await routed();
+    const stream = await t.client.chat.completions.create({
+      ...booking('Book room Atlas for the design review.', { room: 'Atlas', hour: 14, note: null }),
+      stream: true,
+    });
+    let content = '';
+    let refusal = '';
+    for await (const chunk of stream) {
+      content += chunk.choices[0]?.delta?.content ?? '';
+      refusal += chunk.choices[0]?.delta?.refusal ?? '';
+    }
+    expect(content).toBe('');
+    expect(refusal).toContain('required field(s): hour.');
   });
 });
 

@@ -63,7 +63,7 @@ export function fillSchema(schema: Schema, source: string, name = 'value'): Fill
 }
 
 /** A `$ref` replaced by its definition (the referring schema's other keywords kept); a recursive one by nothing. */
-function deref(schema: Schema, ctx: Ctx): { schema: Schema; ctx: Ctx } {
+export function deref<C extends Pick<Ctx, 'root' | 'refs'>>(schema: Schema, ctx: C): { schema: Schema; ctx: C } {
   let current = schema;
   let refs = ctx.refs;
   while (typeof current.$ref === 'string') {
@@ -78,7 +78,7 @@ function deref(schema: Schema, ctx: Ctx): { schema: Schema; ctx: Ctx } {
 }
 
 /** The alternatives of a choice: anyOf / oneOf branches or the types of a type array, each with the schema's other keywords. */
-function alternativesOf(schema: Schema): Schema[] | undefined {
+export function alternativesOf(schema: Schema): Schema[] | undefined {
   // A oneOf is accepted only as a discriminated union (schema-subset.ts), where it means what anyOf does.
   for (const keyword of ['anyOf', 'oneOf'] as const) {
     if (!Array.isArray(schema[keyword])) continue;
@@ -89,7 +89,7 @@ function alternativesOf(schema: Schema): Schema[] | undefined {
   return undefined;
 }
 
-function isNull(schema: Schema): boolean {
+export function isNull(schema: Schema): boolean {
   return schema.type === 'null' || schema.const === null || (Array.isArray(schema.enum) && schema.enum.length === 1 && schema.enum[0] === null);
 }
 
@@ -200,7 +200,7 @@ function candidates(raw: Schema, outer: Ctx, name: string): unknown[] {
     case 'number':
       return numberCandidates(schema, src, name);
     case 'boolean':
-      return booleanCandidates(src, name);
+      return booleanCandidates(src.statements, name);
     case 'null':
       return [null];
     default:
@@ -225,7 +225,7 @@ function nameWords(name: string): string[] {
 }
 
 /** The words of a name that carry its meaning (stopwords dropped unless nothing else is left). */
-function fieldWords(name: string): string[] {
+export function fieldWords(name: string): string[] {
   const words = nameWords(name);
   const content = words.filter((w) => !STOPWORDS.has(w));
   return content.length ? content : words;
@@ -240,7 +240,7 @@ function singular(word: string): string {
  * leaves at most two letters of the shorter word ("hour"/"hours",
  * "price"/"pricing", "priority"/"priorities"); short words must be equal.
  */
-function sameWord(a: string, b: string): boolean {
+export function sameWord(a: string, b: string): boolean {
   if (a === b) return true;
   const shorter = Math.min(a.length, b.length);
   if (shorter < 4) return false;
@@ -250,7 +250,7 @@ function sameWord(a: string, b: string): boolean {
 }
 
 /** Character indexes of the words in `sentence` that name the field. */
-function mentionsOf(sentence: string, words: string[]): number[] {
+export function mentionsOf(sentence: string, words: string[]): number[] {
   return [...sentence.matchAll(/[A-Za-z0-9]+/g)].filter((m) => words.some((w) => sameWord(m[0].toLowerCase(), w))).map((m) => m.index!);
 }
 
@@ -296,7 +296,7 @@ function rankByMention<T>(src: FillSource, name: string, find: (sentence: string
  */
 const NUMBER = /(?<![\w.,:/-])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|[.,:/-]\d)/g;
 
-function numbersIn(sentence: string): Hit<number>[] {
+export function numbersIn(sentence: string): Hit<number>[] {
   return [...sentence.matchAll(NUMBER)].map((m) => ({ value: Number(m[0].replace(/,/g, '')), index: m.index! }));
 }
 
@@ -320,7 +320,7 @@ function escapeRegExp(s: string): string {
 }
 
 /** Case-insensitive, word-bounded: "high" matches "High priority", not "highway"; "in_progress" also matches "in progress". */
-function wordPattern(value: string): RegExp {
+export function wordPattern(value: string): RegExp {
   const body = /^[A-Za-z0-9]+(?:[\s_-]+[A-Za-z0-9]+)*$/.test(value) ? nameWords(value).map(escape).join('[\\s_-]*') : escapeRegExp(value);
   return new RegExp(`(?<![A-Za-z0-9])${body}(?![A-Za-z0-9])`, 'gi');
 }
@@ -339,7 +339,7 @@ function enumCandidates(values: unknown[], src: FillSource, name: string): unkno
     true,
   );
   const numbers = numberCandidates({}, src, name).filter((n) => values.includes(n));
-  const booleans = booleanCandidates(src, name).filter((b) => values.includes(b));
+  const booleans = booleanCandidates(src.statements, name).filter((b) => values.includes(b));
   return [...mentioned, ...numbers, ...booleans];
 }
 
@@ -352,9 +352,9 @@ const COPULA = /\b(?:(is|are|was|were)(\s+not)?|((?:is|are|was|were)n['’]t))\s
  * "it is <field>" / "it is not <field>" / "isn't <field>". A sentence that says
  * both yes and no is ambiguous and gives nothing.
  */
-function booleanCandidates(src: FillSource, name: string): boolean[] {
+export function booleanCandidates(statements: string[], name: string): boolean[] {
   const words = fieldWords(name);
-  return src.statements.flatMap((sentence) => {
+  return statements.flatMap((sentence) => {
     if (mentionsOf(sentence, words).length === 0) return [];
     const stated = [...sentence.matchAll(COPULA)].filter((m) => words.some((w) => sameWord(m[4]!.toLowerCase(), w))).map((m) => !(m[2] || m[3]));
     if (stated.length) return stated;

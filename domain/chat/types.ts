@@ -77,6 +77,18 @@ export interface ChatRequest {
   sampling?: Sampling;
 }
 
+/** A choice among fixed answers, by likelihood. */
+export interface RankRequest {
+  messages: ChatMessage[];
+  candidates: string[];
+}
+
+export interface RankOutput {
+  /** Log-likelihood of each candidate, in order. */
+  scores: number[];
+  usage: ReportedUsage;
+}
+
 /** Token usage as the provider reported it. */
 export interface ReportedUsage {
   promptTokens: number;
@@ -106,9 +118,19 @@ export interface ChatProvider {
   readonly id: string;
   /** True when the provider can answer with tool calls; one that cannot is never sent tools. */
   readonly callsTools?: boolean;
+  /**
+   * True when the provider builds a structured answer only from values the request's text states
+   * (local); a model's answer is held to that text by the chat layer (domain/chat/grounded-values.ts).
+   */
+  readonly groundsValues?: boolean;
   /** The provider's own model behind an alias (an upstream's mapped name, the embedded model's file); none for a provider without a model. */
   modelFor?(alias: ModelId): string;
   complete(request: ChatRequest, signal: AbortSignal): Promise<ChatOutput>;
+  /**
+   * Scores each candidate answer by the model's own likelihood after `request.messages` (a local
+   * model can; an HTTP upstream cannot). Usage counts every token the model evaluated.
+   */
+  rank?(request: RankRequest, signal: AbortSignal): Promise<RankOutput>;
   /** Token by token, when the provider can; otherwise callers chunk `complete`. */
   stream?(request: ChatRequest, signal: AbortSignal): AsyncIterable<ChatStreamEvent>;
 }

@@ -4,6 +4,7 @@
 // record a content-free journey event, and remember the exchange when asked.
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
+import { groundingSourceOf } from '../../domain/chat/grounded-values.ts';
 import { isDeclined, POLICY_REFUSAL } from '../../domain/chat/policy.ts';
 import {
   type ChatMessage,
@@ -242,7 +243,9 @@ export async function prepareChat(deps: ChatDeps, input: ChatInput, signal: Abor
         return answered;
       });
       // Tool calls are not the structured answer: the schema applies to the text answer that follows them.
-      if (request.responseFormat && !output.toolCalls?.length) output = enforceResponseFormat(request.responseFormat, output);
+      // A model's answer is also held to the request's text: it may state no value the text does not.
+      if (request.responseFormat && !output.toolCalls?.length)
+        output = enforceResponseFormat(request.responseFormat, output, provider.groundsValues ? undefined : groundingSourceOf(request));
     } catch (err) {
       return fail(err, signal);
     }

@@ -2,13 +2,17 @@
 // and meet it: for json_schema, validate against the requested schema (the
 // validator Ajv compiled when the request was checked against the subset); for
 // json_object, be a JSON object. Anything else becomes a refusal, never invalid
-// JSON and never an invented value.
+// JSON and never an invented value. A model's json_schema answer is then held
+// to the request's text (domain/chat/grounded-values.ts): a required value the
+// text does not state makes it a refusal naming the field; an optional one is
+// dropped (null when nullable).
 //
 // Refusals here finish with 'stop', as a model's own refusal does: the official
 // openai client's chat.completions.parse() throws ContentFilterFinishReasonError
 // on 'content_filter' (and LengthFinishReasonError on 'length') before it reads
 // the message, so only 'stop' lets it surface message.refusal. 'content_filter'
 // stays reserved for the content-policy refusal.
+import { groundedValues } from '../../domain/chat/grounded-values.ts';
 import { validatorFor } from '../../domain/chat/schema-subset.ts';
 import type { ChatOutput, ResponseFormat } from '../../domain/chat/types.ts';
 
@@ -54,8 +58,30 @@ function refusalOf(output: ChatOutput, refusal: string): ChatOutput {
   return { content: null, refusal, finishReason: 'stop', ...(output.usage ? { usage: output.usage } : {}) };
 }
 
-export function enforceResponseFormat(format: ResponseFormat, output: ChatOutput): ChatOutput {
-  return format.kind === 'json_object' ? enforceJsonObject(output) : enforceSchema(format.schema, output);
+/**
+ * Keeps a valid answer's values that `source` states: a required one it does not state makes the
+ * answer a refusal naming the field(s); optional ones are left out, or null when nullable, as long
+ * as what is left still validates (else a refusal naming them).
+ */
+export function enforceGrounding(schema: Record<string, unknown>, name: string, output: ChatOutput, source: string): ChatOutput {
+  if (output.refusal || output.content === null) return output;
+  const answer = parsed(output.content);
+  if (!answer.ok) return output;
+  const grounded = groundedValues(schema, answer.value, source, name);
+  if (!grounded.ok) return refusalOf(output, ungroundedRefusal(grounded.missing));
+  if (grounded.dropped.length === 0) return output;
+  if (!validatesAgainst(schema, grounded.value)) return refusalOf(output, ungroundedRefusal(grounded.dropped.map((p) => p.replace(/\[\d+\]/g, ''))));
+  return { ...output, content: JSON.stringify(grounded.value) };
+}
+
+/**
+ * Holds the answer to the response format; with `source` (a provider whose answers are a model's),
+ * a json_schema answer's values are also held to that text.
+ */
+export function enforceResponseFormat(format: ResponseFormat, output: ChatOutput, source?: string): ChatOutput {
+  if (format.kind === 'json_object') return enforceJsonObject(output);
+  const valid = enforceSchema(format.schema, output);
+  return source === undefined ? valid : enforceGrounding(format.schema, format.name, valid, source);
 }
 
 /**

@@ -18,6 +18,7 @@ import type {
   ToolDefinition,
 } from '../../../domain/chat/types.ts';
 import type { EmbeddedModel, Loaded } from '../../embedded/embedded-model.ts';
+import { rankContinuations } from '../../embedded/likelihood.ts';
 import { groundingPrompt } from '../grounding-prompt.ts';
 
 /** What the grammar of a tool-offering request lets the model say. */
@@ -27,6 +28,9 @@ interface ToolAnswer {
 }
 
 const ANY_OBJECT = { type: 'object' } as const;
+
+/** Any JSON object, with any properties (node-llama-cpp's additionalProperties is false unless set). */
+const JSON_OBJECT = { type: 'object', additionalProperties: true } as const;
 
 function callSchema(tool: ToolDefinition) {
   return {
@@ -114,7 +118,8 @@ async function grammarOf(model: EmbeddedModel, loaded: Loaded, request: ChatRequ
   if (tools.length) return await model.grammarFor(loaded.llama, toolAnswerSchema(request, tools));
   const format = request.responseFormat;
   if (!format) return undefined;
-  if (format.kind === 'json_object') return await loaded.llama.getGrammarFor('json');
+  // JSON mode is a JSON object: node-llama-cpp's 'json' grammar would let the model answer any JSON value.
+  if (format.kind === 'json_object') return await model.grammarFor(loaded.llama, JSON_OBJECT);
   try {
     return await model.grammarFor(loaded.llama, format.schema);
   } catch {
@@ -193,6 +198,15 @@ export function embeddedProvider(model: EmbeddedModel): ChatProvider {
     modelFor: () => model.name,
     async complete(request, signal) {
       return outputOf(await generate(model, request, signal));
+    },
+
+    async rank(request, signal) {
+      return await model.use(signal, async (loaded) => {
+        const before = loaded.sequence.tokenMeter.getState();
+        const ranked = await rankContinuations(loaded, request.messages.map(itemOf), request.candidates);
+        const after = loaded.sequence.tokenMeter.getState();
+        return { scores: ranked.scores, usage: { promptTokens: after.usedInputTokens - before.usedInputTokens, completionTokens: 0 } };
+      });
     },
 
     async *stream(request, signal): AsyncIterable<ChatStreamEvent> {

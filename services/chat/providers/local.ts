@@ -5,6 +5,7 @@
 // tool_choice "none", does not send them. Tool calls and results in the
 // conversation are history it reads past: it answers the user's messages.
 import { fillSchema } from '../../../domain/chat/fill-schema.ts';
+import { groundingTexts } from '../../../domain/chat/grounded-values.ts';
 import { errors } from '../../../domain/errors.ts';
 import type { ChatOutput, ChatProvider, ChatRequest } from '../../../domain/chat/types.ts';
 import { estimateTokens } from '../../../domain/tokens.ts';
@@ -53,6 +54,8 @@ function bounded(text: string, maxTokens: number): ChatOutput {
 export const localProvider: ChatProvider = {
   id: 'local',
   callsTools: false,
+  // Its structured answers are filled from the text itself (fill-schema.ts): the chat layer does not check them again.
+  groundsValues: true,
   async complete(request) {
     // Never a made-up call, whoever asks.
     if (request.tools?.length && request.toolChoice !== 'none') throw errors.toolsNotSupported(request.model);
@@ -62,9 +65,7 @@ export const localProvider: ChatProvider = {
       return { ...answer, content: JSON.stringify({ answer: answer.content }) };
     }
     if (request.responseFormat) {
-      const grounding = [lastUserText(request), ...request.grounding.memory.map((m) => `${m.subject}. ${m.content}`), request.grounding.document ?? ''].join(
-        '\n',
-      );
+      const grounding = [lastUserText(request), ...groundingTexts(request.grounding)].join('\n');
       const filled = fillSchema(request.responseFormat.schema, grounding, request.responseFormat.name);
       // A refusal rather than a guessed value; 'stop' so the client's parse() surfaces message.refusal.
       if (!filled.ok) return { content: null, refusal: ungroundedRefusal(filled.missing), finishReason: 'stop' };
