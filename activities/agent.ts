@@ -1,47 +1,24 @@
-// Model calls of an upstream run: planning (structured output against the
-// service's plan schema, validated with Ajv) and each turn of the execute
-// loop (OpenAI tools / tool_calls). Every call is one activity, checked
-// against the hold before it is made and charged by the usage the provider
-// reports, recorded once per call key so a retry never charges twice.
-import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../db/client.ts';
 import type { ProposedCall } from '../domain/agent/admission.ts';
 import { assessPlan, type PlanProposal, proposalOf } from '../domain/agent/plan-check.ts';
 import { argumentProblems, isKnownTool, serverSchemaValidator } from '../domain/agent/tool-args.ts';
-import { executionInstructions, planningInstructions, planSchemaFor } from '../domain/agent/plan-schema.ts';
+import { buildableOptions, exactPlanSchema, maxJsonTokens } from '../domain/agent/exact-plan.ts';
+import { actionOptions } from '../domain/agent/plan-options.ts';
+import { exactPlanningInstructions, executionInstructions } from '../domain/agent/plan-schema.ts';
 import { digestOf } from '../domain/digest.ts';
-import { type ChatMessage, type ChatOutput, type ChatRequest, ProviderError, type ToolDefinition } from '../domain/chat/types.ts';
-import type { ModelId } from '../domain/models.ts';
+import type { ChatMessage, ChatOutput, ChatRequest, ToolDefinition } from '../domain/chat/types.ts';
 import type { Plan } from '../domain/planning/plan.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
-import { creditsOfMicro, modelCostMicro, modelCredits, PLAN_ATTEMPTS, type PricingTable, type Provider, toolCalls, toolCredits } from '../domain/pricing.ts';
-import type { LoopStop } from '../domain/runs/run-types.ts';
-import { estimateTokens } from '../domain/tokens.ts';
+import { PLAN_ATTEMPTS } from '../domain/pricing.ts';
+import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { type ServerToolCatalog, TOOL_IDS, TOOLS } from '../domain/tools.ts';
 
 export type { PlanProposal };
-import type { Providers } from '../services/model-layer.ts';
 import { recallableEntries } from '../services/memory.ts';
-import { heldFor, modelUsageOf, recordModelCall } from '../services/model-usage.ts';
-import { modelCallSpan } from '../services/instrumentation.ts';
 import { tenantById } from '../services/tenants.ts';
-import type { ToolServers } from '../services/tool-servers.ts';
-import { HOLD_STEP } from './ledger.ts';
-
-export interface AgentDeps {
-  db: Db;
-  pricing: PricingTable;
-  providers: Providers;
-  turnMaxTokens: number;
-  toolServers: ToolServers;
-}
-
-interface CallContext {
-  runId: string;
-  tenantId: string;
-  model: ModelId;
-  provider: Provider;
-}
+import { type AgentDeps, type CallContext, callModel } from './model-call.ts';
+import { type AnswerPartOutcome, answerPart } from './answer-part.ts';
+import { planByChoice } from './plan-by-choice.ts';
 
 /** The catalog in OpenAI's `tools` wire format: the built-in tools and the run's server tools, as GET /v1/tools lists them. */
 export function catalogTools(serverTools: ServerToolCatalog = {}): ToolDefinition[] {
@@ -78,68 +55,6 @@ async function serverToolsFor(deps: AgentDeps, tenantId: string): Promise<Server
       { server: tool.server, tool: tool.tool, effect: tool.effect, description: tool.description.slice(0, 1_000), parameters: tool.inputSchema },
     ]),
   );
-}
-
-type Called = { kind: 'output'; output: ChatOutput } | { kind: 'stopped'; stop: LoopStop };
-
-/** One model call: refused if its worst case would pass the hold, charged by reported usage, recorded once. */
-async function callModel(deps: AgentDeps, c: CallContext, callKey: string, request: ChatRequest, toolsRun: string[]): Promise<Called> {
-  const provider = deps.providers[c.provider];
-  if (!provider)
-    return { kind: 'stopped', stop: { code: 'model_unavailable', message: `No provider is configured for ${c.model}; nothing was sent to a model.` } };
-  const hold = await heldFor(deps.db, c.runId, HOLD_STEP);
-  const before = (await modelUsageOf(deps.db, c.runId, callKey)).costMicro;
-  const tools = toolCredits(toolCalls(toolsRun), deps.pricing);
-  const spent = creditsOfMicro(before) + tools;
-  const promptTokens = estimateTokens(JSON.stringify([request.messages, request.tools ?? [], request.responseFormat ?? null]));
-  const worstCase = modelCredits(promptTokens + request.maxTokens, c.model, deps.pricing);
-  if (creditsOfMicro(before + modelCostMicro(promptTokens + request.maxTokens, c.model, deps.pricing)) + tools > hold) {
-    return {
-      kind: 'stopped',
-      stop: {
-        code: 'hold_exhausted',
-        message: `The next model call could cost up to ${worstCase} credits; ${hold - spent} of the ${hold} held remain. It was not made.`,
-      },
-    };
-  }
-  let output: ChatOutput;
-  try {
-    output = await modelCallSpan(c.provider, c.model, async (usage) => {
-      const answered = await provider.complete(request, Context.current().cancellationSignal);
-      if (answered.usage) usage(answered.usage.promptTokens, answered.usage.completionTokens);
-      return answered;
-    });
-  } catch (err) {
-    if (err instanceof ProviderError && err.kind === 'rate_limited') {
-      // After the provider's Retry-After, not the retry policy's own interval (retryable()'s extra arguments are details, not options).
-      throw ApplicationFailure.create({ message: 'model rate limited', type: 'ModelRateLimited', nextRetryDelay: `${err.retryAfterSeconds ?? 1}s` });
-    }
-    throw err; // a failed call reports no usage and charges nothing; Temporal retries it
-  }
-  // The provider's usage when it reports it; the byte-count estimate only when it reports none, and recorded as such.
-  const completion = output.content ?? output.refusal ?? JSON.stringify(output.toolCalls ?? []);
-  const usage = output.usage ?? { promptTokens, completionTokens: estimateTokens(completion) };
-  const costMicro = modelCostMicro(usage.promptTokens + usage.completionTokens, c.model, deps.pricing);
-  await recordModelCall(deps.db, {
-    tenantId: c.tenantId,
-    runId: c.runId,
-    callKey,
-    model: c.model,
-    ...usage,
-    costMicro,
-    usageBasis: output.usage ? 'reported' : 'estimated',
-  });
-  const credits = creditsOfMicro(costMicro);
-  if (creditsOfMicro(before + costMicro) + tools > hold) {
-    return {
-      kind: 'stopped',
-      stop: {
-        code: 'hold_exhausted',
-        message: `The model reported usage of ${credits} credits for one call, past the ${hold} held; the run stopped and is charged no more than the hold.`,
-      },
-    };
-  }
-  return { kind: 'output', output };
 }
 
 /** Parses and validates each tool call's arguments against the catalog (the workflow decides admission). */
@@ -215,8 +130,12 @@ export function agentActivities(deps: AgentDeps) {
     async proposePlan(p: CallContext & { input: string; attempt: number; problems: string[] }): Promise<PlanProposal> {
       const actions = requestedActions(p.input);
       const serverTools = await serverToolsFor(deps, p.tenantId);
+      if (p.provider === 'embedded') return await planByChoice(deps, p, actions, serverTools);
+      // The request's own plan schema: one entry per action, each from the options it may take.
+      const options = buildableOptions(actionOptions(actions, serverTools, false), serverTools);
+      const schema = exactPlanSchema(options, serverTools, 'anyOf');
       const messages: ChatMessage[] = [
-        { role: 'system', content: planningInstructions(actions, serverTools) },
+        { role: 'system', content: exactPlanningInstructions(actions, options, serverTools) },
         { role: 'user', content: p.input },
         ...(p.problems.length
           ? [
@@ -231,13 +150,19 @@ export function agentActivities(deps: AgentDeps) {
         model: p.model,
         messages,
         grounding: { memory: [], document: null },
-        responseFormat: { name: 'run_plan', schema: planSchemaFor([...TOOL_IDS, ...Object.keys(serverTools)]) },
-        maxTokens: deps.turnMaxTokens,
+        responseFormat: { name: 'run_plan', schema },
+        // Room for the largest plan the schema admits, so no plan is cut off.
+        maxTokens: Math.max(deps.turnMaxTokens, maxJsonTokens(schema)),
       };
       const called = await callModel(deps, p, `plan:${p.attempt}`, request, []);
       if (called.kind === 'stopped') return called;
       if (called.output.refusal) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to plan this request.' } };
-      return proposalOf(assessPlan(called.output.content, actions, serverTools), p.attempt >= PLAN_ATTEMPTS, serverTools);
+      return proposalOf(assessPlan(called.output.content, actions, serverTools, options), p.attempt >= PLAN_ATTEMPTS, serverTools);
+    },
+
+    /** The model's answer to one action of a plan the service runs step by step. */
+    async writeAnswerPart(t: CallContext & { input: string; action: number; results: StepResult[] }): Promise<AnswerPartOutcome> {
+      return await answerPart(deps, t);
     },
 
     /** One turn of the execute loop: the model sees the approved plan, the input and the tool results so far (recalled text read now). */

@@ -7,7 +7,10 @@ import { isTerminal } from '../domain/runs/states.ts';
 import { journeyEventRecorded, purgeJourneyEvents, recordJourneyEvent } from '../services/journey.ts';
 import { storableJson } from '../domain/storable-text.ts';
 import { metrics } from '../services/metrics.ts';
-import { moveRun, type RunPatch, recordedState } from '../services/runs.ts';
+import { moveRun, type RunPatch, recordedState, runAtEnd } from '../services/runs.ts';
+import { endingReceipt } from '../domain/runs/ending-receipt.ts';
+import type { Plan } from '../domain/planning/plan.ts';
+import type { ApprovalRecord, StepResult } from '../domain/runs/run-types.ts';
 
 /** Time in the state the run leaves, the approval wait, and the end: counted once, by the write that made the move. */
 function observeMove(before: { status: string; since: Date }, to: string): void {
@@ -15,6 +18,27 @@ function observeMove(before: { status: string; since: Date }, to: string): void 
   metrics.runStateDuration.observe({ state: before.status }, seconds);
   if (before.status === 'awaiting_approval') metrics.approvalWait.observe(seconds);
   if (isTerminal(to as Parameters<typeof isTerminal>[0])) metrics.runsEnded.inc({ state: to });
+}
+
+/**
+ * A run that ends without the receipt verification writes (refused, stopped at planning, rejected,
+ * expired, cancelled, failed) gets one computed from what it had; null when it has one already.
+ */
+async function receiptAtEnd(db: Db, t: RunTransition): Promise<RunPatch['receipt'] | null> {
+  if (!isTerminal(t.status) || t.patch.receipt) return null;
+  const row = await runAtEnd(db, t.runId);
+  if (!row || row.receipt) return null;
+  return endingReceipt({
+    runId: t.runId,
+    input: row.input,
+    memory: row.memory,
+    status: t.status,
+    step: t.step,
+    plan: (t.patch.plan ?? row.plan ?? null) as Plan | null,
+    results: t.patch.stepResults ?? (row.result as { steps?: StepResult[] } | null)?.steps ?? [],
+    approval: (t.patch.approval ?? row.approval ?? null) as ApprovalRecord | null,
+    failure: t.patch.failure ?? (row.failure as { code: string; message: string } | null) ?? null,
+  });
 }
 
 export function projectionActivities(deps: { db: Db; journeyRetentionDays: number }) {
@@ -26,6 +50,8 @@ export function projectionActivities(deps: { db: Db; journeyRetentionDays: numbe
       if (completed || completedAt) patch.completedAt = new Date();
       if (stepResults) patch.result = { steps: stepResults };
       if (t.progress) patch.progress = t.progress;
+      const receipt = await receiptAtEnd(deps.db, t);
+      if (receipt) patch.receipt = receipt;
       // A model's answer or arguments may hold characters Postgres cannot store; they must not strand the run.
       const eventKey = `${t.runId}:${t.seq}`;
       // The state the move leaves, and since when (the time-in-state metrics).

@@ -1821,8 +1821,24 @@ export interface components {
                 released: number;
             } | null;
             plan: {
-                /** @description local-deterministic, or model (an upstream model planned against the service's plan schema). */
+                /** @description local-deterministic, or model (a model planned against the request's own plan schema: one entry per requested action). */
                 planner: string;
+                /**
+                 * @description Extension. steps: the service runs the approved steps as planned and the model writes only its answer to each action (the embedded model's plans). Absent: the model carries the plan out through tool calls, turn by turn.
+                 * @enum {string}
+                 */
+                execution?: "steps";
+                /**
+                 * @description Extension. ranked: the model chose each action's option by its own likelihood among the options offered (the embedded model).
+                 * @enum {string}
+                 */
+                choice?: "ranked";
+                /** @description Extension: where the service narrowed the options an action was offered before the model chose (a shortlist for a small model, material never given), the options it kept and why. Absent: the model saw every option. */
+                hints?: {
+                    action: number;
+                    offered: string[];
+                    why: string;
+                }[];
                 steps: {
                     id: string;
                     /** @description A built-in tool (memory_recall, text_analysis, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */

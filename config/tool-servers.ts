@@ -20,6 +20,8 @@ const common = {
   id: z.string().regex(SERVER_ID, 'lower-case letters, digits, - and single _, at most 32'),
   /** Classified tools; any other tool of the server is external. */
   tools: z.record(z.string().min(1).max(128), ToolPolicy).default({}),
+  /** The server's tools not listed in `tools`: offered to runs as external (`offer`, the default), or not offered at all (`hide`). */
+  unlisted_tools: z.enum(['offer', 'hide']).optional(),
   /** Tenant names (or ids) that may use the server; "*" for every tenant. */
   tenants: z.array(z.string().min(1).max(128)).min(1).default(['*']),
   /** How long one call may take before it is cancelled; below the tool activity's 2-minute limit. */

@@ -46,6 +46,8 @@ export interface ToolSpec {
   effect: EffectClass;
   capability: ToolCapability;
   description: string;
+  /** What the tool does as a short verb phrase, for a small model choosing among tools. */
+  doing: string;
   /** JSON Schema of the arguments a model passes in an OpenAI `tool_calls` entry. */
   parameters: Record<string, unknown>;
 }
@@ -56,6 +58,7 @@ export const TOOLS: Record<ToolId, ToolSpec> = {
     effect: 'read',
     capability: 'recall',
     description: 'Recalls the tenant memory entries most relevant to the run (only when memory is true).',
+    doing: 'recall the memory',
     parameters: {
       type: 'object',
       additionalProperties: false,
@@ -69,6 +72,7 @@ export const TOOLS: Record<ToolId, ToolSpec> = {
     capability: 'preparation',
     description:
       'Extracts key phrases, constraints, quantities and open questions from one part of the input. It prepares input only: it does not summarise, review, compare or decide anything.',
+    doing: 'extract key phrases',
     parameters: {
       type: 'object',
       additionalProperties: false,
@@ -81,6 +85,7 @@ export const TOOLS: Record<ToolId, ToolSpec> = {
     effect: 'external',
     capability: 'delivery',
     description: "Delivers the run's result to the webhook URL configured for the tenant, only after approval.",
+    doing: 'send a message to the team channel',
     parameters: { type: 'object', additionalProperties: false, properties: {} },
   },
 };

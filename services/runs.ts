@@ -6,6 +6,7 @@ import type { Db } from '../db/client.ts';
 import { preparedPer } from '../db/prepared.ts';
 import { runs } from '../db/schema.ts';
 import { newId } from '../domain/ids.ts';
+import { endingReceipt } from '../domain/runs/ending-receipt.ts';
 import { type RunStatus, statesLeadingTo } from '../domain/runs/states.ts';
 import { afterPosition, type Position, toPage } from './keyset-page.ts';
 
@@ -83,28 +84,28 @@ export async function possiblyStrandedRuns(db: Db, before: Date, limit: number):
     .limit(limit);
 }
 
+/** The receipt of a run that ends before its workflow did anything: every action unresolved, with why. */
+async function receiptBeforeStart(db: Db, runId: string, failure: { code: string; message: string }) {
+  const row = await runAtEnd(db, runId);
+  if (!row) return null;
+  return endingReceipt({ runId, input: row.input, memory: row.memory, status: 'failed', step: 'estimate', plan: null, results: [], approval: null, failure });
+}
+
 /** Ends a run whose workflow could not be started and that nobody can start safely (it has no Idempotency-Key). */
 export async function markStartFailed(db: Db, runId: string): Promise<void> {
-  const patch = {
-    status: 'failed' as const,
-    currentStep: null,
-    completedAt: new Date(),
-    failure: { code: 'start_failed', message: 'The run could not be started; nothing was reserved. Retry the request.' },
-  };
+  const failure = { code: 'start_failed', message: 'The run could not be started; nothing was reserved. Retry the request.' };
+  const receipt = await receiptBeforeStart(db, runId, failure);
+  const patch = { status: 'failed' as const, currentStep: null, completedAt: new Date(), failure, ...(receipt ? { receipt } : {}) };
   await moveRun(db, runId, patch, ['accepted']);
 }
 
 /** Cancels a run whose workflow never started (the reconciler has not started it either: it is still accepted). */
 export async function cancelBeforeStart(db: Db, runId: string): Promise<void> {
+  const failure = { code: 'cancelled', message: 'The run was cancelled before its work started; nothing was reserved or done.' };
+  const receipt = await receiptBeforeStart(db, runId, failure);
   const ended = await db
     .update(runs)
-    .set({
-      status: 'failed',
-      currentStep: null,
-      completedAt: new Date(),
-      updatedAt: new Date(),
-      failure: { code: 'cancelled', message: 'The run was cancelled before its work started; nothing was reserved or done.' },
-    })
+    .set({ status: 'failed', currentStep: null, completedAt: new Date(), updatedAt: new Date(), failure, ...(receipt ? { receipt } : {}) })
     .where(and(eq(runs.id, runId), eq(runs.status, 'accepted')))
     .returning({ id: runs.id });
   // Ended here, not by a workflow: counted here, once (the workflow's moves count in activities/projection.ts).
@@ -129,6 +130,23 @@ export async function moveRun(
     .where(and(eq(runs.id, runId), inArray(runs.status, [...from])))
     .returning({ id: runs.id });
   return moved.length > 0;
+}
+
+/** What a run's receipt is computed from when it ends before verification; null when there is no such run. */
+export async function runAtEnd(db: Db, runId: string) {
+  const [row] = await db
+    .select({
+      input: runs.input,
+      memory: runs.memory,
+      plan: runs.plan,
+      approval: runs.approval,
+      result: runs.result,
+      receipt: runs.receipt,
+      failure: runs.failure,
+    })
+    .from(runs)
+    .where(eq(runs.id, runId));
+  return row ?? null;
 }
 
 /** The run's recorded state and when it entered it, or null when there is no such run. */

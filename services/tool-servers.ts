@@ -245,7 +245,12 @@ export function connectToolServers(specs: ToolServerSpec[], options: { logger: L
           : available
             ? null
             : `the server ${c.spec.id} is ${c.describeState()}`;
-        return tools.map((tool) => ({ tool, status: reason === null ? ('available' as const) : ('not_configured' as const), reason }));
+        // A tool the operator did not list, on a server whose unlisted tools are hidden, is never offered.
+        const hidden = `the operator offers only the listed tools of ${c.spec.id}`;
+        return tools.map((tool) => {
+          const why = reason ?? (c.spec.unlisted_tools === 'hide' && !tool.classified ? hidden : null);
+          return { tool, status: why === null ? ('available' as const) : ('not_configured' as const), reason: why };
+        });
       });
     },
     find(name) {

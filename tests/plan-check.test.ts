@@ -47,6 +47,41 @@ describe('assessPlan and proposalOf', () => {
     });
   });
 
+  it('accepts a plan that lists every action unresolved, with its reason: nothing can be done, and it says so', () => {
+    const proposal = proposalOf(
+      assessPlan(
+        plan({
+          unresolved: [
+            { action: 1, reason: 'No tool reads contracts.' },
+            { action: 2, reason: 'No tool reads contracts.' },
+          ],
+        }),
+        actions,
+      ),
+      false,
+    );
+    expect(proposal).toMatchObject({ kind: 'planned', plan: { steps: [], answer: [], gaps: [{ action: 1 }, { action: 2 }] } });
+  });
+
+  it('reads a plan in the per-request form against the options each action was offered', () => {
+    const options = [
+      { action: 1, options: ['answer', 'unresolved'], narrowed: null },
+      { action: 2, options: ['webhook_delivery', 'unresolved'], narrowed: null },
+    ];
+    const form = (a2: object) => JSON.stringify({ action_1: { do: 'answer' }, action_2: a2 });
+    expect(proposalOf(assessPlan(form({ do: 'unresolved', reason: 'no tool' }), actions, {}, options), false)).toMatchObject({
+      kind: 'planned',
+      plan: { steps: [], answer: [1], gaps: [{ action: 2, reason: 'no tool' }] },
+    });
+    // A choice the action was not offered, or a missing entry, is a problem, never a plan.
+    expect(assessPlan(form({ do: 'text_analysis', arguments: { text: 'x' }, purpose: 'x' }), actions, {}, options).problems).toEqual([
+      'action_2.do: "text_analysis" is not a choice offered for this action.',
+    ]);
+    expect(assessPlan(JSON.stringify({ action_1: { do: 'answer' } }), actions, {}, options).problems).toEqual([
+      'action_2: missing; every action needs an entry.',
+    ]);
+  });
+
   it('on the last attempt, runs a plan that does something and leaves what it left out unresolved', () => {
     const assessed = assessPlan(plan({ answer: [1] }), actions);
     expect(assessed.uncovered.map((a) => a.n)).toEqual([2]);

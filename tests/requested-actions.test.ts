@@ -71,11 +71,29 @@ describe('requestedActions: splitting and classification', () => {
     },
   );
 
-  it('keeps a negated effect and a following request apart', () => {
-    expect(kinds('Do not email anyone; summarise the doc.')).toEqual([
+  it('keeps a negated effect apart from the request that follows: a constraint, not an action of its own', () => {
+    expect(kinds('Do not email anyone; summarise the doc.')).toEqual([['analysis', 'summarise']]);
+  });
+
+  it('takes statements beside a request as its material, not as requests', () => {
+    expect(kinds('Summarise: The office opens in May. Rent is 20% lower.')).toEqual([['analysis', 'summarise']]);
+    expect(kinds("Is this a complaint? 'The parcel was left in the rain.'")).toEqual([['analysis', 'is']]);
+    // With no request at all, the statements stay (each is analysis of the given text).
+    expect(kinds('The office opens in May. Rent is lower.')).toEqual([
       ['analysis', null],
-      ['analysis', 'summarise'],
+      ['analysis', null],
     ]);
+  });
+
+  it.each([
+    ['Tell the support channel that the outage is over.', [['delivery', 'tell']]],
+    ['Let the ops team know the backup finished.', [['delivery', 'let know']]],
+    ['Inform finance that the invoice arrived.', [['delivery', 'inform']]],
+    ['Tell me what the risks are.', [['analysis', 'tell']]],
+    ['Tell the difference between the two offers.', [['analysis', 'tell']]],
+    ['Wire 500 EUR to the landlord.', [['unsupported', 'wire']]],
+  ])('classes a message to someone as a delivery, an answer to me as analysis: %j', (input, expected) => {
+    expect(kinds(input)).toEqual(expected);
   });
 
   it.each([

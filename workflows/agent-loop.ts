@@ -6,6 +6,7 @@
 import { ActivityFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.ts';
 import type { PlanProposal } from '../activities/agent.ts';
+import type { NumberedPart } from '../activities/answer-part.ts';
 import { admitCall } from '../domain/agent/admission.ts';
 import type { ChatMessage } from '../domain/chat/types.ts';
 import type { ModelId } from '../domain/models.ts';
@@ -113,4 +114,28 @@ export async function executeWithModel(
     }
   }
   return stop({ code: 'turn_limit', message: `The model gave no final answer within ${limits.maxTurns} turns.` });
+}
+
+/** Runs one planned step; `answers` are the model's answer parts written so far (a delivery carries them). */
+export type RunPlannedStep = (step: PlanStep, done: StepResult[], answers?: NumberedPart[]) => Promise<StepResult>;
+
+/**
+ * A plan that fixes every step (Plan.execution 'steps', the embedded model's): the service runs the
+ * read steps, asks the model for its answer to each action it answers or read for, then runs the
+ * approved external steps, which carry those answers. The model calls no tool here.
+ */
+export async function executeByPlan(c: ModelContext, plan: Plan, runStep: RunPlannedStep): Promise<LoopResult> {
+  const results: StepResult[] = [];
+  const reads = plan.steps.filter((s) => s.effect !== 'external');
+  for (const step of reads) results.push(await runStep(step, results));
+  const answered = [...new Set([...(plan.answer ?? []), ...reads.flatMap((s) => s.covers ?? [])])].sort((a, b) => a - b);
+  const parts: NumberedPart[] = [];
+  const answer = () => (parts.length ? JSON.stringify({ actions: parts }) : null);
+  for (const action of answered) {
+    const outcome = await orStop(() => models.writeAnswerPart({ ...c, action, results }), `the answer to action ${action}`);
+    if (outcome.kind === 'stopped') return { results, answer: answer(), stopped: outcome.stop, refusals: [] };
+    parts.push(outcome.part);
+  }
+  for (const step of plan.steps.filter((s) => s.effect === 'external')) results.push(await runStep(step, results, parts));
+  return { results, answer: answer(), stopped: null, refusals: [] };
 }

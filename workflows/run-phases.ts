@@ -2,10 +2,11 @@
 // execute, verify, settle, and the compensation when a phase fails. A phase that ends the run
 // early returns its RunEnd; workflows/agent-run.ts runs them in order.
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation } from '@temporalio/workflow';
+import type { NumberedPart } from '../activities/answer-part.ts';
 import type { ModelId } from '../domain/models.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
 import type { ApprovalEffect, ApprovalRecord, LoopStop, StepResult } from '../domain/runs/run-types.ts';
-import { executeWithModel, type LoopResult, type ModelContext, planWithModel } from './agent-loop.ts';
+import { executeByPlan, executeWithModel, type LoopResult, type ModelContext, planWithModel, type RunPlannedStep } from './agent-loop.ts';
 import { TOOL_NOT_SENT, WEBHOOK_NOT_SENT } from './messages.ts';
 import { acts, tools } from './run-activities.ts';
 import type { RunContext, RunEnd } from './run-context.ts';
@@ -154,16 +155,18 @@ function effectToApprove(s: PlanStep, plan: Plan): ApprovalEffect {
 /** Execute: every step through its tool (the model's loop, or the plan in order); a step that kept failing is a failed step, not a failed run. */
 export async function executePhase(c: RunContext, plan: Plan, upstream: ModelContext | null, estimate: Estimate): Promise<LoopResult> {
   await c.moveTo('execute', 'execute', { plan, approval: c.approval });
-  const runStep = async (step: PlanStep, previous: StepResult[]): Promise<StepResult> => {
+  const runStep: RunPlannedStep = async (step, previous, answers) => {
     c.live.currentPlanStep = step.id;
     c.showDetails();
-    const result = await runTool(c, step, previous);
+    const result = await runTool(c, step, previous, answers);
     c.live.stepsDone += 1;
     await c.moveTo('advance', 'execute', { stepResults: [...previous, result] }, 'run.step_finished');
     return result;
   };
   let loop: LoopResult;
-  if (upstream) {
+  if (upstream && plan.execution === 'steps') {
+    loop = await executeByPlan(upstream, plan, runStep);
+  } else if (upstream) {
     const limits = { maxTurns: estimate.basis.max_turns ?? 1, maxToolCalls: estimate.basis.max_tool_calls ?? 0 };
     loop = await executeWithModel(upstream, plan, limits, runStep);
   } else {
@@ -176,10 +179,10 @@ export async function executePhase(c: RunContext, plan: Plan, upstream: ModelCon
 }
 
 /** One step through its tool; retries exhausted make a failed step, or one of unknown outcome for an effect that may have been sent. */
-async function runTool(c: RunContext, step: PlanStep, previous: StepResult[]): Promise<StepResult> {
+async function runTool(c: RunContext, step: PlanStep, previous: StepResult[], answers?: NumberedPart[]): Promise<StepResult> {
   const { runId, tenantId, input, memory } = c.run;
   try {
-    return await tools.runTool({ runId, tenantId, step, input, memory, previous });
+    return await tools.runTool({ runId, tenantId, step, input, memory, previous, ...(answers?.length ? { answers } : {}) });
   } catch (err) {
     if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
     // An external effect whose attempts may have reached the receiver (a worker that died mid-send,

@@ -181,7 +181,23 @@ export const Run = z
       .meta({ description: 'Actual usage; `charged` never exceeds the reservation, `released` is the rest.' }),
     plan: z
       .object({
-        planner: z.string().meta({ description: "local-deterministic, or model (an upstream model planned against the service's plan schema)." }),
+        planner: z.string().meta({
+          description: "local-deterministic, or model (a model planned against the request's own plan schema: one entry per requested action).",
+        }),
+        execution: z.enum(['steps']).optional().meta({
+          description:
+            "Extension. steps: the service runs the approved steps as planned and the model writes only its answer to each action (the embedded model's plans). Absent: the model carries the plan out through tool calls, turn by turn.",
+        }),
+        choice: z.enum(['ranked']).optional().meta({
+          description: "Extension. ranked: the model chose each action's option by its own likelihood among the options offered (the embedded model).",
+        }),
+        hints: z
+          .array(z.object({ action: z.int(), offered: z.array(z.string()), why: z.string() }))
+          .optional()
+          .meta({
+            description:
+              'Extension: where the service narrowed the options an action was offered before the model chose (a shortlist for a small model, material never given), the options it kept and why. Absent: the model saw every option.',
+          }),
         steps: z.array(PlanStep),
         answer: z.array(z.int()).optional().meta({
           description:

@@ -10,6 +10,8 @@ import type { LoopStop } from '../runs/run-types.ts';
 import { truncate } from '../text/analyze.ts';
 import { effectOf, type ServerToolCatalog } from '../tools.ts';
 import { scopeOf } from './admission.ts';
+import { fromExactForm, isExactForm } from './exact-plan.ts';
+import type { ActionOptions } from './plan-options.ts';
 import { type ModelPlan, PLAN_SCHEMA } from './plan-schema.ts';
 import { argumentProblems, isKnownTool } from './tool-args.ts';
 
@@ -83,18 +85,27 @@ export interface PlanAssessment {
   plan?: ModelPlan;
   /** Actions the plan neither covers by a step, nor answers, nor lists as unresolved. */
   uncovered: RequestedAction[];
-  /** No step and no answered action: the plan does nothing. */
+  /** No step, no answered action, and actions left unaccounted for: the plan does nothing and says nothing. */
   empty: boolean;
 }
 
-/** Checks a model's plan answer: its shape, then that it accounts for every requested action. */
-export function assessPlan(content: string | null, actions: RequestedAction[], serverTools: ServerToolCatalog = {}): PlanAssessment {
+/**
+ * Checks a model's plan answer: its shape, then that it accounts for every requested action. An answer
+ * in the per-request form (exact-plan.ts) is read against the options each action was offered; one in
+ * the earlier steps/answer/unresolved form is read as it always was.
+ */
+export function assessPlan(content: string | null, actions: RequestedAction[], serverTools: ServerToolCatalog = {}, options?: ActionOptions[]): PlanAssessment {
   const none = (problems: string[]): PlanAssessment => ({ problems, uncovered: actions, empty: true });
   let value: unknown;
   try {
     value = JSON.parse(content ?? '');
   } catch {
     return none(['The answer is not JSON.']);
+  }
+  if (options && isExactForm(value)) {
+    const exact = fromExactForm(value, actions, options);
+    if (exact.problems.length) return none(exact.problems);
+    value = exact.plan;
   }
   const v = value as ModelPlan;
   // `answer` came with runs that answer per action; a model that leaves it out answers nothing.
@@ -108,7 +119,9 @@ export function assessPlan(content: string | null, actions: RequestedAction[], s
   if (shape.length) return none(shape);
   const accounted = new Set([...v.steps.flatMap((s) => s.covers), ...v.answer, ...v.unresolved.map((u) => u.action)]);
   const uncovered = actions.filter((a) => !accounted.has(a.n));
-  const empty = v.steps.length === 0 && v.answer.length === 0;
+  // Nothing done and something left out. A plan that lists every action unresolved, with a reason, is
+  // a plan: it says honestly that nothing here can be done, and the run ends needs_attention saying so.
+  const empty = v.steps.length === 0 && v.answer.length === 0 && uncovered.length > 0;
   const problems = [
     ...(empty ? ['The plan is empty: no step and no action answered. Plan the work, or list in unresolved why an action cannot be done.'] : []),
     ...uncovered.map((a) => `Action ${a.n} ("${truncate(a.clause, 80)}") is in no step's covers, not in answer and not in unresolved.`),

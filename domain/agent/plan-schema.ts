@@ -3,10 +3,12 @@
 // each step's effect class from the catalog, so the optional `effect` a model
 // may write is never read.
 import type { RequestedAction } from '../planning/requested-actions.ts';
+import { ANSWER, type ActionOptions, UNRESOLVED } from './plan-options.ts';
 import { type ServerToolCatalog, TOOL_IDS, TOOLS } from '../tools.ts';
 
 export const MAX_MODEL_PLAN_STEPS = 8;
 
+/** The earlier, request-independent plan form (steps, answer, unresolved); answers in it are still read. */
 export const PLAN_SCHEMA = {
   type: 'object',
   additionalProperties: false,
@@ -51,18 +53,6 @@ export const PLAN_SCHEMA = {
   },
 } as const;
 
-/** The plan schema a model is given: its tool names limited to the tools it is offered. */
-export function planSchemaFor(toolNames: string[]): Record<string, unknown> {
-  const steps = PLAN_SCHEMA.properties.steps;
-  return {
-    ...PLAN_SCHEMA,
-    properties: {
-      ...PLAN_SCHEMA.properties,
-      steps: { ...steps, items: { ...steps.items, properties: { ...steps.items.properties, tool: { ...steps.items.properties.tool, enum: toolNames } } } },
-    },
-  };
-}
-
 export interface ModelPlan {
   steps: { tool: string; arguments: Record<string, unknown>; purpose: string; covers: number[]; effect?: string }[];
   answer: number[];
@@ -84,16 +74,21 @@ export function actionLines(actions: RequestedAction[]): string[] {
   return actions.map((a) => `${a.n}. ${a.clause}`);
 }
 
-export function planningInstructions(actions: RequestedAction[], serverTools: ServerToolCatalog = {}): string {
+/** Instructions for a plan in the request's own schema (exact-plan.ts): one entry per action, from the options it is offered. */
+export function exactPlanningInstructions(actions: RequestedAction[], options: ActionOptions[], serverTools: ServerToolCatalog = {}): string {
+  const choices = (o: ActionOptions) => o.options.map((x) => (x === ANSWER || x === UNRESOLVED ? `"${x}"` : x)).join(', ');
   return [
     'You plan work for a governed workspace service. Answer only with JSON that matches the given schema.',
     'Tools you may use (no others exist):',
     ...catalogLines(serverTools),
     'The request, split into numbered actions:',
     ...actionLines(actions),
-    "Account for every action exactly: by steps that carry it out (its number in the step's `covers`; every step covers at least one action), in `answer` when you will do it yourself in your final answer, or in `unresolved` with the reason.",
-    'Analysis and writing based on the given text need no tool: list them in `answer`. An action that changes something outside (deleting, paying, emailing, deploying, booking, buying...) that no tool above performs must go to `unresolved`, as must an action on material you were not given (an attachment, a document not in the request).',
-    'An empty plan is never valid.',
+    'Give one entry per action, `action_N`, saying what it becomes:',
+    '- {"do": "<tool>", "arguments": {...}, "purpose": "<why, for the person who approves it>"}: a tool offered for it carries it out, with exactly the arguments to send;',
+    `- {"do": "${ANSWER}"}: analysis or writing on the given text, which you will do yourself in your final answer;`,
+    `- {"do": "${UNRESOLVED}", "reason": "..."}: no offered tool can do it (paying, booking, deleting, emailing...), or it works on material you were not given.`,
+    'What each action may become:',
+    ...options.map((o) => `${o.action}: ${choices(o)}`),
   ].join('\n');
 }
 

@@ -81,6 +81,8 @@ export interface ChatRequest {
 export interface RankRequest {
   messages: ChatMessage[];
   candidates: string[];
+  /** The start of the model's reply, which every candidate continues. */
+  prefix?: string;
 }
 
 export interface RankOutput {

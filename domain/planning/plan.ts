@@ -27,8 +27,25 @@ export interface PlanGap {
   reason: string;
 }
 
+/** What the service narrowed before the model chose for an action: the choices it offered, and why fewer than all. */
+export interface PlanHint {
+  action: number;
+  offered: string[];
+  why: string;
+}
+
 export interface Plan {
   planner: string;
+  /**
+   * 'steps': the service runs the approved steps as planned, in order, and the model writes only its
+   * answer parts (the embedded model's plans, which fix every step's tool and arguments). Absent: the
+   * model carries the plan out through tool calls, turn by turn (upstream).
+   */
+  execution?: 'steps';
+  /** Deterministic narrowing the planner used, per action; absent when the model saw every choice. */
+  hints?: PlanHint[];
+  /** How the model chose: 'ranked' (each option scored by the model's likelihood) or absent (generated). */
+  choice?: 'ranked';
   steps: PlanStep[];
   /**
    * Requested actions the model said it performs in its final answer (analysis of the given text).

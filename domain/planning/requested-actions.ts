@@ -37,13 +37,13 @@ const ANALYSIS_VERBS = words(`review summarise summarize summary analyse analyze
   categorise categorize group clarify understand determine decide answer read tell show give break summarising
   what which how why who when where whether is are does do should can could translate rewrite proofread critique`);
 
-const DELIVERY_VERBS = words('send deliver notify post publish forward push share broadcast alert');
+const DELIVERY_VERBS = words('send deliver notify post publish forward push share broadcast alert inform announce ping');
 
 // State-changing verbs for which the catalog has no tool. Ambiguous verbs are
 // here on purpose: an action that might not have happened is unresolved.
 const UNSUPPORTED_VERBS = words(`delete remove erase drop purge destroy wipe pay transfer refund charge invoice bill buy purchase
   order book reserve schedule cancel email e-mail mail call phone text sms message deploy release ship launch install uninstall
-  upgrade update patch restart reboot shutdown shut start stop kill migrate provision scale rollback roll merge commit upload
+  upgrade update patch restart reboot shutdown shut start stop kill migrate provision scale rollback roll merge commit upload wire
   download sign submit file apply approve reject hire fire onboard invite create open close assign move rename archive backup
   back restore grant revoke rotate reset change set configure enable disable execute run fix implement build print fax
   contact tweet retire decommission terminate sell renew register subscribe unsubscribe lock unlock rebook`);
@@ -94,6 +94,7 @@ const SPLIT_VERBS = [
   deploy install uninstall upgrade restart reboot migrate provision merge upload download sign submit hire fire invite assign
   rename archive restore revoke rotate configure enable disable execute fix implement print fax contact tweet retire
   decommission terminate sell renew register subscribe unsubscribe send deliver notify post publish forward share broadcast alert
+  inform announce wire
   review summarise summarize analyse analyze assess evaluate compare identify extract outline draft check flag prioritise
   prioritize explain describe highlight estimate collect compile gather examine investigate propose suggest recommend write
   prepare translate`),
@@ -114,12 +115,26 @@ function passiveVerb(ws: string[], set: ReadonlySet<string>): string | null {
   return null;
 }
 
+// "Tell the team that…", "Let support know…": a message to someone, which is a delivery. "Tell me…",
+// "tell whether…" ask for an answer instead.
+const TELL_ANSWERS = new Set(['me', 'us', 'whether', 'if', 'how', 'what', 'why', 'which', 'who', 'when', 'where', 'apart', 'the']);
+const LET_KNOW = /^let\s+(?:\S+\s+){0,4}know\b/i;
+
+function messageToSomeone(body: string, first: string, second: string, third: string): boolean {
+  if (first === 'let') return LET_KNOW.test(body);
+  // "tell the support channel…" is a message, "tell the difference…" an answer: after "the", the next word decides.
+  return first === 'tell' && (!TELL_ANSWERS.has(second) || (second === 'the' && !['difference', 'time', 'truth'].includes(third)));
+}
+
 function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
   const body = clause.replace(FILLER, '');
   if (NEGATED.test(body)) return { kind: 'analysis', verb: null }; // a constraint, not a request to act
-  const [first = '', second = ''] = wordsOf(body);
+  const [first = '', second = '', third = ''] = wordsOf(body);
+  if (messageToSomeone(body, first, second, third)) return { kind: 'delivery', verb: first === 'let' ? 'let know' : 'tell' };
   // An imperative starts with the bare verb; "Sent the report" or "Open questions:" state, they do not ask.
-  const imperative = !NOUN_CUES.has(second) && !new RegExp(`^\\W*${first}\\s*:`, 'i').test(body);
+  // "Summarise: …" asks all the same: a verb that only asks for work, followed by its material.
+  const labelled = new RegExp(`^\\W*${first}\\s*:`, 'i').test(body) && !ANALYSIS_VERBS.has(first) && !DELIVERY_VERBS.has(first);
+  const imperative = !NOUN_CUES.has(second) && !labelled;
   const byFirst =
     imperative &&
     ((UNSUPPORTED_VERBS.has(first) && !ANALYSIS_VERBS.has(first) && { kind: 'unsupported' as const, verb: first }) ||
@@ -159,12 +174,30 @@ function clausesWithLoneEffects(sentence: string): string[] {
   return [...out, ...loneEffects(sentence.slice(from))];
 }
 
+/**
+ * A sentence without the material its request introduces: "Summarise these notes and post them to
+ * the channel: the audit passed, renew the certificate." asks two things; what follows the colon is
+ * what they work on, not more requests. Only a colon after a request to work on or send something
+ * introduces material ("Do the following: pay the invoice" still asks to pay).
+ */
+function requestPart(sentence: string): string {
+  const colon = /:\s/.exec(sentence);
+  if (!colon) return sentence;
+  const head = sentence.slice(0, colon.index);
+  if (wordsOf(head).length < 2) return sentence;
+  const asks = clausesWithLoneEffects(head).some((c) => {
+    const k = kindOf(c);
+    return k.verb !== null && k.kind !== 'unsupported';
+  });
+  return asks ? head : sentence;
+}
+
 /** Every action the input requests, in order. An input with no clause of two words or more (and no lone effect verb) is one analysis action. */
 export function requestedActions(input: string): RequestedAction[] {
   const actions: RequestedAction[] = [];
   const sentences = sentencesOf(input);
   sentences.forEach((sentence, index) => {
-    for (const clause of clausesWithLoneEffects(sentence)) {
+    for (const clause of clausesWithLoneEffects(requestPart(sentence))) {
       for (const part of clause
         .split(ACTION_SPLIT)
         .map(tidy)
@@ -174,7 +207,19 @@ export function requestedActions(input: string): RequestedAction[] {
     }
   });
   if (actions.length === 0) actions.push({ n: 1, clause: tidy(input), sentence: 0, kind: 'analysis', verb: null, missing: missingMaterialOf(input) });
-  return actions;
+  return withoutStatements(actions);
+}
+
+/** A statement: no verb that asks, no effect in the passive, not a question. */
+const isStatement = (a: RequestedAction) => a.kind === 'analysis' && a.verb === null && a.missing === null && !a.clause.trimEnd().endsWith('?');
+
+/**
+ * Statements beside a request are its material, not requests of their own ("Summarise: The office
+ * opens in May. Rent is lower."). Input with no request at all keeps its statements as analysis.
+ */
+function withoutStatements(actions: RequestedAction[]): RequestedAction[] {
+  if (actions.every(isStatement)) return actions;
+  return actions.filter((a) => !isStatement(a)).map((a, i) => ({ ...a, n: i + 1 }));
 }
 
 /** Why an unsupported action stays unresolved, in words a person can act on. */

@@ -16,11 +16,12 @@ export interface Ranked {
 
 const FLOOR = 1e-12;
 
-export async function rankContinuations(loaded: Loaded, history: ChatHistoryItem[], candidates: string[]): Promise<Ranked> {
+/** `prefix` starts the model's reply, and each candidate continues it. */
+export async function rankContinuations(loaded: Loaded, history: ChatHistoryItem[], candidates: string[], prefix = ''): Promise<Ranked> {
   const { LlamaChat } = await import('node-llama-cpp');
   const chat = new LlamaChat({ contextSequence: loaded.sequence });
   try {
-    const { contextText } = chat.chatWrapper.generateContextState({ chatHistory: [...history, { type: 'model', response: [] }] });
+    const { contextText } = chat.chatWrapper.generateContextState({ chatHistory: [...history, { type: 'model', response: prefix ? [prefix] : [] }] });
     const prompt = contextText.tokenize(loaded.model.tokenizer);
     const sequence = loaded.sequence;
     await sequence.clearHistory();

@@ -203,7 +203,7 @@ export function embeddedProvider(model: EmbeddedModel): ChatProvider {
     async rank(request, signal) {
       return await model.use(signal, async (loaded) => {
         const before = loaded.sequence.tokenMeter.getState();
-        const ranked = await rankContinuations(loaded, request.messages.map(itemOf), request.candidates);
+        const ranked = await rankContinuations(loaded, request.messages.map(itemOf), request.candidates, request.prefix);
         const after = loaded.sequence.tokenMeter.getState();
         return { scores: ranked.scores, usage: { promptTokens: after.usedInputTokens - before.usedInputTokens, completionTokens: 0 } };
       });

@@ -1,0 +1,160 @@
+// What each requested action may become in a model's plan: a step of a tool the run is offered,
+// the model's own answer, or unresolved. The per-request plan schema (exact-plan.ts) is built
+// from these options, so a plan can only take a choice the service could carry out and check:
+// - `answer` only for analysis (an answer cannot deliver or pay);
+// - a built-in tool only for the kind of action it performs (webhook_delivery for a delivery;
+//   key phrases and memory recall carry out no requested action, so they cover none);
+// - an operator's server tool for any action (the plan maps actions to tools);
+// - `unresolved` always, and alone for an action on material the run was never given.
+// A weak model may further be shown a shortlist: the server tools whose own names fit what the
+// action asks (its verb first, toolsByName). The plan records every such hint (Plan.hints), so a reader can tell
+// what the service narrowed and what the model chose.
+import type { RequestedAction } from '../planning/requested-actions.ts';
+import { wordsOf } from '../text/analyze.ts';
+import { isToolId, type ServerToolCatalog, TOOLS } from '../tools.ts';
+
+export const ANSWER = 'answer';
+export const UNRESOLVED = 'unresolved';
+
+/** The choices one action has, in the order they are shown. */
+export interface ActionOptions {
+  action: number;
+  options: string[];
+  /** Why the options are fewer than every tool, in words (recorded in the plan). */
+  narrowed: string | null;
+}
+
+/** A path or file name in the text ("/tmp/a.txt", "notes.md") names a file, whatever the words around it. */
+const PATH_LIKE = /(?:^|\s)(?:[\w.-]*\/[\w./-]+|[\w-]+\.[a-z][a-z0-9]{0,4})(?=$|[\s,;:!?)'"])/i;
+
+/** Name words too general to say what a tool does. */
+const GENERAL = new Set(['get', 'set', 'text', 'data', 'info', 'item', 'items', 'tool', 'run', 'do', 'make', 'use', 'new']);
+
+function stem(word: string): string {
+  const w = word.toLowerCase();
+  for (const suffix of ['ing', 'ed', 'es', 's']) if (w.length > suffix.length + 2 && w.endsWith(suffix)) return w.slice(0, -suffix.length);
+  return w;
+}
+
+/** The words of a tool's own name (`files__write_file` → write, file; `listDirectory` → list, directory). */
+export function nameWords(tool: string, serverTools: ServerToolCatalog): string[] {
+  const name = Object.hasOwn(serverTools, tool) ? serverTools[tool]!.tool : tool;
+  return name
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.toLowerCase());
+}
+
+/** The words of what an action asks: its instruction, before any quoted or introduced material, and `file` for a path. */
+function askedWords(action: RequestedAction): Set<string> {
+  const instruction = action.clause.split(/[:'"‘“]/)[0] ?? action.clause;
+  const words = new Set(wordsOf(instruction).map(stem));
+  if (PATH_LIKE.test(action.clause)) words.add('file');
+  return words;
+}
+
+/**
+ * Verbs that ask for the same kind of operation, so "save the text into a.txt" finds a tool named
+ * write_file and "what does a.txt say" one named read_text_file. A small, general table: a tool whose
+ * name has none of these is still found by any other word its name shares with the request.
+ */
+const VERB_FAMILIES: string[][] = [
+  ['write', 'create', 'save', 'store', 'put', 'record', 'add', 'append', 'overwrite'],
+  ['read', 'open', 'show', 'view', 'see', 'say', 'look', 'display', 'print', 'fetch', 'load', 'contain'],
+  ['list', 'enumerate'],
+  ['delete', 'remove', 'erase'],
+  ['move', 'rename'],
+  ['search', 'find', 'look'],
+  ['edit', 'change', 'modify', 'update', 'replace'],
+];
+
+const familyOf = (word: string) => VERB_FAMILIES.find((f) => f.includes(word)) ?? [word];
+const isVerb = (word: string) => VERB_FAMILIES.some((f) => f.includes(word));
+
+/** Whether any of a tool's name words is in the family of one of `verbs`. */
+const sharesVerb = (names: string[], verbs: Iterable<string>) => [...verbs].some((w) => familyOf(w).some((v) => names.includes(v)));
+
+/**
+ * The server tools that fit what the action asks, by their own names: those that name the action's
+ * verb (or a verb of its family); else those that name another verb of the request; else those that
+ * share any meaningful word with it ("file", when the request names a path).
+ */
+function toolsByName(tools: string[], action: RequestedAction, serverTools: ServerToolCatalog): string[] {
+  const asked = askedWords(action);
+  const names = new Map(
+    tools.map((t) => [
+      t,
+      nameWords(t, serverTools)
+        .map(stem)
+        .filter((w) => !GENERAL.has(w)),
+    ]),
+  );
+  const verb = action.verb ? stem(action.verb) : null;
+  const tiers: ((n: string[]) => boolean)[] = [
+    (n) => verb !== null && sharesVerb(n, [verb]),
+    (n) => sharesVerb(n, [...asked].filter(isVerb)),
+    (n) => n.some((w) => asked.has(w)),
+  ];
+  for (const fits of tiers) {
+    const found = tools.filter((t) => fits(names.get(t)!));
+    if (found.length) return found;
+  }
+  return [];
+}
+
+/** Every choice the service can carry out and check for `action`. */
+function validOptions(action: RequestedAction, serverTools: ServerToolCatalog): string[] {
+  if (action.missing) return [UNRESOLVED];
+  const builtin = Object.values(TOOLS)
+    .filter((t) => t.capability === action.kind)
+    .map((t) => t.id);
+  const own = action.kind === 'analysis' ? [ANSWER] : [];
+  return [...own, ...builtin, ...Object.keys(serverTools), UNRESOLVED];
+}
+
+/**
+ * The options of each action. With `shortlist`, server tools are narrowed to those whose name shares
+ * a word with the action's request (for a small model, which otherwise picks tools at random).
+ */
+export function actionOptions(actions: RequestedAction[], serverTools: ServerToolCatalog, shortlist: boolean): ActionOptions[] {
+  return actions.map((a) => {
+    const valid = validOptions(a, serverTools);
+    if (a.missing) return { action: a.n, options: valid, narrowed: `it works on something ${a.missing} that the run was not given` };
+    if (!shortlist) return { action: a.n, options: valid, narrowed: null };
+    const matching = new Set(toolsByName(Object.keys(serverTools), a, serverTools));
+    const kept = valid.filter((o) => isToolId(o) || o === ANSWER || o === UNRESOLVED || matching.has(o));
+    const dropped = valid.length - kept.length;
+    return {
+      action: a.n,
+      options: kept,
+      narrowed: dropped ? `${dropped} server tool(s) whose name does not fit the action's words were not offered` : null,
+    };
+  });
+}
+
+/** What choosing `option` means, in the words a small model scores: "I will send a message to the team channel." */
+export function optionPhrase(option: string, serverTools: ServerToolCatalog): string {
+  if (option === ANSWER) return 'I will answer it myself in writing, from the text given.';
+  if (option === UNRESOLVED) return 'I cannot do it: no tool here does that.';
+  return `I will ${toolWords(option, serverTools)}.`;
+}
+
+/** A tool as a short verb phrase: webhook_delivery "send a message to the team channel", files__write_file "write the file". */
+export function toolWords(tool: string, serverTools: ServerToolCatalog): string {
+  if (isToolId(tool)) return TOOLS[tool].doing;
+  const [verb, ...rest] = nameWords(tool, serverTools);
+  return rest.length ? `${verb} the ${rest.join(' ')}` : (verb ?? tool);
+}
+
+/** The instructions a small model ranks its options under: the tools this action may use, and whether it may answer itself. */
+export function choiceInstructions(options: string[], serverTools: ServerToolCatalog): string {
+  const tools = options.filter((o) => o !== ANSWER && o !== UNRESOLVED).map((o) => toolWords(o, serverTools));
+  return [
+    tools.length ? `You have these tools: ${tools.join('; ')}.` : 'You have no tools.',
+    options.includes(ANSWER) ? 'You can also write answers yourself from text you are given.' : '',
+    'Say what you will do for the request.',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}

@@ -1,0 +1,133 @@
+// The service the eval judges, as a user starts it: `npm start` on its defaults (the embedded model,
+// PGlite in a scratch DATA_DIR, its own Temporal dev server), with the filesystem MCP server plugged
+// in as the README shows, the dev tenant's webhook set by the tenants CLI, and `gws listen`
+// receiving and checking the deliveries. Everything runs in process groups this file stops.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { projectRoot } from '../../config/paths.ts';
+import { freePort } from '../../tests/support/free-port.ts';
+import { type Started, startNpmStart } from '../../tests/support/npm-start.ts';
+
+const run = promisify(execFile);
+
+/** One delivery `gws listen --json` printed. */
+export interface Delivery {
+  path: string;
+  status: number;
+  signature: string;
+  body: { run_id?: string; answers?: unknown; [k: string]: unknown } | null;
+}
+
+export interface EvalService {
+  base: string;
+  key: string;
+  /** The folder the filesystem server works in (DIR in the cases). */
+  dir: string;
+  deliveries: Delivery[];
+  /** Seconds npm start took to print its banner. */
+  startSeconds: number;
+  stop(): Promise<void>;
+}
+
+const filesystemServer = path.join(projectRoot, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+
+function killGroup(child: ChildProcess | undefined, signal: NodeJS.Signals): void {
+  if (!child?.pid) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {} // already gone
+}
+
+async function exited(child: ChildProcess, withinMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await Promise.race([new Promise((r) => child.once('exit', r)), new Promise((r) => setTimeout(r, withinMs))]);
+}
+
+/** `gws listen --json` on a free port, its deliveries collected as they are printed. */
+async function listen(port: number, secret: string, deliveries: Delivery[]): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'bin', 'gws.mjs'), 'listen', '--json', '--port', String(port)], {
+    cwd: projectRoot,
+    env: { ...process.env, GWS_WEBHOOK_SECRET: secret },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    try {
+      const d = JSON.parse(line) as Delivery & { kind?: string };
+      if (d.kind === 'gws.delivery') deliveries.push(d);
+    } catch {} // not a delivery line
+  });
+  let err = '';
+  child.stderr!.on('data', (d) => (err += d));
+  const deadline = Date.now() + 30_000;
+  while (!/listening/i.test(err)) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`gws listen did not start:\n${err}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return child;
+}
+
+export async function startEvalService(): Promise<EvalService> {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'gws-eval-'));
+  const dir = path.join(scratch, 'share');
+  const dataDir = path.join(scratch, 'data');
+  const toolsFile = path.join(scratch, 'tools.json');
+  await run('mkdir', ['-p', dir]);
+  writeFileSync(
+    toolsFile,
+    JSON.stringify({
+      servers: [
+        {
+          id: 'files',
+          transport: 'stdio',
+          command: 'node',
+          args: [filesystemServer, dir],
+          tools: { read_text_file: { effect: 'read' }, write_file: { effect: 'external' } },
+          unlisted_tools: 'hide',
+        },
+      ],
+    }),
+  );
+  const [api, temporal, ui, hook] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(api), TEMPORAL_DEV_PORT: String(temporal) };
+  Object.assign(env, { TEMPORAL_UI_PORT: String(ui), TOOL_SERVERS_FILE: toolsFile, LOG_LEVEL: 'warn' });
+  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'DEFAULT_PROVIDER', 'UPSTREAM_BASE_URL', 'EMBEDDED_MODEL_PATH']) delete env[name];
+  const groups: number[] = [];
+  const t0 = Date.now();
+  let started: Started | undefined;
+  let listener: ChildProcess | undefined;
+  const stop = async () => {
+    killGroup(listener, 'SIGINT');
+    killGroup(started?.child, 'SIGINT');
+    if (started) await exited(started.child, 30_000);
+    for (const pgid of groups) killGroup({ pid: pgid } as ChildProcess, 'SIGKILL');
+    killGroup(listener, 'SIGKILL');
+    rmSync(scratch, { recursive: true, force: true });
+  };
+  try {
+    started = await startNpmStart(env, groups);
+    const startSeconds = (Date.now() - t0) / 1000;
+    const key = /core\s+(gws_core_\S+)/.exec(started.output())?.[1];
+    if (!key) throw new Error(`npm start printed no core key:\n${started.output()}`);
+    const set = await run(
+      process.execPath,
+      ['--import', 'tsx', 'bin/tenants.ts', 'webhook', 'set', '--tenant', 'dev', '--url', `http://127.0.0.1:${hook}/hook`],
+      {
+        cwd: projectRoot,
+        env,
+      },
+    );
+    const secret = /whsec_[A-Za-z0-9+/=]+/.exec(set.stdout)?.[0];
+    if (!secret) throw new Error('tenants webhook set printed no signing secret');
+    const deliveries: Delivery[] = [];
+    listener = await listen(hook, secret, deliveries);
+    return { base: `http://127.0.0.1:${api}`, key, dir, deliveries, startSeconds, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
