@@ -12,6 +12,7 @@ const unitFiles = [
   'tests/requested-actions.test.ts',
   'tests/verification.test.ts',
   'tests/plan-check.test.ts',
+  'tests/exact-plan.test.ts',
   'tests/workflow.test.ts',
   'tests/client-drift.test.ts',
   'tests/openapi-generators.test.ts',

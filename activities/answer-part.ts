@@ -1,8 +1,11 @@
 // The model's answer to one requested action, for a plan the service runs step by step
 // (Plan.execution 'steps'): the model writes only the work itself, one action at a time, from the
 // run's input and the results of the read steps that ran. The parts become the run's answer in
-// the usual per-action form, which verification reads as it reads any model's answer.
+// the usual per-action form, which verification reads as it reads any model's answer. An answer that
+// does not rest on the text (domain/agent/answer-grounding.ts) is written again, twice at most; one
+// that still names values the text does not hold is not given, and the action stays unresolved.
 import type { AnswerPart } from '../domain/agent/answer.ts';
+import { type AnswerGrounding, answerGrounding, betterGrounded } from '../domain/agent/answer-grounding.ts';
 import type { ChatMessage } from '../domain/chat/types.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
 import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
@@ -39,30 +42,50 @@ function readResults(results: StepResult[]): string {
   return `${truncate(text, RESULTS_MAX)}\n\n`;
 }
 
+/** Answers tried at most, when the first does not rest on the text; the later ones sampled, seeded so a retry writes the same. */
+const ATTEMPTS = 3;
+/** A first answer with at least this share of its content words in the text, and no invented value, is kept. */
+const GROUNDED_ENOUGH = 0.5;
+
+type Attempt = { text: string; grounding: AnswerGrounding };
+
 export async function answerPart(deps: AgentDeps, t: CallContext & { input: string; action: number; results: StepResult[] }): Promise<AnswerPartOutcome> {
   const actions = requestedActions(t.input);
   const action = actions[t.action - 1];
   if (!action) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the run has no such action' } };
+  const material = readResults(t.results);
   const messages: ChatMessage[] = [
     { role: 'system', content: INSTRUCTIONS },
-    { role: 'user', content: `${readResults(t.results)}${t.input}${actions.length === 1 ? '' : `\n\nOnly this part: ${action.clause}`}` },
+    { role: 'user', content: `${material}${t.input}${actions.length === 1 ? '' : `\n\nOnly this part: ${action.clause}`}` },
   ];
-  const called = await callModel(
-    deps,
-    t,
-    `answer:${t.action}`,
-    {
-      model: t.model,
-      messages,
-      grounding: { memory: [], document: null },
-      responseFormat: null,
-      maxTokens: Math.min(deps.turnMaxTokens, ANSWER_MAX_TOKENS),
-      sampling: { temperature: 0 },
-    },
-    [],
-  );
-  if (called.kind === 'stopped') return called;
-  const text = (called.output.content ?? '').trim();
-  if (called.output.refusal || !text) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the model wrote nothing for it' } };
-  return { kind: 'part', part: { action: t.action, status: 'performed', result: text } };
+  const source = `${material}${t.input}`;
+  let best: Attempt | null = null;
+  for (let k = 1; k <= ATTEMPTS; k++) {
+    const called = await callModel(
+      deps,
+      t,
+      `answer:${t.action}:${k}`,
+      {
+        model: t.model,
+        messages,
+        grounding: { memory: [], document: null },
+        responseFormat: null,
+        maxTokens: Math.min(deps.turnMaxTokens, ANSWER_MAX_TOKENS),
+        sampling: k === 1 ? { temperature: 0 } : { temperature: 0.7, seed: k },
+      },
+      [],
+    );
+    if (called.kind === 'stopped') return called;
+    const text = called.output.refusal ? '' : (called.output.content ?? '').trim();
+    if (!text) continue;
+    const attempt = { text, grounding: answerGrounding(text, source) };
+    if (!best || betterGrounded(attempt.grounding, best.grounding)) best = attempt;
+    if (best.grounding.invented.length === 0 && best.grounding.share >= GROUNDED_ENOUGH) break;
+  }
+  if (!best) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the model wrote nothing for it' } };
+  if (best.grounding.invented.length) {
+    const reason = `every answer the model wrote names ${best.grounding.invented.join(' and ')} that the text does not hold, so none is given`;
+    return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
+  }
+  return { kind: 'part', part: { action: t.action, status: 'performed', result: best.text } };
 }

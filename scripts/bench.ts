@@ -23,7 +23,7 @@ import {
   startLoadGenerator,
   startTemporal,
 } from './bench/processes.ts';
-import { atLeast, atMost, type LoadResult, machineNote, medianOf, type Row, table, writeReport } from './bench/report.ts';
+import { atLeast, atMost, type LoadResult, machineNote, medianOf, type Row, table, withinMs, writeReport } from './bench/report.ts';
 import { RUN_INPUT, seed } from './bench/seed.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -36,7 +36,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? (QUICK ? 0.5 : 2));
 const SCALE_SECONDS = QUICK ? SECONDS : Math.max(1, Math.round(SECONDS / 2));
 const SCALE_CONNECTIONS = 5;
 const TASK_QUEUE = 'bench-no-worker';
-/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, scale, chat, tracing, embedded), for profiling. */
+/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, scale, chat, tracing, embedded, runs), for profiling. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 const selected = (name: string) => !ONLY || ONLY.has(name);
 const payloadKey = randomBytes(32).toString('base64');
@@ -215,6 +215,34 @@ try {
       atLeast('6. Embedded model: generation vs node-llama-cpp alone', 'tokens/s', median(service, 'tokens_per_s'), median(anchor, 'tokens_per_s'), 0.9, 0),
     );
     rows.push(atMost('6. Embedded model: generation vs node-llama-cpp alone', 'RSS MB', median(service, 'rss_mb'), median(anchor, 'rss_mb'), 1.5, 0));
+  }
+
+  if (selected('runs')) {
+    // Target 8: a run on npm start's defaults reaches its approval (or its end) quickly. The quick eval's
+    // cases, each side in its own npm start: the embedded model against the local provider (no model).
+    type EvalSummary = { cases: number; latency_to_approval_ms: { median: number; max: number } };
+    const evalOn = (provider: 'embedded' | 'local') => runJsonChild<EvalSummary>('../eval.ts', undefined, {}, ['--quick', '--provider', provider]);
+    const model = await evalOn('embedded');
+    const anchor = await evalOn('local');
+    log(
+      `runs: to approval, median ${model.latency_to_approval_ms.median} ms (local ${anchor.latency_to_approval_ms.median}), slowest ${model.latency_to_approval_ms.max} ms`,
+    );
+    rows.push(
+      withinMs(
+        '8. Run on npm start defaults: to approval or end, median of the quick eval',
+        model.latency_to_approval_ms.median,
+        anchor.latency_to_approval_ms.median,
+        15_000,
+      ),
+    );
+    rows.push(
+      withinMs(
+        '8. Run on npm start defaults: to approval or end, slowest of the quick eval',
+        model.latency_to_approval_ms.max,
+        anchor.latency_to_approval_ms.max,
+        30_000,
+      ),
+    );
   }
 
   const at = new Date().toISOString();

@@ -8,6 +8,8 @@
 //   npm run eval -- --quick      the quick subset (every category; npm test runs it)
 //   npm run eval -- --only send  one category
 //   npm run eval -- --show       also print each failed run's plan, failure and unresolved items
+//   npm run eval -- --provider local   the same against another default provider (the bench's anchor)
+//   npm run eval -- --model FILE.gguf  the embedded provider on another GGUF model (EMBEDDED_MODEL_PATH)
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,7 +17,15 @@ import { CASES, type Category, type EvalCase } from './eval/cases.ts';
 import { expectsApproval, judge, type RunView, type Verdict } from './eval/judge.ts';
 import { type EvalService, startEvalService } from './eval/service.ts';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, show: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    show: { type: 'boolean', default: false },
+    provider: { type: 'string' },
+    model: { type: 'string' },
+  },
+});
 const CATEGORIES: Category[] = ['send', 'analysis', 'mixed', 'refuse', 'tools'];
 if (values.only && !CATEGORIES.includes(values.only as Category)) throw new Error(`--only takes one of ${CATEGORIES.join(', ')}`);
 const cases = CASES.filter((c) => (!values.quick || c.quick) && (!values.only || c.category === values.only));
@@ -125,6 +135,8 @@ function report(rows: Row[], startSeconds: number): void {
   console.log(
     JSON.stringify({
       eval: values.quick ? 'quick' : 'full',
+      provider: values.provider ?? 'default',
+      ...(values.model ? { model: values.model } : {}),
       cases: rows.length,
       passed,
       pass_rate: rows.length ? Math.round((passed / rows.length) * 1000) / 1000 : 0,
@@ -139,7 +151,8 @@ function report(rows: Row[], startSeconds: number): void {
   );
 }
 
-const service = await startEvalService();
+if (values.provider && !['local', 'embedded'].includes(values.provider)) throw new Error('--provider takes local or embedded');
+const service = await startEvalService({ provider: values.provider, modelPath: values.model });
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

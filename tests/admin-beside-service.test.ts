@@ -168,7 +168,7 @@ describe('admin CLIs on the embedded database', () => {
         expect((await controlPlane()).webhook_delivery.configured).toBe(false);
         const set = await npmRun('tenants', ['webhook', 'set', '--tenant', 'beside', '--url', 'http://127.0.0.1:9/hooks/runs']);
         expect(set.status, set.stderr).toBe(0);
-        expect(set.stdout).toContain('Webhook for "beside" set.');
+        expect(set.stdout).toContain('Webhook for "beside" set;');
         expect((await controlPlane()).webhook_delivery.configured).toBe(true);
 
         // Several commands at once, while the API serves requests: each gets its turn.

@@ -251,6 +251,36 @@ describe('an upstream run', () => {
     expect(upstream.seen).toHaveLength(2); // no execute turn: "Done." was never asked for
     expect(upstream.seen[1]!.body.messages.at(-1).content).toContain('The plan is empty');
     expect(run.usage.model_calls).toBe(2);
+    // A run that ends at planning still has its receipt: nothing performed, each action unresolved with why.
+    expect(run.receipt.verification_class).toBe('unverified');
+    expect(run.receipt.actions.map((a: { outcome: string }) => a.outcome)).toEqual(['not_performed', 'not_performed']);
+    expect(run.receipt.unresolved.slice(0, 2)).toEqual([
+      'action 1 "Summarise the renewal dates in our vendor contracts": not done; the run ended needs_attention at plan (plan_empty) before it was done.',
+      'action 2 "flag any auto-renewal clauses": not done; the run ended needs_attention at plan (plan_empty) before it was done.',
+    ]);
+  });
+
+  it("asks for a plan in the request's own schema, one required entry per action from its options, and runs the plan it gets", async () => {
+    const t = await upstreamTenant();
+    const exact = { action_1: { do: 'answer' }, action_2: { do: 'webhook_delivery', arguments: {}, purpose: 'Send the summary' } };
+    upstream.load([{ content: JSON.stringify(exact) }]);
+    const runId = await startRun(t, 'Summarise the incident timeline and send it to the on-call channel.');
+    const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
+    expect(waiting.status).toBe('awaiting_approval');
+    expect(waiting.plan).toMatchObject({ steps: [{ tool: 'webhook_delivery', covers: [2] }], answer: [1] });
+    const schema = upstream.seen[0]!.body.response_format.json_schema.schema;
+    expect(schema.required).toEqual(['action_1', 'action_2']);
+    expect(schema.additionalProperties).toBe(false);
+    const choices = (entry: { anyOf: { properties: { do: { const: string } } }[] }) => entry.anyOf.map((b) => b.properties.do.const);
+    expect(choices(schema.properties.action_1)).toEqual(['answer', 'unresolved']);
+    expect(choices(schema.properties.action_2)).toEqual(['webhook_delivery', 'unresolved']);
+    expect(upstream.seen[0]!.body.max_tokens).toBeGreaterThanOrEqual(1024);
+    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.key });
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    // Rejected: the receipt says the effect was requested, not approved, not performed.
+    expect(run.status).toBe('failed');
+    expect(run.receipt.action_boundary).toMatchObject({ effects_requested: ['webhook_delivery:step_1'], effects_approved: [], effects_performed: [] });
+    expect(run.receipt.unresolved[0]).toMatch(/^action 1 "Summarise the incident timeline": not done; the run ended failed at approval \(approval_rejected\)/);
   });
 
   it('counts nothing performed when the answer only says it is done, whatever the plan promised', async () => {

@@ -29,7 +29,7 @@ export function toolParameters(tool: string, serverTools: ServerToolCatalog): Sc
  * Null for a schema it cannot bound (a $ref, a bare `type` list).
  */
 export function boundedArguments(schema: Schema): Schema | null {
-  if (!schema || typeof schema !== 'object') return null;
+  if (!schema || typeof schema !== 'object' || '$ref' in schema) return null;
   if ('const' in schema) return { const: schema.const };
   if (Array.isArray(schema.enum)) return { enum: schema.enum };
   const union = (schema.oneOf ?? schema.anyOf) as Schema[] | undefined;

@@ -210,8 +210,21 @@ export function requestedActions(input: string): RequestedAction[] {
   return withoutStatements(actions);
 }
 
-/** A statement: no verb that asks, no effect in the passive, not a question. */
-const isStatement = (a: RequestedAction) => a.kind === 'analysis' && a.verb === null && a.missing === null && !a.clause.trimEnd().endsWith('?');
+// Words a declarative sentence starts with; an imperative starts with its verb ("Mention the date").
+const DECLARATIVE_START = new Set('the a an this that these those it its our my your their his her we i you they he she there here'.split(' '));
+
+/**
+ * A statement: no verb that asks, no effect in the passive, not a question, and worded as one (a
+ * constraint, or it starts with a determiner or pronoun, or a quote, or its second word says what
+ * something is). A clause led by a verb this file does not know ("Mention the date") is a request.
+ */
+function isStatement(a: RequestedAction): boolean {
+  if (a.kind !== 'analysis' || a.verb !== null || a.missing !== null || a.clause.trimEnd().endsWith('?')) return false;
+  // A negated effect ("Do not email anyone") is a constraint on the request, not one of its own.
+  if (NEGATED.test(a.clause.replace(FILLER, ''))) return true;
+  const [first = '', second = ''] = wordsOf(a.clause);
+  return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second);
+}
 
 /**
  * Statements beside a request are its material, not requests of their own ("Summarise: The office

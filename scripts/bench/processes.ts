@@ -198,8 +198,10 @@ export async function startAnchorServer(mode: 'hello' | 'pg', databaseUrl: strin
 
 /** Runs `script` (under scripts/bench) with `leading` arguments then one JSON argument; resolves to the JSON it prints last on stdout. */
 export function runJsonChild<T>(script: string, arg: unknown, env: NodeJS.ProcessEnv = {}, leading: string[] = []): Promise<T> {
+  // A script that takes flags (leading) and no JSON argument gets none.
+  const json = arg === undefined ? [] : [JSON.stringify(arg)];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...tsx, path.join(projectRoot, 'scripts', 'bench', script), ...leading, JSON.stringify(arg)], {
+    const child = spawn(process.execPath, [...tsx, path.join(projectRoot, 'scripts', 'bench', script), ...leading, ...json], {
       cwd: projectRoot,
       env: { ...process.env, NODE_ENV: 'production', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -80,6 +80,15 @@ export function machineNote(): string {
 }
 
 /** The Markdown table (also what docs/performance.md shows). */
+/**
+ * A time the issue bounds outright (the model's run to approval): it holds when the service's figure is
+ * within `maxMs`; the ratio to the anchor measured beside it says what the model adds.
+ */
+export function withinMs(target: string, service: number, anchor: number, maxMs: number): Row {
+  const ratio = anchor > 0 ? service / anchor : 0;
+  return { target, metric: 'ms', service, anchor, ratio: r3(ratio), bound: `≤ ${maxMs} ms`, holds: service <= maxMs, failed: 0 };
+}
+
 export function table(rows: Row[]): string {
   const lines = [
     '| Target | Metric | Service | Anchor | Ratio | Bound | Holds |',

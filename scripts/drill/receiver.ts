@@ -22,8 +22,9 @@ export async function startReceiver(): Promise<Receiver> {
     req.on('end', () => {
       const webhookId = req.headers['webhook-id'];
       const key = req.headers['idempotency-key'];
-      if (typeof webhookId === 'string') bump(notifications, webhookId);
-      else if (typeof key === 'string') bump(deliveries, key);
+      // Tool deliveries carry an Idempotency-Key (and are signed too, so they have a webhook-id as well).
+      if (typeof key === 'string') bump(deliveries, key);
+      else if (typeof webhookId === 'string') bump(notifications, webhookId);
       res.writeHead(204).end();
     });
   });

@@ -71,7 +71,12 @@ async function listen(port: number, secret: string, deliveries: Delivery[]): Pro
   return child;
 }
 
-export async function startEvalService(): Promise<EvalService> {
+/**
+ * `provider`: the default provider to start with instead of npm start's own (auto: the embedded model);
+ * `modelPath`: another GGUF file for the embedded provider.
+ */
+export async function startEvalService(options: { provider?: string; modelPath?: string } = {}): Promise<EvalService> {
+  const { provider, modelPath } = options;
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'gws-eval-'));
   const dir = path.join(scratch, 'share');
   const dataDir = path.join(scratch, 'data');
@@ -93,9 +98,15 @@ export async function startEvalService(): Promise<EvalService> {
     }),
   );
   const [api, temporal, ui, hook] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(api), TEMPORAL_DEV_PORT: String(temporal) };
-  Object.assign(env, { TEMPORAL_UI_PORT: String(ui), TOOL_SERVERS_FILE: toolsFile, LOG_LEVEL: 'warn' });
-  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'DEFAULT_PROVIDER', 'UPSTREAM_BASE_URL', 'EMBEDDED_MODEL_PATH']) delete env[name];
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // npm start's own defaults, whatever the caller's environment (the bench runs its children in production).
+  for (const name of ['NODE_ENV', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'DEFAULT_PROVIDER', 'UPSTREAM_BASE_URL', 'EMBEDDED_MODEL_PATH', 'TOOL_SERVERS_FILE']) {
+    delete env[name];
+  }
+  Object.assign(env, { DATA_DIR: dataDir, PORT: String(api), TEMPORAL_DEV_PORT: String(temporal), TEMPORAL_UI_PORT: String(ui) });
+  Object.assign(env, { TOOL_SERVERS_FILE: toolsFile, LOG_LEVEL: 'warn' });
+  if (provider) env.DEFAULT_PROVIDER = provider;
+  if (modelPath) env.EMBEDDED_MODEL_PATH = path.resolve(modelPath);
   const groups: number[] = [];
   const t0 = Date.now();
   let started: Started | undefined;

@@ -1,0 +1,54 @@
+// How far a model's free-text answer rests on the text it worked on. A small model, asked to
+// extract or summarise, sometimes writes values the text never held (an email address, a figure)
+// or a summary of something else. Two measures, both from the words alone:
+// - invented values: email and web addresses, percentages and phone numbers in the answer that
+//   the text does not hold (each is copied, never derived, so its absence means it was made up);
+// - the grounded share: how many of the answer's content words the text holds.
+// A count ("4 items") or a translation cannot be checked this way; they are neither flagged nor
+// confirmed, and the receipt says an answer's work is the model's own (checked: false).
+import { STOPWORDS } from '../text/stopwords.ts';
+import { wordsOf } from '../text/analyze.ts';
+
+const VALUES: { kind: string; pattern: RegExp }[] = [
+  { kind: 'an email address', pattern: /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g },
+  { kind: 'a web address', pattern: /\bhttps?:\/\/[^\s"'<>)]+/g },
+  { kind: 'a percentage', pattern: /\d+(?:[.,]\d+)?\s?%/g },
+  { kind: 'a phone number', pattern: /\+?\d[\d ().-]{5,}\d/g },
+];
+
+const compact = (s: string) => s.toLowerCase().replace(/[\s().-]+/g, '');
+
+/** The kinds of value the answer names that the text does not hold (each kind once). */
+export function inventedValues(answer: string, source: string): string[] {
+  const held = compact(source);
+  const kinds = new Set<string>();
+  for (const { kind, pattern } of VALUES) {
+    for (const m of answer.matchAll(pattern)) if (!held.includes(compact(m[0].replace(/[.,;:]+$/, '')))) kinds.add(kind);
+  }
+  return [...kinds];
+}
+
+const stem = (w: string) => w.replace(/(?:ing|ed|es|s)$/, '');
+const contentWords = (text: string) => wordsOf(text).filter((w) => w.length > 2 && !STOPWORDS.has(w));
+
+/** The share of the answer's content words that the text holds (1 for an answer without any). */
+export function groundedShare(answer: string, source: string): number {
+  const words = contentWords(answer);
+  if (!words.length) return 1;
+  const held = new Set(contentWords(source).map(stem));
+  return words.filter((w) => held.has(stem(w))).length / words.length;
+}
+
+export interface AnswerGrounding {
+  invented: string[];
+  share: number;
+}
+
+export function answerGrounding(answer: string, source: string): AnswerGrounding {
+  return { invented: inventedValues(answer, source), share: groundedShare(answer, source) };
+}
+
+/** Whether `a` rests on the text better than `b`: fewer invented values, then a larger grounded share. */
+export function betterGrounded(a: AnswerGrounding, b: AnswerGrounding): boolean {
+  return a.invented.length !== b.invented.length ? a.invented.length < b.invented.length : a.share > b.share;
+}

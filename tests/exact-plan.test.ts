@@ -1,0 +1,183 @@
+// Unit tests: the request's own plan schema (one entry per action, each a union of the options it
+// is offered), the options and shortlist an action gets, text arguments limited to the request,
+// how an answer's grounding is measured, and the receipt of a run that ended early.
+import Ajv from 'ajv';
+import { describe, expect, it } from 'vitest';
+import { answerGrounding, betterGrounded, groundedShare, inventedValues } from '../domain/agent/answer-grounding.ts';
+import { boundedArguments, exactPlanSchema, maxJsonTokens } from '../domain/agent/exact-plan.ts';
+import { actionOptions } from '../domain/agent/plan-options.ts';
+import { requestSpans, withSpanStrings } from '../domain/agent/request-spans.ts';
+import { requestedActions } from '../domain/planning/requested-actions.ts';
+import { endingReceipt } from '../domain/runs/ending-receipt.ts';
+import type { ServerToolCatalog } from '../domain/tools.ts';
+
+const files: ServerToolCatalog = {
+  files__read_text_file: {
+    server: 'files',
+    tool: 'read_text_file',
+    effect: 'read',
+    description: 'Read a file.',
+    parameters: { type: 'object', required: ['path'], properties: { path: { type: 'string' }, head: { type: 'number' } } },
+  },
+  files__write_file: {
+    server: 'files',
+    tool: 'write_file',
+    effect: 'external',
+    description: 'Write a file.',
+    parameters: { type: 'object', required: ['path', 'content'], properties: { path: { type: 'string' }, content: { type: 'string' } } },
+  },
+  files__move_file: {
+    server: 'files',
+    tool: 'move_file',
+    effect: 'external',
+    description: 'Move a file.',
+    parameters: { type: 'object', required: ['source', 'destination'], properties: { source: { type: 'string' }, destination: { type: 'string' } } },
+  },
+};
+
+const ajv = new Ajv.default({ strict: false });
+
+describe('the per-request plan schema', () => {
+  const actions = requestedActions('Summarise the notes and send the summary to the team channel. Pay the invoice.');
+  const options = actionOptions(actions, {}, false);
+
+  it('offers each action only what can carry it out: an answer for analysis, the delivery tool for a delivery, unresolved always', () => {
+    expect(options.map((o) => o.options)).toEqual([['answer', 'unresolved'], ['webhook_delivery', 'unresolved'], ['unresolved']]);
+  });
+
+  it('has one required entry per action, so no action can be skipped, and admits only the offered choices', () => {
+    const validate = ajv.compile(exactPlanSchema(options, {}, 'anyOf'));
+    const plan = {
+      action_1: { do: 'answer' },
+      action_2: { do: 'webhook_delivery', arguments: {}, purpose: 'Send it.' },
+      action_3: { do: 'unresolved', reason: 'No tool pays.' },
+    };
+    expect(validate(plan)).toBe(true);
+    expect(validate({ action_1: plan.action_1, action_2: plan.action_2 })).toBe(false);
+    expect(validate({ ...plan, action_1: { do: 'webhook_delivery', arguments: {}, purpose: 'x' } })).toBe(false);
+    expect(validate({ ...plan, action_3: { do: 'answer' } })).toBe(false);
+    expect(validate({ ...plan, action_4: { do: 'answer' } })).toBe(false);
+  });
+
+  it("holds a tool's arguments to its own required properties, bounded, and sizes the budget to fit any plan", () => {
+    const bounded = boundedArguments(files.files__write_file!.parameters)!;
+    expect(bounded).toEqual({
+      type: 'object',
+      properties: { path: { type: 'string', minLength: 1, maxLength: 400 }, content: { type: 'string', minLength: 1, maxLength: 400 } },
+      required: ['path', 'content'],
+      additionalProperties: false,
+    });
+    expect(boundedArguments(files.files__read_text_file!.parameters)).toMatchObject({ properties: { path: {} }, required: ['path'] });
+    expect(boundedArguments({ $ref: '#/x' })).toBeNull();
+    const schema = exactPlanSchema(actionOptions(requestedActions('Write a file /tmp/a.txt saying hi.'), files, false), files);
+    const longest = JSON.stringify({
+      action_1: { do: 'files__write_file', arguments: { path: 'p'.repeat(400), content: 'c'.repeat(400) }, purpose: 'w'.repeat(160) },
+    });
+    expect(maxJsonTokens(schema)).toBeGreaterThanOrEqual(longest.length);
+  });
+});
+
+describe('the shortlist a small model is shown', () => {
+  const optionsOf = (input: string) => actionOptions(requestedActions(input), files, true).map((o) => o.options);
+
+  it('keeps the server tools whose names fit the action: its verb, a verb of the same kind, or a shared word', () => {
+    expect(optionsOf('Write a file /tmp/a/hello.txt saying hello.')).toEqual([['answer', 'files__write_file', 'unresolved']]);
+    expect(optionsOf('Save the text "hi" into /tmp/a/hello.txt.')).toEqual([['answer', 'files__write_file', 'unresolved']]);
+    expect(optionsOf('What does /tmp/a/notes.txt say?')).toEqual([['answer', 'files__read_text_file', 'unresolved']]);
+    expect(optionsOf('Summarise: the office opens in May.')).toEqual([['answer', 'unresolved']]);
+    // Words of the material after a colon, or a version number, do not make a tool fit.
+    expect(optionsOf('Extract the email addresses from this text: write to anna@example.com.')).toEqual([['answer', 'unresolved']]);
+  });
+
+  it('records what it narrowed, and gives an action on material never given only unresolved', () => {
+    const [narrowed] = actionOptions(requestedActions('Summarise: the office opens in May.'), files, true);
+    expect(narrowed!.narrowed).toMatch(/3 server tool\(s\)/);
+    const [attached] = actionOptions(requestedActions('Review the attached spreadsheet.'), files, true);
+    expect(attached).toMatchObject({ options: ['unresolved'], narrowed: expect.stringMatching(/attached/) });
+  });
+});
+
+describe('text arguments copied from the request', () => {
+  it('lists runs of its words as written, paths whole', () => {
+    const spans = requestSpans('Save the text "meeting at 3pm" into /tmp/x/reminder.txt.');
+    expect(spans).toContain('meeting at 3pm');
+    expect(spans).toContain('/tmp/x/reminder.txt');
+    expect(spans).not.toContain('/tmp/x/reminder.txt.');
+  });
+
+  it('gives a path argument only the paths, any other text argument the rest, and none when the request states nothing', () => {
+    const spans = requestSpans('Write a file /tmp/x/hello.txt saying hello.');
+    const schema = withSpanStrings(boundedArguments(files.files__write_file!.parameters)!, spans)!;
+    const props = schema.properties as Record<string, { enum: string[] }>;
+    expect(props.path!.enum).toEqual(['/tmp/x/hello.txt']);
+    expect(props.content!.enum).toContain('hello');
+    expect(props.content!.enum).not.toContain('/tmp/x/hello.txt');
+    expect(withSpanStrings(boundedArguments(files.files__read_text_file!.parameters)!, requestSpans('Read my notes.'))).toBeNull();
+  });
+});
+
+describe("an answer's grounding in its text", () => {
+  const text = 'Write to anna@example.com or sales@example.org. Rent is 20% lower.';
+
+  it('names the kinds of value an answer holds that the text does not', () => {
+    expect(inventedValues('The addresses are anna@example.com and sales@example.org.', text)).toEqual([]);
+    expect(inventedValues('Write to matt@example.com; rent is 25% lower.', text)).toEqual(['an email address', 'a percentage']);
+  });
+
+  it('measures the share of content words the text holds, and prefers the better grounded answer', () => {
+    expect(groundedShare('Rent is lower.', text)).toBe(1);
+    expect(groundedShare('A detailed patch with an official link.', text)).toBe(0);
+    const good = answerGrounding('Rent is 20% lower.', text);
+    const bad = answerGrounding('Rent is 30% lower.', text);
+    expect(betterGrounded(good, bad)).toBe(true);
+    expect(betterGrounded(bad, good)).toBe(false);
+  });
+});
+
+describe('the receipt of a run that ended early', () => {
+  const input = 'Summarise the notes and send the summary to the team channel.';
+  const base = { runId: 'run_x', input, memory: false, results: [], approval: null };
+
+  it('stopped at planning: every action unresolved, with why, nothing performed, and it says so', () => {
+    const receipt = endingReceipt({
+      ...base,
+      status: 'needs_attention',
+      step: 'plan',
+      plan: null,
+      failure: { code: 'model_unavailable', message: 'The model did not answer.' },
+    });
+    expect(receipt.verification_class).toBe('unverified');
+    expect(receipt.actions?.map((a) => a.outcome)).toEqual(['not_performed', 'not_performed']);
+    expect(receipt.unresolved).toEqual([
+      'action 1 "Summarise the notes": not done; the run ended needs_attention at plan (model_unavailable) before it was done.',
+      'action 2 "send the summary to the team channel": not done; the run ended needs_attention at plan (model_unavailable) before it was done.',
+      'model_unavailable: The model did not answer.',
+    ]);
+    expect(receipt.action_boundary.effects_performed).toEqual([]);
+  });
+
+  it('rejected: the planned effect was requested, not approved, not performed', () => {
+    const plan = {
+      planner: 'model',
+      answer: [1],
+      steps: [{ id: 'step_1', tool: 'webhook_delivery', effect: 'external' as const, purpose: 'Send it.', scope: 'result', covers: [2] }],
+    };
+    const approval = { state: 'rejected' as const, effects: [], reason: '', deadline: '', decided_at: null, decision_reason: null };
+    const receipt = endingReceipt({
+      ...base,
+      status: 'failed',
+      step: 'approval',
+      plan,
+      approval,
+      failure: { code: 'approval_rejected', message: 'Approval rejected.' },
+    });
+    expect(receipt.action_boundary).toMatchObject({
+      effects_requested: ['webhook_delivery:step_1'],
+      effects_approved: [],
+      effects_performed: [],
+      effects_not_performed: ['webhook_delivery:step_1'],
+    });
+    expect(receipt.unresolved.length).toBeGreaterThanOrEqual(2);
+    expect(receipt.unresolved[0]).toMatch(/^action 1 "Summarise the notes": not done; the run ended failed at approval/);
+  });
+});
