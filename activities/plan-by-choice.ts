@@ -125,10 +125,12 @@ export async function planByChoice(deps: AgentDeps, c: PlanCall, actions: Reques
   }
   const proposal = proposalOf(assessPlan(JSON.stringify(entries), actions, serverTools, options), true, serverTools);
   if (proposal.kind !== 'planned') return proposal;
+  // Every action's options, and everything deterministic that shaped them, so a reader sees what the model chose among.
   const withTool = new Set(proposal.plan.steps.flatMap((s) => s.covers ?? []));
-  const hints = options
-    .map((o) => ({ ...o, why: [o.narrowed, withTool.has(o.action) ? COPIED_ARGUMENTS : null].filter(Boolean).join('; ') }))
-    .filter((o) => o.why)
-    .map((o) => ({ action: o.action, offered: o.options, why: o.why }));
-  return { kind: 'planned', plan: { ...proposal.plan, execution: 'steps', choice: 'ranked', ...(hints.length ? { hints } : {}) } };
+  const hints = options.map((o) => {
+    const a = actions[o.action - 1]!;
+    const read = `the request reads as ${a.kind === 'unsupported' ? 'an effect' : a.kind === 'delivery' ? 'a delivery' : 'analysis'}${a.verb ? ` ("${a.verb}")` : ''}, which decides the built-in options`;
+    return { action: o.action, offered: o.options, why: [read, o.narrowed, withTool.has(o.action) ? COPIED_ARGUMENTS : null].filter(Boolean).join('; ') };
+  });
+  return { kind: 'planned', plan: { ...proposal.plan, execution: 'steps', choice: 'ranked', hints } };
 }

@@ -1833,7 +1833,7 @@ export interface components {
                  * @enum {string}
                  */
                 choice?: "ranked";
-                /** @description Extension: where the service narrowed the options an action was offered before the model chose (a shortlist for a small model, material never given), the options it kept and why. Absent: the model saw every option. */
+                /** @description Extension: for each action, the options the model chose among and everything deterministic that shaped them (the kind of action the request reads as, a shortlist for a small model, material never given, text arguments limited to the request). Absent: the model was given the whole plan schema at once (upstream). */
                 hints?: {
                     action: number;
                     offered: string[];

@@ -196,7 +196,7 @@ export const Run = z
           .optional()
           .meta({
             description:
-              'Extension: where the service narrowed the options an action was offered before the model chose (a shortlist for a small model, material never given), the options it kept and why. Absent: the model saw every option.',
+              'Extension: for each action, the options the model chose among and everything deterministic that shaped them (the kind of action the request reads as, a shortlist for a small model, material never given, text arguments limited to the request). Absent: the model was given the whole plan schema at once (upstream).',
           }),
         steps: z.array(PlanStep),
         answer: z.array(z.int()).optional().meta({
