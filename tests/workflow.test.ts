@@ -39,6 +39,8 @@ type RunActivities = Pick<
   | 'notificationTargets'
   | 'deliverNotification'
   | 'recordApprovalAudit'
+  | 'proposePlan'
+  | 'writeAnswerPart'
 >;
 type ActivityName = keyof RunActivities;
 
@@ -160,6 +162,13 @@ function makeFakes(override: (base: RunActivities, state: FakeState) => Partial<
       if (!state.audits.some((a) => a.eventKey === input.eventKey)) state.audits.push(input);
       return { digest: digestOf(input.subject) };
     },
+    // Model runs only (an estimate whose provider is a model's): none by default.
+    async proposePlan() {
+      throw ApplicationFailure.nonRetryable('no model in this test');
+    },
+    async writeAnswerPart() {
+      throw ApplicationFailure.nonRetryable('no model in this test');
+    },
   };
   const chosen: RunActivities = { ...base, ...override(base, state) };
   const activities = Object.fromEntries(
@@ -256,6 +265,47 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(fakes.state.calls.releaseCredits).toBeUndefined();
     expect(fakes.state.holds.get(run.runId)).toEqual({ amount: HOLD, status: 'settled' });
     expect(lastPatch(fakes)).toMatchObject({ completed: true, failure: { code: 'unresolved_remainder' }, reservation: { amount: HOLD, status: 'settled' } });
+  });
+
+  it("an embedded plan runs as planned: the model's answer to each action first, then the approved delivery, carrying it", async () => {
+    const order: string[] = [];
+    const carried: unknown[] = [];
+    const part = { action: 1, status: 'performed' as const, result: 'The database failed over at 09:12 and was back by 09:40.' };
+    const delivery: PlanStep = { id: 'step_1', tool: 'webhook_delivery', effect: 'external', purpose: 'Send it', scope: 'result', covers: [2], arguments: {} };
+    const fakes = makeFakes((base) => ({
+      async estimateRun(input) {
+        return { ...(await base.estimateRun(input)), provider: 'embedded' };
+      },
+      async proposePlan() {
+        return { kind: 'planned', plan: { planner: 'model', execution: 'steps', choice: 'ranked', answer: [1], steps: [delivery] } };
+      },
+      async writeAnswerPart(t) {
+        order.push(`answer:${t.action}`);
+        return { kind: 'part', part };
+      },
+      async runTool(call) {
+        order.push(call.step.id);
+        carried.push(call.answers);
+        return base.runTool(call);
+      },
+    }));
+    const run = runInput('Summarise the incident timeline and send it to the on-call channel.');
+    const status = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await until(awaitingApproval(fakes), 'awaiting_approval');
+      expect(order).toEqual([]); // nothing before the approval, not even the answer
+      await handle.signal(approvalSignal, { decision: 'approve' });
+      return finalStatus(handle);
+    });
+
+    expect(status).toBe('completed');
+    expect(order).toEqual(['answer:1', 'step_1']);
+    expect(carried).toEqual([[part]]);
+    const settled = fakes.state.transitions.find((t) => t.patch.receipt)!.patch;
+    expect(settled.receipt!.actions).toEqual([
+      { n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: false },
+      { n: 2, kind: 'delivery', outcome: 'performed', by: ['step_1'], checked: true },
+    ]);
   });
 
   it('approval deadline: no decision within 24 h ends needs_attention/approval_expired, releases the hold, runs no tool', async () => {
