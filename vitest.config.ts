@@ -13,6 +13,7 @@ const unitFiles = [
   'tests/verification.test.ts',
   'tests/plan-check.test.ts',
   'tests/exact-plan.test.ts',
+  'tests/install-scripts.test.ts',
   'tests/workflow.test.ts',
   'tests/client-drift.test.ts',
   'tests/openapi-generators.test.ts',
