@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { PayloadCodec } from '@temporalio/common';
-import { DefaultLogger, type LogEntry, NativeConnection, Runtime, Worker, type WorkerInterceptors } from '@temporalio/worker';
+import { DefaultLogger, type LogEntry, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkerInterceptors } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../activities/index.ts';
 import { projectRoot } from '../config/paths.ts';
@@ -16,16 +16,16 @@ const PINO_LEVEL = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn',
 let runtimeInstalled = false;
 /**
  * Our own lifecycle handles SIGINT/SIGTERM, so the SDK must not install its
- * handlers; its log lines go to our pino logger (warnings and up).
+ * handlers; its log lines go to our pino logger (warnings and up), Temporal Core's own
+ * included (forwarded from Rust at their own levels, instead of raw lines on stderr).
  */
 function installRuntimeOnce(logger: Logger, temporalMetricsPort?: number): void {
   if (runtimeInstalled) return;
   const forward = (entry: LogEntry) => logger[PINO_LEVEL[entry.level]]({ temporal: entry.meta }, entry.message);
   // The SDK's own metrics (workflow and activity task latencies, slots, polls…), for runtime/metrics-server.ts to append.
-  const telemetryOptions = temporalMetricsPort
-    ? { metrics: { prometheus: { bindAddress: `127.0.0.1:${temporalMetricsPort}`, countersTotalSuffix: true } } }
-    : undefined;
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN', forward), ...(telemetryOptions ? { telemetryOptions } : {}) });
+  const metrics = temporalMetricsPort ? { metrics: { prometheus: { bindAddress: `127.0.0.1:${temporalMetricsPort}`, countersTotalSuffix: true } } } : {};
+  const logging = { filter: makeTelemetryFilterString({ core: 'WARN', other: 'WARN' }), forward: {} };
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN', forward), telemetryOptions: { logging, ...metrics } });
   runtimeInstalled = true;
 }
 
