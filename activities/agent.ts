@@ -1,3 +1,8 @@
+// Model calls of a run planned by a model: planning (structured output against the request's own
+// plan schema, domain/agent/exact-plan.ts; on the embedded model, action by action in
+// plan-by-choice.ts), each answer part of a plan run step by step (answer-part.ts), and each turn of
+// an upstream model's execute loop (OpenAI tools / tool_calls). Every call is one activity, made
+// through callModel (model-call.ts): checked against the hold, charged by reported usage, once.
 import type { Db } from '../db/client.ts';
 import type { ProposedCall } from '../domain/agent/admission.ts';
 import { assessPlan, type PlanProposal, proposalOf } from '../domain/agent/plan-check.ts';

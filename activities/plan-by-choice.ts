@@ -99,7 +99,7 @@ function checked(tool: string, entry: Entry | Stopped, serverTools: ServerToolCa
 
 /** Why an action is unresolved: the only option it had, or the model's choice. */
 function unresolvedReason(o: ActionOptions): string {
-  if (o.options.length === 1) return o.narrowed ? `not done: ${o.narrowed}` : 'no tool offered to this run can do it';
+  if (o.options.length === 1) return o.narrowed ?? 'no tool offered to this run can do it';
   return 'the model chose this over every tool it was offered: no offered tool does it';
 }
 

@@ -308,6 +308,29 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     ]);
   });
 
+  it('an embedded plan asks no answer from a read that failed: the action stays unresolved, nothing is made up from nothing', async () => {
+    const asked: number[] = [];
+    const read: PlanStep = { id: 'step_1', tool: 'files__read_text_file', effect: 'read', purpose: 'Read it', scope: 'files__read_text_file', covers: [1] };
+    const fakes = makeFakes((base) => ({
+      async estimateRun(input) {
+        return { ...(await base.estimateRun(input)), provider: 'embedded' };
+      },
+      async proposePlan() {
+        return { kind: 'planned', plan: { planner: 'model', execution: 'steps', choice: 'ranked', answer: [], steps: [read] } };
+      },
+      async writeAnswerPart(t) {
+        asked.push(t.action);
+        return { kind: 'part', part: { action: t.action, status: 'performed', result: 'Something the model wrote anyway.' } };
+      },
+      async runTool(call) {
+        return { step_id: call.step.id, tool: call.step.tool, status: 'failed', detail: 'The tool reported an error.', output: null, sources: [] };
+      },
+    }));
+    const status = await withWorker(fakes, (tq) => execute(tq, runInput('What does /tmp/notes.txt say?')));
+    expect(status).toBe('needs_attention');
+    expect(asked).toEqual([]);
+  });
+
   it('approval deadline: no decision within 24 h ends needs_attention/approval_expired, releases the hold, runs no tool', async () => {
     const fakes = makeFakes();
     const run = runInput(DELIVERY_INPUT);

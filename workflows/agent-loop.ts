@@ -128,7 +128,9 @@ export async function executeByPlan(c: ModelContext, plan: Plan, runStep: RunPla
   const results: StepResult[] = [];
   const reads = plan.steps.filter((s) => s.effect !== 'external');
   for (const step of reads) results.push(await runStep(step, results));
-  const answered = [...new Set([...(plan.answer ?? []), ...reads.flatMap((s) => s.covers ?? [])])].sort((a, b) => a - b);
+  // An action read for is answered only from a read that was done: a failed read leaves it unresolved, unasked.
+  const readFor = reads.flatMap((s, i) => (results[i]?.status === 'done' ? (s.covers ?? []) : []));
+  const answered = [...new Set([...(plan.answer ?? []), ...readFor])].sort((a, b) => a - b);
   const parts: NumberedPart[] = [];
   const answer = () => (parts.length ? JSON.stringify({ actions: parts }) : null);
   for (const action of answered) {

@@ -7,7 +7,7 @@
 // A count ("4 items") or a translation cannot be checked this way; they are neither flagged nor
 // confirmed, and the receipt says an answer's work is the model's own (checked: false).
 import { STOPWORDS } from '../text/stopwords.ts';
-import { wordsOf } from '../text/analyze.ts';
+import { stemOf, wordsOf } from '../text/analyze.ts';
 
 const VALUES: { kind: string; pattern: RegExp }[] = [
   { kind: 'an email address', pattern: /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g },
@@ -28,15 +28,14 @@ export function inventedValues(answer: string, source: string): string[] {
   return [...kinds];
 }
 
-const stem = (w: string) => w.replace(/(?:ing|ed|es|s)$/, '');
 const contentWords = (text: string) => wordsOf(text).filter((w) => w.length > 2 && !STOPWORDS.has(w));
 
 /** The share of the answer's content words that the text holds (1 for an answer without any). */
 export function groundedShare(answer: string, source: string): number {
   const words = contentWords(answer);
   if (!words.length) return 1;
-  const held = new Set(contentWords(source).map(stem));
-  return words.filter((w) => held.has(stem(w))).length / words.length;
+  const held = new Set(contentWords(source).map(stemOf));
+  return words.filter((w) => held.has(stemOf(w))).length / words.length;
 }
 
 export interface AnswerGrounding {

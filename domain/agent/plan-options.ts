@@ -10,7 +10,7 @@
 // action asks (its verb first, toolsByName). The plan records every such hint (Plan.hints), so a reader can tell
 // what the service narrowed and what the model chose.
 import type { RequestedAction } from '../planning/requested-actions.ts';
-import { wordsOf } from '../text/analyze.ts';
+import { stemOf, wordsOf } from '../text/analyze.ts';
 import { isToolId, type ServerToolCatalog, TOOLS } from '../tools.ts';
 
 export const ANSWER = 'answer';
@@ -30,12 +30,6 @@ const PATH_LIKE = /(?:^|\s)(?:[\w.-]*\/[\w./-]+|[\w-]+\.[a-z][a-z0-9]{0,4})(?=$|
 /** Name words too general to say what a tool does. */
 const GENERAL = new Set(['get', 'set', 'text', 'data', 'info', 'item', 'items', 'tool', 'run', 'do', 'make', 'use', 'new']);
 
-function stem(word: string): string {
-  const w = word.toLowerCase();
-  for (const suffix of ['ing', 'ed', 'es', 's']) if (w.length > suffix.length + 2 && w.endsWith(suffix)) return w.slice(0, -suffix.length);
-  return w;
-}
-
 /** The words of a tool's own name (`files__write_file` → write, file; `listDirectory` → list, directory). */
 export function nameWords(tool: string, serverTools: ServerToolCatalog): string[] {
   const name = Object.hasOwn(serverTools, tool) ? serverTools[tool]!.tool : tool;
@@ -49,7 +43,7 @@ export function nameWords(tool: string, serverTools: ServerToolCatalog): string[
 /** The words of what an action asks: its instruction, before any quoted or introduced material, and `file` for a path. */
 function askedWords(action: RequestedAction): Set<string> {
   const instruction = action.clause.split(/[:'"‘“]/)[0] ?? action.clause;
-  const words = new Set(wordsOf(instruction).map(stem));
+  const words = new Set(wordsOf(instruction).map(stemOf));
   if (PATH_LIKE.test(action.clause)) words.add('file');
   return words;
 }
@@ -86,11 +80,11 @@ function toolsByName(tools: string[], action: RequestedAction, serverTools: Serv
     tools.map((t) => [
       t,
       nameWords(t, serverTools)
-        .map(stem)
+        .map(stemOf)
         .filter((w) => !GENERAL.has(w)),
     ]),
   );
-  const verb = action.verb ? stem(action.verb) : null;
+  const verb = action.verb ? stemOf(action.verb) : null;
   const tiers: ((n: string[]) => boolean)[] = [
     (n) => verb !== null && sharesVerb(n, [verb]),
     (n) => sharesVerb(n, [...asked].filter(isVerb)),

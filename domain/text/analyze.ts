@@ -35,6 +35,13 @@ export function sentencesOf(text: string): string[] {
     .filter((s) => /[A-Za-z0-9]/.test(s));
 }
 
+/** A word without a common inflection (-ing, -ed, -es, -s), kept whole when that would leave two letters or fewer. */
+export function stemOf(word: string): string {
+  const w = word.toLowerCase();
+  for (const suffix of ['ing', 'ed', 'es', 's']) if (w.length > suffix.length + 2 && w.endsWith(suffix)) return w.slice(0, -suffix.length);
+  return w;
+}
+
 export function wordsOf(text: string): string[] {
   return (text.toLowerCase().match(/[a-z0-9][a-z0-9'-]*/g) ?? []).map((w) => w.replace(/'s$/, ''));
 }

@@ -3,7 +3,7 @@
 // in as the README shows, the dev tenant's webhook set by the tenants CLI, and `gws listen`
 // receiving and checking the deliveries. Everything runs in process groups this file stops.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -81,7 +81,7 @@ export async function startEvalService(options: { provider?: string; modelPath?:
   const dir = path.join(scratch, 'share');
   const dataDir = path.join(scratch, 'data');
   const toolsFile = path.join(scratch, 'tools.json');
-  await run('mkdir', ['-p', dir]);
+  mkdirSync(dir);
   writeFileSync(
     toolsFile,
     JSON.stringify({
