@@ -97,6 +97,31 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
     ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
   ];
+  // The dev server picks further ports for its own services at start, and panics
+  // when one is taken in between (seen once in CI): such an early exit is retried.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launch(options, args, address);
+    } catch (err) {
+      if (!(err instanceof EarlyExit) || attempt >= START_ATTEMPTS) throw err;
+      options.logger.warn({ attempt, reason: err.firstLine }, 'Temporal dev server exited during start-up; starting it again');
+    }
+  }
+}
+
+const START_ATTEMPTS = 3;
+
+/** The dev server ended before it answered: its stderr's head (where a panic's reason is) and tail. */
+class EarlyExit extends Error {
+  constructor(
+    readonly firstLine: string,
+    lines: string,
+  ) {
+    super(`Temporal dev server exited during start-up:\n${lines}`);
+  }
+}
+
+async function launch(options: DevServerOptions, args: string[], address: string): Promise<DevServer> {
   // Its own process group: Ctrl-C must not kill the server before the worker
   // has drained; stop() ends it last. If this process dies another way, the
   // exit hook still ends it.
@@ -104,11 +129,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   if (options.pidFile && child.pid) recordDevServer(options.pidFile, child.pid, options.port);
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
+  const stderrHead: string[] = [];
   const stderrTail: string[] = [];
+  const stderrText = () => [...stderrHead, ...(stderrTail.length ? ['…', ...stderrTail] : [])].join('\n');
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     for (const line of chunk.split('\n').filter(Boolean)) {
-      stderrTail.push(line);
-      if (stderrTail.length > 20) stderrTail.shift();
+      if (stderrHead.length < 10) stderrHead.push(line);
+      else stderrTail.push(line);
+      if (stderrTail.length > 10) stderrTail.shift();
       options.logger.debug({ temporal: line }, 'temporal dev server');
     }
   });
@@ -126,11 +154,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
   while (!(await isTemporalReachable(address))) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`Temporal dev server exited during start-up:\n${stderrTail.join('\n')}`);
+      if (options.pidFile) forgetDevServer(options.pidFile);
+      process.off('exit', killOnExit);
+      throw new EarlyExit(stderrHead[0] ?? `exit code ${child.exitCode ?? child.signalCode}`, stderrText());
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`Temporal dev server did not become ready at ${address}:\n${stderrTail.join('\n')}`);
+      throw new Error(`Temporal dev server did not become ready at ${address}:\n${stderrText()}`);
     }
     await new Promise((r) => setTimeout(r, 250));
   }
