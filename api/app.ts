@@ -4,6 +4,7 @@
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from '../config/env.ts';
+import { errors } from '../domain/errors.ts';
 import type { RateLimiters } from '../services/rate-limiters.ts';
 import { buildOpenApiDocument } from './contract/openapi.ts';
 import { mountRoutes } from './contract/router.ts';
@@ -39,6 +40,7 @@ export function createApp(deps: AppDeps): Koa {
     checkResponses: deps.config.env !== 'production',
     // Bodies are read per route, after authentication and the rate limit (api/contract/router.ts).
     bodyLimitBytes: deps.config.http.bodyLimitBytes,
+    ...(deps.starting ? { starting: deps.starting } : {}),
   });
 
   app.use(requestId());
@@ -48,5 +50,23 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorHandler(deps.logger, outageLog(deps.logger, deps.checkHealth)));
   if (deps.codecEndpoint) app.use(codecCors(deps.codecEndpoint));
   for (const middleware of routeMiddleware) app.use(middleware);
+  return app;
+}
+
+/**
+ * What answers while start-up has not yet made the database ready for the API (runtime/startup.ts):
+ * every request, /health included, is a 503 "starting (<step>)" with the contract's error object,
+ * so a client or probe gets an answer instead of a refused connection. The full app replaces it
+ * (RunningServer.serve) once the database is migrated.
+ */
+export function createStartingApp(config: Config, logger: Logger, starting: () => string | undefined): Koa {
+  const app = new Koa({ proxy: config.http.trustProxy });
+  app.silent = true;
+  app.use(requestId());
+  app.use(requestLog(logger));
+  app.use(errorHandler(logger));
+  app.use(() => {
+    throw errors.starting(starting() ?? 'starting');
+  });
   return app;
 }

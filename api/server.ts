@@ -54,6 +54,13 @@ function portInUse(host: string, port: number): Error {
 export interface RunningServer {
   url: string;
   port: number;
+  /**
+   * Serves `app` from now on, on the same socket (connections already open included). Start-up
+   * listens at once with a small app that answers 503 "starting", and hands over to the full API
+   * once the database is ready for it (runtime/startup.ts): a request meanwhile gets an answer, never
+   * a refused connection.
+   */
+  serve(app: Koa): void;
   close(timeoutMs?: number): Promise<void>;
 }
 
@@ -72,7 +79,8 @@ export async function listen(app: Koa, host: string, port: number): Promise<Runn
       return (super.writeHead as (...a: unknown[]) => this).apply(this, args);
     }
   }
-  const server = http.createServer({ ServerResponse: DrainingResponse }, app.callback());
+  let handle = app.callback();
+  const server = http.createServer({ ServerResponse: DrainingResponse }, (req, res) => handle(req, res));
   server.keepAliveTimeout = 5_000;
   server.on('clientError', answerClientError);
   server.on('connect', answerConnect);
@@ -85,6 +93,9 @@ export async function listen(app: Koa, host: string, port: number): Promise<Runn
   return {
     url: `http://${shownHost}:${address.port}`,
     port: address.port,
+    serve(next) {
+      handle = next.callback();
+    },
     close(timeoutMs = 10_000) {
       closing = true;
       return new Promise((resolve) => {

@@ -1,37 +1,44 @@
 // `npm run api` (production): the HTTP API alone, against TEMPORAL_ADDRESS and
-// DATABASE_URL. Run `npm run worker` beside it. It starts even while Temporal
-// is down; /health reports 503 until it is reachable. PAYLOAD_KEY is required
+// DATABASE_URL. Run `npm run worker` beside it. It listens at once and answers
+// 503 "starting" until the database is migrated (waiting out a database that is
+// down: runtime/startup.ts); it starts even while Temporal is down, and /health
+// reports 503 until it is reachable. PAYLOAD_KEY is required
 // in production (the worker must hold the same key); elsewhere the key in
 // DATA_DIR is used (and made if missing), as `npm start` does.
 // First: tracing starts before http and pg are loaded by the imports below (runtime/telemetry.ts).
 import '../runtime/telemetry-register.ts';
-import { createApp } from '../api/app.ts';
+import { createApp, createStartingApp } from '../api/app.ts';
 import { listen } from '../api/server.ts';
-import { ensureDatabase, loadConfigOrExit, loadPayloadCodec } from '../runtime/boot.ts';
+import { loadConfigOrExit, loadPayloadCodec, openServiceDatabase, prepareDatabase } from '../runtime/boot.ts';
 import { composeApi } from '../runtime/compose-api.ts';
 import { Lifecycle } from '../runtime/lifecycle.ts';
 import { startMetricsServer } from '../runtime/metrics-server.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { lazyTemporalClient } from '../runtime/temporal-client.ts';
+import { StartUp } from '../runtime/startup.ts';
 
 // Metrics are on in production (METRICS_PORT 9464 unless set); elsewhere only when METRICS_PORT is set.
 const config = loadConfigOrExit(process.env.NODE_ENV === 'production' ? { METRICS_PORT: '9464' } : {});
 const logger = createLogger(config, 'gws-api');
 const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
 lifecycle.handleSignals();
+const startup = new StartUp(logger, config.startupTimeoutMs);
 
 try {
   const codec = loadPayloadCodec(config, logger, { allowDataDirKey: config.env !== 'production' });
   const address = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
-  const database = await ensureDatabase(config, lifecycle, 'npm run api');
+  const opened = openServiceDatabase(config, lifecycle, 'npm run api');
   const handle = lazyTemporalClient(address, config.temporal.namespace, codec);
   lifecycle.onStop('temporal client', () => handle.close());
-  const server = await listen(createApp(composeApi(config, logger, database, handle)), config.http.host, config.http.port);
+  const server = await listen(createStartingApp(config, logger, startup.pending), config.http.host, config.http.port);
   lifecycle.onStop('http server', () => server.close());
+  const database = await prepareDatabase(config, lifecycle, opened, { logger, startup });
+  server.serve(createApp(composeApi(config, logger, database, handle, { starting: startup.pending })));
   if (config.metrics) {
     const metrics = await startMetricsServer({ ...config.metrics, logger });
     lifecycle.onStop('metrics server', () => metrics.close());
   }
+  startup.ready();
   logger.info({ url: server.url, temporal: address }, 'api listening');
 } catch (err) {
   logger.fatal({ err: (err as Error).message }, 'api start-up failed');

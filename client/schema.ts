@@ -11,7 +11,7 @@ export interface paths {
         };
         /**
          * Service health
-         * @description The status of the database and Temporal, checked in the background at most every second (so at most about 1 s old). 503 with the error object when either is unreachable.
+         * @description Ready means ready: 200 only once start-up has finished (the migrations; under `npm start` also the worker polling, the schedules and the dev keys) and while the database and Temporal are reachable, checked in the background at most every second (so at most about 1 s old). 503 with the error object while the service is starting (the message says which step) or when either is unreachable.
          */
         get: operations["getHealth"];
         put?: never;
@@ -2623,7 +2623,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorObject"];
                 };
             };
-            /** @description The database or Temporal is unreachable. */
+            /** @description Still starting, or the database or Temporal is unreachable. */
             503: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */

@@ -70,6 +70,9 @@ export class ApiError extends Error {
   }
 }
 
+/** The 503 of a process still starting (runtime/startup.ts): expected, so no outage is counted for it (services/outage-log.ts). */
+export class StartingError extends ApiError {}
+
 export const errors = {
   invalidJson: () => new ApiError(400, 'invalid_request_error', 'invalid_json', 'The request body is not valid JSON.'),
   invalidRequest: (message: string, param: string | null) => new ApiError(400, 'invalid_request_error', 'invalid_request', message, param),
@@ -249,6 +252,9 @@ export const errors = {
     new ApiError(500, 'server_error', 'export_interrupted', 'The export stopped before its end; the lines before this one are complete. Retry the export.'),
   unavailable: (message = 'The service is temporarily unavailable. Retry with bounded backoff.') =>
     new ApiError(503, 'server_error', 'service_unavailable', message, null, { 'Retry-After': '5' }),
+  /** Start-up has not finished (runtime/startup.ts): `step` is what it is doing, or waiting for. The same 503 as `unavailable`. */
+  starting: (step: string) =>
+    new StartingError(503, 'server_error', 'service_unavailable', `Service unavailable: starting (${step}).`, null, { 'Retry-After': '5' }),
   /** Temporal is unreachable or did not confirm a run's start or cancellation within the API's deadline. */
   workflowServiceUnavailable: (action: 'start' | 'cancel', deadlineSeconds: number) =>
     new ApiError(

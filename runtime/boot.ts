@@ -10,7 +10,8 @@ import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import type { EncryptionCodec } from './payload-codec.ts';
 import { payloadCodecFor, resolvePayloadKeyring } from './payload-keys.ts';
-import { isTemporalReachable } from './temporal-client.ts';
+import { DATABASE, type StartUp, TEMPORAL } from './startup.ts';
+import { checkTemporal } from './temporal-client.ts';
 import { resolveTemporalCli, startDevServer } from './temporal-dev-server.ts';
 
 /** The configuration from the environment, over `defaults` (what an entry point sets when the operator did not); exits naming each bad variable. */
@@ -26,17 +27,18 @@ export function loadConfigOrExit(defaults: Record<string, string> = {}): Config 
   }
 }
 
+/** A database opened for a long-running process, not yet touched (no connection is made before its first query). */
+export interface OpenedDatabase {
+  database: Database;
+  /** The data-dir lock, on PGlite. */
+  lock?: DataDirLock;
+}
+
 /**
- * Opens the database (taking the data-dir lock for PGlite), migrating when configured to.
- * On PGlite it then serves the database to the admin CLIs on a socket in DATA_DIR, unless
- * `serveAdmins` is false (one-shot commands).
+ * Opens the database without using it yet, taking the data-dir lock first for PGlite: so a second
+ * `npm start` on the same DATA_DIR stops here, before it listens on anything.
  */
-export async function ensureDatabase(
-  config: Config,
-  lifecycle: Lifecycle,
-  purpose: string,
-  options: { migrate?: boolean; serveAdmins?: boolean; logger?: Logger } = {},
-): Promise<Database> {
+export function openServiceDatabase(config: Config, lifecycle: Lifecycle, purpose: string): OpenedDatabase {
   let lock: DataDirLock | undefined;
   if (!config.database.url) {
     const taken = lockDataDir(config.database.dataDir, purpose);
@@ -45,11 +47,41 @@ export async function ensureDatabase(
   }
   const database = openDatabase(config.database);
   lifecycle.onStop('database', () => database.close());
-  if (options.migrate ?? config.database.migrateOnStart) await database.migrate();
+  return { database, ...(lock ? { lock } : {}) };
+}
+
+/**
+ * Migrates an opened database when configured to; with `startup`, an unreachable database is waited
+ * out (runtime/startup.ts; migrations are safe to run again). On PGlite it then serves the database
+ * to the admin CLIs on a socket in DATA_DIR, unless `serveAdmins` is false (one-shot commands).
+ */
+export async function prepareDatabase(
+  config: Config,
+  lifecycle: Lifecycle,
+  { database, lock }: OpenedDatabase,
+  options: { migrate?: boolean; serveAdmins?: boolean; logger?: Logger; startup?: StartUp } = {},
+): Promise<Database> {
+  if (options.migrate ?? config.database.migrateOnStart) {
+    if (options.startup) await options.startup.waitFor(DATABASE, 'migrating the database', () => database.migrate());
+    else await database.migrate();
+  } else if (options.startup) {
+    // Not migrating: start-up still waits until the database answers.
+    await options.startup.waitFor(DATABASE, 'connecting to the database', () => database.ping());
+  }
   if (lock && (options.serveAdmins ?? true)) {
     await serveDatabaseToAdmins(database, lock, config.database.dataDir, lifecycle, options.logger ?? createLogger(config));
   }
   return database;
+}
+
+/** Opens and prepares the database in one go (openServiceDatabase, then prepareDatabase). */
+export async function ensureDatabase(
+  config: Config,
+  lifecycle: Lifecycle,
+  purpose: string,
+  options: { migrate?: boolean; serveAdmins?: boolean; logger?: Logger; startup?: StartUp } = {},
+): Promise<Database> {
+  return prepareDatabase(config, lifecycle, openServiceDatabase(config, lifecycle, purpose), options);
 }
 
 /**
@@ -72,22 +104,23 @@ export interface TemporalTarget {
 }
 
 /**
- * TEMPORAL_ADDRESS when set (it must answer); otherwise starts the dev server,
- * persisted under DATA_DIR, and stops it on shutdown. `uiCodecEndpoint`: the
- * dev server's Web UI decodes payloads through it.
+ * TEMPORAL_ADDRESS when set (start-up waits until it answers: runtime/startup.ts); otherwise
+ * starts the dev server, persisted under DATA_DIR, and stops it on shutdown. `uiCodecEndpoint`:
+ * the dev server's Web UI decodes payloads through it.
  */
 export async function ensureTemporal(
   config: Config,
   logger: Logger,
   lifecycle: Lifecycle,
+  startup: StartUp,
   options: { uiCodecEndpoint?: string } = {},
 ): Promise<TemporalTarget> {
   const { temporal } = config;
   if (temporal.address) {
-    if (!(await isTemporalReachable(temporal.address))) {
-      throw new Error(`TEMPORAL_ADDRESS=${temporal.address} does not answer. Start that server, or unset TEMPORAL_ADDRESS to run the embedded dev server.`);
-    }
-    return { address: temporal.address };
+    const address = temporal.address;
+    const hint = 'Start that server, or unset TEMPORAL_ADDRESS to run the embedded dev server.';
+    await startup.waitFor({ ...TEMPORAL, hint }, 'connecting to Temporal', () => checkTemporal(address));
+    return { address };
   }
   const cliPath = await resolveTemporalCli(temporal.cliPath);
   logger.info({ cli: cliPath, port: temporal.devPort }, 'starting Temporal dev server');

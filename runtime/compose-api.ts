@@ -30,9 +30,20 @@ import { planningProvider } from './compose-activities.ts';
 import type { TemporalHandle } from './temporal-client.ts';
 import { telemetry } from './telemetry.ts';
 
-export function composeApi(config: Config, logger: Logger, database: Database, temporal: TemporalHandle, shared?: { toolServers: ToolServers }): AppDeps {
+/**
+ * `options.toolServers`: connections shared with the worker of the same process (`npm start`);
+ * `options.starting`: start-up's progress (runtime/startup.ts), so /health and the routes that need a
+ * dependency answer 503 "starting" until it has finished.
+ */
+export function composeApi(
+  config: Config,
+  logger: Logger,
+  database: Database,
+  temporal: TemporalHandle,
+  options: { toolServers?: ToolServers; starting?: () => string | undefined } = {},
+): AppDeps {
   const hotPath = hotPathStores(config, logger, database);
-  const toolServers = shared?.toolServers ?? ownToolServers(config, logger, database);
+  const toolServers = options.toolServers ?? ownToolServers(config, logger, database);
   const sweeper = holdSweeper(config, logger, database);
   // Figures only the database knows, reported by the API's /metrics (runtime/metrics-server.ts).
   if (config.metrics) reportFromDatabase({ approvalsWaiting: () => countAwaitingApproval(database.db), creditTotals: () => creditTotals(database.db) });
@@ -105,6 +116,7 @@ export function composeApi(config: Config, logger: Logger, database: Database, t
       database: () => database.ping(),
       temporal: temporal.probe,
     }),
+    ...(options.starting ? { starting: options.starting } : {}),
     ...(config.codecEndpoint.enabled
       ? {
           codecEndpoint: {

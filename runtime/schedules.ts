@@ -1,13 +1,15 @@
 // This service's Temporal Schedules, each one workflow on the worker's task queue
 // at a fixed interval, overlaps skipped. The worker (and `npm start`) creates them
 // at start-up if absent and updates their interval when the configuration changed;
-// a failure is logged, not fatal: the next start tries again.
+// a failure is logged, not fatal: the next start tries again. Temporal being
+// unreachable is thrown instead, for start-up to wait it out (runtime/startup.ts).
 //   - reconcile: starts or ends runs whose workflow never started (activities/reconcile.ts);
 //   - journey retention: deletes every tenant's journey events older than
 //     JOURNEY_RETENTION_DAYS (activities/journey.ts), so a tenant that never ends a run
 //     (chat only) keeps them no longer than one that does.
 import { type Client, ScheduleAlreadyRunning } from '@temporalio/client';
 import type { Logger } from 'pino';
+import { isDependencyOutage } from '../services/dependency-outage.ts';
 
 export const reconcileScheduleId = (taskQueue: string) => `gws-reconcile-runs-${taskQueue}`;
 export const journeyRetentionScheduleId = (taskQueue: string) => `gws-journey-retention-${taskQueue}`;
@@ -39,6 +41,7 @@ async function ensureSchedule(client: Client, s: ScheduleSpec, logger: Logger): 
       await client.schedule.getHandle(s.scheduleId).update((previous) => ({ ...previous, spec }));
     }
   } catch (err) {
+    if (isDependencyOutage(err)) throw err;
     logger.warn({ scheduleId: s.scheduleId, err: (err as Error).name }, `could not create the schedule; ${s.withoutIt} until it exists`);
   }
 }

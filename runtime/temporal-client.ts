@@ -8,6 +8,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { Logger } from 'pino';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../domain/runs/search-attributes.ts';
+import { isDependencyOutage } from '../services/dependency-outage.ts';
 import { tracingClientInterceptors } from './temporal-tracing.ts';
 import { serviceDataConverter } from './payload-codec.ts';
 import { namespaceConnection, probingConnection } from './temporal-connection.ts';
@@ -55,17 +56,22 @@ async function probeTemporal(connection: Connection): Promise<void> {
   await connection.healthService.check({ service: 'temporal.api.workflowservice.v1.WorkflowService' });
 }
 
-/** True when a Temporal frontend answers at `address`. */
-export async function isTemporalReachable(address: string): Promise<boolean> {
+/** Resolves when a Temporal frontend answers at `address`; throws the probe's error otherwise. */
+export async function checkTemporal(address: string): Promise<void> {
   const connection = probingConnection(address, PROBE_DEADLINE_MS);
   try {
     await probeTemporal(connection);
-    return true;
-  } catch {
-    return false;
   } finally {
     await connection.close().catch(() => {});
   }
+}
+
+/** True when a Temporal frontend answers at `address`. */
+export async function isTemporalReachable(address: string): Promise<boolean> {
+  return checkTemporal(address).then(
+    () => true,
+    () => false,
+  );
 }
 
 const KEYWORD = proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
@@ -74,6 +80,7 @@ const KEYWORD = proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_
  * Registers missing custom search attributes (idempotent). The dev server gets
  * them from its start flags; an existing cluster gets them here, if our
  * credentials allow it. Otherwise an operator must add them (docs/operations.md).
+ * Temporal being unreachable is thrown, for start-up to wait it out (runtime/startup.ts).
  */
 export async function ensureSearchAttributes(connection: Connection, namespace: string, logger: Logger): Promise<void> {
   try {
@@ -86,6 +93,7 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
     });
     logger.info({ added: missing }, 'registered Temporal search attributes');
   } catch (err) {
+    if (isDependencyOutage(err)) throw err;
     logger.warn({ err: (err as Error).message }, 'could not register Temporal search attributes; add RunStatus and TenantId (Keyword) by hand');
   }
 }

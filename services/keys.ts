@@ -122,14 +122,18 @@ export const DEV_TENANT = 'dev';
  * tenant already has keys (a restart reuses them).
  */
 export async function ensureDevKeys(db: Db, startingCredits: number): Promise<CreatedKey[] | null> {
-  const existing = await listKeys(db, { tenant: DEV_TENANT });
-  if (existing.length > 0) return null;
-  const core = await createKey(db, { tenant: DEV_TENANT, kind: 'core', label: 'dev (first start)' });
-  const workspace = await createKey(db, { tenant: DEV_TENANT, kind: 'workspace', label: 'dev (first start)' });
-  if (startingCredits > 0) {
-    await grantCredits(db, { tenantId: core.tenantId, amount: startingCredits, entryKey: 'dev-starting-balance', note: 'dev tenant starting balance' });
-  }
-  return [core, workspace];
+  // One transaction: a database lost part-way leaves no key behind whose secret was never shown,
+  // so start-up can simply run this again once the database is back (runtime/startup.ts).
+  return db.transaction(async (tx) => {
+    const existing = await listKeys(tx, { tenant: DEV_TENANT });
+    if (existing.length > 0) return null;
+    const core = await createKey(tx, { tenant: DEV_TENANT, kind: 'core', label: 'dev (first start)' });
+    const workspace = await createKey(tx, { tenant: DEV_TENANT, kind: 'workspace', label: 'dev (first start)' });
+    if (startingCredits > 0) {
+      await grantCredits(tx, { tenantId: core.tenantId, amount: startingCredits, entryKey: 'dev-starting-balance', note: 'dev tenant starting balance' });
+    }
+    return [core, workspace];
+  });
 }
 
 function toRecord(row: typeof apiKeys.$inferSelect, tenantName: string): KeyRecord {

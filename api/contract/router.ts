@@ -26,6 +26,8 @@ export interface RouterDeps {
   checkResponses: boolean;
   /** Size limit of a JSON request body. */
   bodyLimitBytes: number;
+  /** What start-up is doing, or undefined once it has finished (runtime/startup.ts); absent: always finished. */
+  starting?: () => string | undefined;
 }
 
 /** Declared headers whose invalid value has an error code of its own (the contract's error table), by lower-case name. */
@@ -140,11 +142,26 @@ function checkResponse(route: RouteSpec, result: RouteResult): void {
   }
 }
 
+/**
+ * Until start-up has finished, a route that needs a dependency answers 503 "starting (<step>)": ready
+ * means ready, for the API as for /health. Those are the routes whose contract has a 503 (an
+ * authenticated or rate-limited one: api/contract/openapi.ts); the docs, the job list and the codec
+ * need none, and answer as soon as this app serves (api/app.ts createStartingApp answers before).
+ */
+function refuseWhileStarting(starting: () => string | undefined): Koa.Middleware {
+  return function refuseWhileStarting(_ctx, next) {
+    const step = starting();
+    if (step !== undefined) throw errors.starting(step);
+    return next();
+  };
+}
+
 /** The chain of one route, composed once at start-up (not per request). */
 function routeChain(route: RouteSpec, deps: RouterDeps, body: Koa.Middleware, failedAuthentication: (ctx: Koa.Context) => Promise<void>): Koa.Middleware {
   const chain: Koa.Middleware[] = [];
-  if (route.auth !== 'none') chain.push(requireKey(route.auth, deps.authenticate, failedAuthentication));
   const limit = effectiveRateLimit(route);
+  if (deps.starting && (route.auth !== 'none' || limit !== 'none')) chain.push(refuseWhileStarting(deps.starting));
+  if (route.auth !== 'none') chain.push(requireKey(route.auth, deps.authenticate, failedAuthentication));
   if (limit === 'per-key') {
     chain.push(rateLimit(deps.rateLimiters.perKey, (ctx) => (ctx.state.principal as { keyId: string }).keyId));
   } else if (limit === 'trial') {

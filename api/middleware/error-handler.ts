@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, errors, toErrorBody } from '../../domain/errors.ts';
+import { ApiError, errors, StartingError, toErrorBody } from '../../domain/errors.ts';
+import { isDependencyOutage } from '../../services/dependency-outage.ts';
 import type { OutageLog } from '../../services/outage-log.ts';
 
 /**
@@ -8,7 +9,8 @@ import type { OutageLog } from '../../services/outage-log.ts';
  * own status and code; anything else is logged (without request content) and
  * answered with an opaque 500 that reveals no internals. A 503 (a dependency
  * unreachable) is expected while it lasts: it is logged at debug and counted
- * by the outage log, which logs the outage itself once.
+ * by the outage log, which logs the outage itself once. A 503 of a process still
+ * starting is no outage: it is not counted.
  */
 export function errorHandler(logger: Logger, outage?: OutageLog): Koa.Middleware {
   return async function errorHandler(ctx, next) {
@@ -21,23 +23,12 @@ export function errorHandler(logger: Logger, outage?: OutageLog): Koa.Middleware
       }
     } catch (caught) {
       const err = caught instanceof ApiError ? caught : unexpected(caught, ctx, logger);
-      if (err.status === 503) outage?.refused();
+      if (err.status === 503 && !(err instanceof StartingError)) outage?.refused();
       ctx.status = err.status;
       ctx.set(err.headers);
       ctx.body = toErrorBody(err, ctx.state.requestId as string);
     }
   };
-}
-
-// Failures that mean "a dependency is unreachable", not "a bug": Postgres connection
-// errors and Temporal's gRPC UNAVAILABLE / DEADLINE_EXCEEDED. They answer 503.
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P03', '08000', '08001', '08003', '08006', '53300']);
-
-function isDependencyOutage(e: { name?: string; code?: unknown; cause?: unknown }): boolean {
-  if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
-  if ((e.name === 'ServiceError' || e.name === 'ConnectionError') && [undefined, 4, 14].includes((e.cause as { code?: number })?.code)) return true;
-  if (e.code === 14 || e.code === 4) return true;
-  return false;
 }
 
 /**
@@ -63,7 +54,8 @@ export function loggableError(e: { name?: string; code?: unknown; stack?: string
 
 function unexpected(caught: unknown, ctx: Koa.Context, logger: Logger): ApiError {
   const e = (caught ?? {}) as { name?: string; message?: string; stack?: string; code?: unknown; cause?: unknown };
-  if (isDependencyOutage(e) || isDependencyOutage((e.cause ?? {}) as typeof e)) {
+  // A dependency unreachable (services/dependency-outage.ts): Postgres connection errors, Temporal's gRPC UNAVAILABLE / DEADLINE_EXCEEDED.
+  if (isDependencyOutage(e)) {
     logger.debug({ request_id: ctx.state.requestId, err: loggableError(e) }, 'dependency unavailable');
     return errors.unavailable();
   }

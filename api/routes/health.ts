@@ -14,7 +14,7 @@ const Health = z
   })
   .meta({ id: 'Health' });
 
-export function healthRoutes(deps: { checkHealth: () => Promise<HealthReport>; buildDate?: string }) {
+export function healthRoutes(deps: { checkHealth: () => Promise<HealthReport>; starting?: () => string | undefined; buildDate?: string }) {
   // The healthy answer never changes: built once, not per probe.
   const healthy = { status: 200 as const, body: { status: 'ok' as const, service: SERVICE_NAME, ...(deps.buildDate ? { build_date: deps.buildDate } : {}) } };
   return [
@@ -24,16 +24,18 @@ export function healthRoutes(deps: { checkHealth: () => Promise<HealthReport>; b
       operationId: 'getHealth',
       summary: 'Service health',
       description:
-        'The status of the database and Temporal, checked in the background at most every second (so at most about 1 s old). 503 with the error object when either is unreachable.',
+        'Ready means ready: 200 only once start-up has finished (the migrations; under `npm start` also the worker polling, the schedules and the dev keys) and while the database and Temporal are reachable, checked in the background at most every second (so at most about 1 s old). 503 with the error object while the service is starting (the message says which step) or when either is unreachable.',
       tags: ['public'],
       auth: 'none',
       // Probes call it every few seconds per replica: only a 503 reaches the request log.
       logFailuresOnly: true,
       responses: {
         200: { description: 'Healthy.', schema: Health },
-        503: { description: 'The database or Temporal is unreachable.', schema: ErrorObject },
+        503: { description: 'Still starting, or the database or Temporal is unreachable.', schema: ErrorObject },
       },
       async handler() {
+        const step = deps.starting?.();
+        if (step !== undefined) throw errors.starting(step);
         const report = await deps.checkHealth();
         if (report.database === 'ok' && report.temporal === 'ok') return healthy;
         const down = Object.entries(report)

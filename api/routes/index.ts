@@ -29,6 +29,8 @@ import type { WebhookEndpointService } from '../../services/webhook-endpoints.ts
 
 export interface RouteDeps {
   checkHealth: () => Promise<HealthReport>;
+  /** What start-up is doing, or undefined once it has finished (runtime/startup.ts); absent: always finished. */
+  starting?: () => string | undefined;
   buildDate?: string;
   publicBaseUrl?: string;
   runs: RunControl;
