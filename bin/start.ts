@@ -3,13 +3,15 @@
 // runs the worker and the API, and on first start prints the dev keys once.
 // Payloads are encrypted with PAYLOAD_KEY, or with a key it generates on first
 // start and keeps in DATA_DIR/payload-key.json; the dev server's UI decodes them
-// through the API's codec endpoint.
+// through the API's codec endpoint. The API listens first and answers 503
+// "starting" until all of that is done (runtime/startup.ts): /health's first 200
+// means ready. A database or Temporal that is down meanwhile is waited out.
 // First: tracing starts before http and pg are loaded by the imports below (runtime/telemetry.ts).
 import '../runtime/telemetry-register.ts';
-import { createApp } from '../api/app.ts';
+import { createApp, createStartingApp } from '../api/app.ts';
 import { listen } from '../api/server.ts';
 import { type CreatedKey, ensureDevKeys } from '../services/keys.ts';
-import { ensureDatabase, ensureTemporal, loadConfigOrExit, loadPayloadCodec } from '../runtime/boot.ts';
+import { ensureTemporal, loadConfigOrExit, loadPayloadCodec, openServiceDatabase, prepareDatabase } from '../runtime/boot.ts';
 import { composeApi } from '../runtime/compose-api.ts';
 import { Lifecycle } from '../runtime/lifecycle.ts';
 import { startMetricsServer } from '../runtime/metrics-server.ts';
@@ -17,9 +19,10 @@ import { stopWhenParentDies } from '../runtime/parent-watch.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
 import { ensureJourneyRetentionSchedule, ensureReconcileSchedule } from '../runtime/schedules.ts';
-import { startWorker } from '../runtime/worker.ts';
+import { startWorker, type WorkerOptions } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { connectToolServers } from '../services/tool-servers.ts';
+import { DATABASE, notConnected, StartUp, TEMPORAL } from '../runtime/startup.ts';
 
 // The embedded model serves the model aliases when its file is there (scripts/ensure-embedded-model.sh).
 const config = loadConfigOrExit({ DEFAULT_PROVIDER: 'auto' });
@@ -27,6 +30,7 @@ const logger = createLogger(config);
 const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
 lifecycle.handleSignals();
 stopWhenParentDies();
+const startup = new StartUp(logger, config.startupTimeoutMs);
 
 function modelsLine(): string {
   const { embedded, embeddedAbsent, defaultProvider } = config.models;
@@ -64,28 +68,36 @@ function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | 
 }
 
 try {
-  // The database first: for PGlite it takes the data-dir lock, so a second `npm start` stops here,
-  // and serves the database on a socket in DATA_DIR to `npm run keys|credits|tenants`.
-  const database = await ensureDatabase(config, lifecycle, 'npm start', { logger });
+  // The database first: for PGlite it takes the data-dir lock, so a second `npm start` stops here.
+  const opened = openServiceDatabase(config, lifecycle, 'npm start');
   // Development always has a key: PAYLOAD_KEY, or the one generated in DATA_DIR on first start.
   const codec = loadPayloadCodec(config, logger, { allowDataDirKey: true });
   const temporalAddress = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
   const handle = lazyTemporalClient(temporalAddress, config.temporal.namespace, codec);
   lifecycle.onStop('temporal client', () => handle.close());
   // Listen before the dev server starts: it picks random ports of its own, which must not
-  // take ours. Until Temporal is up, /health answers 503.
+  // take ours. Until start-up has finished, /health answers 503 "starting".
   // One set of tool server connections (and stdio processes) for the API's catalog and the worker's calls.
   const toolServers = connectToolServers(config.runs.toolServers.servers, { logger });
   // The worker closes them when it stops; this covers a start that fails before the worker runs.
   lifecycle.onStop('tool servers', () => toolServers.close());
-  const server = await listen(createApp(composeApi(config, logger, database, handle, { toolServers })), config.http.host, config.http.port);
+  const server = await listen(createStartingApp(config, logger, startup.pending), config.http.host, config.http.port);
   lifecycle.onStop('http server', () => server.close(), { first: true });
+  // Migrated (waiting out a database that is down), then served on a socket in DATA_DIR to
+  // `npm run keys|credits|tenants` on PGlite; only then is the API composed over it.
+  const database = await prepareDatabase(config, lifecycle, opened, { logger, startup });
+  server.serve(createApp(composeApi(config, logger, database, handle, { toolServers, starting: startup.pending })));
 
   // The API listens already, so the dev server's UI can be pointed at its codec endpoint.
-  const temporal = await ensureTemporal(config, logger, lifecycle, config.codecEndpoint.enabled ? { uiCodecEndpoint: `${server.url}/codec` } : {});
-  if (!temporal.uiUrl) await ensureSearchAttributes(handle.connection, config.temporal.namespace, logger);
+  startup.at('starting Temporal');
+  const temporal = await ensureTemporal(config, logger, lifecycle, startup, config.codecEndpoint.enabled ? { uiCodecEndpoint: `${server.url}/codec` } : {});
+  // What start-up waits for below, if it must: TEMPORAL_ADDRESS, or the dev server it started.
+  const temporalDependency = temporal.uiUrl ? { name: 'Temporal', setting: `the dev server on TEMPORAL_DEV_PORT ${config.temporal.devPort}` } : TEMPORAL;
+  if (!temporal.uiUrl) {
+    await startup.waitFor(TEMPORAL, 'registering search attributes', () => ensureSearchAttributes(handle.connection, config.temporal.namespace, logger));
+  }
 
-  const worker = await startWorker({
+  const workerOptions: WorkerOptions = {
     address: temporal.address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
@@ -94,21 +106,30 @@ try {
     logger,
     shutdownGraceMs: config.workerShutdownGraceMs,
     temporalMetricsPort: config.metrics?.temporalPort,
-  });
+    versioning: config.temporal.versioning,
+  };
+  // Tried again whole if Temporal is unreachable while the worker connects (the worker's native connection
+  // fails with a TransportError, before the worker runs): a failure after it ran has closed the tool servers.
+  const worker = await startup.waitFor(temporalDependency, 'starting the worker', () => startWorker(workerOptions), { retryOn: notConnected });
   lifecycle.onStop('worker', () => worker.stop());
-  if (config.metrics) {
-    const metrics = await startMetricsServer({ ...config.metrics, temporalMetricsUrl: `http://127.0.0.1:${config.metrics.temporalPort}/metrics`, logger });
-    lifecycle.onStop('metrics server', () => metrics.close());
-  }
-  await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
-  await ensureJourneyRetentionSchedule(handle.client, config.temporal.taskQueue, logger);
+  // Watched from now on: start-up may still wait a while below.
   worker.done.catch((err: Error) => {
     logger.fatal({ err: err.message }, 'worker failed');
     void lifecycle.stop().then(() => process.exit(1));
   });
+  if (config.metrics) {
+    const metrics = await startMetricsServer({ ...config.metrics, temporalMetricsUrl: `http://127.0.0.1:${config.metrics.temporalPort}/metrics`, logger });
+    lifecycle.onStop('metrics server', () => metrics.close());
+  }
+  await startup.waitFor(temporalDependency, 'creating the schedules', async () => {
+    await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
+    await ensureJourneyRetentionSchedule(handle.client, config.temporal.taskQueue, logger);
+  });
 
-  const keys = await ensureDevKeys(database.db, config.runs.devStartingCredits);
+  const keys = await startup.waitFor(DATABASE, 'creating the dev keys', () => ensureDevKeys(database.db, config.runs.devStartingCredits));
   process.stdout.write(banner(server.url, temporal.uiUrl, keys, codec.keyId));
+  // Only now does /health answer 200: everything above is done.
+  startup.ready();
 } catch (err) {
   logger.fatal({ err: (err as Error).message }, 'start-up failed');
   console.error(`\nStart-up failed: ${(err as Error).message}`);

@@ -1,7 +1,8 @@
 // `npm run worker` (production): the Temporal worker alone, loading the
 // workflow bundle that `npm run build` wrote. PAYLOAD_KEY is required in
 // production (the API must hold the same key); elsewhere the key in DATA_DIR
-// is used (and made if missing), as `npm start` does.
+// is used (and made if missing), as `npm start` does. A database or Temporal
+// that is down while it starts is waited out (runtime/startup.ts).
 // First: tracing starts before http and pg are loaded by the imports below (runtime/telemetry.ts).
 import '../runtime/telemetry-register.ts';
 import { existsSync } from 'node:fs';
@@ -11,14 +12,16 @@ import { startMetricsServer } from '../runtime/metrics-server.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
 import { ensureJourneyRetentionSchedule, ensureReconcileSchedule } from '../runtime/schedules.ts';
-import { startWorker } from '../runtime/worker.ts';
+import { startWorker, type WorkerOptions } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
+import { notConnected, StartUp, TEMPORAL } from '../runtime/startup.ts';
 
 // Metrics are on in production (METRICS_PORT 9465 unless set); elsewhere only when METRICS_PORT is set.
 const config = loadConfigOrExit(process.env.NODE_ENV === 'production' ? { METRICS_PORT: '9465' } : {});
 const logger = createLogger(config, 'gws-worker');
 const lifecycle = new Lifecycle(logger, config.shutdownTimeoutMs);
 lifecycle.handleSignals();
+const startup = new StartUp(logger, config.startupTimeoutMs);
 
 try {
   if (!existsSync(config.temporal.workflowBundlePath)) {
@@ -26,16 +29,18 @@ try {
   }
   const codec = loadPayloadCodec(config, logger, { allowDataDirKey: config.env !== 'production' });
   const address = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
-  const database = await ensureDatabase(config, lifecycle, 'npm run worker');
+  const database = await ensureDatabase(config, lifecycle, 'npm run worker', { logger, startup });
   const handle = lazyTemporalClient(address, config.temporal.namespace, codec);
-  await ensureSearchAttributes(handle.connection, config.temporal.namespace, logger);
-  await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
-  await ensureJourneyRetentionSchedule(handle.client, config.temporal.taskQueue, logger);
+  await startup.waitFor(TEMPORAL, 'registering search attributes', () => ensureSearchAttributes(handle.connection, config.temporal.namespace, logger));
+  await startup.waitFor(TEMPORAL, 'creating the schedules', async () => {
+    await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
+    await ensureJourneyRetentionSchedule(handle.client, config.temporal.taskQueue, logger);
+  });
   await handle.close();
   const activities = activityDeps(config, database.db, { logger });
   // The worker closes its tool servers when it stops; this covers a start that fails before it runs.
   lifecycle.onStop('tool servers', () => activities.toolServers.close());
-  const worker = await startWorker({
+  const workerOptions: WorkerOptions = {
     address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
@@ -45,12 +50,17 @@ try {
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceMs: config.workerShutdownGraceMs,
     temporalMetricsPort: config.metrics?.temporalPort,
-  });
+    versioning: config.temporal.versioning,
+  };
+  // Tried again whole if Temporal is unreachable while the worker connects (the worker's native connection
+  // fails with a TransportError, before the worker runs): a failure after it ran has closed the tool servers.
+  const worker = await startup.waitFor(TEMPORAL, 'starting the worker', () => startWorker(workerOptions), { retryOn: notConnected });
   lifecycle.onStop('worker', () => worker.stop());
   if (config.metrics) {
     const metrics = await startMetricsServer({ ...config.metrics, temporalMetricsUrl: `http://127.0.0.1:${config.metrics.temporalPort}/metrics`, logger });
     lifecycle.onStop('metrics server', () => metrics.close());
   }
+  startup.ready();
   logger.info({ temporal: address, taskQueue: config.temporal.taskQueue }, 'worker running');
   await worker.done;
   await lifecycle.stop();

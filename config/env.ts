@@ -70,6 +70,19 @@ export const envSchema = z.object({
   TEMPORAL_DEV_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   WORKFLOW_BUNDLE_PATH: z.string().min(1).default('./dist/workflow-bundle.js'),
+  WORKER_VERSIONING: flag.default(true),
+  WORKER_DEPLOYMENT_NAME: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[^:]+$/, 'must not contain ":"')
+    .default('governed-workspace'),
+  WORKER_BUILD_ID: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[^:]+$/, 'must not contain ":"')
+    .optional(),
 
   BODY_LIMIT_BYTES: positiveInt.default(1_048_576),
   RATE_LIMIT_POINTS: positiveInt.default(600),
@@ -88,6 +101,8 @@ export const envSchema = z.object({
   // How long an API process trusts a routing policy it read (services/routing.ts); 0 reads it every time.
   ROUTE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(15_000),
+  // How long start-up waits, in all, for a database or Temporal that is unreachable (runtime/startup.ts).
+  STARTUP_TIMEOUT_MS: positiveInt.default(300_000),
   WORKER_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
 
   PRICE_CREDITS_PER_1K_TOKENS: positiveInt.default(2),
@@ -172,6 +187,16 @@ export const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
+/** Worker Versioning (runtime/worker-deployment.ts). */
+export interface VersioningConfig {
+  /** WORKER_VERSIONING: false runs the worker unversioned (every worker takes every task). */
+  enabled: boolean;
+  /** WORKER_DEPLOYMENT_NAME: the deployment every build of this service belongs to. */
+  deploymentName: string;
+  /** WORKER_BUILD_ID: set by a release (a commit, say); else derived from the workflow code. */
+  buildId?: string;
+}
+
 export interface Config {
   env: Env['NODE_ENV'];
   http: { host: string; port: number; publicBaseUrl?: string; bodyLimitBytes: number; trustProxy: boolean };
@@ -187,6 +212,8 @@ export interface Config {
     devPort: number;
     uiPort: number;
     workflowBundlePath: string;
+    /** Worker Versioning (runtime/worker-deployment.ts). */
+    versioning: VersioningConfig;
   };
   rateLimits: {
     perKey: { points: number; windowSeconds: number };
@@ -199,6 +226,8 @@ export interface Config {
   /** In-process cache of routing policies; policy writes reach it by LISTEN/NOTIFY (0: no cache). */
   routeCache: { ttlMs: number };
   shutdownTimeoutMs: number;
+  /** How long start-up waits, in all, for an unreachable dependency before the process exits 1 naming it. */
+  startupTimeoutMs: number;
   /** How long a stopping worker lets in-flight activities finish before cancelling them. */
   workerShutdownGraceMs: number;
   pricing: PricingTable;
@@ -320,6 +349,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       devPort: e.TEMPORAL_DEV_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
       workflowBundlePath: path.resolve(e.WORKFLOW_BUNDLE_PATH),
+      versioning: { enabled: e.WORKER_VERSIONING, deploymentName: e.WORKER_DEPLOYMENT_NAME, ...(e.WORKER_BUILD_ID ? { buildId: e.WORKER_BUILD_ID } : {}) },
     },
     rateLimits: {
       perKey: { points: e.RATE_LIMIT_POINTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS },
@@ -329,6 +359,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     keyCache: { ttlMs: e.KEY_CACHE_TTL_MS },
     routeCache: { ttlMs: e.ROUTE_CACHE_TTL_MS },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    startupTimeoutMs: e.STARTUP_TIMEOUT_MS,
     workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
     pricing: {
       version: 'v1',

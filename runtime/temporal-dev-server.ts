@@ -27,6 +27,8 @@ export interface DevServerOptions {
   pidFile?: string;
   logger: Logger;
   readyTimeoutMs?: number;
+  /** More flags for `temporal server start-dev` (the rollout drill's dynamic config, say). */
+  extraArgs?: string[];
 }
 
 export interface DevServer {
@@ -96,6 +98,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...Object.entries(CUSTOM_SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
     ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
     ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
+    ...(options.extraArgs ?? []),
   ];
   // The dev server picks further ports for its own services at start, and panics
   // when one is taken in between (seen once in CI): such an early exit is retried.

@@ -8,7 +8,9 @@ import { DefaultLogger, type LogEntry, makeTelemetryFilterString, NativeConnecti
 import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../activities/index.ts';
 import { projectRoot } from '../config/paths.ts';
+import type { VersioningConfig } from '../config/env.ts';
 import { serviceDataConverter } from './payload-codec.ts';
+import { deploymentOptions, promoteFirstBuild, workerBuildId } from './worker-deployment.ts';
 import { tracingWorkerOptions, WORKFLOW_INTERCEPTOR_MODULES } from './temporal-tracing.ts';
 
 const PINO_LEVEL = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
@@ -45,10 +47,14 @@ export interface WorkerOptions {
   temporalMetricsPort?: number;
   /** Worker interceptors (the fault-injection tests use one to crash after an activity committed). */
   interceptors?: WorkerInterceptors;
+  /** Worker Versioning (runtime/worker-deployment.ts); absent or disabled: an unversioned worker. */
+  versioning?: VersioningConfig;
 }
 
 export interface RunningWorker {
   worker: Worker;
+  /** The build this worker serves (its deployment version's build id), when versioned. */
+  buildId?: string;
   /** Resolves when the worker has stopped (after drain). */
   done: Promise<void>;
   /** Stops polling, lets running activities finish, then closes the connection. */
@@ -69,6 +75,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     activity: [...tracing.activity, ...(options.interceptors?.activity ?? [])],
     ...(fromBundle ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
   };
+  const buildId = options.versioning?.enabled ? workerBuildId(options.versioning, fromBundle ? options.workflowBundlePath : undefined) : undefined;
+  const workerDeploymentOptions = options.versioning && buildId ? deploymentOptions(options.versioning, buildId) : undefined;
+  // A worker that cannot be created leaves no connection open (start-up tries again: runtime/startup.ts).
   const worker = await Worker.create({
     connection,
     namespace: options.namespace,
@@ -78,12 +87,31 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
     interceptors,
     sinks: tracing.sinks,
+    ...(workerDeploymentOptions ? { workerDeploymentOptions } : {}),
     ...workflowSource,
+  }).catch(async (err: unknown) => {
+    await connection.close().catch(() => {});
+    throw err;
   });
   // The tool servers' processes stop with the worker: none is left behind.
   const done = worker.run().finally(() => Promise.all([connection.close(), options.activities.toolServers.close()]).then(() => undefined));
+  if (workerDeploymentOptions && buildId) {
+    // Polling registers the build in its deployment; the deployment's first build becomes current here.
+    const promoted = promoteFirstBuild(connection, {
+      namespace: options.namespace,
+      deploymentName: workerDeploymentOptions.version.deploymentName,
+      buildId,
+      logger: options.logger,
+    });
+    await Promise.race([promoted, done.then(() => Promise.reject(new Error('The worker stopped before its build was registered.')))]).catch(async (err) => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done.catch(() => {});
+      throw err;
+    });
+  }
   return {
     worker,
+    buildId,
     done,
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();

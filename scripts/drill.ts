@@ -7,19 +7,19 @@
 //   npm run drill -- --quick              at least 20 runs and 3 faults, under 3 minutes (CI)
 //   npm run drill -- --minutes 10         the full drill
 //   npm run drill -- --seed 1234          replays a schedule
+//   npm run drill -- --rollout [--quick]  the rollout drill instead (scripts/drill/rollout.ts);
+//                                         --no-versioning shows what it guards against
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { openPostgres } from '../db/client.ts';
-import { createKey } from '../services/keys.ts';
-import { grantCredits } from '../services/ledger.ts';
-import { setWebhookUrl } from '../services/tenants.ts';
 import { account, type Accounting } from './drill/accounting.ts';
 import { Cluster, sleep } from './drill/cluster.ts';
 import { type FaultPlan, faultSchedule, injectFaults } from './drill/faults.ts';
-import { type DrillTenant, kindOf, LoadDriver } from './drill/load.ts';
+import { kindOf, LoadDriver } from './drill/load.ts';
 import { startReceiver } from './drill/receiver.ts';
 import { printReport } from './drill/report.ts';
 import { seededRng } from './drill/rng.ts';
+import { rolloutDrill } from './drill/rollout.ts';
+import { setUpTenants } from './drill/tenants.ts';
 
 const { values } = parseArgs({
   options: {
@@ -28,6 +28,8 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     apis: { type: 'string', default: '2' },
     workers: { type: 'string', default: '2' },
+    rollout: { type: 'boolean', default: false },
+    'no-versioning': { type: 'boolean', default: false },
   },
 });
 
@@ -46,6 +48,10 @@ const shape = values.quick
       faults: { count: 3 * minutes, gapMs: [10_000, 30_000], outageMs: [20_000, 60_000] } as FaultPlan,
       runTimeoutMs: 300_000,
     };
+if (values.rollout) {
+  const summary = await rolloutDrill({ quick: values.quick, versioning: !values['no-versioning'], seed });
+  process.exit(summary.violations > 0 ? 1 : 0);
+}
 const rng = seededRng(seed);
 const started = Date.now();
 console.log(
@@ -67,7 +73,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 cluster = await Cluster.start({ apis: positive('apis', values.apis), workers: positive('workers', values.workers) });
 console.log(`drill: cluster up in ${cluster.scratch} (${cluster.apiUrls().length} APIs, Temporal ${cluster.temporalAddress})`);
 const receiver = await startReceiver();
-const tenants = await setUpTenants(cluster.postgres.url, shape.tenants, `${receiver.url}/tool`);
+const tenants = await setUpTenants(cluster.postgres.url, `drill-${seed}`, shape.tenants, `${receiver.url}/tool`);
 const c = cluster;
 const load = new LoadDriver(() => c.apiUrls(), rng, seed, 120_000);
 for (const t of tenants) await load.subscribe(t, receiver.url);
@@ -106,24 +112,6 @@ if (leftBehind.length > 0) accounting.violations.push({ invariant: 'process_left
 
 const summary = printReport({ seed, quick: values.quick, elapsedMs: Date.now() - started, load: load.stats, faults, accounting });
 process.exit(summary.violations > 0 ? 1 : 0);
-
-/** Tenants with credits, a core key and the tool webhook pointing at the receiver. */
-async function setUpTenants(databaseUrl: string, count: number, toolUrl: string): Promise<DrillTenant[]> {
-  const database = openPostgres(databaseUrl);
-  try {
-    const out: DrillTenant[] = [];
-    for (let i = 1; i <= count; i++) {
-      const name = `drill-${seed}-${i}`;
-      const key = await createKey(database.db, { tenant: name, kind: 'core' });
-      await grantCredits(database.db, { tenantId: key.tenantId, amount: 1_000_000_000, entryKey: `drill-grant-${name}` });
-      await setWebhookUrl(database.db, name, toolUrl, { allowLoopback: true });
-      out.push({ name, tenantId: key.tenantId, key: key.secret });
-    }
-    return out;
-  } finally {
-    await database.close();
-  }
-}
 
 /** Waits until no chat hold is open and no notification is pending (or `timeoutMs` passes). */
 async function untilSettled(databaseUrl: string, tenantIds: string[], timeoutMs: number): Promise<void> {

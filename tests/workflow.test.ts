@@ -19,6 +19,7 @@ import type { RunTransition } from '../domain/runs/transition.ts';
 import { textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { verifyRun } from '../domain/runs/verification.ts';
 import { type AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
+import type { ApprovalWait } from '../workflows/run-resume.ts';
 import { approvalSignal, approvalUpdate, stateQuery, TOOL_NOT_SENT, WEBHOOK_NOT_SENT } from '../workflows/messages.ts';
 import { createTimeSkippingEnv, workflowsPath } from './support/time-skipping.ts';
 import { until } from './support/until.ts';
@@ -399,6 +400,72 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     const executing = fakes.state.transitions.find((t) => t.status === 'executing')!.patch as Record<string, any>;
     expect(executing.approval).toMatchObject({ state: 'approved', decision_reason: 'ship it' });
     expect(fakes.state.holds.get(run.runId)!.status).toBe('settled');
+  });
+
+  /** What a run carries when a deploy moves it at its approval wait (workflows/run-resume.ts), `deadline` its approval's. */
+  function waitingState(deadline: string): ApprovalWait {
+    const plan = planLocally(DELIVERY_INPUT, false);
+    const delivery = plan.steps.find((s) => s.effect === 'external')!;
+    return {
+      estimate: estimateOf('svc-workspace') as ApprovalWait['estimate'],
+      model: 'svc-workspace',
+      reservation: { amount: HOLD, status: 'held' },
+      plan,
+      approval: {
+        state: 'pending',
+        effects: [{ step_id: delivery.id, tool: delivery.tool, why: delivery.purpose }],
+        reason: 'The plan has external effects; a person must approve them.',
+        deadline,
+        decided_at: null,
+        decision_reason: null,
+      },
+      pending: [{ step_id: delivery.id, tool: delivery.tool }],
+      seq: 5,
+      signals: 2,
+    };
+  }
+
+  it('a run continued as new at its approval wait starts at that wait: approved there, it runs its plan and settles its hold once; its moves follow on', async () => {
+    const fakes = makeFakes();
+    const run = runInput(DELIVERY_INPUT);
+    const { status, state, wait } = await withWorker(fakes, async (tq) => {
+      const wait = waitingState(new Date((await env.currentTimeMs()) + 24 * HOUR).toISOString());
+      fakes.state.holds.set(run.runId, { amount: HOLD, status: 'held' });
+      const handle = await start(tq, { ...run, resume: wait });
+      await until(async () => (await handle.query(stateQuery)).status === 'awaiting_approval', 'the continued run waits');
+      const state = await handle.query(stateQuery);
+      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
+      return { status: await finalStatus(handle), state, wait };
+    });
+
+    expect(state).toMatchObject({ status: 'awaiting_approval', approval: 'pending', stepsTotal: 2 });
+    expect(status).toBe('needs_attention');
+    // Nothing before the wait again: no estimate, reserve or plan; one settle of the carried hold.
+    expect(fakes.state.calls.estimateRun).toBeUndefined();
+    expect(fakes.state.calls.reserveCredits).toBeUndefined();
+    expect(fakes.state.calls.planRun).toBeUndefined();
+    expect(fakes.state.calls.settleRun).toBe(1);
+    expect(fakes.state.toolSteps).toEqual(['step_1', 'step_2']);
+    expect(fakes.state.transitions.map((t) => t.seq)[0]).toBe(wait.seq + 1);
+    expect(fakes.state.transitions[0]!.patch).toMatchObject({ approval: { state: 'approved', deadline: wait.approval.deadline } });
+    expect(fakes.state.holds.get(run.runId)!.status).toBe('settled');
+  });
+
+  it('a run continued as new keeps its deadline: one that passed meanwhile ends it approval_expired at once and releases the hold', async () => {
+    const fakes = makeFakes();
+    const run = runInput(DELIVERY_INPUT);
+    const { status, wait } = await withWorker(fakes, async (tq) => {
+      const wait = waitingState(new Date((await env.currentTimeMs()) - 1_000).toISOString());
+      fakes.state.holds.set(run.runId, { amount: HOLD, status: 'held' });
+      return { status: await execute(tq, { ...run, resume: wait }), wait };
+    });
+
+    expect(status).toBe('needs_attention');
+    expect(lastPatch(fakes)).toMatchObject({ approval: { state: 'expired', deadline: wait.approval.deadline }, failure: { code: 'approval_expired' } });
+    // Expired at once, not a fresh APPROVAL_TIMEOUT (24 h) later.
+    expect(Date.parse(lastPatch(fakes).approval.decided_at) - Date.parse(wait.approval.deadline)).toBeLessThan(60_000);
+    expect(fakes.state.calls.runTool).toBeUndefined();
+    expect(fakes.state.holds.get(run.runId)!.status).toBe('released');
   });
 
   it('cancel while awaiting approval ends failed/cancelled, releases the hold, marks the approval cancelled', async () => {

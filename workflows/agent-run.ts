@@ -1,11 +1,35 @@
 // One workflow per run: estimate, reserve, plan, approval, execute, verify, settle
 // (workflows/run-phases.ts, one function each). Deterministic orchestration only; every
 // side effect is an activity. The run's state and its moves: workflows/run-context.ts.
-import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, TemporalFailure } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  setWorkflowOptions,
+  TemporalFailure,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { AgentRunInput } from '../domain/runs/run-input.ts';
+import { RunStatusKey } from '../domain/runs/search-attributes.ts';
 import { isTerminal, type RunStatus } from '../domain/runs/states.ts';
-import { openRun, type RunEnd } from './run-context.ts';
-import { approvalPhase, compensate, estimatePhase, executePhase, isEnd, planPhase, reservePhase, settlePhase, verifyPhase } from './run-phases.ts';
+import { openRun, type RunContext, type RunEnd } from './run-context.ts';
+import {
+  approvalPhase,
+  awaitApproval,
+  compensate,
+  estimatePhase,
+  executePhase,
+  isEnd,
+  modelContextOf,
+  planPhase,
+  reservePhase,
+  settlePhase,
+  UPGRADE,
+  verifyPhase,
+} from './run-phases.ts';
+import { type ApprovalWait, continueOnTargetBuild } from './run-resume.ts';
+import { versioned } from './versioning.ts';
 
 export type { AgentRunInput } from '../domain/runs/run-input.ts';
 
@@ -13,7 +37,9 @@ export type { AgentRunInput } from '../domain/runs/run-input.ts';
 export const RUN_FAILED = 'RunFailed';
 
 export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
-  const { status, failureCode, notifications, failsExecution } = await conductRun(run);
+  const ended = await conductRun(run);
+  if ('continueWith' in ended) return await continueOnTargetBuild(run, ended.continueWith);
+  const { status, failureCode, notifications, failsExecution } = ended;
   // Not cancellable: a cancelled run still delivers its notifications and closes its handlers.
   return CancellationScope.nonCancellable(async () => {
     await Promise.allSettled(notifications);
@@ -28,17 +54,45 @@ export async function agentRunWorkflow(run: AgentRunInput): Promise<RunStatus> {
   });
 }
 
-/** The paid flow, phase by phase; a phase that ends the run early returns how it ended. */
-async function conductRun(run: AgentRunInput): Promise<RunEnd> {
-  const c = openRun(run);
+/**
+ * Its executions are pinned to the build they started on: a deploy never replays a run on code it did not
+ * start with. A run awaiting approval moves to a newer build by continue-as-new (workflows/run-resume.ts).
+ */
+setWorkflowOptions(versioned('PINNED'), agentRunWorkflow);
+
+/**
+ * The paid flow, phase by phase; a phase that ends the run early returns how it ended. An execution
+ * that continued as new at its approval wait (run.resume) starts at that wait.
+ */
+async function conductRun(run: AgentRunInput): Promise<RunEnd | { continueWith: ApprovalWait }> {
+  const wait = run.resume as ApprovalWait | undefined;
+  const c = openRun(run, wait && { ...wait, stepsTotal: wait.plan.steps.length });
   try {
-    const { estimate, model, upstream } = await estimatePhase(c);
-    const reservation = await reservePhase(c, estimate);
-    if (isEnd(reservation)) return reservation;
-    const plan = await planPhase(c, reservation, upstream, model);
-    if (isEnd(plan)) return plan;
-    const refused = await approvalPhase(c, plan, reservation);
-    if (refused) return refused;
+    let estimate: ApprovalWait['estimate'];
+    let model: ApprovalWait['model'];
+    let reservation: ApprovalWait['reservation'];
+    let plan: ApprovalWait['plan'];
+    let decided: Awaited<ReturnType<typeof approvalPhase>>;
+    if (wait) {
+      ({ estimate, model, reservation, plan } = wait);
+      showResumed(c);
+      // The same deadline as before the move; one already past expires at once (a timer needs a positive duration).
+      decided = await awaitApproval(c, plan, reservation, Math.max(1, Date.parse(wait.approval.deadline) - Date.now()));
+    } else {
+      ({ estimate, model } = await estimatePhase(c));
+      const held = await reservePhase(c, estimate);
+      if (isEnd(held)) return held;
+      reservation = held;
+      const planned = await planPhase(c, reservation, modelContextOf(c, estimate, model), model);
+      if (isEnd(planned)) return planned;
+      plan = planned;
+      decided = await approvalPhase(c, plan, reservation);
+    }
+    if (decided === UPGRADE) {
+      return { continueWith: { estimate, model, reservation, plan, approval: c.approval!, pending: c.pending, ...c.counters() } };
+    }
+    if (decided) return decided;
+    const upstream = modelContextOf(c, estimate, model);
     const loop = await executePhase(c, plan, upstream, estimate);
     const verified = await verifyPhase(c, plan, loop);
     return await settlePhase(c, verified, loop, reservation, estimate, model);
@@ -50,4 +104,10 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd> {
     if (isTerminal(c.live.status)) throw err;
     return await compensate(c, err);
   }
+}
+
+/** A continued execution shows where it is at once: the UI's details and the status search attribute. */
+function showResumed(c: RunContext): void {
+  upsertSearchAttributes([{ key: RunStatusKey, value: c.live.status }]);
+  c.showDetails();
 }

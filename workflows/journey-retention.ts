@@ -1,8 +1,9 @@
 // Run by the journey retention Schedule (runtime/schedules.ts) every hour:
 // deletes every tenant's journey events past JOURNEY_RETENTION_DAYS (activities/journey.ts).
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.ts';
 import type { JourneyRetentionOutcome } from '../activities/journey.ts';
+import { versioned } from './versioning.ts';
 
 const { purgeExpiredJourneyEvents } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '10 minutes',
@@ -13,3 +14,6 @@ const { purgeExpiredJourneyEvents } = proxyActivities<ReturnType<typeof createAc
 export async function purgeJourneyEventsWorkflow(): Promise<JourneyRetentionOutcome> {
   return purgeExpiredJourneyEvents();
 }
+
+/** Minutes long: it ends on the build it started on, which then drains quickly. */
+setWorkflowOptions(versioned('PINNED'), purgeJourneyEventsWorkflow);

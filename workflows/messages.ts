@@ -62,6 +62,12 @@ export const approvalUpdate = defineUpdate<ApprovalOutcome, [ApprovalDecision, A
  */
 export const approvalSignal = defineSignal<[ApprovalDecision]>('approval');
 export const stateQuery = defineQuery<RunLiveState>('state');
+/**
+ * A deploy's nudge (`npm run deploy -- ramp|promote` sends it to every run awaiting approval): the run
+ * wakes, and if its pinned build is no longer its target it moves to the new build by continue-as-new
+ * (workflows/run-resume.ts). A run that is on its target build just goes on waiting.
+ */
+export const upgradeCheckSignal = defineSignal('upgrade-check');
 
 /** ApplicationFailure type of a webhook delivery attempt that provably sent nothing (activities/tools.ts). */
 export const WEBHOOK_NOT_SENT = 'WebhookNotSent';

@@ -2,10 +2,11 @@
 // endpoints subscribed to it. A child of the run's workflow, abandoned when the
 // run closes: a receiver that stays down for hours is retried here (same
 // webhook-id each time) without holding the run's execution open.
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.ts';
 import { NOTIFICATION_RETRY } from '../domain/notifications.ts';
 import type { NotificationEvent } from '../domain/runs/progress.ts';
+import { versioned } from './versioning.ts';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -25,3 +26,6 @@ export async function notifyRunWorkflow(input: NotifyRunInput): Promise<number> 
   );
   return outcomes.filter((o) => o.status === 'fulfilled').length;
 }
+
+/** One activity retried for up to hours: it moves to the newest build rather than holding an old one's workers that long. Its command sequence (one activity per endpoint) is the compatibility it keeps; tests/replay.test.ts replays recorded histories on every change. */
+setWorkflowOptions(versioned('AUTO_UPGRADE'), notifyRunWorkflow);

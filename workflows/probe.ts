@@ -1,5 +1,6 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
+import { versioned } from './versioning.ts';
 
 const { noop } = proxyActivities<ReturnType<typeof activities.createActivities>>({
   startToCloseTimeout: '10 seconds',
@@ -13,3 +14,6 @@ export async function probeWorkflow(count = 0): Promise<number> {
   for (let i = 0; i < count; i++) await noop();
   return count;
 }
+
+/** Seconds long: it ends on the build it started on. */
+setWorkflowOptions(versioned('PINNED'), probeWorkflow);

@@ -29,6 +29,7 @@ import {
   type RunLiveState,
   STALE_APPROVAL,
   stateQuery,
+  upgradeCheckSignal,
 } from './messages.ts';
 import { notifyRunWorkflow } from './notify-run.ts';
 import { acts, projection } from './run-activities.ts';
@@ -76,17 +77,35 @@ export interface RunContext {
   moveTo(event: RunEvent, step: RunStep, patch?: RunProjectionPatch, kind?: string): Promise<void>;
   announce(event: NotificationEvent): void;
   end(status: EndStatus, patch: RunProjectionPatch): Promise<RunEnd>;
+  /** Notification starts in flight (awaited before the execution closes or continues as new). */
+  notifications: Promise<unknown>[];
+  /** The counters an execution that continues as new hands on: the last transition number and the approval signals taken. */
+  counters(): { seq: number; signals: number };
 }
 
-/** The run's state, with its query and approval handlers set. Call once, at the start of the workflow. */
-export function openRun(run: AgentRunInput): RunContext {
+/** Where an execution that continued as new at its approval wait starts (workflows/run-resume.ts). */
+export interface ResumedAt {
+  seq: number;
+  signals: number;
+  stepsTotal: number;
+  approval: ApprovalRecord;
+  pending: PendingEffect[];
+}
+
+/**
+ * The run's state, with its query and approval handlers set. Call once, at the start of the workflow;
+ * `resumed` when the execution continued as new at its approval wait.
+ */
+export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
   const { runId, tenantId } = run;
   const notifications: Promise<unknown>[] = [];
   let failureCode: string | null = null;
-  let signals = 0;
-  let seq = 0;
+  let signals = resumed?.signals ?? 0;
+  let seq = resumed?.seq ?? 0;
   let decision: ApprovalDecision | undefined;
-  const live: RunLiveState = { status: 'accepted', step: 'estimate', currentPlanStep: null, approval: 'none', stepsDone: 0, stepsTotal: 0 };
+  const live: RunLiveState = resumed
+    ? { status: 'awaiting_approval', step: 'approval', currentPlanStep: null, approval: 'pending', stepsDone: 0, stepsTotal: resumed.stepsTotal }
+    : { status: 'accepted', step: 'estimate', currentPlanStep: null, approval: 'none', stepsDone: 0, stepsTotal: 0 };
 
   // Decided once, at the start, so a run keeps one behaviour throughout (a patch marker written inside
   // an Update handler or between local activities does not replay reliably: tests/replay.test.ts).
@@ -97,8 +116,10 @@ export function openRun(run: AgentRunInput): RunContext {
   const c: RunContext = {
     run,
     live,
-    approval: null,
-    pending: [],
+    approval: resumed?.approval ?? null,
+    pending: resumed?.pending ?? [],
+    notifications,
+    counters: () => ({ seq, signals }),
     decision: () => decision,
     showDetails: () => setCurrentDetails(currentDetailsOf(runId, live, c.pending, failureCode)),
 
@@ -167,6 +188,8 @@ export function openRun(run: AgentRunInput): RunContext {
   }
 
   setHandler(stateQuery, () => live);
+  // Only wakes the run: its approval wait then checks whether a newer build is its target (run-phases.ts).
+  setHandler(upgradeCheckSignal, () => {});
   setHandler(
     approvalUpdate,
     async (d, meta?: ApprovalMeta) => {

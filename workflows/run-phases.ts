@@ -1,7 +1,7 @@
 // The phases of a run's paid flow, one function each: estimate, reserve, plan, approval,
 // execute, verify, settle, and the compensation when a phase fails. A phase that ends the run
 // early returns its RunEnd; workflows/agent-run.ts runs them in order.
-import { ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, isCancellation } from '@temporalio/workflow';
 import type { NumberedPart } from '../activities/answer-part.ts';
 import type { ModelId } from '../domain/models.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
@@ -10,10 +10,9 @@ import { executeByPlan, executeWithModel, type LoopResult, type ModelContext, pl
 import { TOOL_NOT_SENT, WEBHOOK_NOT_SENT } from './messages.ts';
 import { acts, tools } from './run-activities.ts';
 import type { RunContext, RunEnd } from './run-context.ts';
+import { type Estimate, newerBuildIsTarget, type Reservation } from './run-resume.ts';
 
-type Estimate = Awaited<ReturnType<typeof acts.estimateRun>>;
 type Verified = Awaited<ReturnType<typeof acts.verifyRun>>;
-type Reservation = { amount: number; status: 'held' };
 
 /** Whether a phase ended the run (rather than handing on its result). */
 export function isEnd(value: unknown): value is RunEnd {
@@ -22,16 +21,22 @@ export function isEnd(value: unknown): value is RunEnd {
 
 /** Estimate: the run is recorded as started, priced, and its provider fixed for the whole run. */
 export async function estimatePhase(c: RunContext): Promise<{ estimate: Estimate; model: ModelId; upstream: ModelContext | null }> {
-  const { runId, tenantId, input, memory } = c.run;
+  const { tenantId, input, memory } = c.run;
   await c.moveTo('accept', 'estimate');
   await c.moveTo('begin', 'estimate');
   const model: ModelId = c.run.model ?? 'svc-workspace';
   const estimate = await acts.estimateRun({ tenantId, input, memory, model });
-  // The provider is fixed here for the whole run; estimates of runs started before routing had none: local.
-  // A model's provider (upstream or embedded) plans and acts through the agent loop.
+  return { estimate, model, upstream: modelContextOf(c, estimate, model) };
+}
+
+/**
+ * The provider is fixed at the estimate for the whole run; estimates of runs started before routing had
+ * none: local. A model's provider (upstream or embedded) plans and acts through the agent loop.
+ */
+export function modelContextOf(c: RunContext, estimate: Estimate, model: ModelId): ModelContext | null {
+  const { runId, tenantId, input } = c.run;
   const provider = estimate.provider;
-  const upstream: ModelContext | null = provider === 'upstream' || provider === 'embedded' ? { runId, tenantId, model, provider, input } : null;
-  return { estimate, model, upstream };
+  return provider === 'upstream' || provider === 'embedded' ? { runId, tenantId, model, provider, input } : null;
 }
 
 /** Reserve: hold the estimate, or end needs_attention when the balance or a budget cannot cover it. */
@@ -79,12 +84,12 @@ export async function planPhase(c: RunContext, reservation: Reservation, upstrea
 
 /**
  * Approval: a plan with external effects waits for a person's decision, until the deadline.
- * Returns null when the run may go on (approved, or nothing to approve), or how it ended.
+ * Returns null when the run may go on (approved, or nothing to approve), how it ended, or UPGRADE.
  */
-export async function approvalPhase(c: RunContext, plan: Plan, reservation: Reservation): Promise<RunEnd | null> {
+export async function approvalPhase(c: RunContext, plan: Plan, reservation: Reservation): Promise<RunEnd | typeof UPGRADE | null> {
   const external = plan.steps.filter((s) => s.effect === 'external');
   if (external.length === 0) return null;
-  const { runId, approvalTimeoutMs } = c.run;
+  const { approvalTimeoutMs } = c.run;
   const deadline = new Date(Date.now() + approvalTimeoutMs).toISOString();
   const approval: ApprovalRecord = {
     state: 'pending',
@@ -99,16 +104,39 @@ export async function approvalPhase(c: RunContext, plan: Plan, reservation: Rese
   c.pending = external.map((s) => ({ step_id: s.id, tool: s.tool }));
   await c.moveTo('needs_approval', 'approval', { plan, approval });
   c.announce('run.awaiting_approval');
-  const decided = await condition(() => c.decision() !== undefined, approvalTimeoutMs);
+  return await awaitApproval(c, plan, reservation, approvalTimeoutMs);
+}
+
+/** The approval wait ended because a newer build is this run's target: it continues as new there (workflows/run-resume.ts). */
+export const UPGRADE = 'upgrade' as const;
+
+/**
+ * The wait for the decision on `c.approval` (asked for by approvalPhase, in this execution or the one
+ * this continued from), until its deadline. A deploy's nudge that finds a newer target build ends the
+ * wait with UPGRADE, once no handler is mid-decision and the notification has started.
+ */
+export async function awaitApproval(c: RunContext, plan: Plan, reservation: Reservation, waitMs: number): Promise<RunEnd | typeof UPGRADE | null> {
+  const approval = c.approval!;
+  const { runId } = c.run;
+  const woken = await condition(() => c.decision() !== undefined || newerBuildIsTarget(), waitMs);
+  if (woken && c.decision() === undefined) {
+    await Promise.allSettled(c.notifications);
+    await condition(allHandlersFinished);
+    // A decision taken while the handlers finished is applied here, on this build.
+    if (c.decision() === undefined) return UPGRADE;
+  }
   const decidedAt = new Date(Date.now()).toISOString();
-  if (!decided) {
+  if (!woken) {
     c.approval = { ...approval, state: 'expired', decided_at: decidedAt };
     c.live.approval = 'expired';
     const closed = await acts.releaseCredits({ runId });
     return await c.end('needs_attention', {
       approval: c.approval,
       reservation: { ...reservation, status: holdStatus(closed) },
-      failure: { code: 'approval_expired', message: `No approval decision before ${deadline}; nothing external was done and the hold was released.` },
+      failure: {
+        code: 'approval_expired',
+        message: `No approval decision before ${approval.deadline}; nothing external was done and the hold was released.`,
+      },
     });
   }
   const decision = c.decision()!;
@@ -129,7 +157,8 @@ export async function approvalPhase(c: RunContext, plan: Plan, reservation: Rese
     const step = plan.steps[i]!;
     plan.steps[i] = { ...step, arguments: edit.arguments, args_digest: edit.args_digest, proposed_digest: step.args_digest };
   }
-  const effects = decision.edits?.length ? external.map((s) => effectToApprove(plan.steps.find((x) => x.id === s.id)!, plan)) : approval.effects;
+  const external = plan.steps.filter((s) => s.effect === 'external');
+  const effects = decision.edits?.length ? external.map((s) => effectToApprove(s, plan)) : approval.effects;
   c.approval = { ...approval, effects, state: 'approved', decided_at: decidedAt, decision_reason: decision.reason ?? null };
   c.live.approval = 'approved';
   c.pending = [];

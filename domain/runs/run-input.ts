@@ -13,4 +13,9 @@ export interface AgentRunInput {
   approvalTimeoutMs: number;
   /** Absent in runs started before runs took a model: svc-workspace. */
   model?: ModelId;
+  /**
+   * Set only by the run's own workflow when it continues as new onto a newer build while it awaits
+   * approval: the state it carries over (workflows/run-resume.ts ApprovalWait). Services never set it.
+   */
+  resume?: unknown;
 }

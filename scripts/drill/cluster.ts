@@ -30,6 +30,8 @@ export interface Service {
   kind: 'api' | 'worker';
   /** The API's base URL (APIs only). */
   url?: string;
+  /** Its own environment on top of the cluster's (a worker's build, say), kept for restarts. */
+  env: Record<string, string>;
   child: ChildProcess;
   exited: Promise<void>;
 }
@@ -45,6 +47,7 @@ export class Cluster {
   private temporalPorts!: { port: number; uiPort: number };
   private cliPath!: string;
   private apiPorts = new Map<string, number>();
+  private temporalArgs: string[] = [];
 
   private constructor(
     readonly scratch: string,
@@ -53,7 +56,7 @@ export class Cluster {
     readonly bundlePath: string,
   ) {}
 
-  static async start(options: { apis: number; workers: number }): Promise<Cluster> {
+  static async start(options: { apis: number; workers: number; workerEnv?: Record<string, string>; temporalArgs?: string[] }): Promise<Cluster> {
     const scratch = mkdtempSync(path.join(os.tmpdir(), 'gws-drill-'));
     chmodSync(scratch, 0o755); // the postgres user (when run as root) must reach its cluster inside
     const postgres = await startPrivatePostgres(scratch);
@@ -66,13 +69,14 @@ export class Cluster {
     const cluster = new Cluster(scratch, postgres, randomBytes(32).toString('base64'), bundlePath);
     cluster.cliPath = await resolveTemporalCli(process.env.TEMPORAL_CLI);
     cluster.temporalPorts = { port: await freePort(), uiPort: await freePort() };
+    cluster.temporalArgs = options.temporalArgs ?? [];
     await cluster.startTemporal();
     for (let i = 1; i <= options.apis; i++) {
       const name = `api-${i}`;
       cluster.apiPorts.set(name, await freePort());
       cluster.spawnService(name, 'api');
     }
-    for (let i = 1; i <= options.workers; i++) cluster.spawnService(`worker-${i}`, 'worker');
+    for (let i = 1; i <= options.workers; i++) cluster.spawnService(`worker-${i}`, 'worker', options.workerEnv);
     await Promise.all(cluster.apiUrls().map((url) => waitForHealth(url, 90_000)));
     return cluster;
   }
@@ -111,9 +115,9 @@ export class Cluster {
     };
   }
 
-  /** Starts (or restarts) a service under its name. */
-  spawnService(name: string, kind: 'api' | 'worker'): Service {
-    const env = kind === 'api' ? this.serviceEnv({ PORT: String(this.apiPorts.get(name)) }) : this.serviceEnv();
+  /** Starts (or restarts) a service under its name, with `own` on top of the cluster's environment. */
+  spawnService(name: string, kind: 'api' | 'worker', own: Record<string, string> = {}): Service {
+    const env = this.serviceEnv({ ...own, ...(kind === 'api' ? { PORT: String(this.apiPorts.get(name)) } : {}) });
     const child = spawn(process.execPath, ['--import', 'tsx', '--import', ORPHAN_GUARD, path.join('bin', `${kind}.ts`)], {
       cwd: projectRoot,
       env,
@@ -124,7 +128,7 @@ export class Cluster {
       createInterface({ input: stream }).on('line', (line) => this.countLine(name, line));
     }
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const service: Service = { name, kind, child, exited, url: kind === 'api' ? `http://127.0.0.1:${this.apiPorts.get(name)}` : undefined };
+    const service: Service = { name, kind, child, exited, env: own, url: kind === 'api' ? `http://127.0.0.1:${this.apiPorts.get(name)}` : undefined };
     this.services.set(name, service);
     return service;
   }
@@ -139,13 +143,32 @@ export class Cluster {
     if (lineLevel(line) >= 50) this.errorLines.push({ at: Date.now(), service });
   }
 
+  /** Stops one service as an operator would (SIGTERM), and waits for its exit. */
+  async stopService(name: string): Promise<void> {
+    const service = this.services.get(name)!;
+    if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGTERM');
+    await service.exited;
+  }
+
+  /** Another workflow bundle in the scratch folder: the workflows with `interceptorModules` bundled in (another build). */
+  async buildBundle(name: string, interceptorModules: string[]): Promise<string> {
+    const bundlePath = path.join(this.scratch, `${name}.js`);
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'),
+      workflowInterceptorModules: interceptorModules,
+      logger: silentBundlerLogger,
+    });
+    writeFileSync(bundlePath, code);
+    return bundlePath;
+  }
+
   /** Sends `signal`, waits for the exit, and starts the service again. */
   async restart(name: string, signal: NodeJS.Signals, pauseMs = 0): Promise<void> {
     const service = this.services.get(name)!;
     service.child.kill(signal);
     await service.exited;
     if (pauseMs) await sleep(pauseMs);
-    this.spawnService(name, service.kind);
+    this.spawnService(name, service.kind, service.env);
     if (service.kind === 'api') await waitForHealth(service.url!, 90_000, true);
   }
 
@@ -155,6 +178,7 @@ export class Cluster {
       ...this.temporalPorts,
       dbFile: path.join(this.scratch, 'temporal.db'),
       pidFile: path.join(this.scratch, 'temporal-dev.pid'),
+      extraArgs: this.temporalArgs,
       namespace: 'default',
       logger: pino({ level: 'silent' }),
     });

@@ -115,18 +115,46 @@ export class LoadDriver {
 
   /** Creates run number `n` of `kind` for `tenant`, drives its decision, and returns once it ended (or its time is up). */
   async drive(n: number, kind: RunKind, tenant: DrillTenant, runTimeoutMs: number): Promise<void> {
+    const runId = await this.create(n, kind, tenant);
+    if (!runId) return;
+    if (kind === 'approve') await this.approve(tenant, runId, runTimeoutMs);
+    if (kind === 'cancel') await this.cancel(tenant, runId, runTimeoutMs);
+    await this.untilEnded(tenant, runId, runTimeoutMs);
+  }
+
+  /** Creates run number `n` of `kind`; its id, or null (counted lost) when no create was answered with a run. */
+  async create(n: number, kind: RunKind, tenant: DrillTenant): Promise<string | null> {
     const inputs = INPUTS[kind];
     const input = inputs[n % inputs.length]!;
     const created = await this.call('POST', '/v1/agent-runs', tenant.key, { input }, { 'idempotency-key': `drill-${this.seed}-${n}` });
     if (created.status !== 201 && created.status !== 200) {
       this.stats.lostCreates++;
-      return;
+      return null;
     }
     const runId = created.json.run_id as string;
     this.stats.runs.push({ runId, kind, tenantId: tenant.tenantId });
-    if (kind === 'approve') await this.approve(tenant, runId, runTimeoutMs);
-    if (kind === 'cancel') await this.cancel(tenant, runId, runTimeoutMs);
-    await this.waitFor(tenant, runId, (r) => TERMINAL.has(r.status), runTimeoutMs);
+    return runId;
+  }
+
+  /** Waits until the run awaits its approval (true), or ended or ran out of time (false). */
+  async untilAwaitingApproval(tenant: DrillTenant, runId: string, timeoutMs: number): Promise<boolean> {
+    const run = await this.waitFor(tenant, runId, (r) => r.status === 'awaiting_approval' || TERMINAL.has(r.status), timeoutMs);
+    return run?.status === 'awaiting_approval';
+  }
+
+  /** Waits until `done` holds for the run's record; the record, or null when the time ran out. */
+  until(tenant: DrillTenant, runId: string, done: (run: any) => boolean, timeoutMs: number): Promise<any | null> {
+    return this.waitFor(tenant, runId, done, timeoutMs);
+  }
+
+  /** Waits until the run ended; its record, or null when the time ran out. */
+  untilEnded(tenant: DrillTenant, runId: string, timeoutMs: number): Promise<any | null> {
+    return this.waitFor(tenant, runId, (r) => TERMINAL.has(r.status), timeoutMs);
+  }
+
+  /** Approves the run (as drive does), once it awaits its approval. */
+  approveRun(tenant: DrillTenant, runId: string, timeoutMs: number): Promise<void> {
+    return this.approve(tenant, runId, timeoutMs);
   }
 
   /**

@@ -14,7 +14,8 @@ export interface Receiver {
 
 const bump = (counts: Map<string, number>, id: string) => counts.set(id, (counts.get(id) ?? 0) + 1);
 
-export async function startReceiver(): Promise<Receiver> {
+/** `toolDelayMs`: how long a tool delivery waits for its answer (the rollout drill keeps runs mid-execute so). */
+export async function startReceiver(options: { toolDelayMs?: number } = {}): Promise<Receiver> {
   const notifications = new Map<string, number>();
   const deliveries = new Map<string, number>();
   const server = http.createServer((req, res) => {
@@ -25,7 +26,8 @@ export async function startReceiver(): Promise<Receiver> {
       // Tool deliveries carry an Idempotency-Key (and are signed too, so they have a webhook-id as well).
       if (typeof key === 'string') bump(deliveries, key);
       else if (typeof webhookId === 'string') bump(notifications, webhookId);
-      res.writeHead(204).end();
+      const delayMs = typeof key === 'string' ? (options.toolDelayMs ?? 0) : 0;
+      setTimeout(() => res.writeHead(204).end(), delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

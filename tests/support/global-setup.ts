@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import type { TestProject } from 'vitest/node';
 import { openPostgres } from '../../db/client.ts';
 import { resolveTemporalCli, startDevServer } from '../../runtime/temporal-dev-server.ts';
+import { FAST_DRAINAGE_ARGS } from './fast-drainage.ts';
 import { freePort } from './free-port.ts';
 
 declare module 'vitest' {
@@ -45,6 +46,7 @@ export default async function setup(project: TestProject) {
     port: await freePort(),
     uiPort: await freePort(),
     namespace: 'default',
+    extraArgs: FAST_DRAINAGE_ARGS,
     logger,
   });
 

@@ -46,6 +46,7 @@ export function startTestWorker(
     payloadCodec: codecOf(config),
     logger: pino({ level: 'silent' }),
     workflowBundlePath: inject('workflowBundlePath'),
+    versioning: config.temporal.versioning,
     ...extra,
   });
 }

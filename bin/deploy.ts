@@ -1,0 +1,87 @@
+// `npm run deploy -- <command>`: blue-green rollout of a new worker build (docs/operations.md, "Deploys").
+//
+//   status                     which build is current, which is ramping, and what each build still holds
+//   ramp <percent> [--build B] send <percent> of new runs to B (default: the newest build not current)
+//   promote [--build B]        make B current (default: the ramping build, else the newest)
+//   drained [--build B] [--wait S]
+//                              exit 0 when B (default: every build not current or ramping) has drained;
+//                              with --wait, keep asking for up to S seconds
+//
+// ramp and promote then nudge every run awaiting approval, so it moves to its target build.
+// Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and WORKER_DEPLOYMENT_NAME as the workers do.
+import { parseArgs } from 'node:util';
+import { Connection } from '@temporalio/client';
+import { loadConfigOrExit } from '../runtime/boot.ts';
+import { candidateBuild, type DeploymentStatus, type DeploymentTarget, deploymentStatus, isDrained, promoteBuild, rampBuild } from '../runtime/deployments.ts';
+
+const USAGE = 'usage: npm run deploy -- status | ramp <percent> [--build B] | promote [--build B] | drained [--build B] [--wait SECONDS]';
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { build: { type: 'string' }, wait: { type: 'string' }, json: { type: 'boolean', default: false } },
+});
+const config = loadConfigOrExit();
+const address = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+function printStatus(s: DeploymentStatus): void {
+  if (values.json) {
+    console.log(JSON.stringify(s));
+    return;
+  }
+  console.log(`deployment ${s.deploymentName}`);
+  console.log(`  current  ${s.current ?? '(none)'}`);
+  console.log(`  ramping  ${s.ramping ? `${s.ramping.buildId} at ${s.ramping.percent}%` : '(none)'}`);
+  for (const b of s.builds) {
+    console.log(`  build ${b.buildId.padEnd(20)} ${b.status.padEnd(9)} open executions ${b.openExecutions}, awaiting approval ${b.awaitingApproval}`);
+  }
+}
+
+const [command, arg] = positionals;
+const connection = await Connection.connect({ address, connectTimeout: '5 seconds' }).catch((err: Error) =>
+  fail(`Temporal is not reachable at ${address}: ${err.message}`),
+);
+const target: DeploymentTarget = { connection, namespace: config.temporal.namespace, deploymentName: config.temporal.versioning.deploymentName };
+try {
+  const status = await deploymentStatus(target).catch((err: Error) => fail(`No worker deployment ${target.deploymentName} at ${address}: ${err.message}`));
+  const build = values.build ?? candidateBuild(status);
+  if (command === 'status') {
+    printStatus(status);
+  } else if (command === 'ramp') {
+    const percent = Number(arg);
+    if (arg === undefined || !Number.isFinite(percent) || percent < 0 || percent > 100) fail(`ramp needs a percent from 0 to 100.\n${USAGE}`);
+    if (!build) fail("No build to ramp: start the new build's workers first (they register it).");
+    const nudged = await rampBuild(target, build, percent);
+    console.log(`ramping ${build} at ${percent}%; ${nudged} run(s) awaiting approval nudged`);
+  } else if (command === 'promote') {
+    if (!build) fail("No build to promote: start the new build's workers first (they register it).");
+    const nudged = await promoteBuild(target, build);
+    console.log(`${build} is current; ${nudged} run(s) awaiting approval nudged`);
+  } else if (command === 'drained') {
+    const waitMs = Number(values.wait ?? 0) * 1000;
+    const deadline = Date.now() + waitMs;
+    const old = (s: DeploymentStatus) =>
+      values.build ? [values.build] : s.builds.map((b) => b.buildId).filter((b) => b !== s.current && b !== s.ramping?.buildId);
+    let latest = status;
+    while (!old(latest).every((b) => isDrained(latest, b)) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 2_000));
+      latest = await deploymentStatus(target);
+    }
+    const pending = old(latest).filter((b) => !isDrained(latest, b));
+    printStatus(latest);
+    if (pending.length > 0) {
+      console.log(`not drained: ${pending.join(', ')} (keep its workers running)`);
+      process.exitCode = 1;
+    } else {
+      console.log("drained: the old builds' workers may stop");
+    }
+  } else {
+    fail(USAGE);
+  }
+} finally {
+  await connection.close();
+}

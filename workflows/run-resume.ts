@@ -1,0 +1,38 @@
+// Upgrade at continue-as-new: a run's workflow is PINNED to the build it started on (docs/operations.md,
+// "Deploys"), so a run that waits days for its approval would hold that build's workers for days. When a
+// deploy makes another build its target, the waiting run continues as new onto it, carrying everything it
+// had decided so far; the new execution starts straight at the wait, with the same deadline.
+import { makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
+import type { ModelId } from '../domain/models.ts';
+import type { Plan } from '../domain/planning/plan.ts';
+import type { AgentRunInput } from '../domain/runs/run-input.ts';
+import type { ApprovalRecord } from '../domain/runs/run-types.ts';
+import type { PendingEffect } from './run-details.ts';
+import type { acts } from './run-activities.ts';
+
+export type Estimate = Awaited<ReturnType<typeof acts.estimateRun>>;
+export type Reservation = { amount: number; status: 'held' };
+
+/** What a run awaiting approval carries into its next execution: hold, plan, approval request (its digests and deadline), counters. */
+export interface ApprovalWait {
+  estimate: Estimate;
+  model: ModelId;
+  reservation: Reservation;
+  plan: Plan;
+  approval: ApprovalRecord;
+  pending: PendingEffect[];
+  /** The projection's last transition number: the next execution's moves follow it. */
+  seq: number;
+  /** Approval signals taken so far: their audit keys stay unique across executions. */
+  signals: number;
+}
+
+/** Whether the server says this execution's pinned build is no longer its target (a newer build is current or ramping to it). */
+export function newerBuildIsTarget(): boolean {
+  return workflowInfo().targetWorkerDeploymentVersionChanged === true;
+}
+
+/** Ends this execution and starts the next on the target build (AUTO_UPGRADE for its first task; it is PINNED there after). */
+export function continueOnTargetBuild(run: AgentRunInput, wait: ApprovalWait): Promise<never> {
+  return makeContinueAsNewFunc<(run: AgentRunInput) => Promise<unknown>>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ ...run, resume: wait });
+}
