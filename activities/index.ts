@@ -33,6 +33,8 @@ export interface ActivityDeps {
   journeyRetentionDays: number;
   approvalTimeoutMs: number;
   reconcileGraceMs: number;
+  /** The workers' Worker Deployment, when they are versioned (the reconciler's nudge: activities/reconcile.ts). */
+  deploymentName?: string;
   /** Base of the URLs in notifications (PUBLIC_BASE_URL, else http://HOST:PORT). */
   publicBaseUrl: string;
   /** The operator's tool servers (MCP), connected by this process; the worker closes them when it stops. */

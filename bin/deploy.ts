@@ -56,11 +56,11 @@ try {
     if (arg === undefined || !Number.isFinite(percent) || percent < 0 || percent > 100) fail(`ramp needs a percent from 0 to 100.\n${USAGE}`);
     if (!build) fail("No build to ramp: start the new build's workers first (they register it).");
     const nudged = await rampBuild(target, build, percent);
-    console.log(`ramping ${build} at ${percent}%; ${nudged} run(s) awaiting approval nudged`);
+    console.log(`ramping ${build} at ${percent}%; ${nudged} nudge(s) sent to runs awaiting approval`);
   } else if (command === 'promote') {
     if (!build) fail("No build to promote: start the new build's workers first (they register it).");
     const nudged = await promoteBuild(target, build);
-    console.log(`${build} is current; ${nudged} run(s) awaiting approval nudged`);
+    console.log(`${build} is current; ${nudged} nudge(s) sent to runs awaiting approval`);
   } else if (command === 'drained') {
     const waitMs = Number(values.wait ?? 0) * 1000;
     const deadline = Date.now() + waitMs;

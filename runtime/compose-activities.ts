@@ -32,6 +32,7 @@ export function activityDeps(config: Config, db: Db, options: { logger?: Logger;
     journeyRetentionDays: config.runs.journeyRetentionDays,
     approvalTimeoutMs: config.runs.approvalTimeoutMs,
     reconcileGraceMs: config.runs.reconcileGraceMs,
+    ...(config.temporal.versioning.enabled ? { deploymentName: config.temporal.versioning.deploymentName } : {}),
     publicBaseUrl: config.http.publicBaseUrl ?? `http://${config.http.host}:${config.http.port}`,
   };
 }

@@ -2,16 +2,11 @@
 // which is ramping, how many runs each build still holds and whether an old build has drained; ramping and
 // promoting a new build, after which every run awaiting approval is nudged to move to its target build
 // (workflows/run-resume.ts). Raw workflow-service calls: nothing here decodes a payload, so no key is needed.
-import { randomUUID } from 'node:crypto';
 import type { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { AGENT_RUN_WORKFLOW } from '../domain/runs/run-input.ts';
-import { RunStatusKey } from '../domain/runs/search-attributes.ts';
+import { AWAITING_APPROVAL_QUERY, nudgeWaitingRuns, onBuild } from '../services/upgrade-nudge.ts';
 
 const { RoutingConfigUpdateState, VersionDrainageStatus, WorkerDeploymentVersionStatus } = proto.temporal.api.enums.v1;
-
-/** The signal every run awaiting approval gets after a routing change (workflows/messages.ts upgradeCheckSignal). */
-const UPGRADE_CHECK_SIGNAL = 'upgrade-check';
 
 export interface BuildStatus {
   buildId: string;
@@ -54,9 +49,6 @@ async function count(t: DeploymentTarget, query: string): Promise<number> {
   return Number(count ?? 0);
 }
 
-const versionFilter = (t: DeploymentTarget, buildId: string) => `TemporalWorkerDeploymentVersion = '${t.deploymentName}:${buildId}'`;
-const awaitingFilter = `WorkflowType = '${AGENT_RUN_WORKFLOW}' AND ExecutionStatus = 'Running' AND ${RunStatusKey.name} = 'awaiting_approval'`;
-
 /** The deployment's routing and, per build, what it still holds. */
 export async function deploymentStatus(t: DeploymentTarget): Promise<DeploymentStatus> {
   const { workerDeploymentInfo: info } = await t.connection.workflowService.describeWorkerDeployment({
@@ -69,8 +61,8 @@ export async function deploymentStatus(t: DeploymentTarget): Promise<DeploymentS
     (info?.versionSummaries ?? []).map(async (v): Promise<BuildStatus> => {
       const buildId = v.deploymentVersion?.buildId ?? '';
       const [openExecutions, awaitingApproval] = await Promise.all([
-        count(t, `ExecutionStatus = 'Running' AND ${versionFilter(t, buildId)}`),
-        count(t, `${awaitingFilter} AND ${versionFilter(t, buildId)}`),
+        count(t, `ExecutionStatus = 'Running' AND ${onBuild(t.deploymentName, buildId)}`),
+        count(t, `${AWAITING_APPROVAL_QUERY} AND ${onBuild(t.deploymentName, buildId)}`),
       ]);
       const created = v.createTime?.seconds;
       return {
@@ -108,17 +100,18 @@ export async function rampBuild(t: DeploymentTarget, buildId: string, percent: n
     identity,
   });
   await untilRoutingPropagated(t);
-  return await nudgeWaitingRuns(t, buildId);
+  return await nudgeUntilMoved(t, buildId, false);
 }
 
 /** Makes `buildId` current: every new run starts on it, and the waiting runs move to it. */
 export async function promoteBuild(t: DeploymentTarget, buildId: string): Promise<number> {
   await t.connection.workflowService.setWorkerDeploymentCurrentVersion({ namespace: t.namespace, deploymentName: t.deploymentName, buildId, identity });
   await untilRoutingPropagated(t);
-  return await nudgeWaitingRuns(t, buildId);
+  return await nudgeUntilMoved(t, buildId, true);
 }
 
 const PROPAGATION_TIMEOUT_MS = 60_000;
+const NUDGE_PASSES_MS = 30_000;
 
 /**
  * Waits until the new routing has reached the task queues: a run nudged before that would still see its
@@ -139,32 +132,21 @@ async function untilRoutingPropagated(t: DeploymentTarget): Promise<void> {
 }
 
 /**
- * Wakes every run awaiting approval on another build than `buildId`: each checks whether its target build
- * changed and, if so, continues as new there. Returns how many were nudged.
+ * Nudges every run awaiting approval on another build than `buildId` (services/upgrade-nudge.ts), pass after
+ * pass until one finds none or NUDGE_PASSES_MS passes: visibility may show a run awaiting approval a moment
+ * after it began to wait, and a run that is still on an old build once a promotion is through gets another
+ * nudge. After a ramp (most runs stay where they are) two passes, 3 s apart. Returns how many were nudged.
  */
-export async function nudgeWaitingRuns(t: DeploymentTarget, buildId: string): Promise<number> {
-  const service = t.connection.workflowService;
-  const query = `${awaitingFilter} AND TemporalWorkerDeploymentVersion != '${t.deploymentName}:${buildId}'`;
-  let nudged = 0;
-  let nextPageToken: Uint8Array | undefined;
-  do {
-    const page = await service.listWorkflowExecutions({ namespace: t.namespace, query, pageSize: 500, ...(nextPageToken ? { nextPageToken } : {}) });
-    for (const execution of page.executions ?? []) {
-      await service
-        .signalWorkflowExecution({
-          namespace: t.namespace,
-          workflowExecution: { workflowId: execution.execution?.workflowId ?? '', runId: execution.execution?.runId ?? '' },
-          signalName: UPGRADE_CHECK_SIGNAL,
-          identity,
-          requestId: randomUUID(),
-        })
-        .then(() => nudged++)
-        // Closed in between: nothing to move.
-        .catch(() => {});
-    }
-    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
-  } while (nextPageToken);
-  return nudged;
+async function nudgeUntilMoved(t: DeploymentTarget, buildId: string, untilNoneLeft: boolean): Promise<number> {
+  const target = { namespace: t.namespace, deploymentName: t.deploymentName, exceptBuilds: [buildId], identity };
+  const deadline = Date.now() + NUDGE_PASSES_MS;
+  let total = 0;
+  for (let pass = 1; ; pass++) {
+    const nudged = await nudgeWaitingRuns(t.connection.workflowService, target);
+    total += nudged;
+    if ((untilNoneLeft && nudged === 0 && pass > 1) || (!untilNoneLeft && pass >= 2) || Date.now() > deadline) return total;
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+  }
 }
 
 /**

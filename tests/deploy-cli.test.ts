@@ -1,19 +1,24 @@
 // `npm run deploy`: the blue-green commands against the real dev server, with two builds of one
-// deployment polling (the workers register them): status, ramp, promote and drained. What a promotion does
-// to runs (waiting ones move, running ones stay) is the rollout drill's (tests/rollout-drill.test.ts).
+// deployment polling one task queue (the workers register them): status, ramp, promote and drained. Then
+// a rollback made the Temporal CLI's way (no nudge): the reconciler moves the run awaiting approval to the
+// build now current, where its approval completes it. The rollout drill (tests/rollout-drill.test.ts)
+// covers what a promotion does to runs mid-flight.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openPostgres } from '../db/client.ts';
 import type { RunningWorker } from '../runtime/worker.ts';
-import { startTestWorker } from './support/run-stack.ts';
+import { isTerminal, newTenant, type RunStack, startRunStack, startTestWorker, waitForRun } from './support/run-stack.ts';
+import { testDataConverter } from './support/payload-codec.ts';
 import { serviceEnv } from './support/service-env.ts';
+import { until } from './support/until.ts';
 
 const run = promisify(execFile);
 const deployment = `deploy-test-${Date.now()}`;
-const taskQueue = `deploy-test-${Date.now()}`;
-const database = openPostgres(inject('databaseUrl'), 2);
-const workers: RunningWorker[] = [];
+const buildEnv = (buildId: string) => ({ WORKER_DEPLOYMENT_NAME: deployment, WORKER_BUILD_ID: buildId });
+let stack: RunStack;
+let green: RunningWorker;
+let connection: Connection;
 
 async function deploy(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -29,16 +34,17 @@ async function deploy(...args: string[]): Promise<{ code: number; stdout: string
 }
 
 const statusJson = async () => JSON.parse((await deploy('status', '--json')).stdout);
-const build = (buildId: string) => ({ versioning: { enabled: true, deploymentName: deployment, buildId } });
 
 beforeAll(async () => {
   // The first build of a deployment becomes current when its worker starts; the second waits beside it.
-  workers.push(await startTestWorker(database.db, taskQueue, {}, build('blue')));
-  workers.push(await startTestWorker(database.db, taskQueue, {}, build('green')));
+  stack = await startRunStack(buildEnv('blue'));
+  green = await startTestWorker(stack.app.database.db, stack.taskQueue, buildEnv('green'));
+  connection = await Connection.connect({ address: inject('temporalAddress') });
 });
 afterAll(async () => {
-  await Promise.all(workers.map((w) => w.stop()));
-  await database.close();
+  await green.stop();
+  await stack.close();
+  await connection.close();
 });
 
 describe('npm run deploy', () => {
@@ -62,6 +68,35 @@ describe('npm run deploy', () => {
     const drained = await deploy('drained', '--wait', '40');
     expect(drained.stdout).toContain('drained');
     expect(drained.code).toBe(0);
+  });
+
+  it('a rollback made without the nudge: the reconciler moves the waiting run to the current build, where it completes', async () => {
+    const temporal = new Client({ connection, dataConverter: testDataConverter() });
+    const t = await newTenant(stack.app.database.db);
+    const created = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and send it to the on-call channel.' }, { key: t.key });
+    const runId = created.json.run_id as string;
+    await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
+    const first = await temporal.workflow.getHandle(runId).describe();
+    expect(first.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId).toBe('green');
+
+    // The Temporal CLI's `worker deployment set-current-version`: routing changes, nobody nudges.
+    await connection.workflowService.setWorkerDeploymentCurrentVersion({ namespace: 'default', deploymentName: deployment, buildId: 'blue' });
+    await until(async () => (await statusJson()).current === 'blue', 'blue current again');
+    const reconciled = await until(async () => {
+      const outcome = await temporal.workflow.execute('reconcileRunsWorkflow', { taskQueue: stack.taskQueue, workflowId: `reconcile-${Date.now()}` });
+      return (outcome as { nudged?: number }).nudged ? outcome : null;
+    }, 'the reconciler to nudge the run');
+    expect(reconciled).toMatchObject({ nudged: 1 });
+    const moved = await until(async () => {
+      const d = await temporal.workflow.getHandle(runId).describe();
+      return d.runId !== first.runId && d.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId === 'blue' ? d : null;
+    }, 'the run to continue as new on blue');
+    expect(moved.status.name).toBe('RUNNING');
+
+    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+    const ended = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(ended.approval.state).toBe('approved');
+    expect(ended.receipt).not.toBeNull();
   });
 
   it('refuses a bad percent with its usage, exit 2', async () => {

@@ -125,8 +125,13 @@ describe('the reconciler', () => {
       const db = stack.app.database.db;
       const t = await newTenant(db);
       const url = `http://127.0.0.1:${port}`;
-      // Up to 30 s for the process to answer: starting tsx on a loaded 2-core machine has taken over 10 s.
-      await until(() => fetch(`${url}/health`).catch(() => null), 'the API to answer');
+      // Up to 30 s for the process to finish starting (tsx on a loaded 2-core machine has taken over 10 s):
+      // /health then answers 503 for Temporal, not "starting".
+      const started = async () => {
+        const health = await fetch(`${url}/health`).catch(() => null);
+        return health && !(await health.text()).includes('starting');
+      };
+      await until(started, 'the API to finish starting');
       const reply = fetch(`${url}/v1/agent-runs`, {
         method: 'POST',
         headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', 'idempotency-key': 'killed-mid-create' },

@@ -71,6 +71,7 @@ describe('20 concurrent identical creates over two API processes', () => {
       payloadCodec: testCodec(),
       logger: pino({ level: 'silent' }),
       workflowBundlePath: inject('workflowBundlePath'),
+      versioning: loadConfig({}).temporal.versioning,
     });
     try {
       const t = await newTenant(db);

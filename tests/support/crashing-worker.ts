@@ -37,6 +37,8 @@ await startWorker({
   payloadCodec: payloadCodecFor(resolvePayloadKeyring(config, { allowDataDirKey: false })), // PAYLOAD_KEY from the test's environment
   logger: pino({ level: 'silent' }),
   workflowBundlePath: config.temporal.workflowBundlePath,
+  // The same build as the test's in-process workers: one task queue, one deployment version.
+  versioning: config.temporal.versioning,
   interceptors: {
     activity: [
       () => ({
