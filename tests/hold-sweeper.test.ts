@@ -20,6 +20,7 @@ import { serviceProcessEnv } from './support/payload-codec.ts';
 import { newTenant } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
 import { until } from './support/until.ts';
+import { untilStarted } from './support/until-started.ts';
 
 let database: Database;
 beforeAll(() => {
@@ -161,7 +162,7 @@ describe('a chat hold of an API process killed with -9', () => {
       });
       children.push(child);
       const url = `http://127.0.0.1:${port}`;
-      await until(async () => (await fetch(`${url}/health`).catch(() => null)) !== null, 'the API to answer', { withinMs: 60_000 });
+      await untilStarted(url);
       return { child, url };
     };
     const held = async (url: string) => {

@@ -21,6 +21,7 @@ import { storedRun, isTerminal, newTenant, type RunStack, startRunStack, waitFor
 import { startTestApp } from './support/test-app.ts';
 import { until } from './support/until.ts';
 import { serviceProcessEnv, testDataConverter } from './support/payload-codec.ts';
+import { untilStarted } from './support/until-started.ts';
 
 let stack: RunStack;
 let connection: Connection;
@@ -125,13 +126,9 @@ describe('the reconciler', () => {
       const db = stack.app.database.db;
       const t = await newTenant(db);
       const url = `http://127.0.0.1:${port}`;
-      // Up to 30 s for the process to finish starting (tsx on a loaded 2-core machine has taken over 10 s):
-      // /health then answers 503 for Temporal, not "starting".
-      const started = async () => {
-        const health = await fetch(`${url}/health`).catch(() => null);
-        return health && !(await health.text()).includes('starting');
-      };
-      await until(started, 'the API to finish starting');
+      // The process finishes starting (tsx on a loaded 2-core machine has taken over 10 s): /health then
+      // answers 503 for Temporal, not "starting".
+      await untilStarted(url);
       const reply = fetch(`${url}/v1/agent-runs`, {
         method: 'POST',
         headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', 'idempotency-key': 'killed-mid-create' },
