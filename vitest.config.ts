@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 // - integration: everything else, against a real Temporal dev server and Postgres that the
 //   global setup starts once per run.
 const unitFiles = [
+  'tests/trace-sampling.test.ts',
   'tests/fill-schema.test.ts',
   'tests/grounded-values.test.ts',
   'tests/policy.test.ts',

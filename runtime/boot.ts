@@ -13,11 +13,15 @@ import { payloadCodecFor, resolvePayloadKeyring } from './payload-keys.ts';
 import { DATABASE, type StartUp, TEMPORAL } from './startup.ts';
 import { checkTemporal } from './temporal-client.ts';
 import { resolveTemporalCli, startDevServer } from './temporal-dev-server.ts';
+import { stopRecordingMetrics } from '../services/metrics.ts';
 
 /** The configuration from the environment, over `defaults` (what an entry point sets when the operator did not); exits naming each bad variable. */
 export function loadConfigOrExit(defaults: Record<string, string> = {}): Config {
   try {
-    return loadConfig({ ...defaults, ...process.env });
+    const config = loadConfig({ ...defaults, ...process.env });
+    // A process that serves no metrics records none (services/metrics.ts): decided before anything is composed.
+    if (!config.metrics) stopRecordingMetrics();
+    return config;
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);

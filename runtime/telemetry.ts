@@ -1,6 +1,7 @@
 // Tracing with the OpenTelemetry Node SDK: HTTP (server and client), undici (fetch) and pg
 // instrumentations, exported over OTLP/HTTP when the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set. When neither is set, or OTEL_SDK_DISABLED=true, no
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; 10 % of traces, parent-based, unless OTEL_TRACES_SAMPLER
+// says otherwise; /health and /metrics never. When neither is set, or OTEL_SDK_DISABLED=true, no
 // SDK starts: nothing is exported and nothing slows down. Every span passes ContentFreeProcessor
 // first, which drops what could carry customer content (SQL text, query strings). Started by
 // runtime/telemetry-register.ts before anything else is loaded (node --import), so the
@@ -20,6 +21,28 @@ export interface Telemetry {
   spanProcessor: tracing.SpanProcessor;
   resource: resources.Resource;
   shutdown(): Promise<void>;
+}
+
+/** The share of traces recorded when OTEL_TRACES_SAMPLER is unset: the common production default. */
+export const DEFAULT_TRACE_RATIO = 0.1;
+
+/**
+ * The sampler: with OTEL_TRACES_SAMPLER set, none here (the SDK reads it and OTEL_TRACES_SAMPLER_ARG, the
+ * standard way); unset, 10 % of new traces, parent-based (a request that arrives inside a sampled trace is
+ * recorded, one inside an unsampled trace is not), rather than the SDK's default of every request.
+ */
+export function samplerFor(env: NodeJS.ProcessEnv): tracing.Sampler | undefined {
+  if (env.OTEL_TRACES_SAMPLER) return undefined;
+  return new tracing.ParentBasedSampler({ root: new tracing.TraceIdRatioBasedSampler(DEFAULT_TRACE_RATIO) });
+}
+
+/** Paths never traced: probes and scrapes, many per second, with nothing to follow. */
+const UNTRACED_PATHS = new Set(['/health', '/metrics']);
+
+/** Whether an incoming request is traced at all (decided before any span or attribute is made). */
+export function isTracedRequest(url: string | undefined): boolean {
+  const path = url?.split('?', 1)[0] ?? '';
+  return !UNTRACED_PATHS.has(path);
 }
 
 /** Attributes an instrumentation may set that can carry content: dropped, or cut at the query string. */
@@ -111,12 +134,14 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry 
   }
   const spanProcessor = new ContentFreeProcessor(new tracing.BatchSpanProcessor(new OTLPTraceExporter()));
   const resource = new resources.Resource({ 'service.name': serviceName });
+  const sampler = samplerFor(env);
   const sdk = new NodeSDK({
     resource,
+    ...(sampler ? { sampler } : {}),
     spanProcessors: [spanProcessor],
     instrumentations: [
       // Incoming requests and outgoing calls; bodies and headers are never recorded.
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => req.url === '/metrics' }),
+      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => !isTracedRequest(req.url) }),
       new UndiciInstrumentation(),
       // Statement names only: ContentFreeProcessor drops the SQL text, and parameters are never read.
       // Queries inside a trace only (not the sweepers' background reads).

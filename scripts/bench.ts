@@ -9,6 +9,9 @@
 // Writes bench-results/bench-<time>.{json,md}; docs/performance.md
 // explains the rows. See scripts/bench/*.ts: processes, anchors, load, seed, report.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { DevServer } from '../runtime/temporal-dev-server.ts';
 import type { StartAnchorArgs } from './bench/anchors.ts';
 import type { LoadArgs } from './bench/load.ts';
@@ -21,6 +24,7 @@ import {
   startAnchorServer,
   startApi,
   startLoadGenerator,
+  startNpmStart,
   startTemporal,
 } from './bench/processes.ts';
 import { atLeast, atMost, type LoadResult, machineNote, medianOf, type Row, table, withinMs, writeReport } from './bench/report.ts';
@@ -36,7 +40,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? (QUICK ? 0.5 : 2));
 const SCALE_SECONDS = QUICK ? SECONDS : Math.max(1, Math.round(SECONDS / 2));
 const SCALE_CONNECTIONS = 5;
 const TASK_QUEUE = 'bench-no-worker';
-/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, scale, chat, tracing, embedded, runs), for profiling. */
+/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, npm-start, scale, chat, tracing, metrics, embedded, runs), for profiling. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 const selected = (name: string) => !ONLY || ONLY.has(name);
 const payloadKey = randomBytes(32).toString('base64');
@@ -137,6 +141,33 @@ try {
     rows.push(atMost('3. GET /v1/agent-runs/{id} c=50 vs Koa + router + 1 pg query', 'p99 ms', get.a.p99_ms, get.b.p99_ms, 1.5, getFailed));
   }
 
+  // 10. `npm start` as users run it (API and worker in one process, over Postgres) vs the routed anchor,
+  // on /health and one run's GET: the default must serve at its API's speed.
+  if (selected('npm-start')) {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gws-bench-start-'));
+    const start = await startNpmStart({ databaseUrl: database.url, temporalAddress: temporal.address, payloadKey, taskQueue: 'bench-npm-start', dataDir });
+    servers.push(start);
+    const runId = s.small.sampleRunId!;
+    const health = await alternate(
+      'npm-start-health',
+      () => load({ url: `${start.url}/health`, connections: 50 }),
+      () => load({ url: `${hello.url}/health`, connections: 50 }),
+    );
+    rows.push(
+      atLeast('10. npm start: GET /health c=50 vs Koa + router, constant /health', 'req/s', health.a.rps, health.b.rps, 0.8, health.a.failed + health.b.failed),
+    );
+    const get = await alternate(
+      'npm-start-get-run',
+      () => load({ url: `${start.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
+      () => load({ url: `${onePg.url}/v1/agent-runs/${runId}?tenant=${s.small.tenantId}`, connections: 50 }),
+    );
+    const failed = get.a.failed + get.b.failed;
+    rows.push(atLeast('10. npm start: GET /v1/agent-runs/{id} c=50 vs Koa + router + 1 pg query', 'req/s', get.a.rps, get.b.rps, 0.8, failed));
+    rows.push(atMost('10. npm start: GET /v1/agent-runs/{id} c=50 vs Koa + router + 1 pg query', 'p99 ms', get.a.p99_ms, get.b.p99_ms, 1.5, failed));
+    await start.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
   // 4. Listing shapes at 10 000 runs vs 100 runs (two tenants, same shapes).
   const shapes: [string, (runId: string) => string][] = [
     ['list', () => '/v1/agent-runs'],
@@ -169,34 +200,87 @@ try {
     rows.push(atLeast('5. Chat (local) c=50 vs c=10, 12k ledger entries', 'req/s', chats.a.rps, chats.b.rps, 1, chats.a.failed + chats.b.failed));
   }
 
-  // 7. Tracing's cost: the same API with every request traced (sampled at 100 %, exported over
-  // OTLP/HTTP to a receiver that drops it) against the API with tracing off (no SDK at all). The
-  // bounds guard against regressions; what 100 % sampling costs is in docs/performance.md.
+  // 7. Tracing's cost: the same API with tracing on (exported over OTLP/HTTP to a receiver that drops it)
+  // against the API with tracing off (no SDK at all), at the default sampling (10 % of new traces,
+  // parent-based; /health never traced) and at 100 %. docs/performance.md has the µs per request.
   if (selected('tracing')) {
     const collector = await startDiscardingCollector();
-    const traced = await startApi({
+    const runId = s.small.sampleRunId!;
+    const samplings: { label: string; name: string; env: Record<string, string>; bounds: { health: number; get: number } }[] = [
+      { label: 'default sampling (10 %)', name: 'api-traced-default', env: {}, bounds: { health: 0.9, get: 0.85 } },
+      { label: '100 %', name: 'api-traced-all', env: { OTEL_TRACES_SAMPLER: 'always_on' }, bounds: { health: 0.5, get: 0.68 } },
+    ];
+    for (const sampling of samplings) {
+      const traced = await startApi({
+        databaseUrl: database.url,
+        temporalAddress: temporal.address,
+        payloadKey,
+        taskQueue: TASK_QUEUE,
+        name: sampling.name,
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, ...sampling.env },
+      });
+      servers.push(traced);
+      const health = await alternate(
+        `${sampling.name}-health`,
+        () => load({ url: `${traced.url}/health`, connections: 50 }),
+        () => load({ url: `${api.url}/health`, connections: 50 }),
+      );
+      rows.push(
+        atLeast(
+          `7. GET /health c=50, tracing on, ${sampling.label} vs off`,
+          'req/s',
+          health.a.rps,
+          health.b.rps,
+          sampling.bounds.health,
+          health.a.failed + health.b.failed,
+        ),
+      );
+      const get = await alternate(
+        `${sampling.name}-get-run`,
+        () => load({ url: `${traced.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
+        () => load({ url: `${api.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
+      );
+      rows.push(
+        atLeast(
+          `7. GET /v1/agent-runs/{id} c=50, tracing on, ${sampling.label} vs off`,
+          'req/s',
+          get.a.rps,
+          get.b.rps,
+          sampling.bounds.get,
+          get.a.failed + get.b.failed,
+        ),
+      );
+      await traced.stop();
+    }
+    await collector.stop();
+  }
+
+  // 9. Metrics' cost: the API serving metrics (production's default) against the same API with
+  // METRICS_PORT=0, which records none.
+  if (selected('metrics')) {
+    const quiet = await startApi({
       databaseUrl: database.url,
       temporalAddress: temporal.address,
       payloadKey,
       taskQueue: TASK_QUEUE,
-      name: 'api-traced',
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER: 'always_on' },
+      name: 'api-metrics-off',
+      env: { METRICS_PORT: '0' },
     });
-    servers.push(traced);
+    servers.push(quiet);
     const runId = s.small.sampleRunId!;
     const health = await alternate(
-      'tracing-health',
-      () => load({ url: `${traced.url}/health`, connections: 50 }),
+      'metrics-health',
       () => load({ url: `${api.url}/health`, connections: 50 }),
+      () => load({ url: `${quiet.url}/health`, connections: 50 }),
     );
-    rows.push(atLeast('7. GET /health c=50, traced (100 %) vs tracing off', 'req/s', health.a.rps, health.b.rps, 0.25, health.a.failed + health.b.failed));
+    rows.push(atLeast('9. GET /health c=50, metrics on vs off', 'req/s', health.a.rps, health.b.rps, 0.95, health.a.failed + health.b.failed));
     const get = await alternate(
-      'tracing-get-run',
-      () => load({ url: `${traced.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
+      'metrics-get-run',
       () => load({ url: `${api.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
+      () => load({ url: `${quiet.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
     );
-    rows.push(atLeast('7. GET /v1/agent-runs/{id} c=50, traced (100 %) vs tracing off', 'req/s', get.a.rps, get.b.rps, 0.4, get.a.failed + get.b.failed));
-    await collector.stop();
+    rows.push(atLeast('9. GET /v1/agent-runs/{id} c=50, metrics on vs off', 'req/s', get.a.rps, get.b.rps, 0.95, get.a.failed + get.b.failed));
+    await quiet.stop();
   }
 
   if (selected('embedded')) {

@@ -72,6 +72,23 @@ export const metrics = {
   }),
 };
 
+let recording = true;
+const noop = () => {};
+const NOOP_SERIES = { inc: noop, dec: noop, set: noop, observe: noop, startTimer: () => () => 0 };
+
+/**
+ * Metrics off means off: a process that serves no metrics (METRICS_PORT unset, as for `npm start`)
+ * records none. Every metric above becomes a no-op, labelled series included, and the HTTP recorder is
+ * not installed at all (api/middleware/request-log.ts). Called once, at composition, before any request.
+ */
+export function stopRecordingMetrics(): void {
+  recording = false;
+  for (const metric of Object.values(metrics)) Object.assign(metric, { ...NOOP_SERIES, labels: () => NOOP_SERIES });
+}
+
+/** Whether this process records metrics (stopRecordingMetrics was not called). */
+export const recordsMetrics = () => recording;
+
 /** The HTTP status class of `status` (2xx, 4xx…): a bounded label. */
 export const statusClass = (status: number) => `${Math.floor(status / 100)}xx`;
 

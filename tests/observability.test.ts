@@ -58,6 +58,8 @@ function spawnTraced(entry: 'api' | 'worker', env: Record<string, string>): Chil
       OTEL_SERVICE_NAME: `gws-${entry}`,
       // Export within a fifth of a second, so the test waits on spans, not on the batch timer.
       OTEL_BSP_SCHEDULE_DELAY: '200',
+      // Every trace (the default keeps 10 %): the standard variable is honoured.
+      OTEL_TRACES_SAMPLER: 'parentbased_always_on',
       ...env,
     }),
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -190,5 +192,20 @@ describe('one run, one trace', () => {
       await hook.close();
       await database.close();
     }
+  });
+});
+
+describe('what is never traced', () => {
+  it('/health and /metrics make no span, whatever the sampler; the request after them does', async () => {
+    for (let i = 0; i < 5; i++) {
+      await (await fetch(`${apiUrl}/health`)).arrayBuffer();
+      await (await fetch(`${apiUrl}/health?probe=${i}`)).arrayBuffer();
+      await scrape(metricsPorts.api);
+    }
+    const after = await fetch(`${apiUrl}/v1/models`);
+    const traceId = after.headers.get('traceparent')!.split('-')[1]!;
+    await until(() => collector.spans.some((s) => s.traceId.toLowerCase() === traceId), 'the span of the request after them');
+    const target = (s: ExportedSpan) => String(stringValue(s, 'http.target') ?? stringValue(s, 'url.path') ?? '');
+    expect(collector.spans.filter((s) => /health|metrics/.test(s.name) || /^\/(health|metrics)/.test(target(s)))).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
+import { recordsMetrics } from '../../services/metrics.ts';
 import { httpMetricsRecorder } from './http-metrics.ts';
 
 /**
@@ -9,7 +10,8 @@ import { httpMetricsRecorder } from './http-metrics.ts';
  * A route that asks for it (`logFailuresOnly`: /health) is logged only when it fails.
  */
 export function requestLog(logger: Logger): Koa.Middleware {
-  const recordMetrics = httpMetricsRecorder();
+  // Nothing serves metrics (metrics off): nothing is recorded, not even a lookup per request.
+  const recordMetrics = recordsMetrics() ? httpMetricsRecorder() : undefined;
   return async function requestLog(ctx, next) {
     const started = performance.now();
     // For what logs after the response is committed (a stream failing part-way).
@@ -20,7 +22,7 @@ export function requestLog(logger: Logger): Koa.Middleware {
       const status = ctx.status;
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       const elapsedMs = performance.now() - started;
-      recordMetrics(ctx.method, route, status, elapsedMs / 1000);
+      recordMetrics?.(ctx.method, route, status, elapsedMs / 1000);
       if (status >= 400 || ctx.state.logFailuresOnly !== true) {
         const line = {
           request_id: ctx.state.requestId as string,

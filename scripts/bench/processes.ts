@@ -176,6 +176,30 @@ export async function startApi(s: ApiSettings): Promise<Server> {
   return startServer(s.name ?? 'api', [...profiling('api'), ...tsx, path.join(projectRoot, 'bin', 'api.ts')], env, port, '/health');
 }
 
+/**
+ * `npm start` as a user runs it (bin/start.ts: API and worker in one process, NODE_ENV unset, no
+ * METRICS_PORT), over the bench's Postgres and Temporal, its worker on a task queue of its own.
+ */
+export async function startNpmStart(s: ApiSettings & { dataDir: string }): Promise<Server> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATA_DIR: s.dataDir,
+    DATABASE_URL: s.databaseUrl,
+    DATABASE_POOL_SIZE: String(POOL_SIZE),
+    MIGRATE_ON_START: 'false',
+    TEMPORAL_ADDRESS: s.temporalAddress,
+    TASK_QUEUE: s.taskQueue,
+    PAYLOAD_KEY: s.payloadKey,
+    RATE_LIMIT_POINTS: '1000000000',
+    ...s.env,
+  };
+  return startServer(s.name ?? 'npm-start', [...profiling('npm-start'), ...tsx, path.join(projectRoot, 'bin', 'start.ts')], env, port, '/health');
+}
+
 /** An anchor server (scripts/bench/anchors.ts `mode`). */
 export async function startAnchorServer(mode: 'hello' | 'pg', databaseUrl: string): Promise<Server> {
   const port = await freePort();
