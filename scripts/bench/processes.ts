@@ -150,13 +150,11 @@ async function redisUrl(): Promise<string | undefined> {
   return listening ? 'redis://127.0.0.1:6379' : undefined;
 }
 
-/** The API under test: bin/api.ts in its own node process, production settings, request logs to /dev/null. */
-export async function startApi(s: ApiSettings): Promise<Server> {
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
+/** What every service process of the bench gets: the bench's Postgres, Temporal, key and queue, on `port`. */
+function benchServiceEnv(s: ApiSettings, port: number): NodeJS.ProcessEnv {
+  return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
     DATABASE_URL: s.databaseUrl,
@@ -167,6 +165,15 @@ export async function startApi(s: ApiSettings): Promise<Server> {
     PAYLOAD_KEY: s.payloadKey,
     // The per-key limit would otherwise answer 429 under load: the bench measures the work, not the limit.
     RATE_LIMIT_POINTS: '1000000000',
+  };
+}
+
+/** The API under test: bin/api.ts in its own node process, production settings, request logs to /dev/null. */
+export async function startApi(s: ApiSettings): Promise<Server> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...benchServiceEnv(s, port),
+    NODE_ENV: 'production',
     // Shared rate limits on Redis, the production setup for replicas (docs/operations.md), when one answers.
     ...((await redisUrl()) ? { REDIS_URL: await redisUrl(), REDIS_KEY_PREFIX: `gws-bench-${port}:` } : {}),
     // Production serves metrics on 9464 by default: each API of the bench gets a port of its own.
@@ -182,21 +189,7 @@ export async function startApi(s: ApiSettings): Promise<Server> {
  */
 export async function startNpmStart(s: ApiSettings & { dataDir: string }): Promise<Server> {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DATA_DIR: s.dataDir,
-    DATABASE_URL: s.databaseUrl,
-    DATABASE_POOL_SIZE: String(POOL_SIZE),
-    MIGRATE_ON_START: 'false',
-    TEMPORAL_ADDRESS: s.temporalAddress,
-    TASK_QUEUE: s.taskQueue,
-    PAYLOAD_KEY: s.payloadKey,
-    RATE_LIMIT_POINTS: '1000000000',
-    ...s.env,
-  };
+  const env: NodeJS.ProcessEnv = { ...benchServiceEnv(s, port), DATA_DIR: s.dataDir, ...s.env };
   return startServer(s.name ?? 'npm-start', [...profiling('npm-start'), ...tsx, path.join(projectRoot, 'bin', 'start.ts')], env, port, '/health');
 }
 
