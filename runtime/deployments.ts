@@ -122,7 +122,10 @@ const NUDGE_PASSES_MS = 60_000;
 async function untilRoutingPropagated(t: DeploymentTarget): Promise<void> {
   const deadline = Date.now() + PROPAGATION_WAIT_MS;
   while (Date.now() < deadline) {
-    const { workerDeploymentInfo: info } = await t.connection.workflowService.describeWorkerDeployment({ namespace: t.namespace, deploymentName: t.deploymentName });
+    const { workerDeploymentInfo: info } = await t.connection.workflowService.describeWorkerDeployment({
+      namespace: t.namespace,
+      deploymentName: t.deploymentName,
+    });
     if (info?.routingConfigUpdateState !== RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
