@@ -42,6 +42,8 @@ function printStatus(s: DeploymentStatus): void {
 }
 
 const [command, arg] = positionals;
+// A build id goes into visibility queries, as WORKER_BUILD_ID's rule says (config/env.ts).
+if (values.build !== undefined && !/^[^:'"\\]+$/.test(values.build)) fail('--build must not contain ":", quotes or backslashes.');
 const connection = await Connection.connect({ address, connectTimeout: '5 seconds' }).catch((err: Error) =>
   fail(`Temporal is not reachable at ${address}: ${err.message}`),
 );

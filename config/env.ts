@@ -75,13 +75,13 @@ export const envSchema = z.object({
     .string()
     .min(1)
     .max(200)
-    .regex(/^[^:]+$/, 'must not contain ":"')
+    .regex(/^[^:'"\\]+$/, 'must not contain ":", quotes or backslashes (it goes into visibility queries)')
     .default('governed-workspace'),
   WORKER_BUILD_ID: z
     .string()
     .min(1)
     .max(200)
-    .regex(/^[^:]+$/, 'must not contain ":"')
+    .regex(/^[^:'"\\]+$/, 'must not contain ":", quotes or backslashes (it goes into visibility queries)')
     .optional(),
 
   BODY_LIMIT_BYTES: positiveInt.default(1_048_576),

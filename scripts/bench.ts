@@ -118,52 +118,53 @@ try {
     rows.push(atLeast('1. POST /v1/agent-runs c=10 vs raw workflow.start', 'req/s', create.a.rps, create.b.rps, 0.9, create.a.failed + create.b.failed));
   }
 
+  /**
+   * Rows 2 and 3 for the server at `url` (the API, or `npm start` for row 10): /health against the routed
+   * anchor answering a constant, and one run's GET against the routed anchor doing one pg query.
+   */
+  const routedRows = async (row: string, prefix: string, url: string, only: { health: boolean; getRun: boolean }) => {
+    if (only.health) {
+      const health = await alternate(
+        `${prefix}health`,
+        () => load({ url: `${url}/health`, connections: 50 }),
+        () => load({ url: `${hello.url}/health`, connections: 50 }),
+      );
+      rows.push(
+        atLeast(
+          `${row.replace('#', '2')}GET /health c=50 vs Koa + router, constant /health`,
+          'req/s',
+          health.a.rps,
+          health.b.rps,
+          0.8,
+          health.a.failed + health.b.failed,
+        ),
+      );
+    }
+    if (only.getRun) {
+      const runId = s.small.sampleRunId!;
+      const get = await alternate(
+        `${prefix}get-run`,
+        () => load({ url: `${url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
+        () => load({ url: `${onePg.url}/v1/agent-runs/${runId}?tenant=${s.small.tenantId}`, connections: 50 }),
+      );
+      const failed = get.a.failed + get.b.failed;
+      const target = `${row.replace('#', '3')}GET /v1/agent-runs/{id} c=50 vs Koa + router + 1 pg query`;
+      rows.push(atLeast(target, 'req/s', get.a.rps, get.b.rps, 0.8, failed));
+      rows.push(atMost(target, 'p99 ms', get.a.p99_ms, get.b.p99_ms, 1.5, failed));
+    }
+  };
+
   // 2. /health c=50 vs Koa + @koa/router with the API's routes, /health answering a constant.
-  if (selected('health')) {
-    const health = await alternate(
-      'health',
-      () => load({ url: `${api.url}/health`, connections: 50 }),
-      () => load({ url: `${hello.url}/health`, connections: 50 }),
-    );
-    rows.push(atLeast('2. GET /health c=50 vs Koa + router, constant /health', 'req/s', health.a.rps, health.b.rps, 0.8, health.a.failed + health.b.failed));
-  }
-
   // 3. One run c=50 vs Koa + @koa/router with the API's routes, the run route doing one pg query.
-  if (selected('get-run')) {
-    const runId = s.small.sampleRunId!;
-    const get = await alternate(
-      'get-run',
-      () => load({ url: `${api.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
-      () => load({ url: `${onePg.url}/v1/agent-runs/${runId}?tenant=${s.small.tenantId}`, connections: 50 }),
-    );
-    const getFailed = get.a.failed + get.b.failed;
-    rows.push(atLeast('3. GET /v1/agent-runs/{id} c=50 vs Koa + router + 1 pg query', 'req/s', get.a.rps, get.b.rps, 0.8, getFailed));
-    rows.push(atMost('3. GET /v1/agent-runs/{id} c=50 vs Koa + router + 1 pg query', 'p99 ms', get.a.p99_ms, get.b.p99_ms, 1.5, getFailed));
-  }
+  await routedRows('#. ', '', api.url, { health: selected('health'), getRun: selected('get-run') });
 
-  // 10. `npm start` as users run it (API and worker in one process, over Postgres) vs the routed anchor,
-  // on /health and one run's GET: the default must serve at its API's speed.
+  // 10. `npm start` as users run it (API and worker in one process, over Postgres) vs the same anchors:
+  // the default must serve at its API's speed.
   if (selected('npm-start')) {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gws-bench-start-'));
     const start = await startNpmStart({ databaseUrl: database.url, temporalAddress: temporal.address, payloadKey, taskQueue: 'bench-npm-start', dataDir });
     servers.push(start);
-    const runId = s.small.sampleRunId!;
-    const health = await alternate(
-      'npm-start-health',
-      () => load({ url: `${start.url}/health`, connections: 50 }),
-      () => load({ url: `${hello.url}/health`, connections: 50 }),
-    );
-    rows.push(
-      atLeast('10. npm start: GET /health c=50 vs Koa + router, constant /health', 'req/s', health.a.rps, health.b.rps, 0.8, health.a.failed + health.b.failed),
-    );
-    const get = await alternate(
-      'npm-start-get-run',
-      () => load({ url: `${start.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
-      () => load({ url: `${onePg.url}/v1/agent-runs/${runId}?tenant=${s.small.tenantId}`, connections: 50 }),
-    );
-    const failed = get.a.failed + get.b.failed;
-    rows.push(atLeast('10. npm start: GET /v1/agent-runs/{id} c=50 vs Koa + router + 1 pg query', 'req/s', get.a.rps, get.b.rps, 0.8, failed));
-    rows.push(atMost('10. npm start: GET /v1/agent-runs/{id} c=50 vs Koa + router + 1 pg query', 'p99 ms', get.a.p99_ms, get.b.p99_ms, 1.5, failed));
+    await routedRows('10. npm start (row #): ', 'npm-start-', start.url, { health: true, getRun: true });
     await start.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -8,11 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { AGENT_RUN_WORKFLOW } from '../domain/runs/run-input.ts';
 import { RunStatusKey } from '../domain/runs/search-attributes.ts';
+import { upgradeCheckSignal } from '../workflows/messages.ts';
 
 type WorkflowService = Client['workflowService'];
-
-/** workflows/messages.ts upgradeCheckSignal's name (services do not import workflow code). */
-const UPGRADE_CHECK_SIGNAL = 'upgrade-check';
 
 export const AWAITING_APPROVAL_QUERY = `WorkflowType = '${AGENT_RUN_WORKFLOW}' AND ExecutionStatus = 'Running' AND ${RunStatusKey.name} = 'awaiting_approval'`;
 
@@ -35,7 +33,7 @@ export async function nudgeWaitingRuns(
         .signalWorkflowExecution({
           namespace: target.namespace,
           workflowExecution: { workflowId: execution.execution?.workflowId ?? '', runId: execution.execution?.runId ?? '' },
-          signalName: UPGRADE_CHECK_SIGNAL,
+          signalName: upgradeCheckSignal.name,
           identity: target.identity,
           requestId: randomUUID(),
         })
