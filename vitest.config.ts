@@ -14,6 +14,7 @@ const unitFiles = [
   'tests/verification.test.ts',
   'tests/plan-check.test.ts',
   'tests/exact-plan.test.ts',
+  'tests/exact-analysis-tools.test.ts',
   'tests/install-scripts.test.ts',
   'tests/workflow.test.ts',
   'tests/client-drift.test.ts',

@@ -10,6 +10,7 @@ import type { ChatMessage } from '../domain/chat/types.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
 import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { truncate } from '../domain/text/analyze.ts';
+import { isToolId, TOOLS } from '../domain/tools.ts';
 import { type AgentDeps, type CallContext, callModel } from './model-call.ts';
 
 /** An answer part with the number of the action it answers. */
@@ -42,6 +43,16 @@ function readResults(results: StepResult[]): string {
   return `${truncate(text, RESULTS_MAX)}\n\n`;
 }
 
+/** The answer an exact analysis tool (count_list_items, find_contact_details) gave for the action; the model does not restate it. */
+function exactAnswer(results: StepResult[], action: number): string | null {
+  for (const r of results) {
+    const output = r.output as { action?: unknown; answer?: unknown } | null;
+    if (r.status === 'done' && isToolId(r.tool) && TOOLS[r.tool].capability === 'analysis' && output?.action === action && typeof output.answer === 'string')
+      return output.answer;
+  }
+  return null;
+}
+
 /** Answers tried at most, when the first does not rest on the text; the later ones sampled, seeded so a retry writes the same. */
 const ATTEMPTS = 3;
 /** A first answer with at least this share of its content words in the text, and no invented value, is kept. */
@@ -53,6 +64,8 @@ export async function answerPart(deps: AgentDeps, t: CallContext & { input: stri
   const actions = requestedActions(t.input);
   const action = actions[t.action - 1];
   if (!action) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the run has no such action' } };
+  const exact = exactAnswer(t.results, t.action);
+  if (exact !== null) return { kind: 'part', part: { action: t.action, status: 'performed', result: exact } };
   const material = readResults(t.results);
   const messages: ChatMessage[] = [
     { role: 'system', content: INSTRUCTIONS },

@@ -9,7 +9,7 @@ import type { Db } from '../db/client.ts';
 import { tenants } from '../db/schema.ts';
 import { digestOf } from '../domain/digest.ts';
 import type { PlanStep } from '../domain/planning/plan.ts';
-import { memoryRecallOutput, textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
+import { contactDetailsOutput, listCountOutput, memoryRecallOutput, textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { recallMemory } from '../services/memory.ts';
 import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
 import { type DeliveryFetch, deliveryFetch, isDeliveryRefused, type ResolveAll } from '../services/delivery-fetch.ts';
@@ -35,6 +35,21 @@ type ToolOutcome = Omit<StepResult, 'step_id' | 'tool' | 'output_digest'>;
 function textAnalysis(scope: string): ToolOutcome {
   const output = textAnalysisOutput(scope);
   return { status: 'done', detail: `Analysed ${output.sentences} sentence(s).`, output, sources: ['input'] };
+}
+
+/** The action an analysis tool answers: the first its step covers (an extra read covers none). */
+const coveredAction = (call: ToolCall) => call.step.covers?.[0] ?? null;
+
+function countListItems(call: ToolCall): ToolOutcome {
+  const output = listCountOutput(call.input, coveredAction(call));
+  if (!output) return { status: 'failed', detail: 'The request gives no list (after a colon, or in quotes) to count.', output: null, sources: [] };
+  return { status: 'done', detail: `Counted ${output.count} item(s).`, output, sources: ['input'] };
+}
+
+function findContactDetails(call: ToolCall): ToolOutcome {
+  const output = contactDetailsOutput(call.input, coveredAction(call));
+  const found = output.emails.length + output.urls.length + output.phones.length;
+  return { status: 'done', detail: `Found ${found} address(es) and number(s).`, output, sources: ['input'] };
 }
 
 /**
@@ -161,6 +176,10 @@ export function toolActivities(deps: ToolDeps) {
     switch (tool) {
       case 'text_analysis':
         return textAnalysis(call.step.scope);
+      case 'count_list_items':
+        return countListItems(call);
+      case 'find_contact_details':
+        return findContactDetails(call);
       case 'memory_recall':
         return await memoryRecall(deps.db, call);
       case 'webhook_delivery':

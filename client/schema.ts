@@ -1841,7 +1841,7 @@ export interface components {
                 }[];
                 steps: {
                     id: string;
-                    /** @description A built-in tool (memory_recall, text_analysis, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
+                    /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
                     tool: string;
                     /**
                      * @description Always the tool catalog's effect class, whatever a planner or model said.
@@ -1893,7 +1893,7 @@ export interface components {
                 steps: {
                     /** @description A plan step, or call_<turn>_<k> for an extra read a model asked for. */
                     step_id: string;
-                    /** @description A built-in tool (memory_recall, text_analysis, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
+                    /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
                     tool: string;
                     /**
                      * @description done: performed; not_configured: the tool cannot run for this tenant; failed: nothing was done; outcome_unknown: an effect may or may not have happened (a delivery that timed out after sending); refused: not in the approved plan, or invalid. Anything but done is unresolved.
@@ -1969,7 +1969,7 @@ export interface components {
             /** @description The external effects awaiting a decision, and why each is in the plan. A server tool step shows its server, tool, arguments and their digest. */
             effects: {
                 step_id: string;
-                /** @description A built-in tool (memory_recall, text_analysis, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
+                /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
                 tool: string;
                 why: string;
                 /** @description Server tools (extension): the tool server that performs the effect. */

@@ -371,6 +371,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       toolCredits: {
         memory_recall: e.PRICE_MEMORY_RECALL,
         text_analysis: e.PRICE_TEXT_ANALYSIS,
+        // The exact analysis tools read text as key-phrase extraction does, and cost what it costs.
+        count_list_items: e.PRICE_TEXT_ANALYSIS,
+        find_contact_details: e.PRICE_TEXT_ANALYSIS,
         webhook_delivery: e.PRICE_WEBHOOK_DELIVERY,
         server_tool: e.PRICE_SERVER_TOOL_CALL,
       },

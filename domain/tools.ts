@@ -3,7 +3,7 @@
 // from here, never from a planner or a model, so nothing can relabel an
 // external effect as a read and skip approval.
 
-export const TOOL_IDS = ['memory_recall', 'text_analysis', 'webhook_delivery'] as const;
+export const TOOL_IDS = ['memory_recall', 'text_analysis', 'count_list_items', 'find_contact_details', 'webhook_delivery'] as const;
 export type ToolId = (typeof TOOL_IDS)[number];
 export type EffectClass = 'read' | 'external';
 
@@ -38,8 +38,9 @@ export function effectOf(name: string, serverTools: ServerToolCatalog = {}): Eff
  * What kind of requested action a tool can carry out (see domain/planning/requested-actions.ts).
  * preparation: it readies input for the work (key phrases, sentence counts) and carries out no
  * requested action itself: extracting key phrases is not summarising, reviewing or comparing.
+ * analysis: it answers an analysis action exactly (a count, the addresses a text holds).
  */
-export type ToolCapability = 'recall' | 'preparation' | 'delivery';
+export type ToolCapability = 'recall' | 'preparation' | 'analysis' | 'delivery';
 
 export interface ToolSpec {
   id: ToolId;
@@ -79,6 +80,24 @@ export const TOOLS: Record<ToolId, ToolSpec> = {
       required: ['text'],
       properties: { text: { type: 'string', minLength: 1, maxLength: 4000, description: 'The part of the input to analyse.' } },
     },
+  },
+  count_list_items: {
+    id: 'count_list_items',
+    effect: 'read',
+    capability: 'analysis',
+    description:
+      'Counts the items of the list a requested action gives (after its colon, or in quotes) and answers that action with the count and the items. Exact, and checked again by verification.',
+    doing: 'count the items in the list',
+    parameters: { type: 'object', additionalProperties: false, properties: {} },
+  },
+  find_contact_details: {
+    id: 'find_contact_details',
+    effect: 'read',
+    capability: 'analysis',
+    description:
+      'Finds the email addresses, web addresses and phone numbers written in the input and answers the requested action with them. Exact, and checked again by verification.',
+    doing: 'find the email addresses, web addresses and phone numbers in the text',
+    parameters: { type: 'object', additionalProperties: false, properties: {} },
   },
   webhook_delivery: {
     id: 'webhook_delivery',

@@ -41,8 +41,12 @@ describe('the per-request plan schema', () => {
   const actions = requestedActions('Summarise the notes and send the summary to the team channel. Pay the invoice.');
   const options = actionOptions(actions, {}, false);
 
-  it('offers each action only what can carry it out: an answer for analysis, the delivery tool for a delivery, unresolved always', () => {
-    expect(options.map((o) => o.options)).toEqual([['answer', 'unresolved'], ['webhook_delivery', 'unresolved'], ['unresolved']]);
+  it('offers each action only what can carry it out: an answer or an exact analysis tool for analysis, the delivery tool for a delivery, unresolved always', () => {
+    expect(options.map((o) => o.options)).toEqual([
+      ['answer', 'count_list_items', 'find_contact_details', 'unresolved'],
+      ['webhook_delivery', 'unresolved'],
+      ['unresolved'],
+    ]);
   });
 
   it('has one required entry per action, so no action can be skipped, and admits only the offered choices', () => {
@@ -85,13 +89,13 @@ describe('the shortlist a small model is shown', () => {
     expect(optionsOf('Save the text "hi" into /tmp/a/hello.txt.')).toEqual([['answer', 'files__write_file', 'unresolved']]);
     expect(optionsOf('What does /tmp/a/notes.txt say?')).toEqual([['answer', 'files__read_text_file', 'unresolved']]);
     expect(optionsOf('Summarise: the office opens in May.')).toEqual([['answer', 'unresolved']]);
-    // Words of the material after a colon, or a version number, do not make a tool fit.
-    expect(optionsOf('Extract the email addresses from this text: write to anna@example.com.')).toEqual([['answer', 'unresolved']]);
+    // Words of the material after a colon, or a version number, do not make a tool fit ("write" here).
+    expect(optionsOf('Extract the email addresses from this text: write to anna@example.com.')).toEqual([['answer', 'find_contact_details', 'unresolved']]);
   });
 
   it('records what it narrowed, and gives an action on material never given only unresolved', () => {
     const [narrowed] = actionOptions(requestedActions('Summarise: the office opens in May.'), files, true);
-    expect(narrowed!.narrowed).toMatch(/3 server tool\(s\)/);
+    expect(narrowed!.narrowed).toMatch(/5 tool\(s\)/);
     const [attached] = actionOptions(requestedActions('Review the attached spreadsheet.'), files, true);
     expect(attached).toMatchObject({ options: ['unresolved'], narrowed: expect.stringMatching(/attached/) });
   });

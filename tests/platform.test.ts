@@ -80,7 +80,13 @@ describe('catalogs', () => {
     const t = await tenant();
     const status = async () =>
       Object.fromEntries((await api.get('/v1/tools', { key: t.key })).json.data.map((x: { id: string; status: string }) => [x.id, x.status]));
-    expect(await status()).toEqual({ memory_recall: 'available', text_analysis: 'available', webhook_delivery: 'not_configured' });
+    expect(await status()).toEqual({
+      memory_recall: 'available',
+      text_analysis: 'available',
+      count_list_items: 'available',
+      find_contact_details: 'available',
+      webhook_delivery: 'not_configured',
+    });
     await setWebhookUrl(stack.app.database.db, t.name, 'http://127.0.0.1:9/hook', { allowLoopback: true });
     expect((await status()).webhook_delivery).toBe('available');
   });

@@ -62,9 +62,10 @@ export const UsageEstimate = z
   .meta({ id: 'UsageEstimate', description: 'Expected usage basis and the commercial terms, shown before money is reserved.' });
 
 /** A built-in tool, or an operator's server tool `<server_id>__<tool_name>` (extension). */
-const ToolName = z
-  .string()
-  .meta({ description: 'A built-in tool (memory_recall, text_analysis, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension).' });
+const ToolName = z.string().meta({
+  description:
+    'A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension).',
+});
 
 const ArgsDigest = z.string().meta({ description: 'sha256 of the canonical JSON of the arguments (extension): what an approval binds to.' });
 

@@ -59,7 +59,9 @@ const VERB_FAMILIES: string[][] = [
   ['list', 'enumerate'],
   ['delete', 'remove', 'erase'],
   ['move', 'rename'],
-  ['search', 'find', 'look'],
+  ['search', 'find', 'look', 'extract', 'pull'],
+  // "How many" asks for a count as "count" does.
+  ['count', 'tally', 'many'],
   ['edit', 'change', 'modify', 'update', 'replace'],
 ];
 
@@ -85,14 +87,18 @@ function toolsByName(tools: string[], action: RequestedAction, serverTools: Serv
     ]),
   );
   const verb = action.verb ? stemOf(action.verb) : null;
-  const tiers: ((n: string[]) => boolean)[] = [
-    (n) => verb !== null && sharesVerb(n, [verb]),
-    (n) => sharesVerb(n, [...asked].filter(isVerb)),
-    (n) => n.some((w) => asked.has(w)),
+  const askedVerbs = [...asked].filter(isVerb);
+  // How well a tool's name fits, per tier; 0 is no fit. Within a tier the best fits are kept, so a
+  // name that fits two of the request's verbs ("how many … list": count_list_items) wins over one.
+  const tiers: ((n: string[]) => number)[] = [
+    (n) => (verb !== null && sharesVerb(n, [verb]) ? 1 : 0),
+    (n) => askedVerbs.filter((v) => sharesVerb(n, [v])).length,
+    (n) => (n.some((w) => asked.has(w)) ? 1 : 0),
   ];
-  for (const fits of tiers) {
-    const found = tools.filter((t) => fits(names.get(t)!));
-    if (found.length) return found;
+  for (const fitOf of tiers) {
+    const scores = tools.map((t) => fitOf(names.get(t)!));
+    const best = Math.max(0, ...scores);
+    if (best > 0) return tools.filter((_, i) => scores[i] === best);
   }
   return [];
 }
@@ -116,13 +122,21 @@ export function actionOptions(actions: RequestedAction[], serverTools: ServerToo
     const valid = validOptions(a, serverTools);
     if (a.missing) return { action: a.n, options: valid, narrowed: `it works on something ${a.missing} that the run was not given` };
     if (!shortlist) return { action: a.n, options: valid, narrowed: null };
-    const matching = new Set(toolsByName(Object.keys(serverTools), a, serverTools));
-    const kept = valid.filter((o) => isToolId(o) || o === ANSWER || o === UNRESOLVED || matching.has(o));
+    // The exact analysis tools are narrowed by name as server tools are: a count is no answer to "summarise".
+    const byName = valid.filter((o) => !isToolId(o) || TOOLS[o].capability === 'analysis');
+    const matching = new Set(
+      toolsByName(
+        byName.filter((o) => o !== ANSWER && o !== UNRESOLVED),
+        a,
+        serverTools,
+      ),
+    );
+    const kept = valid.filter((o) => !byName.includes(o) || o === ANSWER || o === UNRESOLVED || matching.has(o));
     const dropped = valid.length - kept.length;
     return {
       action: a.n,
       options: kept,
-      narrowed: dropped ? `${dropped} server tool(s) whose name does not fit the action's words were not offered` : null,
+      narrowed: dropped ? `${dropped} tool(s) whose name does not fit the action's words were not offered` : null,
     };
   });
 }

@@ -1,7 +1,9 @@
 // Outputs of the deterministic tools, as pure functions: the tool activity
 // produces them and verification derives them again to check the recorded output.
 import { digestOf } from '../digest.ts';
+import { requestedActions } from '../planning/requested-actions.ts';
 import { analyzeObjective } from '../text/analyze.ts';
+import { contactDetailsIn, listItemsIn, sentenceAt } from '../text/find-in-text.ts';
 
 export function textAnalysisOutput(scope: string) {
   const facts = analyzeObjective(scope);
@@ -36,4 +38,26 @@ export function memoryRecallOutput(entries: { id: string; version: number; conte
 export function memorySource(e: Partial<MemoryReference> & { id: string; content?: string }) {
   const content = e.content ?? '';
   return { source: `memory:${e.id}`, digest: e.digest ?? digestOf(content), characters: e.characters ?? content.length, units_total: 1, units_used: 1 };
+}
+
+/** The text an analysis tool reads for `action`: that action's sentence of the input, or the whole input when no action is named. */
+function actionSentence(input: string, action: number | null): string {
+  const a = action === null ? undefined : requestedActions(input)[action - 1];
+  return a ? sentenceAt(input, a.sentence) : input;
+}
+
+const listed = (label: string, xs: string[]) => (xs.length ? [`${label}: ${xs.join(', ')}.`] : []);
+
+/** count_list_items: the items of the list the action's sentence gives, counted; null when it gives none. */
+export function listCountOutput(input: string, action: number | null) {
+  const items = listItemsIn(actionSentence(input, action));
+  if (!items) return null;
+  return { action, count: items.length, items, answer: `${items.length} item${items.length === 1 ? '' : 's'}: ${items.join(', ')}.` };
+}
+
+/** find_contact_details: the email addresses, web addresses and phone numbers written anywhere in the input. */
+export function contactDetailsOutput(input: string, action: number | null) {
+  const found = contactDetailsIn(input);
+  const lines = [...listed('Email addresses', found.emails), ...listed('Web addresses', found.urls), ...listed('Phone numbers', found.phones)];
+  return { action, ...found, answer: lines.length ? lines.join(' ') : 'The text gives no email address, web address or phone number.' };
 }

@@ -11,7 +11,7 @@ import { type ActionOutcome, type CompletionReceipt, coverageRatio, type Verific
 import { sentencesOf, truncate } from '../text/analyze.ts';
 import { effectOf, isToolId, TOOLS } from '../tools.ts';
 import type { ApprovalRecord, LoopStop, StepResult } from './run-types.ts';
-import { type MemoryReference, memorySource, textAnalysisOutput } from './tool-outputs.ts';
+import { contactDetailsOutput, listCountOutput, type MemoryReference, memorySource, textAnalysisOutput } from './tool-outputs.ts';
 
 export interface VerifyInput {
   runId: string;
@@ -36,11 +36,14 @@ export interface RunResult {
 }
 
 /** Whether the recorded output is the one the tool produced: digest recomputed, deterministic tools derived again. */
-export function outputChecks(result: StepResult, step: PlanStep | undefined): boolean {
+export function outputChecks(result: StepResult, step: PlanStep | undefined, input: string): boolean {
   if (result.status !== 'done' || !result.output_digest) return false;
   if (digestOf(result.output) !== result.output_digest) return false;
   const scope = result.scope ?? step?.scope;
   if (result.tool === 'text_analysis' && scope !== undefined) return digestOf(textAnalysisOutput(scope)) === result.output_digest;
+  const action = step?.covers?.[0] ?? null;
+  if (result.tool === 'count_list_items') return digestOf(listCountOutput(input, action)) === result.output_digest;
+  if (result.tool === 'find_contact_details') return digestOf(contactDetailsOutput(input, action)) === result.output_digest;
   return true;
 }
 
@@ -109,7 +112,7 @@ function assessActions(v: VerifyInput, actions: RequestedAction[]): Assessment {
     if (a.missing && a.kind === 'analysis') {
       notDone(a, gapOf.get(a.n) ?? missingMaterialReason(a));
     } else if (done.length > 0 && done.length === results.length) {
-      const checked = done.every((x) => outputChecks(x.result!, x.step));
+      const checked = done.every((x) => outputChecks(x.result!, x.step, v.input));
       outcomes.push({ n: a.n, kind: a.kind, outcome: 'performed', by: done.map((x) => x.step.id), checked });
       if (!checked) unresolved.push(`${quote(a)}: performed, but its recorded output did not match when recomputed.`);
     } else if (unknown.length > 0) {
@@ -197,7 +200,7 @@ export function verifyRun(v: VerifyInput): { result: RunResult; receipt: Complet
   for (const r of v.results) {
     if (accounted.has(r.step_id)) continue;
     if (r.status !== 'done') unresolved.push(`${r.step_id} (${r.tool}) ${r.status}: ${r.detail}`);
-    else if (!outputChecks(r, stepOf.get(r.step_id))) unresolved.push(`${r.step_id} (${r.tool}): its recorded output did not match when recomputed.`);
+    else if (!outputChecks(r, stepOf.get(r.step_id), v.input)) unresolved.push(`${r.step_id} (${r.tool}): its recorded output did not match when recomputed.`);
   }
   const ran = new Set(v.results.map((r) => r.step_id));
   for (const s of v.plan.steps) if (!ran.has(s.id) && !accounted.has(s.id)) unresolved.push(`${stepNote(s, undefined)}.`);

@@ -50,7 +50,7 @@ export const CASES: EvalCase[] = [
     facts: [['complaint']],
     quick: true,
   },
-  { id: 'analysis-4', category: 'analysis', input: 'How many items are in this list: apples, pears, plums, figs?', facts: [['4', 'four']] },
+  { id: 'analysis-4', category: 'analysis', input: 'How many items are in this list: apples, pears, plums, figs?', facts: [['4', 'four']], quick: true },
   {
     id: 'analysis-5',
     category: 'analysis',
@@ -61,6 +61,14 @@ export const CASES: EvalCase[] = [
   { id: 'analysis-7', category: 'analysis', input: 'Extract the phone number from this text: call Maria on 555-0142 after five.', facts: [['555-0142']] },
   { id: 'analysis-8', category: 'analysis', input: 'Who signed the contract? "The contract was signed by Tom Baker on 3 March."', facts: [['Tom Baker']] },
   { id: 'analysis-9', category: 'analysis', input: 'Translate "thank you" into Spanish.', facts: [['gracias']] },
+  { id: 'analysis-10', category: 'analysis', input: 'Count the names on this rota: Ann, Bob, Carl and Dee.', facts: [['4', 'four']] },
+  {
+    id: 'analysis-11',
+    category: 'analysis',
+    input: 'Find the web address in this note: the docs now live at https://docs.example.com/start.',
+    facts: [['https://docs.example.com/start']],
+  },
+  { id: 'analysis-12', category: 'analysis', input: 'Pull out the email address from: reach Bob at bob@example.net for access.', facts: [['bob@example.net']] },
 
   // mixed: approval, then completed with one delivery carrying the answer.
   {
