@@ -272,7 +272,7 @@ describe('an upstream run', () => {
     expect(schema.required).toEqual(['action_1', 'action_2']);
     expect(schema.additionalProperties).toBe(false);
     const choices = (entry: { anyOf: { properties: { do: { const: string } } }[] }) => entry.anyOf.map((b) => b.properties.do.const);
-    expect(choices(schema.properties.action_1)).toEqual(['answer', 'unresolved']);
+    expect(choices(schema.properties.action_1)).toEqual(['answer', 'count_list_items', 'find_contact_details', 'unresolved']);
     expect(choices(schema.properties.action_2)).toEqual(['webhook_delivery', 'unresolved']);
     expect(upstream.seen[0]!.body.max_tokens).toBeGreaterThanOrEqual(1024);
     await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.key });
