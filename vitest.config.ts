@@ -15,6 +15,7 @@ const unitFiles = [
   'tests/plan-check.test.ts',
   'tests/exact-plan.test.ts',
   'tests/exact-analysis-tools.test.ts',
+  'tests/response-checks.test.ts',
   'tests/install-scripts.test.ts',
   'tests/workflow.test.ts',
   'tests/client-drift.test.ts',

@@ -13,7 +13,7 @@ import { outageLog } from '../services/outage-log.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
-import { traceContext } from './middleware/trace-context.ts';
+import { serverSpan } from './middleware/server-span.ts';
 import { codecCors } from './routes/codec.ts';
 import { allRoutes, type RouteDeps } from './routes/index.ts';
 
@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps): Koa {
     authenticate: deps.authenticate,
     rateLimiters: deps.rateLimiters,
     clientAddress: (ctx) => ctx.ip,
-    checkResponses: deps.config.env !== 'production',
+    checkResponses: deps.config.http.checkResponses,
     // Bodies are read per route, after authentication and the rate limit (api/contract/router.ts).
     bodyLimitBytes: deps.config.http.bodyLimitBytes,
     ...(deps.starting ? { starting: deps.starting } : {}),
@@ -45,7 +45,7 @@ export function createApp(deps: AppDeps): Koa {
 
   app.use(requestId());
   // Only with tracing on: off, a request pays for nothing of it.
-  if (deps.tracing) app.use(traceContext());
+  if (deps.tracing) app.use(serverSpan());
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger, outageLog(deps.logger, deps.checkHealth)));
   if (deps.codecEndpoint) app.use(codecCors(deps.codecEndpoint));

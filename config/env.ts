@@ -90,6 +90,7 @@ export const envSchema = z.object({
   TRIAL_RATE_LIMIT_POINTS: positiveInt.default(20),
   TRIAL_RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
   TRUST_PROXY: flag.default(false),
+  CHECK_RESPONSES: flag.optional(),
   // Shared rate-limit counters (services/rate-limiters.ts); unset: Postgres (UNLOGGED table) or, on PGlite, memory.
   REDIS_URL: z
     .string()
@@ -199,7 +200,15 @@ export interface VersioningConfig {
 
 export interface Config {
   env: Env['NODE_ENV'];
-  http: { host: string; port: number; publicBaseUrl?: string; bodyLimitBytes: number; trustProxy: boolean };
+  http: {
+    host: string;
+    port: number;
+    publicBaseUrl?: string;
+    bodyLimitBytes: number;
+    trustProxy: boolean;
+    /** Each response checked against its declared schema (api/contract/router.ts): the tests' safety net. */
+    checkResponses: boolean;
+  };
   logLevel: Env['LOG_LEVEL'];
   buildDate?: string;
   database: { url?: string; dataDir: string; poolSize: number; migrateOnStart: boolean };
@@ -332,6 +341,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       publicBaseUrl: e.PUBLIC_BASE_URL,
       bodyLimitBytes: e.BODY_LIMIT_BYTES,
       trustProxy: e.TRUST_PROXY,
+      // The test suite checks every response; npm start serves at the speed production does.
+      checkResponses: e.CHECK_RESPONSES ?? e.NODE_ENV === 'test',
     },
     logLevel: e.LOG_LEVEL,
     buildDate: e.BUILD_DATE,

@@ -1,5 +1,6 @@
-// Tracing with the OpenTelemetry Node SDK: HTTP (server and client), undici (fetch) and pg
-// instrumentations, exported over OTLP/HTTP when the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
+// Tracing with the OpenTelemetry Node SDK: HTTP (outgoing), undici (fetch) and pg
+// instrumentations (the API makes its own server spans: api/middleware/server-span.ts),
+// exported over OTLP/HTTP when the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; 10 % of traces, parent-based, unless OTEL_TRACES_SAMPLER
 // says otherwise; /health and /metrics never. When neither is set, or OTEL_SDK_DISABLED=true, no
 // SDK starts: nothing is exported and nothing slows down. Every span passes ContentFreeProcessor
@@ -34,15 +35,6 @@ export const DEFAULT_TRACE_RATIO = 0.1;
 export function samplerFor(env: NodeJS.ProcessEnv): tracing.Sampler | undefined {
   if (env.OTEL_TRACES_SAMPLER) return undefined;
   return new tracing.ParentBasedSampler({ root: new tracing.TraceIdRatioBasedSampler(DEFAULT_TRACE_RATIO) });
-}
-
-/** Paths never traced: probes and scrapes, many per second, with nothing to follow. */
-const UNTRACED_PATHS = new Set(['/health', '/metrics']);
-
-/** Whether an incoming request is traced at all (decided before any span or attribute is made). */
-export function isTracedRequest(url: string | undefined): boolean {
-  const path = url?.split('?', 1)[0] ?? '';
-  return !UNTRACED_PATHS.has(path);
 }
 
 /** Attributes an instrumentation may set that can carry content: dropped, or cut at the query string. */
@@ -140,8 +132,11 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry 
     ...(sampler ? { sampler } : {}),
     spanProcessors: [spanProcessor],
     instrumentations: [
-      // Incoming requests and outgoing calls; bodies and headers are never recorded.
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => !isTracedRequest(req.url) }),
+      // Outgoing calls only; bodies and headers are never recorded. Incoming requests get their
+      // span from the API itself (api/middleware/server-span.ts), which skips /health and /metrics
+      // before anything is made and sets attributes only on a sampled span: patching node:http
+      // would cost every request a context and its listeners before the sampler decides.
+      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
       new UndiciInstrumentation(),
       // Statement names only: ContentFreeProcessor drops the SQL text, and parameters are never read.
       // Queries inside a trace only (not the sweepers' background reads).

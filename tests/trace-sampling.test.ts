@@ -1,7 +1,8 @@
 // Tracing at production cost: 10 % of new traces, parent-based, unless OTEL_TRACES_SAMPLER says
 // otherwise (the SDK then reads it and OTEL_TRACES_SAMPLER_ARG itself); probes and scrapes never.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TRACE_RATIO, isTracedRequest, samplerFor } from '../runtime/telemetry.ts';
+import { isTracedRequest } from '../api/middleware/server-span.ts';
+import { DEFAULT_TRACE_RATIO, samplerFor } from '../runtime/telemetry.ts';
 
 describe('the sampler', () => {
   it('with no OTEL_TRACES_SAMPLER: parent-based, 10 % of new traces', () => {

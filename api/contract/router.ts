@@ -1,8 +1,8 @@
 // Mounts declared routes on a Koa router: authentication, rate limiting, the
 // JSON body (read only after both), request validation against the route's
-// zod schemas, then the handler. In
-// development and test the response is checked against its declared schema too,
-// so a handler that drifts from the contract fails loudly.
+// zod schemas, then the handler. In tests (CHECK_RESPONSES) the response is
+// checked against its declared schema too, so a handler that drifts from the
+// contract fails loudly.
 import { Readable } from 'node:stream';
 import Router, { type RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
@@ -129,7 +129,7 @@ function requireJsonBody(ctx: Koa.Context): unknown {
   return ctx.request.body;
 }
 
-/** Development and test: a handler that drifts from its declared responses fails loudly. */
+/** In tests (CHECK_RESPONSES): a handler that drifts from its declared responses fails loudly. */
 function checkResponse(route: RouteSpec, result: RouteResult): void {
   const declared = route.responses[result.status];
   if (!declared) throw new Error(`${route.operationId} answered undeclared status ${result.status}`);

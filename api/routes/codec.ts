@@ -99,7 +99,8 @@ export function authorizeCodecCall(ctx: Koa.Context, deps: Pick<CodecEndpointDep
  * allowed origin is echoed on every answer (errors included, so the UI can show them).
  */
 export function codecCors(deps: Pick<CodecEndpointDeps, 'corsOrigins'>): Koa.Middleware {
-  return async function codecCors(ctx, next) {
+  // Not async: every other request passes straight on, with no promise of this middleware's own.
+  return function codecCors(ctx, next) {
     if (!ctx.path.startsWith(CODEC_PATH_PREFIX)) return next();
     const origin = ctx.get('origin');
     ctx.vary('Origin');
@@ -116,6 +117,7 @@ export function codecCors(deps: Pick<CodecEndpointDeps, 'corsOrigins'>): Koa.Mid
       if (ctx.get('access-control-request-private-network') === 'true') ctx.set('Access-Control-Allow-Private-Network', 'true');
     }
     ctx.status = 204;
+    return Promise.resolve();
   };
 }
 

@@ -1,0 +1,51 @@
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type Koa from 'koa';
+
+/** Paths never traced: probes and scrapes, many per second, with nothing to follow. */
+const UNTRACED_PATHS = new Set(['/health', '/metrics']);
+
+/** Whether an incoming request is traced at all (decided before any span, context or attribute is made). */
+export function isTracedRequest(url: string | undefined): boolean {
+  const path = url?.split('?', 1)[0] ?? '';
+  return !UNTRACED_PATHS.has(path);
+}
+
+const tracer = () => trace.getTracer('governed-workspace-service.http');
+
+/**
+ * The HTTP server span, made by the framework instead of by patching node:http (the HTTP
+ * instrumentation's incoming side is off: runtime/telemetry.ts), so a request pays only for
+ * what it is traced for:
+ * - /health and /metrics: nothing at all, not even a context;
+ * - any other request: a span continuing the client's `traceparent` (W3C), sampled by the SDK's
+ *   sampler; its attributes are set only when it is recorded. The response carries `traceparent`
+ *   beside `x-request-id`, and the span is named by the route template (`POST /v1/agent-runs`,
+ *   never the path with its ids or query) and carries the request id.
+ * A streamed answer's span ends when the stream starts, as its duration metric does.
+ */
+export function serverSpan(): Koa.Middleware {
+  return function serverSpan(ctx, next) {
+    if (!isTracedRequest(ctx.url)) return next();
+    const parent = propagation.extract(ROOT_CONTEXT, ctx.headers);
+    const span = tracer().startSpan(ctx.method, { kind: SpanKind.SERVER }, parent);
+    const { traceId, spanId, traceFlags } = span.spanContext();
+    ctx.set('traceparent', `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`);
+    if (span.isRecording()) span.setAttributes({ 'http.request.method': ctx.method, 'gws.request_id': String(ctx.state.requestId) });
+    return context.with(trace.setSpan(parent, span), async () => {
+      try {
+        await next();
+      } finally {
+        if (span.isRecording()) {
+          const route = (ctx as { _matchedRoute?: string })._matchedRoute;
+          if (route) {
+            span.setAttribute('http.route', route);
+            span.updateName(`${ctx.method} ${route}`);
+          }
+          span.setAttribute('http.response.status_code', ctx.status);
+          if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        span.end();
+      }
+    });
+  };
+}
