@@ -16,6 +16,7 @@ const unitFiles = [
   'tests/exact-plan.test.ts',
   'tests/exact-analysis-tools.test.ts',
   'tests/response-checks.test.ts',
+  'tests/server-span.test.ts',
   'tests/install-scripts.test.ts',
   'tests/workflow.test.ts',
   'tests/client-drift.test.ts',

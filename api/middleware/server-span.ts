@@ -10,6 +10,8 @@ export function isTracedRequest(url: string | undefined): boolean {
   return !UNTRACED_PATHS.has(path);
 }
 
+const READS = new Set(['GET', 'HEAD']);
+
 const tracer = () => trace.getTracer('governed-workspace-service.http');
 
 /**
@@ -18,7 +20,8 @@ const tracer = () => trace.getTracer('governed-workspace-service.http');
  * what it is traced for:
  * - /health and /metrics: nothing at all, not even a context;
  * - any other request: a span continuing the client's `traceparent` (W3C), sampled by the SDK's
- *   sampler; its attributes are set only when it is recorded. The response carries `traceparent`
+ *   sampler; its attributes are set only when it is recorded, and a GET or HEAD it does not record
+ *   runs without a trace context at all (a write keeps the unsampled decision for the workflow it starts). The response carries `traceparent`
  *   beside `x-request-id`, and the span is named by the route template (`POST /v1/agent-runs`,
  *   never the path with its ids or query) and carries the request id.
  * A streamed answer's span ends when the stream starts, as its duration metric does.
@@ -30,6 +33,9 @@ export function serverSpan(): Koa.Middleware {
     const span = tracer().startSpan(ctx.method, { kind: SpanKind.SERVER }, parent);
     const { traceId, spanId, traceFlags } = span.spanContext();
     ctx.set('traceparent', `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`);
+    // A read the sampler dropped runs without a context: it starts no work elsewhere that would need
+    // the decision passed on, and its database queries find no parent, so they make no spans either.
+    if (!span.isRecording() && READS.has(ctx.method)) return next();
     if (span.isRecording()) span.setAttributes({ 'http.request.method': ctx.method, 'gws.request_id': String(ctx.state.requestId) });
     return context.with(trace.setSpan(parent, span), async () => {
       try {

@@ -1,0 +1,92 @@
+// Unit tests: the API's server span (api/middleware/server-span.ts) over a real socket, with the
+// SDK's own tracer provider and context manager and an in-memory exporter. What a request pays for
+// is what it is traced for: /health nothing; a dropped read no context; a kept request a named span.
+import type http from 'node:http';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { node, tracing } from '@opentelemetry/sdk-node';
+import Koa from 'koa';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { serverSpan } from '../api/middleware/server-span.ts';
+
+const exporter = new tracing.InMemorySpanExporter();
+let keep = true;
+// Samples what `keep` says, so one provider serves both cases.
+const sampler: tracing.Sampler = {
+  shouldSample: () => ({ decision: keep ? tracing.SamplingDecision.RECORD_AND_SAMPLED : tracing.SamplingDecision.NOT_RECORD }),
+  toString: () => 'test',
+};
+// Registered as the SDK registers it: the AsyncLocalStorage context manager and the W3C propagator.
+const provider = new node.NodeTracerProvider({ sampler, spanProcessors: [new tracing.SimpleSpanProcessor(exporter)] });
+
+/** What the handler saw: the active span's flags, or none. */
+let seen: { active: boolean; sampled?: boolean } | undefined;
+let server: http.Server;
+let base: string;
+
+beforeAll(async () => {
+  provider.register();
+  const app = new Koa();
+  app.use((ctx, next) => {
+    ctx.state.requestId = 'req_test';
+    return next();
+  });
+  app.use(serverSpan());
+  app.use((ctx) => {
+    const span = trace.getActiveSpan();
+    seen = span ? { active: true, sampled: (span.spanContext().traceFlags & 1) === 1 } : { active: false };
+    (ctx as { _matchedRoute?: string })._matchedRoute = ctx.path === '/health' ? '/health' : '/v1/things/:id';
+    ctx.body = { ok: true };
+  });
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+
+afterAll(async () => {
+  server.close();
+  await provider.shutdown();
+  context.disable();
+  trace.disable();
+  propagation.disable();
+});
+
+afterEach(() => {
+  exporter.reset();
+  seen = undefined;
+  keep = true;
+});
+
+describe('the server span', () => {
+  it('is never made for /health: no span, no context, no traceparent', async () => {
+    const res = await fetch(`${base}/health?probe=1`);
+    expect(res.headers.get('traceparent')).toBeNull();
+    expect(seen).toEqual({ active: false });
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('is named by the route, carries the request id and status, and continues a traceparent sent in', async () => {
+    const incoming = `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`;
+    const res = await fetch(`${base}/v1/things/42?x=secret`, { headers: { traceparent: incoming } });
+    expect(res.headers.get('traceparent')).toMatch(new RegExp(`^00-${'a'.repeat(32)}-[0-9a-f]{16}-01$`));
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.name).toBe('GET /v1/things/:id');
+    expect(span?.parentSpanContext?.spanId ?? (span as unknown as { parentSpanId?: string }).parentSpanId).toBe('b'.repeat(16));
+    expect(span?.attributes).toEqual({
+      'http.request.method': 'GET',
+      'gws.request_id': 'req_test',
+      'http.route': '/v1/things/:id',
+      'http.response.status_code': 200,
+    });
+    expect(seen).toEqual({ active: true, sampled: true });
+  });
+
+  it('leaves a read the sampler dropped without a context, and keeps the decision for a write', async () => {
+    keep = false;
+    const read = await fetch(`${base}/v1/things/42`);
+    expect(read.headers.get('traceparent')).toMatch(/-00$/);
+    expect(seen).toEqual({ active: false });
+    await fetch(`${base}/v1/things/42`, { method: 'POST' });
+    expect(seen).toEqual({ active: true, sampled: false });
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+});
