@@ -13,7 +13,9 @@ export interface EmbeddedModelConfig {
   name: string;
   contextSize: number;
   threads: number;
-  /** Requests that may wait for the model beyond the one it is answering; more get 429. */
+  /** Requests answered at once, each on a context of its own over the one loaded model (contextSize tokens each). */
+  parallel: number;
+  /** Requests that may wait for the model beyond the `parallel` it is answering; more get 429. */
   queueMax: number;
   /** The model is unloaded after this long without a request, and loaded again on the next. */
   idleUnloadMs: number;
@@ -32,6 +34,7 @@ export interface ModelsEnv {
   EMBEDDED_MODEL_PATH: string;
   EMBEDDED_CONTEXT_SIZE: number;
   EMBEDDED_THREADS: number;
+  EMBEDDED_PARALLEL: number;
   EMBEDDED_QUEUE_MAX: number;
   EMBEDDED_IDLE_UNLOAD_SECONDS: number;
 }
@@ -46,6 +49,7 @@ export function modelsConfig(e: ModelsEnv, upstreamConfigured: boolean): ModelsC
         name: path.basename(modelPath).replace(/\.gguf$/i, ''),
         contextSize: e.EMBEDDED_CONTEXT_SIZE,
         threads: e.EMBEDDED_THREADS,
+        parallel: e.EMBEDDED_PARALLEL,
         queueMax: e.EMBEDDED_QUEUE_MAX,
         idleUnloadMs: e.EMBEDDED_IDLE_UNLOAD_SECONDS * 1000,
       }

@@ -294,12 +294,36 @@ try {
       service.push(await generate('service')());
       anchor.push(await generate('anchor')());
     }
-    const median = (xs: Generation[], k: keyof Generation) => xs.map((x) => x[k]).sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const median = <K extends string>(xs: Record<K, number>[], k: K) => xs.map((x) => x[k]).sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     log(`embedded: service ${median(service, 'tokens_per_s').toFixed(1)} tok/s, ${median(service, 'rss_mb')} MB`);
     rows.push(
       atLeast('6. Embedded model: generation vs node-llama-cpp alone', 'tokens/s', median(service, 'tokens_per_s'), median(anchor, 'tokens_per_s'), 0.9, 0),
     );
     rows.push(atMost('6. Embedded model: generation vs node-llama-cpp alone', 'RSS MB', median(service, 'rss_mb'), median(anchor, 'rss_mb'), 1.5, 0));
+
+    // More than one caller: 4 chats streaming at once (each asking 3 questions in turn) against 1 chat
+    // asking 6, through the service's provider with its default EMBEDDED_PARALLEL; each phase in a
+    // process of its own, alternating. Aggregate tokens/s, and the median time to the first token.
+    type Chats = { tokens_per_s: number; ttft_ms: number };
+    const chats = (clients: number, answers: number) =>
+      runJsonChild<Chats>('embedded.ts', { mode: 'chats', clients, answers: QUICK ? 1 : answers, maxTokens: 64 });
+    const four: Chats[] = [];
+    const one: Chats[] = [];
+    for (let i = 0; i < (QUICK ? 1 : 3); i++) {
+      if (i % 2 === 0) {
+        four.push(await chats(4, 3));
+        one.push(await chats(1, 6));
+      } else {
+        one.push(await chats(1, 6));
+        four.push(await chats(4, 3));
+      }
+      log(
+        `embedded chats rep ${i + 1}: 4 at once ${four.at(-1)!.tokens_per_s.toFixed(1)} tok/s, first token ${four.at(-1)!.ttft_ms} ms; 1: ${one.at(-1)!.tokens_per_s.toFixed(1)} tok/s, ${one.at(-1)!.ttft_ms} ms`,
+      );
+    }
+    const target = '6. Embedded model: 4 chats at once vs 1 chat, streamed';
+    rows.push(atLeast(target, 'tokens/s (all chats)', median(four, 'tokens_per_s'), median(one, 'tokens_per_s'), 2, 0));
+    rows.push(atMost(target, 'median ms to first token', median(four, 'ttft_ms'), median(one, 'ttft_ms'), 2, 0));
   }
 
   if (selected('runs')) {

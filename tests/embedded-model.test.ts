@@ -232,28 +232,88 @@ describe('routing per tenant', () => {
   });
 });
 
+/** A streamed chat whose moments (first token, end) are logged as `${name}:first` and `${name}:done`, in the order they come. */
+function streamedChat(
+  t: { client: OpenAI },
+  name: string,
+  content: string,
+  log: string[],
+  { signal, maxTokens = 48 }: { signal?: AbortSignal; maxTokens?: number } = {},
+) {
+  let first: () => void = () => {};
+  let failed: (err: unknown) => void = () => {};
+  const firstToken = new Promise<void>((resolve, reject) => {
+    first = resolve;
+    failed = reject;
+  });
+  const done = (async () => {
+    let text = '';
+    try {
+      const stream = await t.client.chat.completions.create(
+        { model: 'svc-workspace', messages: [{ role: 'user', content }], max_tokens: maxTokens, temperature: 0, stream: true },
+        { signal },
+      );
+      for await (const chunk of stream) {
+        const piece = chunk.choices[0]?.delta?.content;
+        if (!piece) continue;
+        if (!text) {
+          log.push(`${name}:first`);
+          first();
+        }
+        text += piece;
+      }
+    } catch (err) {
+      failed(err);
+      throw err;
+    }
+    if (!text) failed(new Error(`${name}: no text`));
+    log.push(`${name}:done`);
+    return text;
+  })();
+  // Awaited by the tests that need them; a test that fails first (or closes the server) leaves them unheard.
+  firstToken.catch(() => {});
+  done.catch(() => {});
+  return { firstToken, done };
+}
+
+/** The embedded provider's occupancy as GET /v1/providers reports it. */
+async function occupancy(api: ApiClient, key: string): Promise<{ in_use: number; queued: number }> {
+  const res = await api.get('/v1/providers', { key });
+  expect(res.status, res.text).toBe(200);
+  const providers = res.json.data as { id: string; load: { in_use: number; queued: number } }[];
+  return providers.find((p) => p.id === 'embedded')!.load;
+}
+
 describe('the embedded model under load', () => {
   it('refuses with 429 and Retry-After when its queue is full, and goes on serving', { timeout: 60_000 }, async () => {
-    const busy = await startTestApp({ ...EMBEDDED, EMBEDDED_QUEUE_MAX: '0' });
+    // Two answered at once and no room to wait: the third finds none.
+    const busy = await startTestApp({ ...EMBEDDED, EMBEDDED_PARALLEL: '2', EMBEDDED_QUEUE_MAX: '0' });
     try {
       const t = await tenant(busy);
       const api = await ApiClient.connect(busy.url);
       const ask = (content: string) =>
         api.post('/v1/chat/completions', { model: 'svc-workspace', messages: [{ role: 'user', content }], max_tokens: 32 }, { key: t.key });
-      // The same process shares one model: while it answers the first, the second finds no room.
-      const [first, second] = await Promise.all([ask('Tell me about rivers.'), new Promise((r) => setTimeout(r, 100)).then(() => ask('And mountains?'))]);
-      expect(first.status).toBe(200);
-      expect(second.status).toBe(429);
-      expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(second.json.error.code).toBeDefined();
-      expect((await ask('And lakes?')).status).toBe(200);
+      const log: string[] = [];
+      const stop = new AbortController();
+      const first = streamedChat(t, 'a', 'Write a very long story about a ship.', log, { signal: stop.signal, maxTokens: 1000 });
+      const second = streamedChat(t, 'b', 'Write a very long story about a dragon.', log, { signal: stop.signal, maxTokens: 1000 });
+      await Promise.all([first.firstToken, second.firstToken]);
+      const third = await ask('And mountains?');
+      expect(third.status).toBe(429);
+      expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(third.json.error.code).toBeDefined();
+      stop.abort();
+      await Promise.allSettled([first.done, second.done]);
+      // Once the abandoned generations have stopped, there is room again.
+      await until(async () => (await ask('And lakes?')).status === 200, 'the model to be free again', { withinMs: 10_000 });
     } finally {
       await busy.close();
     }
   });
 
   it('stops generating when the client goes away, so the next request is served at once', { timeout: 60_000 }, async () => {
-    const busy = await startTestApp({ ...EMBEDDED, EMBEDDED_QUEUE_MAX: '0' });
+    // One at a time and no room to queue: only a stopped generation frees the model.
+    const busy = await startTestApp({ ...EMBEDDED, EMBEDDED_PARALLEL: '1', EMBEDDED_QUEUE_MAX: '0' });
     try {
       const t = await tenant(busy);
       // A long answer (2,000 tokens would take about half a minute), abandoned after its first token.
@@ -284,6 +344,78 @@ describe('the embedded model under load', () => {
       );
     } finally {
       await busy.close();
+    }
+  });
+});
+
+describe('more than one caller on the embedded model (EMBEDDED_PARALLEL=2)', () => {
+  let two: TestApp;
+  beforeAll(async () => {
+    two = await startTestApp({ ...EMBEDDED, EMBEDDED_PARALLEL: '2' });
+  });
+  afterAll(() => two?.close());
+
+  it('answers two streamed chats at once: both have their first token before either ends', { timeout: 90_000 }, async () => {
+    const t = await tenant(two);
+    const log: string[] = [];
+    const a = streamedChat(t, 'a', 'Write a very long story about a ship.', log);
+    const b = streamedChat(t, 'b', 'Write a very long story about a dragon.', log);
+    const [textA, textB] = await Promise.all([a.done, b.done]);
+    expect(textA.length).toBeGreaterThan(0);
+    expect(textB.length).toBeGreaterThan(0);
+    // One at a time would log a:first, a:done, b:first, b:done.
+    const firstEnd = Math.min(log.indexOf('a:done'), log.indexOf('b:done'));
+    expect(log.indexOf('a:first'), log.join(' ')).toBeLessThan(firstEnd);
+    expect(log.indexOf('b:first'), log.join(' ')).toBeLessThan(firstEnd);
+  });
+
+  it('gives each of two requests answered together the answer it gets alone, counting its whole prompt: nothing of the other is seen', {
+    timeout: 90_000,
+  }, async () => {
+    const t = await tenant(two);
+    const ask = async (content: string) => {
+      const c = await t.client.chat.completions.create({ model: 'svc-workspace', messages: [{ role: 'user', content }], max_tokens: 24, temperature: 0 });
+      return { text: c.choices[0]!.message.content, prompt: c.usage!.prompt_tokens, completion: c.usage!.completion_tokens };
+    };
+    const questions = ['What is the capital of France?', 'What is the capital of Italy?'];
+    // Alone, one after the other: the second is answered on the context the first used.
+    const alone = [await ask(questions[0]!), await ask(questions[1]!)];
+    // Together: one of them on that same context, after the other's conversation.
+    const together = await Promise.all(questions.map(ask));
+    expect(together).toEqual(alone);
+  });
+
+  it('shares the model between a run and a chat: the run’s model call is answered while a chat streams', { timeout: 240_000 }, async () => {
+    const stack = await startRunStack({ ...EMBEDDED, EMBEDDED_PARALLEL: '2' });
+    try {
+      const chatter = await tenant(stack.app);
+      const runner = await newTenant(stack.app.database.db, 100_000);
+      const log: string[] = [];
+      const stop = new AbortController();
+      // A long answer, so the run's calls come while it streams.
+      const chat = streamedChat(chatter, 'chat', 'Write a very long story about a ship.', log, { signal: stop.signal, maxTokens: 2000 });
+      await chat.firstToken;
+      const created = await stack.api.post('/v1/agent-runs', { input: 'Send the release notes to the team channel.' }, { key: runner.key });
+      expect(created.status).toBe(201);
+      // The worker and the API of this process share one model: a run's call and the chat are answered together.
+      await until(async () => (await occupancy(stack.api, runner.key)).in_use === 2, 'a run’s model call beside the chat', {
+        withinMs: 60_000,
+        everyMs: 200,
+      });
+      expect(log).not.toContain('chat:done');
+      stop.abort();
+      await chat.done.catch(() => {});
+      const runId = created.json.run_id as string;
+      let run = await waitForRun(stack.api, runner.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r), 180_000);
+      if (run.status === 'awaiting_approval') {
+        expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: runner.key })).status).toBe(200);
+        run = await waitForRun(stack.api, runner.key, runId, isTerminal, 60_000);
+      }
+      // Planned by the model, as a run alone is (a rejected run reports no usage; its plan says who made it).
+      expect(run.estimate).toMatchObject({ provider: 'embedded' });
+      expect(run.plan).toMatchObject({ planner: 'model' });
+    } finally {
+      await stack.close();
     }
   });
 });

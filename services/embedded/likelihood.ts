@@ -19,7 +19,7 @@ const FLOOR = 1e-12;
 /** `prefix` starts the model's reply, and each candidate continues it. */
 export async function rankContinuations(loaded: Loaded, history: ChatHistoryItem[], candidates: string[], prefix = ''): Promise<Ranked> {
   const { LlamaChat } = await import('node-llama-cpp');
-  const chat = new LlamaChat({ contextSequence: loaded.sequence });
+  const chat = new LlamaChat({ contextSequence: loaded.sequence, chatWrapper: loaded.chatWrapper });
   try {
     const { contextText } = chat.chatWrapper.generateContextState({ chatHistory: [...history, { type: 'model', response: prefix ? [prefix] : [] }] });
     const prompt = contextText.tokenize(loaded.model.tokenizer);

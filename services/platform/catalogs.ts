@@ -1,7 +1,7 @@
 // Catalogs built from the live configuration and code, never from static
 // blobs: what chat admits, which providers and tools are really available,
 // what adapters can do, and what the sandbox and control plane offer.
-import { sharedEmbeddedModel } from '../embedded/embedded-model.ts';
+import { type EmbeddedModel, sharedEmbeddedModel } from '../embedded/embedded-model.ts';
 import type { ToolAvailability } from '../tool-servers.ts';
 import type { Config } from '../../config/env.ts';
 import { SCHEMA_LIMITS, SUPPORTED_KEYWORDS } from '../../domain/chat/schema-subset.ts';
@@ -73,6 +73,11 @@ export const SANDBOX_PROFILES = [
   },
 ];
 
+function loadOf(model: EmbeddedModel) {
+  const { inUse, queued } = model.occupancy();
+  return { in_use: inUse, queued };
+}
+
 export function providerCatalog(config: Config) {
   const upstream = config.chat.upstream;
   const embedded = config.models.embedded;
@@ -108,8 +113,17 @@ export function providerCatalog(config: Config) {
       // The GGUF file's name, and whether it is in memory now (it loads on first use and unloads when idle).
       model: embedded?.name ?? null,
       state: embedded ? sharedEmbeddedModel(embedded).state() : null,
+      // Requests it is answering now (at most runtime.parallel) and requests waiting (at most runtime.queue_max).
+      load: embedded ? loadOf(sharedEmbeddedModel(embedded)) : null,
       runtime: embedded
-        ? { engine: 'llama.cpp (node-llama-cpp)', device: 'cpu', context_size: embedded.contextSize, threads: embedded.threads, queue_max: embedded.queueMax }
+        ? {
+            engine: 'llama.cpp (node-llama-cpp)',
+            device: 'cpu',
+            context_size: embedded.contextSize,
+            threads: embedded.threads,
+            parallel: embedded.parallel,
+            queue_max: embedded.queueMax,
+          }
         : null,
       models: embedded ? [...MODEL_IDS] : [],
       credential_boundary: { requires_credential: false, reference: null },

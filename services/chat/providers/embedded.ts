@@ -137,7 +137,7 @@ async function generate(
   const tools = callableTools(request);
   return await model.use(signal, async (loaded) => {
     const { LlamaChat } = await import('node-llama-cpp');
-    const chat = new LlamaChat({ contextSequence: loaded.sequence });
+    const chat = new LlamaChat({ contextSequence: loaded.sequence, chatWrapper: loaded.chatWrapper });
     const before = loaded.sequence.tokenMeter.getState();
     try {
       const grammar = await grammarOf(model, loaded, request, tools);
