@@ -15,7 +15,9 @@ import path from 'node:path';
 import type { DevServer } from '../runtime/temporal-dev-server.ts';
 import type { StartAnchorArgs } from './bench/anchors.ts';
 import type { LoadArgs } from './bench/load.ts';
+import { type BenchCluster, startBenchCluster } from './bench/postgres-cluster.ts';
 import {
+  ADMIN_URL,
   type BenchDatabase,
   startDiscardingCollector,
   createDatabase,
@@ -75,11 +77,16 @@ async function alternate(name: string, a: () => Promise<LoadResult>, b: () => Pr
 
 let temporal: DevServer | undefined;
 let database: BenchDatabase | undefined;
+let cluster: BenchCluster | null = null;
 const servers: Server[] = [];
 const started = Date.now();
 try {
   log(`bench: ${QUICK ? 'quick' : 'full'}, ${REPS} reps, ${SECONDS}s (+${WARMUP}s warm-up) per phase`);
-  [temporal, database] = await Promise.all([startTemporal(), createDatabase()]);
+  cluster = await startBenchCluster();
+  log(
+    cluster ? `postgres: the bench's own cluster (${cluster.adminUrl}; fsync off)` : `postgres: ${new URL(ADMIN_URL).host} (BENCH_DATABASE_URL, or no initdb)`,
+  );
+  [temporal, database] = await Promise.all([startTemporal(), createDatabase(cluster?.adminUrl)]);
   const s = await seed(database.url);
   log('seeded: 100 and 10 000 runs, 12 000 ledger entries');
   const [api, hello, onePg] = await Promise.all([
@@ -363,5 +370,6 @@ try {
   await generator.stop();
   await Promise.all(servers.map((x) => x.stop()));
   await database?.drop().catch((e: Error) => log(`drop failed: ${e.message}`));
+  cluster?.stop();
   await temporal?.stop();
 }

@@ -40,19 +40,19 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh database (gws_bench_<random>) on ADMIN_URL's server, dropped by drop(). */
-export async function createDatabase(): Promise<BenchDatabase> {
+/** A fresh database (gws_bench_<random>) on `adminUrl`'s server (the bench's own cluster, or ADMIN_URL's), dropped by drop(). */
+export async function createDatabase(adminUrl = ADMIN_URL): Promise<BenchDatabase> {
   const name = `gws_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${name}"`);
   await admin.end();
-  const url = new URL(ADMIN_URL);
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     async drop() {
-      const a = new pg.Client({ connectionString: ADMIN_URL });
+      const a = new pg.Client({ connectionString: adminUrl });
       await a.connect();
       await a.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await a.end();
