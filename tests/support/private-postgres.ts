@@ -24,8 +24,8 @@ export interface PrivatePostgres {
   destroy(): void;
 }
 
-/** Under `parent` (default the system temp dir): its own cluster, on a free port. */
-export async function startPrivatePostgres(parent = os.tmpdir()): Promise<PrivatePostgres> {
+/** Under `parent` (default the system temp dir): its own cluster, on a free port; `settings` are more `-c` options (the bench's). */
+export async function startPrivatePostgres(parent = os.tmpdir(), settings: string[] = []): Promise<PrivatePostgres> {
   const bin = binDir();
   const dir = mkdtempSync(path.join(parent, 'gws-pg-'));
   const data = path.join(dir, 'data');
@@ -44,7 +44,15 @@ export async function startPrivatePostgres(parent = os.tmpdir()): Promise<Privat
       ? execFileSync('runuser', ['-u', 'postgres', '--', path.join(bin, tool), ...args], { stdio: 'ignore' })
       : execFileSync(path.join(bin, tool), args, { stdio: 'ignore' });
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-  const start = () => run('pg_ctl', ['-D', data, '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+  const start = () =>
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-w',
+      '-o',
+      [`-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, ...settings.map((x) => `-c ${x}`)].join(' '),
+      'start',
+    ]);
   start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
