@@ -17,6 +17,7 @@ const unitFiles = [
   'tests/exact-analysis-tools.test.ts',
   'tests/response-checks.test.ts',
   'tests/server-span.test.ts',
+  'tests/request-metrics.test.ts',
   'tests/install-scripts.test.ts',
   'tests/workflow.test.ts',
   'tests/client-drift.test.ts',

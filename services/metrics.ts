@@ -4,6 +4,7 @@
 // database, approvals waiting and credits moved. Labels are bounded sets only: never a tenant id,
 // a run id, a path with ids, or content.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { RequestMetrics } from './request-metrics.ts';
 
 export const registry = new Registry();
 
@@ -11,20 +12,19 @@ const registers = [registry];
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const LONG_SECONDS = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600];
 
+/** RED of the API, per method, route template (`unmatched` for an unknown path) and status class: see request-metrics.ts. */
+export const requestMetrics = new RequestMetrics(
+  {
+    counter: 'gws_http_requests_total',
+    counterHelp: 'HTTP requests answered, by method, route template and status class (2xx…5xx).',
+    histogram: 'gws_http_request_duration_seconds',
+    histogramHelp: 'Time to answer an HTTP request, to the end of its handling (for a stream, SSE: until the stream starts).',
+  },
+  SECONDS,
+);
+requestMetrics.register(registry);
+
 export const metrics = {
-  httpRequests: new Counter({
-    name: 'gws_http_requests_total',
-    help: 'HTTP requests answered, by method, route template and status class (2xx…5xx).',
-    labelNames: ['method', 'route', 'status_class'] as const,
-    registers,
-  }),
-  httpDuration: new Histogram({
-    name: 'gws_http_request_duration_seconds',
-    help: 'Time to answer an HTTP request, to the end of its handling (for a stream, SSE: until the stream starts).',
-    labelNames: ['method', 'route', 'status_class'] as const,
-    buckets: SECONDS,
-    registers,
-  }),
   runsCreated: new Counter({ name: 'gws_runs_created_total', help: 'Runs created (a repeated Idempotency-Key is not counted).', registers }),
   runsEnded: new Counter({
     name: 'gws_runs_ended_total',
@@ -78,8 +78,8 @@ const NOOP_SERIES = { inc: noop, dec: noop, set: noop, observe: noop, startTimer
 
 /**
  * Metrics off means off: a process that serves no metrics (METRICS_PORT unset, as for `npm start`)
- * records none. Every metric above becomes a no-op, labelled series included, and the HTTP recorder is
- * not installed at all (api/middleware/request-log.ts). Called once, at composition, before any request.
+ * records none. Every metric above becomes a no-op, labelled series included, and the request log does
+ * not call requestMetrics at all (api/middleware/request-log.ts). Called once, at composition, before any request.
  */
 export function stopRecordingMetrics(): void {
   recording = false;
@@ -88,9 +88,6 @@ export function stopRecordingMetrics(): void {
 
 /** Whether this process records metrics (stopRecordingMetrics was not called). */
 export const recordsMetrics = () => recording;
-
-/** The HTTP status class of `status` (2xx, 4xx…): a bounded label. */
-export const statusClass = (status: number) => `${Math.floor(status / 100)}xx`;
 
 export interface CreditTotal {
   tenantClass: 'dev' | 'customer';

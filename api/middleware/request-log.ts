@@ -1,17 +1,16 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { recordsMetrics } from '../../services/metrics.ts';
-import { httpMetricsRecorder } from './http-metrics.ts';
+import { recordsMetrics, requestMetrics } from '../../services/metrics.ts';
 
 /**
  * One log line per request: id, method, route pattern, status and latency (a 503 at debug); and
- * the same request in the HTTP metrics (api/middleware/http-metrics.ts), every one of them.
+ * the same request in the HTTP metrics (services/request-metrics.ts), every one of them.
  * Never bodies, query strings or headers, so no customer content or credential reaches the logs.
  * A route that asks for it (`logFailuresOnly`: /health) is logged only when it fails.
  */
 export function requestLog(logger: Logger): Koa.Middleware {
   // Nothing serves metrics (metrics off): nothing is recorded, not even a lookup per request.
-  const recordMetrics = recordsMetrics() ? httpMetricsRecorder() : undefined;
+  const metrics = recordsMetrics() ? requestMetrics : undefined;
   return async function requestLog(ctx, next) {
     const started = performance.now();
     // For what logs after the response is committed (a stream failing part-way).
@@ -22,7 +21,7 @@ export function requestLog(logger: Logger): Koa.Middleware {
       const status = ctx.status;
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       const elapsedMs = performance.now() - started;
-      recordMetrics?.(ctx.method, route, status, elapsedMs / 1000);
+      metrics?.observe(ctx.method, route, status, elapsedMs / 1000);
       if (status >= 400 || ctx.state.logFailuresOnly !== true) {
         const line = {
           request_id: ctx.state.requestId as string,
