@@ -20,6 +20,11 @@ export interface PointLimiter {
 /** What a request's rate limit needs: one point for a key, or a refusal (a thrown RateLimiterRes). */
 export interface KeyLimiter {
   consume(key: string): Promise<RateLimiterRes>;
+  /**
+   * The point at once, when it can be decided without the store: a RateLimiterRes granted, one
+   * thrown (refused), or undefined when `consume` must ask. The hot path's answer without a promise.
+   */
+  consumeFromLease?(key: string): RateLimiterRes | undefined;
 }
 
 interface Lease {
@@ -50,18 +55,23 @@ export class LeasedLimiter implements KeyLimiter {
     private readonly leaseSize: number,
   ) {}
 
+  consumeFromLease(key: string): RateLimiterRes | undefined {
+    const now = Date.now();
+    const lease = this.leases.get(key);
+    if (!lease || now >= lease.endsAt) return undefined;
+    if (lease.left > 0) {
+      lease.left--;
+      return new RateLimiterRes(lease.sharedRemaining + lease.left, lease.endsAt - now, undefined, false);
+    }
+    // The shared counter only grows until its window ends: a spent window stays spent.
+    if (lease.sharedRemaining === 0) throw new RateLimiterRes(0, lease.endsAt - now, undefined, false);
+    return undefined;
+  }
+
   async consume(key: string): Promise<RateLimiterRes> {
     for (;;) {
-      const now = Date.now();
-      const lease = this.leases.get(key);
-      if (lease && now < lease.endsAt) {
-        if (lease.left > 0) {
-          lease.left--;
-          return new RateLimiterRes(lease.sharedRemaining + lease.left, lease.endsAt - now, undefined, false);
-        }
-        // The shared counter only grows until its window ends: a spent window stays spent.
-        if (lease.sharedRemaining === 0) throw new RateLimiterRes(0, lease.endsAt - now, undefined, false);
-      }
+      const granted = this.consumeFromLease(key);
+      if (granted) return granted;
       await (this.taking.get(key) ?? this.takeLease(key));
       const taken = this.leases.get(key);
       // The lease ended as it was taken (a window shorter than the round trip): count this request exactly.

@@ -20,6 +20,8 @@ export interface Invalidatable {
 export interface NotifiedCache<V> extends Invalidatable {
   /** The value under `key`: from the cache when fresh and live, else from `lookup` (null is never cached). */
   get(key: string, lookup: () => Promise<V | null>): Promise<V | null>;
+  /** The value under `key` when the cache can serve it now (fresh and live), else undefined: the hot path's hit without a promise. */
+  peek(key: string): V | undefined;
   readonly size: number;
 }
 
@@ -29,12 +31,19 @@ export function createNotifiedCache<V>(options: { ttlMs: number; tagOf: (value: 
   let live = false;
   // Bumped by every invalidation: a lookup that was in flight across one does not store its answer.
   let generation = 0;
+  const peek = (key: string): V | undefined => {
+    if (ttlMs <= 0 || !live) return undefined;
+    const hit = entries.get(key);
+    if (hit && hit.expiresAt > now()) return hit.value;
+    if (hit) entries.delete(key);
+    return undefined;
+  };
   return {
+    peek,
     async get(key, lookup) {
       if (ttlMs <= 0 || !live) return lookup();
-      const hit = entries.get(key);
-      if (hit && hit.expiresAt > now()) return hit.value;
-      if (hit) entries.delete(key);
+      const hit = peek(key);
+      if (hit !== undefined) return hit;
       const started = generation;
       const value = await lookup();
       if (value !== null && live && started === generation) {

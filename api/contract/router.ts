@@ -157,7 +157,12 @@ function refuseWhileStarting(starting: () => string | undefined): Koa.Middleware
 }
 
 /** The chain of one route, composed once at start-up (not per request). */
-function routeChain(route: RouteSpec, deps: RouterDeps, body: Koa.Middleware, failedAuthentication: (ctx: Koa.Context) => Promise<void>): Koa.Middleware {
+function routeChain(
+  route: RouteSpec,
+  deps: RouterDeps,
+  body: Koa.Middleware,
+  failedAuthentication: (ctx: Koa.Context) => void | Promise<void>,
+): Koa.Middleware {
   const chain: Koa.Middleware[] = [];
   const limit = effectiveRateLimit(route);
   if (deps.starting && (route.auth !== 'none' || limit !== 'none')) chain.push(refuseWhileStarting(deps.starting));

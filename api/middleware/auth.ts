@@ -3,7 +3,8 @@ import type { KeyKind } from '../../domain/api-keys.ts';
 import { errors } from '../../domain/errors.ts';
 import type { Principal } from '../../services/keys.ts';
 
-export type Authenticator = (secret: string, kind: KeyKind) => Promise<Principal | null>;
+/** The principal of a key, or null; at once when it is known (a cached key), else as a promise. */
+export type Authenticator = (secret: string, kind: KeyKind) => Principal | null | Promise<Principal | null>;
 
 /**
  * Requires `Authorization: Bearer <key>` with an active key of `kind`. Any other
@@ -12,22 +13,29 @@ export type Authenticator = (secret: string, kind: KeyKind) => Promise<Principal
  * the body is read. `onFailure` runs on every failed attempt before the 401
  * (the per-address limit of failed attempts, which answers 429 once spent).
  */
-export function requireKey(kind: KeyKind, authenticate: Authenticator, onFailure?: (ctx: Koa.Context) => Promise<void>): Koa.Middleware {
+export function requireKey(kind: KeyKind, authenticate: Authenticator, onFailure?: (ctx: Koa.Context) => void | Promise<void>): Koa.Middleware {
   const refuse = async (ctx: Koa.Context): Promise<never> => {
     await onFailure?.(ctx);
     throw errors.invalidApiKey();
   };
-  return async function requireKey(ctx, next) {
+  // Not async: a cached key is admitted without a promise of this middleware's own.
+  return function requireKey(ctx, next) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
     if (!match?.[1]) return refuse(ctx);
-    let principal: Principal | null;
+    const admit = (principal: Principal | null) => {
+      if (!principal) return refuse(ctx);
+      ctx.state.principal = principal;
+      return next();
+    };
+    let found: ReturnType<Authenticator>;
     try {
-      principal = await authenticate(match[1], kind);
+      found = authenticate(match[1], kind);
     } catch {
       throw errors.unavailable();
     }
-    if (!principal) return refuse(ctx);
-    ctx.state.principal = principal;
-    await next();
+    if (!(found instanceof Promise)) return admit(found);
+    return found.then(admit, () => {
+      throw errors.unavailable();
+    });
   };
 }
