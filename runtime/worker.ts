@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { PayloadCodec } from '@temporalio/common';
+import { releaseActivityStorageWhenIdle } from './activity-storage.ts';
 import { DefaultLogger, type LogEntry, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkerInterceptors } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../activities/index.ts';
@@ -93,8 +94,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     await connection.close().catch(() => {});
     throw err;
   });
+  // No activity context storage between activities: its hooks would slow every promise of the process (an API beside it, under npm start).
+  const storage = releaseActivityStorageWhenIdle(worker, connection);
   // The tool servers' processes stop with the worker: none is left behind.
-  const done = worker.run().finally(() => Promise.all([connection.close(), options.activities.toolServers.close()]).then(() => undefined));
+  const done = worker.run().finally(() => {
+    storage.unsubscribe();
+    return Promise.all([connection.close(), options.activities.toolServers.close()]).then(() => undefined);
+  });
   if (workerDeploymentOptions && buildId) {
     // Polling registers the build in its deployment; the deployment's first build becomes current here.
     const promoted = promoteFirstBuild(connection, {
