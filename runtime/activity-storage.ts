@@ -5,7 +5,9 @@
 // belong to. Under `npm start` the API shares the worker's process, so from the first activity on
 // (the reconcile schedule's, or the first run's) every request paid for them: /health 29 µs of CPU
 // with `npm run api`, 37-39 µs on `npm start` (bench row 10). Both are turned off again whenever no
-// activity is in flight.
+// activity is in flight. Nothing of ours enters the worker connection's call context outside an
+// activity (no withDeadline or withMetadata on it; the API's client has a connection of its own,
+// runtime/temporal-connection.ts): a call that did would lose its deadline when an activity ended.
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import { asyncLocalStorage } from '@temporalio/activity';
 import type { NativeConnection, Worker } from '@temporalio/worker';

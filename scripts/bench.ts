@@ -231,15 +231,7 @@ try {
       { label: '100 %', name: 'api-traced-all', env: { OTEL_TRACES_SAMPLER: 'always_on' }, bounds: { health: 0.5, get: 0.68 } },
     ];
     for (const sampling of samplings) {
-      const traced = await startApi({
-        databaseUrl: database.url,
-        temporalAddress: temporal.address,
-        payloadKey,
-        taskQueue: TASK_QUEUE,
-        name: sampling.name,
-        env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, ...sampling.env },
-      });
-      servers.push(traced);
+      const traced = await freshApi(sampling.name, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, ...sampling.env });
       // Tracing off, started with it: both sides serve the same requests from the same start.
       const untraced = await freshApi('api-untraced');
       const health = await alternate(
