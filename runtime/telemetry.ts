@@ -1,17 +1,17 @@
-// Tracing with the OpenTelemetry Node SDK: HTTP (outgoing), undici (fetch) and pg
-// instrumentations (the API makes its own server spans: api/middleware/server-span.ts),
+// Tracing with the OpenTelemetry Node SDK: HTTP (outgoing) and undici (fetch) instrumentations
+// (the API makes its own server spans: api/middleware/server-span.ts; the pools their query spans:
+// db/pool.ts),
 // exported over OTLP/HTTP when the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; 10 % of traces, parent-based, unless OTEL_TRACES_SAMPLER
 // says otherwise; /health and /metrics never. When neither is set, or OTEL_SDK_DISABLED=true, no
 // SDK starts: nothing is exported and nothing slows down. Every span passes ContentFreeProcessor
 // first, which drops what could carry customer content (SQL text, query strings). Started by
 // runtime/telemetry-register.ts before anything else is loaded (node --import), so the
-// instrumentations see http and pg when they are first loaded.
+// instrumentations see http when it is first loaded.
 import { createRequire } from 'node:module';
 import type { Context } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
 
@@ -138,9 +138,6 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry 
       // would cost every request a context and its listeners before the sampler decides.
       new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
       new UndiciInstrumentation(),
-      // Statement names only: ContentFreeProcessor drops the SQL text, and parameters are never read.
-      // Queries inside a trace only (not the sweepers' background reads).
-      new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true }),
     ],
   });
   sdk.start();

@@ -10,8 +10,9 @@
 // failing requests. A shared store is asked in leases of a few points (services/leased-limiter.ts)
 // for limits of 200 points a window and more.
 import type { Redis } from 'ioredis';
-import pg from 'pg';
+import type pg from 'pg';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis } from 'rate-limiter-flexible';
+import { newPool } from '../db/pool.ts';
 import { type KeyLimiter, LeasedLimiter, leaseSizeFor, type PointLimiter } from './leased-limiter.ts';
 
 export interface RateLimitPolicy {
@@ -81,7 +82,7 @@ export function createRateLimiters(limits: { perKey: Limits; trial: Limits }, st
  * (a startup option of each connection, so it holds before the limiter's first statement).
  */
 export function rateLimitPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, options: '-c synchronous_commit=off' });
+  const pool = newPool({ connectionString: url, max, connectionTimeoutMillis: 5_000, options: '-c synchronous_commit=off' });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   return pool;

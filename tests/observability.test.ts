@@ -76,7 +76,7 @@ beforeAll(async () => {
   metricsPorts.api = await freePort();
   metricsPorts.worker = await freePort();
   metricsPorts.temporal = await freePort();
-  spawnTraced('api', { PORT: String(port), METRICS_PORT: String(metricsPorts.api), LOG_LEVEL: 'info' });
+  spawnTraced('api', { PORT: String(port), METRICS_PORT: String(metricsPorts.api), LOG_LEVEL: 'info', DATABASE_POOL_SIZE: '2' });
   spawnTraced('worker', { METRICS_PORT: String(metricsPorts.worker), TEMPORAL_METRICS_PORT: String(metricsPorts.temporal) });
   await until(async () => (await fetch(`${apiUrl}/health`).catch(() => null))?.status === 200, 'the traced API to answer', { withinMs: 60_000 });
   const metricsUp = (port: number) =>
@@ -207,5 +207,41 @@ describe('what is never traced', () => {
     await until(() => collector.spans.some((s) => s.traceId.toLowerCase() === traceId), 'the span of the request after them');
     const target = (s: ExportedSpan) => String(stringValue(s, 'http.target') ?? stringValue(s, 'url.path') ?? '');
     expect(collector.spans.filter((s) => /health|metrics/.test(s.name) || /^\/(health|metrics)/.test(target(s)))).toEqual([]);
+  });
+});
+
+describe('database spans', () => {
+  it('belong to the request that made the query, when requests wait for a pooled connection another request releases', { timeout: 60_000 }, async () => {
+    const database = openPostgres(inject('databaseUrl'), 2);
+    try {
+      const t = await newTenant(database.db);
+      const read = () => fetch(`${apiUrl}/v1/agent-runs?limit=5`, { headers: { authorization: `Bearer ${t.key}` } });
+      // The key is looked up once, then cached: every read below makes the same queries.
+      await (await read()).arrayBuffer();
+      // Twenty reads at once on the API's pool of two: most wait for a connection that another read releases.
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const res = await read();
+          await res.arrayBuffer();
+          expect(res.status).toBe(200);
+          const [, traceId, spanId] = res.headers.get('traceparent')!.split('-');
+          return { traceId: traceId!, spanId: spanId! };
+        }),
+      );
+      const ofTrace = (traceId: string) => collector.spans.filter((s) => s.traceId.toLowerCase() === traceId);
+      await until(() => responses.every((r) => ofTrace(r.traceId).some((s) => s.name === 'GET /v1/agent-runs')), 'the twenty server spans');
+      const queriesPerRequest = responses.map((r) => {
+        const queries = ofTrace(r.traceId).filter((s) => s.name.startsWith('pg.query'));
+        // Each under its own request's server span; a query made in another request's context would
+        // sit under that request's span, in its trace, and leave its own short of one.
+        expect(queries.map((q) => q.parentSpanId?.toLowerCase())).toEqual(queries.map(() => r.spanId));
+        // The rate limiter's lease refills come and go; the route's own queries are the same for every read.
+        return queries.filter((q) => !q.name.startsWith('pg.query:rate_limits')).length;
+      });
+      expect(Math.min(...queriesPerRequest)).toBeGreaterThan(0);
+      expect(new Set(queriesPerRequest).size).toBe(1);
+    } finally {
+      await database.close();
+    }
   });
 });
