@@ -32,6 +32,9 @@ export const HEALTH_REFRESH_MS = 1_000;
 /** With no /health request for this long, the background refresh stops (the next request probes afresh). */
 const IDLE_STOP_MS = 30_000;
 
+/** The current status: at once when the held one is fresh (most requests), else once the probe in flight answers. */
+export type HealthCheck = () => HealthReport | Promise<HealthReport>;
+
 /**
  * GET /health answers from a status held in memory, not by querying the database and calling
  * Temporal per request. While it is being asked, a background timer re-probes every
@@ -40,10 +43,7 @@ const IDLE_STOP_MS = 30_000;
  * spell) waits for the in-flight probe instead, so a reported status is never much more than
  * ~1 s old and a dependency going down turns /health into a 503 within about a second.
  */
-export function healthChecker(
-  probes: { database: Probe; temporal: Probe },
-  options: { refreshMs?: number; idleStopMs?: number } = {},
-): () => Promise<HealthReport> {
+export function healthChecker(probes: { database: Probe; temporal: Probe }, options: { refreshMs?: number; idleStopMs?: number } = {}): HealthCheck {
   const refreshMs = options.refreshMs ?? HEALTH_REFRESH_MS;
   const idleStopMs = options.idleStopMs ?? IDLE_STOP_MS;
   let cached: { report: HealthReport; at: number } | undefined;
@@ -73,7 +73,7 @@ export function healthChecker(
     void refresh();
   };
 
-  return async () => {
+  return () => {
     lastAsked = Date.now();
     if (!timer) {
       timer = setInterval(tick, refreshMs);

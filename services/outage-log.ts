@@ -6,7 +6,7 @@
 // health probes find down, when the first request was refused, and, once the
 // probes find it back, how long it lasted and how many requests were refused.
 import type { Logger } from 'pino';
-import type { HealthReport } from './health.ts';
+import type { HealthCheck, HealthReport } from './health.ts';
 
 type Dependency = keyof HealthReport;
 
@@ -25,7 +25,7 @@ export interface OutageLog {
 /** How often a dependency found down is probed until it answers. */
 export const OUTAGE_PROBE_MS = 1_000;
 
-export function outageLog(logger: Logger, checkHealth: () => Promise<HealthReport>, probeMs = OUTAGE_PROBE_MS): OutageLog {
+export function outageLog(logger: Logger, checkHealth: HealthCheck, probeMs = OUTAGE_PROBE_MS): OutageLog {
   const down = new Map<Dependency, Outage>();
   /** Refusals while no probe has yet said which dependency is down. */
   let unattributed = 0;

@@ -98,13 +98,20 @@ function refuseUnstorable(ctx: Koa.Context, places: Place[]): void {
 function validateAndHandle(route: RouteSpec, checkResponses: boolean): Koa.Middleware {
   const { params, query, body, headers } = route.request ?? {};
   const places = readPlaces(route, { query: keysOf(query), headers: keysOf(headers) });
-  return async function validateAndHandle(ctx) {
+  const respond = (ctx: Koa.Context, result: RouteResult) => {
+    if (checkResponses) checkResponse(route, result);
+    ctx.status = result.status;
+    if (result.headers) ctx.set(result.headers);
+    ctx.body = result.body;
+  };
+  // Not async: a handler that answers at once (/health, from its status in memory) costs no promise here.
+  return function validateAndHandle(ctx) {
     refuseUnstorable(ctx, places);
     if (route.refuseSecrets) {
       const secretAt = findSecret(ctx.request.body);
       if (secretAt) throw errors.credentialValueRefused(secretAt);
     }
-    const result = await route.handler({
+    const result = route.handler({
       headers: (headers ? parseOrThrow(headers, ctx.headers, 'header') : {}) as Record<string, string | undefined>,
       params: params ? parseOrThrow(params, ctx.params, 'path') : {},
       query: query ? parseOrThrow(query, ctx.query, 'query') : {},
@@ -112,10 +119,8 @@ function validateAndHandle(route: RouteSpec, checkResponses: boolean): Koa.Middl
       principal: ctx.state.principal,
       ctx,
     });
-    if (checkResponses) checkResponse(route, result);
-    ctx.status = result.status;
-    if (result.headers) ctx.set(result.headers);
-    ctx.body = result.body;
+    if (result instanceof Promise) return result.then((answered) => respond(ctx, answered));
+    respond(ctx, result);
   };
 }
 

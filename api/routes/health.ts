@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errors } from '../../domain/errors.ts';
-import type { HealthReport } from '../../services/health.ts';
+import type { HealthCheck, HealthReport } from '../../services/health.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { defineRoute } from '../contract/route.ts';
 
@@ -14,9 +14,16 @@ const Health = z
   })
   .meta({ id: 'Health' });
 
-export function healthRoutes(deps: { checkHealth: () => Promise<HealthReport>; starting?: () => string | undefined; buildDate?: string }) {
+export function healthRoutes(deps: { checkHealth: HealthCheck; starting?: () => string | undefined; buildDate?: string }) {
   // The healthy answer never changes: built once, not per probe.
   const healthy = { status: 200 as const, body: { status: 'ok' as const, service: SERVICE_NAME, ...(deps.buildDate ? { build_date: deps.buildDate } : {}) } };
+  const answer = (report: HealthReport) => {
+    if (report.database === 'ok' && report.temporal === 'ok') return healthy;
+    const down = Object.entries(report)
+      .filter(([, state]) => state !== 'ok')
+      .map(([name]) => name);
+    throw errors.unavailable(`Service unavailable: ${down.join(' and ')} unreachable.`);
+  };
   return [
     defineRoute({
       method: 'get',
@@ -33,15 +40,12 @@ export function healthRoutes(deps: { checkHealth: () => Promise<HealthReport>; s
         200: { description: 'Healthy.', schema: Health },
         503: { description: 'Still starting, or the database or Temporal is unreachable.', schema: ErrorObject },
       },
-      async handler() {
+      // Not async: a fresh status held in memory (most probes) is answered without a promise.
+      handler() {
         const step = deps.starting?.();
         if (step !== undefined) throw errors.starting(step);
-        const report = await deps.checkHealth();
-        if (report.database === 'ok' && report.temporal === 'ok') return healthy;
-        const down = Object.entries(report)
-          .filter(([, state]) => state !== 'ok')
-          .map(([name]) => name);
-        throw errors.unavailable(`Service unavailable: ${down.join(' and ')} unreachable.`);
+        const report = deps.checkHealth();
+        return report instanceof Promise ? report.then(answer) : answer(report);
       },
     }),
   ];

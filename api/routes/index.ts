@@ -1,7 +1,7 @@
 // Every route of the service, in the order the OpenAPI document lists them.
 import type { RouteSpec } from '../contract/route.ts';
 import type { ToolAvailability } from '../../services/tool-servers.ts';
-import type { HealthReport } from '../../services/health.ts';
+import type { HealthCheck } from '../../services/health.ts';
 import type { RunControl } from '../../services/run-control.ts';
 import type { VaultService } from '../../services/vault/index.ts';
 import { vaultAccountRoutes } from './vault-account.ts';
@@ -28,7 +28,7 @@ import { webhookEndpointRoutes } from './webhook-endpoints.ts';
 import type { WebhookEndpointService } from '../../services/webhook-endpoints.ts';
 
 export interface RouteDeps {
-  checkHealth: () => Promise<HealthReport>;
+  checkHealth: HealthCheck;
   /** What start-up is doing, or undefined once it has finished (runtime/startup.ts); absent: always finished. */
   starting?: () => string | undefined;
   buildDate?: string;
