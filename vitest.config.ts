@@ -9,6 +9,7 @@ const unitFiles = [
   'tests/trace-sampling.test.ts',
   'tests/fill-schema.test.ts',
   'tests/grounded-values.test.ts',
+  'tests/grammar-schema.test.ts',
   'tests/policy.test.ts',
   'tests/requested-actions.test.ts',
   'tests/verification.test.ts',

@@ -17,6 +17,7 @@ import type {
   ToolCallRequest,
   ToolDefinition,
 } from '../../../domain/chat/types.ts';
+import { nonEmptyRequiredStrings } from '../../../domain/chat/grammar-schema.ts';
 import type { EmbeddedModel, Loaded } from '../../embedded/embedded-model.ts';
 import { rankContinuations } from '../../embedded/likelihood.ts';
 import { groundingPrompt } from '../grounding-prompt.ts';
@@ -121,7 +122,7 @@ async function grammarOf(model: EmbeddedModel, loaded: Loaded, request: ChatRequ
   // JSON mode is a JSON object: node-llama-cpp's 'json' grammar would let the model answer any JSON value.
   if (format.kind === 'json_object') return await model.grammarFor(loaded.llama, JSON_OBJECT);
   try {
-    return await model.grammarFor(loaded.llama, format.schema);
+    return await model.grammarFor(loaded.llama, nonEmptyRequiredStrings(format.schema));
   } catch {
     // A schema the grammar builder does not take: any JSON; the chat layer checks the answer against the schema.
     return await loaded.llama.getGrammarFor('json');
