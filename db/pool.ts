@@ -32,14 +32,18 @@ function endQuerySpan(span: Span, err: unknown): void {
 }
 
 type Query = (this: pg.Client, ...args: unknown[]) => unknown;
-const isSubmittable = (query: unknown) => typeof (query as { submit?: unknown } | null)?.submit === 'function';
+/** A cursor or stream (`submit`), or a config with a callback of its own (`callback`): answered their own way, not timed here. */
+const answersItsOwnWay = (query: unknown) => {
+  const config = query as { submit?: unknown; callback?: unknown } | null;
+  return typeof config?.submit === 'function' || typeof config?.callback === 'function';
+};
 
-/** pg.Client, its queries traced: the promise form, the callback form (pool.query's), not cursors and streams. */
+/** pg.Client, its queries traced: the promise form and the callback form (pool.query's). */
 function tracedClientClass(attributes: Attributes): typeof pg.Client {
   const query = pg.Client.prototype.query as unknown as Query;
   class TracedClient extends pg.Client {}
   (TracedClient.prototype as unknown as { query: Query }).query = function tracedQuery(...args) {
-    const span = isSubmittable(args[0]) ? undefined : startQuerySpan(args[0], attributes);
+    const span = answersItsOwnWay(args[0]) ? undefined : startQuerySpan(args[0], attributes);
     if (!span) return query.apply(this, args);
     const last = args.length - 1;
     const callback = args[last];
