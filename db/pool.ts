@@ -70,7 +70,8 @@ function tracedClientClass(attributes: Attributes): typeof pg.Client {
  * context, so the query's span has the right parent.
  */
 export function newPool(config: pg.PoolConfig): pg.Pool {
-  const attributes: Attributes = { 'db.system': 'postgresql', ...(databaseName(config) ? { 'db.name': databaseName(config) } : {}) };
+  const database = databaseName(config);
+  const attributes: Attributes = { 'db.system': 'postgresql', ...(database ? { 'db.name': database } : {}) };
   const pool = new pg.Pool({ ...config, Client: tracedClientClass(attributes) });
   const connect = pool.connect.bind(pool) as (callback?: (...args: unknown[]) => void) => unknown;
   (pool as unknown as { connect: typeof connect }).connect = (callback) => {
