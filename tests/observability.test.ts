@@ -196,7 +196,9 @@ describe('one run, one trace', () => {
 });
 
 describe('what is never traced', () => {
-  it('/health and /metrics make no span, whatever the sampler; the request after them does', async () => {
+  it('/health and /metrics make no span, whatever the sampler; the request after them does; /health is still counted', async () => {
+    const healthy = 'gws_http_requests_total{method="GET",route="/health",status_class="2xx"}';
+    const before = seriesValue(await scrape(metricsPorts.api), healthy);
     for (let i = 0; i < 5; i++) {
       await (await fetch(`${apiUrl}/health`)).arrayBuffer();
       await (await fetch(`${apiUrl}/health?probe=${i}`)).arrayBuffer();
@@ -207,6 +209,8 @@ describe('what is never traced', () => {
     await until(() => collector.spans.some((s) => s.traceId.toLowerCase() === traceId), 'the span of the request after them');
     const target = (s: ExportedSpan) => String(stringValue(s, 'http.target') ?? stringValue(s, 'url.path') ?? '');
     expect(collector.spans.filter((s) => /health|metrics/.test(s.name) || /^\/(health|metrics)/.test(target(s)))).toEqual([]);
+    // Answered before the request log (api/routes/health.ts healthFastPath), a healthy /health is counted all the same.
+    expect(seriesValue(await scrape(metricsPorts.api), healthy) - before).toBe(10);
   });
 });
 
