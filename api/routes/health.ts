@@ -24,11 +24,14 @@ interface HealthDeps {
 /** The healthy answer's body, which never changes. */
 const healthyBody = (buildDate: string | undefined) => ({ status: 'ok' as const, service: SERVICE_NAME, ...(buildDate ? { build_date: buildDate } : {}) });
 
+/** Every dependency reachable: what /health's 200 says. */
+const isHealthy = (report: HealthReport) => report.database === 'ok' && report.temporal === 'ok';
+
 /** Whether the service is up for /health's 200, decided at once: `false` when starting, unhealthy, or not known yet. */
 function answersHealthyNow(deps: HealthDeps): boolean {
   if (deps.starting?.() !== undefined) return false;
   const report = deps.checkHealth();
-  return !(report instanceof Promise) && report.database === 'ok' && report.temporal === 'ok';
+  return !(report instanceof Promise) && isHealthy(report);
 }
 
 /**
@@ -55,7 +58,7 @@ export function healthFastPath(deps: HealthDeps, record?: (method: string, elaps
 export function healthRoutes(deps: HealthDeps) {
   const healthy = { status: 200 as const, body: healthyBody(deps.buildDate) };
   const answer = (report: HealthReport) => {
-    if (report.database === 'ok' && report.temporal === 'ok') return healthy;
+    if (isHealthy(report)) return healthy;
     const down = Object.entries(report)
       .filter(([, state]) => state !== 'ok')
       .map(([name]) => name);
