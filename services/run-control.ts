@@ -171,10 +171,11 @@ export function runControl(deps: RunControlDeps) {
       return { created: outcome.kind === 'created', run: outcome.run };
     },
 
-    async get(tenantId: string, runId: string): Promise<RunRow> {
-      const run = await getRun(deps.db, tenantId, runId);
-      if (!run) throw errors.notFound('No such run.');
-      return run;
+    get(tenantId: string, runId: string): Promise<RunRow> {
+      return getRun(deps.db, tenantId, runId).then((run) => {
+        if (!run) throw errors.notFound('No such run.');
+        return run;
+      });
     },
 
     list(tenantId: string, filters: RunFilters, page: { limit: number; after?: RunCursor }) {

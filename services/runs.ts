@@ -66,9 +66,10 @@ export async function createRun(
   return existing.requestDigest === input.requestDigest ? { kind: 'replayed', run: existing } : { kind: 'key_reused', run: existing };
 }
 
-export async function getRun(db: Db, tenantId: string, runId: string): Promise<RunRow | null> {
-  const [row] = await selectRun(db).execute({ tenantId, runId });
-  return row ?? null;
+export function getRun(db: Db, tenantId: string, runId: string): Promise<RunRow | null> {
+  return selectRun(db)
+    .execute({ tenantId, runId })
+    .then(([row]) => row ?? null);
 }
 
 /**

@@ -13,21 +13,25 @@ import type { OutageLog } from '../../services/outage-log.ts';
  * starting is no outage: it is not counted.
  */
 export function errorHandler(logger: Logger, outage?: OutageLog): Koa.Middleware {
-  return async function errorHandler(ctx, next) {
-    try {
-      await next();
-      // Nothing answered: an unknown route (404 or 501) or a known path with another method (405).
-      if (ctx.body == null || ctx.body === '') {
-        if (ctx.status === 404 || ctx.status === 501) throw errors.notFound();
-        if (ctx.status === 405) throw errors.methodNotAllowed();
-      }
-    } catch (caught) {
-      const err = caught instanceof ApiError ? caught : unexpected(caught, ctx, logger);
-      if (err.status === 503 && !(err instanceof StartingError)) outage?.refused();
-      ctx.status = err.status;
-      ctx.set(err.headers);
-      ctx.body = toErrorBody(err, ctx.state.requestId as string);
-    }
+  const answer = (ctx: Koa.Context, caught: unknown) => {
+    const err = caught instanceof ApiError ? caught : unexpected(caught, ctx, logger);
+    if (err.status === 503 && !(err instanceof StartingError)) outage?.refused();
+    ctx.status = err.status;
+    ctx.set(err.headers);
+    ctx.body = toErrorBody(err, ctx.state.requestId as string);
+  };
+  // Nothing answered: an unknown route (404 or 501) or a known path with another method (405).
+  const unanswered = (ctx: Koa.Context) => {
+    if (ctx.body != null && ctx.body !== '') return;
+    if (ctx.status === 404 || ctx.status === 501) answer(ctx, errors.notFound());
+    else if (ctx.status === 405) answer(ctx, errors.methodNotAllowed());
+  };
+  // Not async: one promise per request (as api/middleware/request-log.ts).
+  return function errorHandler(ctx, next) {
+    return next().then(
+      () => unanswered(ctx),
+      (caught: unknown) => answer(ctx, caught),
+    );
   };
 }
 

@@ -11,30 +11,30 @@ import { recordsMetrics, requestMetrics } from '../../services/metrics.ts';
 export function requestLog(logger: Logger): Koa.Middleware {
   // Nothing serves metrics (metrics off): nothing is recorded, not even a lookup per request.
   const metrics = recordsMetrics() ? requestMetrics : undefined;
-  return async function requestLog(ctx, next) {
+  const record = (ctx: Koa.Context, started: number) => {
+    const status = ctx.status;
+    const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+    const elapsedMs = performance.now() - started;
+    metrics?.observe(ctx.method, route, status, elapsedMs / 1000);
+    if (status < 400 && ctx.state.logFailuresOnly === true) return;
+    const line = { request_id: ctx.state.requestId as string, method: ctx.method, route, status, latency_ms: Math.round(elapsedMs * 10) / 10 };
+    // A 503 is a dependency down, which the outage log reports once per outage (services/outage-log.ts).
+    if (status === 503) logger.debug(line, 'request');
+    else if (status >= 500) logger.error(line, 'request');
+    else logger.info(line, 'request');
+  };
+  // Not async: one promise per request rather than an async function's and its await's (every
+  // promise costs more once tracing's AsyncLocalStorage runs its hooks: docs/performance.md).
+  return function requestLog(ctx, next) {
     const started = performance.now();
     // For what logs after the response is committed (a stream failing part-way).
     ctx.state.logger = logger;
-    try {
-      await next();
-    } finally {
-      const status = ctx.status;
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      const elapsedMs = performance.now() - started;
-      metrics?.observe(ctx.method, route, status, elapsedMs / 1000);
-      if (status >= 400 || ctx.state.logFailuresOnly !== true) {
-        const line = {
-          request_id: ctx.state.requestId as string,
-          method: ctx.method,
-          route,
-          status,
-          latency_ms: Math.round(elapsedMs * 10) / 10,
-        };
-        // A 503 is a dependency down, which the outage log reports once per outage (services/outage-log.ts).
-        if (status === 503) logger.debug(line, 'request');
-        else if (status >= 500) logger.error(line, 'request');
-        else logger.info(line, 'request');
-      }
-    }
+    return next().then(
+      () => record(ctx, started),
+      (err: unknown) => {
+        record(ctx, started);
+        throw err;
+      },
+    );
   };
 }

@@ -6,13 +6,12 @@ const UNTRACED_PATHS = new Set(['/health', '/metrics']);
 
 /** Whether an incoming request is traced at all (decided before any span, context or attribute is made). */
 export function isTracedRequest(url: string | undefined): boolean {
-  const path = url?.split('?', 1)[0] ?? '';
-  return !UNTRACED_PATHS.has(path);
+  if (!url) return true;
+  const query = url.indexOf('?');
+  return !UNTRACED_PATHS.has(query === -1 ? url : url.slice(0, query));
 }
 
 const READS = new Set(['GET', 'HEAD']);
-
-const tracer = () => trace.getTracer('governed-workspace-service.http');
 
 /**
  * The HTTP server span, made by the framework instead of by patching node:http (the HTTP
@@ -21,27 +20,33 @@ const tracer = () => trace.getTracer('governed-workspace-service.http');
  * - /health and /metrics: nothing at all, not even a context;
  * - any other request: a span continuing the client's `traceparent` (W3C), sampled by the SDK's
  *   sampler; its attributes are set only when it is recorded, and a GET or HEAD it does not record
- *   runs without a trace context at all (a write keeps the unsampled decision for the workflow it starts). The response carries `traceparent`
- *   beside `x-request-id`, and the span is named by the route template (`POST /v1/agent-runs`,
- *   never the path with its ids or query) and carries the request id.
+ *   runs without a trace context at all (a write keeps the unsampled decision for the workflow it starts).
+ * A recorded request's response carries `traceparent` beside `x-request-id`: the trace to look up.
+ * One the sampler dropped carries none, since no trace of it exists to look up. The span is named by the route
+ * template (`POST /v1/agent-runs`, never the path with its ids or query) and carries the request id.
  * A streamed answer's span ends when the stream starts, as its duration metric does.
  */
 export function serverSpan(): Koa.Middleware {
+  // Looked up once: the provider is registered before the app is built (runtime/telemetry-register.ts).
+  const tracer = trace.getTracer('governed-workspace-service.http');
   return function serverSpan(ctx, next) {
-    if (!isTracedRequest(ctx.url)) return next();
-    const parent = propagation.extract(ROOT_CONTEXT, ctx.headers);
-    const span = tracer().startSpan(ctx.method, { kind: SpanKind.SERVER }, parent);
-    const { traceId, spanId, traceFlags } = span.spanContext();
-    ctx.set('traceparent', `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`);
+    if (!isTracedRequest(ctx.req.url)) return next();
+    const parent = propagation.extract(ROOT_CONTEXT, ctx.req.headers);
+    const span = tracer.startSpan(ctx.method, { kind: SpanKind.SERVER }, parent);
+    const recording = span.isRecording();
     // A read the sampler dropped runs without a context: it starts no work elsewhere that would need
     // the decision passed on, and its database queries find no parent, so they make no spans either.
-    if (!span.isRecording() && READS.has(ctx.method)) return next();
-    if (span.isRecording()) span.setAttributes({ 'http.request.method': ctx.method, 'gws.request_id': String(ctx.state.requestId) });
+    if (!recording && READS.has(ctx.method)) return next();
+    if (recording) {
+      const { traceId, spanId, traceFlags } = span.spanContext();
+      ctx.set('traceparent', `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`);
+      span.setAttributes({ 'http.request.method': ctx.method, 'gws.request_id': String(ctx.state.requestId) });
+    }
     return context.with(trace.setSpan(parent, span), async () => {
       try {
         await next();
       } finally {
-        if (span.isRecording()) {
+        if (recording) {
           const route = (ctx as { _matchedRoute?: string })._matchedRoute;
           if (route) {
             span.setAttribute('http.route', route);

@@ -190,11 +190,13 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string;
         204: streamEnded204,
         404: notFound,
       },
-      async handler({ principal, params, headers, ctx }) {
+      // Not async: the read's own promise is the answer's (the most frequent request: docs/performance.md).
+      handler({ principal, params, headers, ctx }) {
         ctx.vary('Accept');
         if (wantsEventStream(ctx)) return followRun(ctx, principal!.tenantId, params.run_id, headers['last-event-id']);
-        const run = await deps.runs.get(principal!.tenantId, params.run_id);
-        return { status: 200, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) };
+        return deps.runs
+          .get(principal!.tenantId, params.run_id)
+          .then((run) => ({ status: 200 as const, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) }));
       },
     }),
     defineRoute({
