@@ -9,7 +9,9 @@
 import { type Attributes, context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import pg from 'pg';
 
-const tracer = () => trace.getTracer('governed-workspace-service.db');
+// Looked up once (getTracer builds a key and searches a map on each call); the proxy it returns
+// follows the provider registered later, as tests register theirs.
+const tracer = trace.getTracer('governed-workspace-service.db');
 
 /** The span's name: the prepared statement's name, else the statement's first keyword (SELECT, BEGIN…). */
 function spanName(query: unknown): string {
@@ -22,7 +24,7 @@ function spanName(query: unknown): string {
 /** A span for this query when the caller is inside a recorded trace; none otherwise. */
 function startQuerySpan(query: unknown, attributes: Attributes): Span | undefined {
   if (!trace.getSpan(context.active())?.isRecording()) return undefined;
-  return tracer().startSpan(spanName(query), { kind: SpanKind.CLIENT, attributes });
+  return tracer.startSpan(spanName(query), { kind: SpanKind.CLIENT, attributes });
 }
 
 function endQuerySpan(span: Span, err: unknown): void {
@@ -72,7 +74,10 @@ function tracedClientClass(attributes: Attributes): typeof pg.Client {
 export function newPool(config: pg.PoolConfig): pg.Pool {
   const database = databaseName(config);
   const attributes: Attributes = { 'db.system': 'postgresql', ...(database ? { 'db.name': database } : {}) };
-  const pool = new pg.Pool({ ...config, Client: tracedClientClass(attributes) });
+  // Connections are kept, not closed after 10 s idle: pg-pool arms a timer on every release to close
+  // them, one more timer per query (and with tracing on, one more run of AsyncLocalStorage's hooks).
+  // A pool is at most `max` (10) connections; one the server drops is removed on its error.
+  const pool = new pg.Pool({ idleTimeoutMillis: 0, ...config, Client: tracedClientClass(attributes) });
   const connect = pool.connect.bind(pool) as (callback?: (...args: unknown[]) => void) => unknown;
   (pool as unknown as { connect: typeof connect }).connect = (callback) => {
     if (typeof callback !== 'function') return connect();

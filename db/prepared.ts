@@ -1,6 +1,8 @@
 // Hot queries are built once per database handle and sent as named prepared statements:
 // building a Drizzle query costs about 100 µs of CPU per request (more than the Postgres round
 // trip it describes), and a named statement is parsed and planned once per connection.
+import * as drizzle from 'drizzle-orm';
+import pg from 'pg';
 import type { Db } from './client.ts';
 
 /**
@@ -18,4 +20,44 @@ export function preparedPer<T>(build: (db: Db) => T): (db: Db) => T {
     }
     return query;
   };
+}
+
+/** What drizzle's node-postgres prepared query holds (its own fields, absent from its types). */
+interface NodePgPrepared {
+  client: pg.Pool;
+  queryConfig: pg.QueryArrayConfig;
+  params: unknown[];
+  fields: unknown;
+  joinsNotNullableMap: unknown;
+}
+
+type MapResultRow = (fields: unknown, row: unknown[], joinsNotNullableMap: unknown) => unknown;
+/** drizzle's own row mapper (exported, though not typed): the same column mapping `execute` applies. */
+const mapResultRow = (drizzle as unknown as { mapResultRow?: MapResultRow }).mapResultRow;
+
+/** The prepared query as node-postgres runs it, or undefined (PGlite; a drizzle whose query no longer looks like this). */
+function onNodePg(prepared: object): NodePgPrepared | undefined {
+  const q = prepared as Partial<NodePgPrepared>;
+  if (!mapResultRow || !(q.client instanceof pg.Pool) || !Array.isArray(q.params)) return undefined;
+  return q.queryConfig?.rowMode === 'array' && q.fields !== undefined ? (q as NodePgPrepared) : undefined;
+}
+
+/**
+ * The rows of a prepared select, as its `execute` gives them. On node-postgres the statement drizzle
+ * prepared (name, text, parameters, type parsers) goes through the pool's callback API and each row
+ * through drizzle's own mapper: `execute` wraps that one call in five async functions (two no-op
+ * tracing spans and a query cache this service does not use), nine promises a read instead of one,
+ * and with tracing on each runs AsyncLocalStorage's hooks (docs/performance.md, row 7). Anywhere else,
+ * `execute` itself.
+ */
+export function selectRows<T>(prepared: { execute(values: Record<string, unknown>): Promise<T[]> }, values: Record<string, unknown>): Promise<T[]> {
+  const q = onNodePg(prepared);
+  if (!q || !mapResultRow) return prepared.execute(values);
+  const map = mapResultRow;
+  return new Promise((resolve, reject) => {
+    q.client.query({ ...q.queryConfig, values: drizzle.fillPlaceholders(q.params, values) }, (err, result) => {
+      if (err) reject(err);
+      else resolve(result.rows.map((row) => map(q.fields, row, q.joinsNotNullableMap) as T));
+    });
+  });
 }

@@ -3,7 +3,7 @@
 import { metrics } from './metrics.ts';
 import { and, count, desc, eq, gte, ilike, inArray, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { preparedPer } from '../db/prepared.ts';
+import { preparedPer, selectRows } from '../db/prepared.ts';
 import { runs } from '../db/schema.ts';
 import { newId } from '../domain/ids.ts';
 import { endingReceipt } from '../domain/runs/ending-receipt.ts';
@@ -67,9 +67,7 @@ export async function createRun(
 }
 
 export function getRun(db: Db, tenantId: string, runId: string): Promise<RunRow | null> {
-  return selectRun(db)
-    .execute({ tenantId, runId })
-    .then(([row]) => row ?? null);
+  return selectRows(selectRun(db), { tenantId, runId }).then(([row]) => row ?? null);
 }
 
 /**
