@@ -38,7 +38,7 @@ const mapResultRow = (drizzle as unknown as { mapResultRow?: MapResultRow }).map
 /** The prepared query as node-postgres runs it, or undefined (PGlite; a drizzle whose query no longer looks like this). */
 function onNodePg(prepared: object): NodePgPrepared | undefined {
   const q = prepared as Partial<NodePgPrepared>;
-  if (!mapResultRow || !(q.client instanceof pg.Pool) || !Array.isArray(q.params)) return undefined;
+  if (!(q.client instanceof pg.Pool) || !Array.isArray(q.params)) return undefined;
   return q.queryConfig?.rowMode === 'array' && q.fields !== undefined ? (q as NodePgPrepared) : undefined;
 }
 
@@ -53,11 +53,10 @@ function onNodePg(prepared: object): NodePgPrepared | undefined {
 export function selectRows<T>(prepared: { execute(values: Record<string, unknown>): Promise<T[]> }, values: Record<string, unknown>): Promise<T[]> {
   const q = onNodePg(prepared);
   if (!q || !mapResultRow) return prepared.execute(values);
-  const map = mapResultRow;
   return new Promise((resolve, reject) => {
     q.client.query({ ...q.queryConfig, values: drizzle.fillPlaceholders(q.params, values) }, (err, result) => {
       if (err) reject(err);
-      else resolve(result.rows.map((row) => map(q.fields, row, q.joinsNotNullableMap) as T));
+      else resolve(result.rows.map((row) => mapResultRow(q.fields, row, q.joinsNotNullableMap) as T));
     });
   });
 }
