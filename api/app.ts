@@ -14,7 +14,7 @@ import { outageLog } from '../services/outage-log.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
-import { serverSpan } from './middleware/server-span.ts';
+import { type HeadSampling, serverSpan } from './middleware/server-span.ts';
 import { codecCors } from './routes/codec.ts';
 import { healthFastPath } from './routes/health.ts';
 import { allRoutes, type RouteDeps } from './routes/index.ts';
@@ -26,6 +26,8 @@ export interface AppDeps extends RouteDeps {
   rateLimiters: RateLimiters;
   /** True when this process exports traces (runtime/telemetry.ts): the trace context middleware runs. */
   tracing?: boolean;
+  /** With tracing and our default sampler: a new trace is drawn before its span is made. */
+  headSampling?: HeadSampling;
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -50,7 +52,7 @@ export function createApp(deps: AppDeps): Koa {
   const recordHealth = recordsMetrics() ? (method: string, seconds: number) => requestMetrics.observe(method, '/health', 200, seconds) : undefined;
   app.use(healthFastPath(deps, recordHealth));
   // Only with tracing on: off, a request pays for nothing of it.
-  if (deps.tracing) app.use(serverSpan());
+  if (deps.tracing) app.use(serverSpan(deps.headSampling));
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger, outageLog(deps.logger, deps.checkHealth)));
   if (deps.codecEndpoint) app.use(codecCors(deps.codecEndpoint));

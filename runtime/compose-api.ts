@@ -62,6 +62,7 @@ export function composeApi(
     config,
     logger,
     tracing: telemetry().enabled,
+    headSampling: telemetry().headSampling,
     buildDate: config.buildDate,
     publicBaseUrl: config.http.publicBaseUrl,
     runs: runControl({

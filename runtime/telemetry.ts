@@ -9,11 +9,12 @@
 // runtime/telemetry-register.ts before anything else is loaded (node --import), so the
 // instrumentations see http when it is first loaded.
 import { createRequire } from 'node:module';
-import type { Context } from '@opentelemetry/api';
+import { type Context, createContextKey } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
+import type { HeadSampling } from '../api/middleware/server-span.ts';
 
 export interface Telemetry {
   /** True when spans are recorded and exported. */
@@ -21,11 +22,35 @@ export interface Telemetry {
   /** Where spans go: the Temporal workflow span sink uses the same one. */
   spanProcessor: tracing.SpanProcessor;
   resource: resources.Resource;
+  /** With our default sampler and propagators: the API draws a new trace before making its span. */
+  headSampling?: HeadSampling;
   shutdown(): Promise<void>;
 }
 
 /** The share of traces recorded when OTEL_TRACES_SAMPLER is unset: the common production default. */
 export const DEFAULT_TRACE_RATIO = 0.1;
+
+/** Where the API's draw for a new trace travels to the sampler (api/middleware/server-span.ts). */
+const HEAD_DECISION = createContextKey('gws.head-sampling-decision');
+
+/**
+ * The root of our default sampler: a span whose context carries the API's draw follows it (the API
+ * drew with the same ratio, and skips the span altogether for a read it dropped); any other new
+ * trace (a workflow, a worker's call) is sampled by its trace id, as TraceIdRatioBased does.
+ */
+class HeadDecidedSampler implements tracing.Sampler {
+  private readonly byTraceId = new tracing.TraceIdRatioBasedSampler(DEFAULT_TRACE_RATIO);
+
+  shouldSample(context: Context, traceId: string): tracing.SamplingResult {
+    const drawn = context.getValue(HEAD_DECISION);
+    if (drawn === undefined) return this.byTraceId.shouldSample(context, traceId);
+    return { decision: drawn ? tracing.SamplingDecision.RECORD_AND_SAMPLED : tracing.SamplingDecision.NOT_RECORD };
+  }
+
+  toString(): string {
+    return `HeadDecided{${DEFAULT_TRACE_RATIO}}`;
+  }
+}
 
 /**
  * The sampler: with OTEL_TRACES_SAMPLER set, none here (the SDK reads it and OTEL_TRACES_SAMPLER_ARG, the
@@ -34,7 +59,16 @@ export const DEFAULT_TRACE_RATIO = 0.1;
  */
 export function samplerFor(env: NodeJS.ProcessEnv): tracing.Sampler | undefined {
   if (env.OTEL_TRACES_SAMPLER) return undefined;
-  return new tracing.ParentBasedSampler({ root: new tracing.TraceIdRatioBasedSampler(DEFAULT_TRACE_RATIO) });
+  return new tracing.ParentBasedSampler({ root: new HeadDecidedSampler() });
+}
+
+/**
+ * The API's own draw for new traces: only under our default sampler and the default propagators
+ * (W3C trace context and baggage), whose headers the API checks before skipping them.
+ */
+export function headSamplingFor(env: NodeJS.ProcessEnv): HeadSampling | undefined {
+  if (env.OTEL_TRACES_SAMPLER || env.OTEL_PROPAGATORS) return undefined;
+  return { ratio: DEFAULT_TRACE_RATIO, decisionKey: HEAD_DECISION };
 }
 
 /** Attributes an instrumentation may set that can carry content: dropped, or cut at the query string. */
@@ -144,6 +178,6 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry 
   // ESM imports of node:http do not pass through require, where the instrumentation patches it:
   // load it once through require, so the module object every import shares is the patched one.
   createRequire(import.meta.url)('node:http');
-  current = { enabled: true, spanProcessor, resource, shutdown: () => sdk.shutdown() };
+  current = { enabled: true, spanProcessor, resource, headSampling: headSamplingFor(env), shutdown: () => sdk.shutdown() };
   return current;
 }

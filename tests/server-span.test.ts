@@ -6,13 +6,18 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import { node, tracing } from '@opentelemetry/sdk-node';
 import Koa from 'koa';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { serverSpan } from '../api/middleware/server-span.ts';
+import { type HeadSampling, serverSpan } from '../api/middleware/server-span.ts';
+import { headSamplingFor, samplerFor } from '../runtime/telemetry.ts';
 
 const exporter = new tracing.InMemorySpanExporter();
-let keep = true;
-// Samples what `keep` says, so one provider serves both cases.
+let keep: boolean | 'default' = true;
+const defaultSampler = samplerFor({}) as tracing.Sampler;
+// Samples what `keep` says, or as our default sampler does, so one provider serves every case.
 const sampler: tracing.Sampler = {
-  shouldSample: () => ({ decision: keep ? tracing.SamplingDecision.RECORD_AND_SAMPLED : tracing.SamplingDecision.NOT_RECORD }),
+  shouldSample: (...args) =>
+    keep === 'default'
+      ? defaultSampler.shouldSample(...args)
+      : { decision: keep ? tracing.SamplingDecision.RECORD_AND_SAMPLED : tracing.SamplingDecision.NOT_RECORD },
   toString: () => 'test',
 };
 // Registered as the SDK registers it: the AsyncLocalStorage context manager and the W3C propagator.
@@ -20,30 +25,40 @@ const provider = new node.NodeTracerProvider({ sampler, spanProcessors: [new tra
 
 /** What the handler saw: the active span's flags, or none. */
 let seen: { active: boolean; sampled?: boolean } | undefined;
-let server: http.Server;
+const servers: http.Server[] = [];
 let base: string;
+/** Each HeadSampling ratio's app: the API's own draw for a new trace. */
+const drawing = new Map<number, string>();
 
-beforeAll(async () => {
-  provider.register();
+/** An app with the server span and a handler that notes what it saw; its base URL. */
+async function listen(head?: HeadSampling): Promise<string> {
   const app = new Koa();
   app.use((ctx, next) => {
     ctx.state.requestId = 'req_test';
     return next();
   });
-  app.use(serverSpan());
+  app.use(serverSpan(head));
   app.use((ctx) => {
     const span = trace.getActiveSpan();
     seen = span ? { active: true, sampled: (span.spanContext().traceFlags & 1) === 1 } : { active: false };
     (ctx as { _matchedRoute?: string })._matchedRoute = ctx.path === '/health' ? '/health' : '/v1/things/:id';
     ctx.body = { ok: true };
   });
-  server = app.listen(0, '127.0.0.1');
+  const server = app.listen(0, '127.0.0.1');
+  servers.push(server);
   await new Promise((r) => server.once('listening', r));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+beforeAll(async () => {
+  provider.register();
+  base = await listen();
+  const head = headSamplingFor({}) as HeadSampling;
+  for (const ratio of [0, 1]) drawing.set(ratio, await listen({ ...head, ratio }));
 });
 
 afterAll(async () => {
-  server.close();
+  for (const server of servers) server.close();
   await provider.shutdown();
   context.disable();
   trace.disable();
@@ -90,5 +105,36 @@ describe('the server span', () => {
     expect(write.headers.get('traceparent')).toBeNull();
     expect(seen).toEqual({ active: true, sampled: false });
     expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+});
+
+describe('the API drawing a new trace (our default sampler and propagators)', () => {
+  it('records what it kept, although the trace id alone would drop nine in ten', async () => {
+    keep = 'default';
+    for (let i = 0; i < 20; i++) {
+      const res = await fetch(`${drawing.get(1)}/v1/things/${i}`);
+      expect(res.headers.get('traceparent')).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+      expect(seen).toEqual({ active: true, sampled: true });
+    }
+    expect(exporter.getFinishedSpans()).toHaveLength(20);
+  });
+
+  it('leaves a read it dropped without a context, and gives a write the unsampled decision', async () => {
+    keep = 'default';
+    const read = await fetch(`${drawing.get(0)}/v1/things/42`);
+    expect(read.headers.get('traceparent')).toBeNull();
+    expect(seen).toEqual({ active: false });
+    const write = await fetch(`${drawing.get(0)}/v1/things/42`, { method: 'POST' });
+    expect(write.headers.get('traceparent')).toBeNull();
+    expect(seen).toEqual({ active: true, sampled: false });
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('does not draw for a request that brings its trace: a sampled traceparent is continued', async () => {
+    keep = 'default';
+    const incoming = `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01`;
+    const res = await fetch(`${drawing.get(0)}/v1/things/42`, { headers: { traceparent: incoming } });
+    expect(res.headers.get('traceparent')).toMatch(new RegExp(`^00-${'c'.repeat(32)}-[0-9a-f]{16}-01$`));
+    expect(exporter.getFinishedSpans()).toHaveLength(1);
   });
 });

@@ -2,19 +2,37 @@
 // otherwise (the SDK then reads it and OTEL_TRACES_SAMPLER_ARG itself); probes and scrapes never.
 import { describe, expect, it } from 'vitest';
 import { isTracedRequest } from '../api/middleware/server-span.ts';
-import { DEFAULT_TRACE_RATIO, samplerFor } from '../runtime/telemetry.ts';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { tracing } from '@opentelemetry/sdk-node';
+import { DEFAULT_TRACE_RATIO, headSamplingFor, samplerFor } from '../runtime/telemetry.ts';
 
 describe('the sampler', () => {
   it('with no OTEL_TRACES_SAMPLER: parent-based, 10 % of new traces', () => {
     expect(DEFAULT_TRACE_RATIO).toBe(0.1);
     expect(samplerFor({})?.toString()).toBe(
-      'ParentBased{root=TraceIdRatioBased{0.1}, remoteParentSampled=AlwaysOnSampler, remoteParentNotSampled=AlwaysOffSampler, localParentSampled=AlwaysOnSampler, localParentNotSampled=AlwaysOffSampler}',
+      'ParentBased{root=HeadDecided{0.1}, remoteParentSampled=AlwaysOnSampler, remoteParentNotSampled=AlwaysOffSampler, localParentSampled=AlwaysOnSampler, localParentNotSampled=AlwaysOffSampler}',
     );
   });
 
-  it('with OTEL_TRACES_SAMPLER set: none of ours, so the SDK takes the standard variables', () => {
+  it('with OTEL_TRACES_SAMPLER set: none of ours, so the SDK takes the standard variables; and no draw in the API', () => {
     expect(samplerFor({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' })).toBeUndefined();
     expect(samplerFor({ OTEL_TRACES_SAMPLER: 'always_on' })).toBeUndefined();
+    expect(headSamplingFor({ OTEL_TRACES_SAMPLER: 'always_on' })).toBeUndefined();
+    // Other propagators: the API cannot tell from two headers that a request brings no trace.
+    expect(headSamplingFor({ OTEL_PROPAGATORS: 'b3' })).toBeUndefined();
+    expect(headSamplingFor({})?.ratio).toBe(DEFAULT_TRACE_RATIO);
+  });
+
+  it("follows the API's draw for a new trace, and samples any other new trace by its id", () => {
+    const sampler = samplerFor({}) as tracing.Sampler;
+    const key = headSamplingFor({})?.decisionKey as symbol;
+    const decide = (context: typeof ROOT_CONTEXT, traceId: string) => sampler.shouldSample(context, traceId, 'GET', 1, {}, []).decision;
+    const high = 'f'.repeat(8) + '0'.repeat(24); // dropped by a 10 % ratio (its four words XOR to the top)
+    const low = '0'.repeat(31) + '1'; // kept by it
+    expect(decide(ROOT_CONTEXT.setValue(key, true), high)).toBe(tracing.SamplingDecision.RECORD_AND_SAMPLED);
+    expect(decide(ROOT_CONTEXT.setValue(key, false), low)).toBe(tracing.SamplingDecision.NOT_RECORD);
+    expect(decide(ROOT_CONTEXT, high)).toBe(tracing.SamplingDecision.NOT_RECORD);
+    expect(decide(ROOT_CONTEXT, low)).toBe(tracing.SamplingDecision.RECORD_AND_SAMPLED);
   });
 });
 
