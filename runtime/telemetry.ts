@@ -36,7 +36,9 @@ const HEAD_DECISION = createContextKey('gws.head-sampling-decision');
 /**
  * The root of our default sampler: a span whose context carries the API's draw follows it (the API
  * drew with the same ratio, and skips the span altogether for a read it dropped); any other new
- * trace (a workflow, a worker's call) is sampled by its trace id, as TraceIdRatioBased does.
+ * trace (a workflow, a worker's call) is sampled by its trace id, as TraceIdRatioBased does. The
+ * draw stays in the request's context, but only the server span is a root there: every span under it
+ * has it as parent, so ParentBased decides those without asking this sampler.
  */
 class HeadDecidedSampler implements tracing.Sampler {
   private readonly byTraceId = new tracing.TraceIdRatioBasedSampler(DEFAULT_TRACE_RATIO);

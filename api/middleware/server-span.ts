@@ -42,8 +42,9 @@ function parentContext(ctx: Koa.Context, head: HeadSampling | undefined): Contex
  * what it is traced for:
  * - /health and /metrics: nothing at all, not even a context;
  * - any other request: a span continuing the client's `traceparent` (W3C), sampled by the SDK's
- *   sampler (for a new trace under our default sampler, drawn first: `parentContext`); its attributes are set only when it is recorded, and a GET or HEAD it does not record
- *   runs without a trace context at all (a write keeps the unsampled decision for the workflow it starts).
+ *   sampler (a new trace under our default sampler is drawn first: `parentContext`); its attributes
+ *   are set only when it is recorded, and a GET or HEAD it does not record runs without a trace
+ *   context at all (a write keeps the unsampled decision for the workflow it starts).
  * A recorded request's response carries `traceparent` beside `x-request-id`: the trace to look up.
  * One the sampler dropped carries none, since no trace of it exists to look up. The span is named by the route
  * template (`POST /v1/agent-runs`, never the path with its ids or query) and carries the request id.
