@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { webhookIdFor } from '../../services/webhook-endpoints.ts';
 import type { NotificationEvent } from '../../domain/runs/progress.ts';
-import type { ErrorLine } from './cluster.ts';
+import { type ErrorLine, sleep } from './cluster.ts';
 import type { FaultRecord } from './faults.ts';
 import type { LoadStats } from './load.ts';
 import type { Receiver } from './receiver.ts';
@@ -27,6 +27,8 @@ export interface Accounting {
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'needs_attention']);
+/** Longer than a workflow task's timeout (10 s) after a killed worker, with room for the retry. */
+const WORKFLOW_CLOSE_GRACE_MS = 60_000;
 /** The issue's target: at most 20 error-level lines for a 60 s outage, across all processes. */
 export const MAX_ERROR_LINES_PER_OUTAGE_MINUTE = 20;
 /** Lines logged this long after an outage ended still belong to it (reconnects, the "back" line). */
@@ -60,13 +62,13 @@ export async function account(input: {
     for (const run of runs) byStatus[run.status] = (byStatus[run.status] ?? 0) + 1;
     const runIds = new Set(runs.map((r) => r.id));
 
-    // Runs and workflows, one for one.
+    // Runs and workflows, one for one. A run's projection turns terminal a few workflow tasks before
+    // its execution closes (its notifications' children start in between), and a worker killed in
+    // that gap leaves them to the next worker after a task timeout: so a terminal run's workflow is
+    // given until WORKFLOW_CLOSE_GRACE_MS to close, and only one still running then is stuck.
+    const graceEnds = Date.now() + WORKFLOW_CLOSE_GRACE_MS;
     for (const run of runs) {
-      const workflow = await temporal.workflow
-        .getHandle(run.id)
-        .describe()
-        .then((d) => d.status.name)
-        .catch(() => null);
+      const workflow = await workflowStatus(temporal, run.id, TERMINAL.has(run.status) ? graceEnds : 0);
       const neverStarted = run.failure?.code === 'start_failed';
       if (!workflow && !neverStarted) violate('run_without_workflow', run.id);
       if (TERMINAL.has(run.status)) {
@@ -163,5 +165,23 @@ export async function account(input: {
   } finally {
     await db.end();
     await connection.close();
+  }
+}
+
+/** The workflow's status; while it is RUNNING and `waitUntil` is ahead, asks again until it closes. */
+async function workflowStatus(temporal: Client, workflowId: string, waitUntil: number): Promise<string | null> {
+  const asked = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    const status = await temporal.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then((d) => d.status.name)
+      .catch(() => null);
+    if (status !== 'RUNNING' || Date.now() >= waitUntil) {
+      if (attempt > 0)
+        console.log(`drill: ${workflowId}'s workflow ${status === 'RUNNING' ? 'still running' : 'closed'} after ${((Date.now() - asked) / 1000).toFixed(1)} s`);
+      return status;
+    }
+    await sleep(500);
   }
 }
