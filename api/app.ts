@@ -1,6 +1,7 @@
 // Builds the Koa application from its dependencies. Nothing here opens
 // connections: the caller (bin/*) composes services and passes them in, so
 // tests can build an app with, say, tiny rate limits or an unreachable Temporal.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from '../config/env.ts';
@@ -16,7 +17,7 @@ import { requestId } from './middleware/request-id.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { type HeadSampling, serverSpan } from './middleware/server-span.ts';
 import { codecCors } from './routes/codec.ts';
-import { healthFastPath } from './routes/health.ts';
+import { healthProbe } from './routes/health.ts';
 import { allRoutes, type RouteDeps } from './routes/index.ts';
 
 export interface AppDeps extends RouteDeps {
@@ -30,8 +31,29 @@ export interface AppDeps extends RouteDeps {
   headSampling?: HeadSampling;
 }
 
+/** What a request answered before Koa returns to the server: already settled, shared by all. */
+const ANSWERED = Promise.resolve();
+
+/** A Koa app whose request handler first offers each request to `front`, which answers it or declines. */
+class FrontedApp extends Koa {
+  constructor(
+    options: { proxy: boolean },
+    private readonly front: (req: IncomingMessage, res: ServerResponse) => boolean,
+  ) {
+    super(options);
+  }
+
+  override callback(): ReturnType<Koa['callback']> {
+    const handle = super.callback();
+    const front = this.front;
+    return (req, res) => (front(req as IncomingMessage, res as ServerResponse) ? ANSWERED : handle(req, res));
+  }
+}
+
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: deps.config.http.trustProxy });
+  // A healthy /health is answered before Koa (api/routes/health.ts); any other goes on to its route.
+  const recordHealth = recordsMetrics() ? (method: string, seconds: number) => requestMetrics.observe(method, '/health', 200, seconds) : undefined;
+  const app = new FrontedApp({ proxy: deps.config.http.trustProxy }, healthProbe(deps, recordHealth));
   // Koa's default error listener prints stack traces; our error handler already logged.
   app.silent = true;
 
@@ -48,9 +70,6 @@ export function createApp(deps: AppDeps): Koa {
   });
 
   app.use(requestId());
-  // A healthy /health is answered here, before tracing, the request log and routing; any other goes on to its route.
-  const recordHealth = recordsMetrics() ? (method: string, seconds: number) => requestMetrics.observe(method, '/health', 200, seconds) : undefined;
-  app.use(healthFastPath(deps, recordHealth));
   // Only with tracing on: off, a request pays for nothing of it.
   if (deps.tracing) app.use(serverSpan(deps.headSampling));
   app.use(requestLog(deps.logger));

@@ -209,7 +209,7 @@ describe('what is never traced', () => {
     await until(() => collector.spans.some((s) => s.traceId.toLowerCase() === traceId), 'the span of the request after them');
     const target = (s: ExportedSpan) => String(stringValue(s, 'http.target') ?? stringValue(s, 'url.path') ?? '');
     expect(collector.spans.filter((s) => /health|metrics/.test(s.name) || /^\/(health|metrics)/.test(target(s)))).toEqual([]);
-    // Answered before the request log (api/routes/health.ts healthFastPath), a healthy /health is counted all the same.
+    // Answered before the request log (api/routes/health.ts healthProbe), a healthy /health is counted all the same.
     expect(seriesValue(await scrape(metricsPorts.api), healthy) - before).toBe(10);
   });
 });

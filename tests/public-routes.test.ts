@@ -23,6 +23,26 @@ describe('GET /health', () => {
     expect(r.status).toBe(200);
     expect(r.json).toEqual({ status: 'ok', service: 'governed-workspace-service' });
   });
+  // A healthy /health is answered before Koa (api/routes/health.ts healthProbe): the same answer as the route's.
+  it("answers GET with a query and HEAD as the route does, with its headers and the caller's request id", async () => {
+    const get = await fetch(`${app.url}/health?probe=1`, { headers: { 'x-request-id': 'probe-7' } });
+    const body = await get.text();
+    expect(get.status).toBe(200);
+    expect(JSON.parse(body)).toEqual({ status: 'ok', service: 'governed-workspace-service' });
+    expect(get.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(get.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+    expect(get.headers.get('x-request-id')).toBe('probe-7');
+    const head = await fetch(`${app.url}/health`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+    expect(head.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{24}$/);
+    expect(await head.text()).toBe('');
+  });
+  it("answers another method on /health with the contract's error object", async () => {
+    const r = await fetch(`${app.url}/health`, { method: 'POST' });
+    expect(r.status).toBe(405);
+    expect((await r.json()).error.request_id).toBe(r.headers.get('x-request-id'));
+  });
 });
 
 describe('x-request-id', () => {

@@ -1,9 +1,10 @@
-import type Koa from 'koa';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { errors } from '../../domain/errors.ts';
 import type { HealthCheck, HealthReport } from '../../services/health.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { defineRoute } from '../contract/route.ts';
+import { requestIdFor } from '../middleware/request-id.ts';
 
 export const SERVICE_NAME = 'governed-workspace-service';
 
@@ -34,24 +35,38 @@ function answersHealthyNow(deps: HealthDeps): boolean {
   return !(report instanceof Promise) && isHealthy(report);
 }
 
+/** A request for /health, with or without a query (the path Koa's `ctx.path` would see). */
+const isHealthPath = (url: string | undefined) => url === '/health' || url?.startsWith('/health?') === true;
+
 /**
- * GET and HEAD /health while healthy, answered before the rest of the app: probes ask every few seconds
- * per replica, and a healthy answer needs no routing, authentication, validation or request log (which
- * logs /health only when it fails). Anything else (starting, a dependency down, a status not yet known,
- * another method or path) goes on to the route below, which answers it with the error object and logs
- * it. What it answers is the route's own 200, serialised once; with metrics on it is counted as the
- * route would be (`record`).
+ * GET and HEAD /health while healthy, answered before Koa (api/app.ts): probes ask every few seconds per
+ * replica, and a healthy answer needs no routing, authentication, validation or request log (which
+ * logs /health only when it fails), nor Koa's context, its promises and its on-finished listener,
+ * each of which also runs AsyncLocalStorage's hooks once tracing has entered a context. Anything else
+ * (starting, a dependency down, a status not yet known, another method or path) goes on to the route
+ * below, which answers it with the error object and logs it. What it answers is the route's own 200,
+ * serialised once, with the `x-request-id` every response carries; with metrics on it is counted as
+ * the route would be (`record`). Returns whether it answered.
  */
-export function healthFastPath(deps: HealthDeps, record?: (method: string, elapsedSeconds: number) => void): Koa.Middleware {
+export function healthProbe(
+  deps: HealthDeps,
+  record?: (method: string, elapsedSeconds: number) => void,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
   const body = Buffer.from(JSON.stringify(healthyBody(deps.buildDate)));
-  return function healthFastPath(ctx, next) {
-    if (ctx.path !== '/health' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+  const length = String(body.length);
+  return function healthProbe(req, res) {
+    const method = req.method;
+    if ((method !== 'GET' && method !== 'HEAD') || !isHealthPath(req.url)) return false;
     const started = record ? performance.now() : 0;
-    if (!answersHealthyNow(deps)) return next();
-    ctx.set('content-type', 'application/json; charset=utf-8');
-    ctx.body = body;
-    record?.(ctx.method, (performance.now() - started) / 1000);
-    return undefined;
+    if (!answersHealthyNow(deps)) return false;
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': length,
+      'x-request-id': requestIdFor(req.headers['x-request-id']),
+    });
+    res.end(method === 'HEAD' ? undefined : body);
+    record?.(method, (performance.now() - started) / 1000);
+    return true;
   };
 }
 
