@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { projectRoot } from '../../config/paths.ts';
 import { resolveTemporalCli, startDevServer, type DevServer } from '../../runtime/temporal-dev-server.ts';
 import { freePort } from '../../tests/support/free-port.ts';
+import { type Cores, spawnArgs } from './cores.ts';
 
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** The API's pool size; the pg anchor uses the same. */
@@ -84,7 +85,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 /** Spawns a long-lived HTTP server child and waits until `readyPath` answers 200. */
 async function startServer(name: string, args: string[], env: NodeJS.ProcessEnv, port: number, readyPath: string): Promise<Server> {
   const stderr: string[] = [];
-  const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(...spawnArgs('under-test', process.execPath, args), { cwd: projectRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   child.stderr!.setEncoding('utf8').on('data', (s: string) => {
     stderr.push(s);
@@ -213,12 +214,15 @@ export async function startAnchorServer(mode: 'hello' | 'pg', databaseUrl: strin
   );
 }
 
-/** Runs `script` (under scripts/bench) with `leading` arguments then one JSON argument; resolves to the JSON it prints last on stdout. */
-export function runJsonChild<T>(script: string, arg: unknown, env: NodeJS.ProcessEnv = {}, leading: string[] = []): Promise<T> {
+/**
+ * Runs `script` (under scripts/bench) with `leading` arguments then one JSON argument, on `cores`;
+ * resolves to the JSON it prints last on stdout.
+ */
+export function runJsonChild<T>(script: string, arg: unknown, env: NodeJS.ProcessEnv = {}, leading: string[] = [], cores: Cores = 'all'): Promise<T> {
   // A script that takes flags (leading) and no JSON argument gets none.
   const json = arg === undefined ? [] : [JSON.stringify(arg)];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...tsx, path.join(projectRoot, 'scripts', 'bench', script), ...leading, ...json], {
+    const child = spawn(...spawnArgs(cores, process.execPath, [...tsx, path.join(projectRoot, 'scripts', 'bench', script), ...leading, ...json]), {
       cwd: projectRoot,
       env: { ...process.env, NODE_ENV: 'production', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
