@@ -3,7 +3,8 @@
 // process on its own: the API under test (bin/api.ts, NODE_ENV=production, as
 // `npm run api` runs it) on a fresh Postgres database and a Temporal dev server
 // this script starts, anchors (scripts/bench/anchors.ts), and one load generator
-// child (scripts/bench/load.ts, autocannon) that does nothing else. Phases alternate
+// child (scripts/bench/load.ts, autocannon) that does nothing else (with BENCH_PIN=1, the server
+// under test on a CPU of its own: scripts/bench/cores.ts). Phases alternate
 // service, anchor, anchor, service… (each pair in the other order) with a warm-up each;
 // medians are compared. BENCH_ONLY picks comparisons; BENCH_PROFILE_DIR writes CPU profiles.
 // Writes bench-results/bench-<time>.{json,md}; docs/performance.md

@@ -1,10 +1,12 @@
-// Which CPUs each party of the bench runs on. With two or more CPUs and `taskset` (util-linux), the
-// server under test (the API, `npm start`, an anchor server, the raw-start client of row 1) runs on
+// Which CPUs each party of the bench runs on. With BENCH_PIN=1, two or more CPUs and `taskset`
+// (util-linux), the server under test (the API, `npm start`, an anchor server, the raw-start client of row 1) runs on
 // the last CPU alone, and everything else (this script, the load generator, Postgres, Temporal, the
 // trace receiver) on the others: the two sides of a comparison then run on the same core, which
 // nothing else takes from them, instead of wherever the scheduler puts them beside the load
 // generator and the database. The model's rows (6, 8) run on every CPU, as users run them.
-// BENCH_PIN=0 turns this off.
+// Off by default: it steadies one process's `/health` rounds, but it also confines the server's GC
+// and libuv threads to its one core and Temporal and Postgres to the other, and in a full run on a
+// noisy machine it spread the pairs no less (docs/performance.md, 2026-11-27 night).
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 
@@ -19,8 +21,8 @@ const hasTaskset = (() => {
   }
 })();
 
-/** Whether parties are pinned: two CPUs or more, taskset on PATH, and BENCH_PIN not 0. */
-export const pinned = process.env.BENCH_PIN !== '0' && cpus >= 2 && hasTaskset;
+/** Whether parties are pinned: BENCH_PIN=1, two CPUs or more, and taskset on PATH. */
+export const pinned = process.env.BENCH_PIN === '1' && cpus >= 2 && hasTaskset;
 
 const last = String(cpus - 1);
 const others = cpus === 2 ? '0' : `0-${cpus - 2}`;
