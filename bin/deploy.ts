@@ -1,20 +1,35 @@
 // `npm run deploy -- <command>`: blue-green rollout of a new worker build (docs/operations.md, "Deploys").
 //
 //   status                     which build is current, which is ramping, and what each build still holds
-//   ramp <percent> [--build B] send <percent> of new runs to B (default: the newest build not current)
-//   promote [--build B]        make B current (default: the ramping build, else the newest)
+//   ramp <percent> [--build B] [--wait S]
+//                              send <percent> of new runs to B (default: the newest build not current)
+//   promote [--build B] [--wait S]
+//                              make B current (default: the ramping build, else the newest)
 //   drained [--build B] [--wait S]
 //                              exit 0 when B (default: every build not current or ramping) has drained;
 //                              with --wait, keep asking for up to S seconds
 //
-// ramp and promote then nudge every run awaiting approval, so it moves to its target build.
+// ramp and promote wait up to S seconds (default 30) for B's workers to poll every task queue the current
+// build polls, then nudge every run awaiting approval, so it moves to its target build.
 // Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and WORKER_DEPLOYMENT_NAME as the workers do.
 import { parseArgs } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { loadConfigOrExit } from '../runtime/boot.ts';
-import { candidateBuild, type DeploymentStatus, type DeploymentTarget, deploymentStatus, isDrained, promoteBuild, rampBuild } from '../runtime/deployments.ts';
+import {
+  candidateBuild,
+  type DeploymentStatus,
+  type DeploymentTarget,
+  deploymentStatus,
+  isBuildMissingTaskQueues,
+  isDrained,
+  promoteBuild,
+  REGISTRATION_WAIT_MS,
+  type RoutingOptions,
+  rampBuild,
+} from '../runtime/deployments.ts';
 
-const USAGE = 'usage: npm run deploy -- status | ramp <percent> [--build B] | promote [--build B] | drained [--build B] [--wait SECONDS]';
+const USAGE =
+  'usage: npm run deploy -- status | ramp <percent> [--build B] [--wait SECONDS] | promote [--build B] [--wait SECONDS] | drained [--build B] [--wait SECONDS]';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -42,6 +57,25 @@ function printStatus(s: DeploymentStatus): void {
 }
 
 const [command, arg] = positionals;
+const waitSeconds = values.wait === undefined ? undefined : Number(values.wait);
+if (waitSeconds !== undefined && !(Number.isFinite(waitSeconds) && waitSeconds >= 0)) fail(`--wait must be a number of seconds, 0 or more.\n${USAGE}`);
+const registrationWaitMs = waitSeconds === undefined ? REGISTRATION_WAIT_MS : waitSeconds * 1000;
+
+/** Ramps or promotes `build`, saying when it waits for the build's workers; a clear refusal if they never poll every queue. */
+async function route(build: string, change: (options: RoutingOptions) => Promise<number>): Promise<number> {
+  const options: RoutingOptions = {
+    registrationWaitMs,
+    onWaitingForWorkers: () =>
+      console.error(`waiting up to ${registrationWaitMs / 1000} s for ${build}'s workers to poll every task queue the current build polls…`),
+  };
+  return await change(options).catch((err: unknown) => {
+    if (!isBuildMissingTaskQueues(err)) throw err;
+    return fail(
+      `${build} does not poll every task queue the current build polls (waited ${registrationWaitMs / 1000} s): start its workers, or wait for them to poll and try again. Nothing was changed.`,
+    );
+  });
+}
+
 // A build id goes into visibility queries, as WORKER_BUILD_ID's rule says (config/env.ts).
 if (values.build !== undefined && !/^[^:'"\\]+$/.test(values.build)) fail('--build must not contain ":", quotes or backslashes.');
 const connection = await Connection.connect({ address, connectTimeout: '5 seconds' }).catch((err: Error) =>
@@ -57,14 +91,14 @@ try {
     const percent = Number(arg);
     if (arg === undefined || !Number.isFinite(percent) || percent < 0 || percent > 100) fail(`ramp needs a percent from 0 to 100.\n${USAGE}`);
     if (!build) fail("No build to ramp: start the new build's workers first (they register it).");
-    const nudged = await rampBuild(target, build, percent);
+    const nudged = await route(build, (options) => rampBuild(target, build, percent, options));
     console.log(`ramping ${build} at ${percent}%; ${nudged} nudge(s) sent to runs awaiting approval`);
   } else if (command === 'promote') {
     if (!build) fail("No build to promote: start the new build's workers first (they register it).");
-    const nudged = await promoteBuild(target, build);
+    const nudged = await route(build, (options) => promoteBuild(target, build, options));
     console.log(`${build} is current; ${nudged} nudge(s) sent to runs awaiting approval`);
   } else if (command === 'drained') {
-    const waitMs = Number(values.wait ?? 0) * 1000;
+    const waitMs = (waitSeconds ?? 0) * 1000;
     const deadline = Date.now() + waitMs;
     const old = (s: DeploymentStatus) =>
       values.build ? [values.build] : s.builds.map((b) => b.buildId).filter((b) => b !== s.current && b !== s.ramping?.buildId);

@@ -2,7 +2,7 @@
 // which is ramping, how many runs each build still holds and whether an old build has drained; ramping and
 // promoting a new build, after which every run awaiting approval is nudged to move to its target build
 // (workflows/run-resume.ts). Raw workflow-service calls: nothing here decodes a payload, so no key is needed.
-import type { Connection } from '@temporalio/client';
+import { type Connection, isGrpcServiceError } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { AWAITING_APPROVAL_QUERY, nudgeWaitingRuns, onBuild } from '../services/upgrade-nudge.ts';
 
@@ -90,24 +90,67 @@ export function candidateBuild(status: DeploymentStatus): string | null {
   return newer.at(-1)?.buildId ?? null;
 }
 
-/** Sends `percent` of new runs (and of the waiting runs that move) to `buildId`; the rest stay on the current build. */
-export async function rampBuild(t: DeploymentTarget, buildId: string, percent: number): Promise<number> {
-  await t.connection.workflowService.setWorkerDeploymentRampingVersion({
-    namespace: t.namespace,
-    deploymentName: t.deploymentName,
-    buildId,
-    percentage: percent,
-    identity,
-  });
+/** How long a ramp or promote waits, unless told otherwise, for the new build's workers to poll every task queue. */
+export const REGISTRATION_WAIT_MS = 30_000;
+
+export interface RoutingOptions {
+  /** How long to wait for the build's workers to poll every task queue the current build polls (whenRegistered). */
+  registrationWaitMs?: number;
+  /** Called once, when the server first refuses the change for that reason and the wait begins. */
+  onWaitingForWorkers?: () => void;
+}
+
+/**
+ * Sends `percent` of new runs (and of the waiting runs that move) to `buildId`; the rest stay on the current
+ * build. Waits up to `registrationWaitMs` for the build's workers to poll every task queue (whenRegistered).
+ */
+export async function rampBuild(t: DeploymentTarget, buildId: string, percent: number, options: RoutingOptions = {}): Promise<number> {
+  await whenRegistered(options, () =>
+    t.connection.workflowService.setWorkerDeploymentRampingVersion({
+      namespace: t.namespace,
+      deploymentName: t.deploymentName,
+      buildId,
+      percentage: percent,
+      identity,
+    }),
+  );
   await untilRoutingPropagated(t);
   return await nudgeUntilMoved(t, buildId, false);
 }
 
-/** Makes `buildId` current: every new run starts on it, and the waiting runs move to it. */
-export async function promoteBuild(t: DeploymentTarget, buildId: string): Promise<number> {
-  await t.connection.workflowService.setWorkerDeploymentCurrentVersion({ namespace: t.namespace, deploymentName: t.deploymentName, buildId, identity });
+/** Makes `buildId` current: every new run starts on it, and the waiting runs move to it. Waits as rampBuild does. */
+export async function promoteBuild(t: DeploymentTarget, buildId: string, options: RoutingOptions = {}): Promise<number> {
+  await whenRegistered(options, () =>
+    t.connection.workflowService.setWorkerDeploymentCurrentVersion({ namespace: t.namespace, deploymentName: t.deploymentName, buildId, identity }),
+  );
   await untilRoutingPropagated(t);
   return await nudgeUntilMoved(t, buildId, true);
+}
+
+const GRPC_FAILED_PRECONDITION = 9;
+
+/** The server refused to route to a build that does not yet poll every task queue the current build polls. */
+export function isBuildMissingTaskQueues(err: unknown): boolean {
+  return isGrpcServiceError(err) && err.code === GRPC_FAILED_PRECONDITION && /missing active task queues/i.test(err.details);
+}
+
+/**
+ * Makes a routing change, retrying while the server refuses it because the build's workers do not yet poll
+ * every task queue the current build polls. A worker registers its build with its first poll, one task
+ * queue (workflow, activity) at a time, so a build is listed a moment before it could take every run; the
+ * server would otherwise leave those queues unversioned. Past the wait the server's refusal is thrown.
+ */
+async function whenRegistered<T>(options: RoutingOptions, change: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + (options.registrationWaitMs ?? REGISTRATION_WAIT_MS);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await change();
+    } catch (err) {
+      if (!isBuildMissingTaskQueues(err) || Date.now() >= deadline) throw err;
+      if (attempt === 1) options.onWaitingForWorkers?.();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
 }
 
 const PROPAGATION_WAIT_MS = 15_000;

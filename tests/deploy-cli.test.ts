@@ -3,7 +3,7 @@
 // a rollback made the Temporal CLI's way (no nudge): the reconciler moves the run awaiting approval to the
 // build now current, where its approval completes it. The rollout drill (tests/rollout-drill.test.ts)
 // covers what a promotion does to runs mid-flight.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -34,6 +34,28 @@ async function deploy(...args: string[]): Promise<{ code: number; stdout: string
 }
 
 const statusJson = async () => JSON.parse((await deploy('status', '--json')).stdout);
+
+/** `npm run deploy` as a child whose output can be watched while it runs. */
+function deployWatched(...args: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/deploy.ts', ...args], {
+    env: serviceEnv({ WORKER_DEPLOYMENT_NAME: deployment }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (output.stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (output.stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { output, exited };
+}
+
+/** The task queues `buildId`'s workers poll, as the server knows them. */
+async function polledQueues(buildId: string): Promise<string[]> {
+  const { workerDeploymentVersionInfo: info } = await connection.workflowService.describeWorkerDeploymentVersion({
+    namespace: 'default',
+    deploymentVersion: { deploymentName: deployment, buildId },
+  });
+  return (info?.taskQueueInfos ?? []).map((q) => q.name ?? '');
+}
 
 beforeAll(async () => {
   // The first build of a deployment becomes current when its worker starts; the second waits beside it.
@@ -99,9 +121,41 @@ describe('npm run deploy', () => {
     expect(ended.receipt).not.toBeNull();
   });
 
+  it('a build whose workers do not yet poll every task queue: ramp waits for them, and refuses once the wait is over', async () => {
+    // The current build (blue, after the rollback above) also serves a second queue, where work was just done (the
+    // server counts a queue with recent tasks as active); the new build (teal) at first polls only the first queue.
+    const current = (await statusJson()).current as string;
+    const secondQueue = `${stack.taskQueue}-second`;
+    const workers = [await startTestWorker(stack.app.database.db, secondQueue, buildEnv(current))];
+    try {
+      const temporal = new Client({ connection, dataConverter: testDataConverter() });
+      expect(await temporal.workflow.execute('probeWorkflow', { taskQueue: secondQueue, workflowId: `probe-${Date.now()}`, args: [1] })).toBe(1);
+      workers.push(await startTestWorker(stack.app.database.db, stack.taskQueue, buildEnv('teal')));
+      await until(async () => (await polledQueues('teal')).length >= 2, 'teal polling its queue');
+
+      const refused = await deploy('ramp', '10', '--build', 'teal', '--wait', '1');
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toContain('teal does not poll every task queue the current build polls (waited 1 s)');
+      expect((await statusJson()).ramping).toBeNull();
+
+      // Told to wait, ramp says so; once teal's workers poll the second queue too, it goes through.
+      const ramp = deployWatched('ramp', '10', '--build', 'teal', '--wait', '60');
+      await until(() => ramp.output.stderr.includes("waiting up to 60 s for teal's workers"), 'ramp to say it waits');
+      workers.push(await startTestWorker(stack.app.database.db, secondQueue, buildEnv('teal')));
+      expect(await ramp.exited, ramp.output.stderr).toBe(0);
+      expect(ramp.output.stdout).toContain('ramping teal at 10%');
+      expect((await statusJson()).ramping).toEqual({ buildId: 'teal', percent: 10 });
+    } finally {
+      await Promise.all(workers.map((w) => w.stop()));
+    }
+  });
+
   it('refuses a bad percent with its usage, exit 2', async () => {
     const bad = await deploy('ramp', '120');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('ramp needs a percent from 0 to 100');
+    const badWait = await deploy('ramp', '10', '--wait', 'soon');
+    expect(badWait.code).toBe(2);
+    expect(badWait.stderr).toContain('--wait must be a number of seconds');
   });
 });

@@ -16,7 +16,14 @@ function drill(args: string[]): Promise<{ code: number | null; output: string }>
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, output })));
 }
 
-const summaryOf = (output: string) => JSON.parse(output.trim().split('\n').at(-1)!);
+// The drill's last line is its JSON summary; when it is not (the drill crashed), the error carries the output.
+function summaryOf(output: string) {
+  try {
+    return JSON.parse(output.trim().split('\n').at(-1)!);
+  } catch {
+    throw new Error(`the drill printed no summary; its output:\n${output}`);
+  }
+}
 
 describe('npm run drill -- --rollout --quick', () => {
   it('with versioning: 0 non-determinism, 0 stuck, 0 double effects or charges, holds ended; each run on the build PINNED promises', {

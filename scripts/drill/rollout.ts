@@ -99,9 +99,11 @@ export async function rolloutDrill(options: { quick: boolean; versioning: boolea
   console.log(`drill --rollout: v1 ${v1}, v2 ${v2}; ${waiting.length} waiting, ${settling.length} in settle, ${executing.length} executing`);
 
   // 3. Ramp, promote, approve the waiting runs, new runs.
-  if (options.versioning) await rampBuild(target, v2, 10);
+  // v2 is listed once one of its pollers registered; the ramp waits (up to 30 s) until it polls every queue.
+  const waitingForWorkers = { onWaitingForWorkers: () => console.log(`drill --rollout: waiting for ${v2}'s workers to poll every task queue`) };
+  if (options.versioning) await rampBuild(target, v2, 10, waitingForWorkers);
   await createAll('ramped', n.ramped, 'analysis');
-  if (options.versioning) console.log(`drill --rollout: promoted ${v2}; ${await promoteBuild(target, v2)} waiting run(s) nudged`);
+  if (options.versioning) console.log(`drill --rollout: promoted ${v2}; ${await promoteBuild(target, v2, waitingForWorkers)} waiting run(s) nudged`);
   await Promise.all(waiting.map((id) => load.approveRun(tenant, id, runTimeoutMs)));
   const after = await createAll('after', n.after, 'approve');
   await Promise.all(after.map((id) => load.approveRun(tenant, id, runTimeoutMs)));
