@@ -12,17 +12,18 @@ import os from 'node:os';
 
 const cpus = os.availableParallelism();
 
-const hasTaskset = (() => {
+/** Whether `taskset` runs here; asked only when pinning is asked for. */
+function hasTaskset(): boolean {
   try {
     execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
     return true;
   } catch {
     return false;
   }
-})();
+}
 
 /** Whether parties are pinned: BENCH_PIN=1, two CPUs or more, and taskset on PATH. */
-export const pinned = process.env.BENCH_PIN === '1' && cpus >= 2 && hasTaskset;
+export const pinned = process.env.BENCH_PIN === '1' && cpus >= 2 && hasTaskset();
 
 const last = String(cpus - 1);
 const others = cpus === 2 ? '0' : `0-${cpus - 2}`;
