@@ -79,6 +79,36 @@ async function alternate(name: string, a: () => Promise<LoadResult>, b: () => Pr
   return { a: medianOf(rec.a), b: medianOf(rec.b) };
 }
 
+/**
+ * Rows 7 and 9: two settings of the API compared on a fresh pair of processes for each repetition (both
+ * started together, one run's GET measured first, then /health, both stopped), instead of one pair for
+ * the whole comparison. One process keeps its own speed for its life (where the scheduler and V8 happen
+ * to put it): with one pair, the same tree's traced GET at 10 % measured 0.99, 0.90 and 0.69 of tracing
+ * off in three full runs, each run's five pairs alike (docs/performance.md, 2026-11-27 late night). The
+ * median is then one over REPS pairs of processes, as well as over REPS phases.
+ */
+async function alternateFreshPairs(
+  name: string,
+  start: { a: () => Promise<Server>; b: () => Promise<Server> },
+  requests: { get: (url: string) => Promise<LoadResult>; health: (url: string) => Promise<LoadResult> },
+) {
+  const recs = { get: { a: [] as LoadResult[], b: [] as LoadResult[] }, health: { a: [] as LoadResult[], b: [] as LoadResult[] } };
+  phases[`${name}-get-run`] = recs.get;
+  phases[`${name}-health`] = recs.health;
+  for (let i = 0; i < REPS; i++) {
+    const [a, b] = await Promise.all([start.a(), start.b()]);
+    const order = i % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const);
+    for (const kind of ['get', 'health'] as const) {
+      for (const side of order) recs[kind][side].push(await requests[kind](side === 'a' ? a.url : b.url));
+      const [ra, rb] = [recs[kind].a.at(-1)!, recs[kind].b.at(-1)!];
+      for (const r of [ra, rb]) if (r.failed) log(`  ${name}-${kind}: ${r.failed} failed; statuses ${JSON.stringify(r.statuses ?? {})}`);
+      log(`${name}-${kind === 'get' ? 'get-run' : 'health'} rep ${i + 1}/${REPS}: ${ra.rps} vs ${rb.rps} req/s; p50 ${ra.p50_ms} vs ${rb.p50_ms} ms`);
+    }
+    await Promise.all([a.stop(), b.stop()]);
+  }
+  return { get: { a: medianOf(recs.get.a), b: medianOf(recs.get.b) }, health: { a: medianOf(recs.health.a), b: medianOf(recs.health.b) } };
+}
+
 let temporal: DevServer | undefined;
 let database: BenchDatabase | undefined;
 let cluster: BenchCluster | null = null;
@@ -113,6 +143,11 @@ try {
     return started;
   };
   const auth = (secret: string) => ({ authorization: `Bearer ${secret}`, 'content-type': 'application/json' });
+  /** Rows 7 and 9: one run's GET and /health, c=50, on a server at `url`. */
+  const runRequests = {
+    get: (url: string) => load({ url: `${url}/v1/agent-runs/${s.small.sampleRunId!}`, headers: auth(s.small.secret), connections: 50 }),
+    health: (url: string) => load({ url: `${url}/health`, connections: 50 }),
+  };
   const rows: Row[] = [];
 
   // 1. Creation, c=10, no worker on the queue; no Idempotency-Key (each request a new run).
@@ -230,21 +265,18 @@ try {
   // parent-based; /health never traced) and at 100 %. docs/performance.md has the µs per request.
   if (selected('tracing')) {
     const collector = await startDiscardingCollector();
-    const runId = s.small.sampleRunId!;
     const samplings: { label: string; name: string; env: Record<string, string>; bounds: { health: number; get: number } }[] = [
       { label: 'default sampling (10 %)', name: 'api-traced-default', env: {}, bounds: { health: 0.9, get: 0.85 } },
       { label: '100 %', name: 'api-traced-all', env: { OTEL_TRACES_SAMPLER: 'always_on' }, bounds: { health: 0.5, get: 0.68 } },
     ];
     for (const sampling of samplings) {
-      const traced = await freshApi(sampling.name, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, ...sampling.env });
-      // Tracing off, started with it: both sides serve the same requests from the same start.
-      const untraced = await freshApi('api-untraced');
-      // One run's GET first: once the traced side has recorded a request its context machinery is on,
-      // as in production, where one process serves both, and /health is then measured with it.
-      const get = await alternate(
-        `${sampling.name}-get-run`,
-        () => load({ url: `${traced.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
-        () => load({ url: `${untraced.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
+      // Tracing off, started with it each time: both sides serve the same requests from the same start. One
+      // run's GET first: once the traced side has recorded a request its context machinery is on, as in
+      // production, where one process serves both, and /health is then measured with it.
+      const { get, health } = await alternateFreshPairs(
+        sampling.name,
+        { a: () => freshApi(sampling.name, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, ...sampling.env }), b: () => freshApi('api-untraced') },
+        runRequests,
       );
       rows.push(
         atLeast(
@@ -256,11 +288,6 @@ try {
           get.a.failed + get.b.failed,
         ),
       );
-      const health = await alternate(
-        `${sampling.name}-health`,
-        () => load({ url: `${traced.url}/health`, connections: 50 }),
-        () => load({ url: `${untraced.url}/health`, connections: 50 }),
-      );
       rows.push(
         atLeast(
           `7. GET /health c=50, tracing on, ${sampling.label} vs off`,
@@ -271,7 +298,6 @@ try {
           health.a.failed + health.b.failed,
         ),
       );
-      await Promise.all([traced.stop(), untraced.stop()]);
     }
     await collector.stop();
   }
@@ -279,24 +305,14 @@ try {
   // 9. Metrics' cost: the API serving metrics (production's default) against the same API with
   // METRICS_PORT=0, which records none.
   if (selected('metrics')) {
-    // Both started now, so both serve the same requests from the same start.
-    const serving = await freshApi('api-metrics-on');
-    const quiet = await freshApi('api-metrics-off', { METRICS_PORT: '0' });
-    const runId = s.small.sampleRunId!;
-    // The same order as row 7's: one run's GET, then /health.
-    const get = await alternate(
-      'metrics-get-run',
-      () => load({ url: `${serving.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
-      () => load({ url: `${quiet.url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
+    // Both started together for each repetition, one run's GET then /health, as row 7's.
+    const { get, health } = await alternateFreshPairs(
+      'metrics',
+      { a: () => freshApi('api-metrics-on'), b: () => freshApi('api-metrics-off', { METRICS_PORT: '0' }) },
+      runRequests,
     );
     rows.push(atLeast('9. GET /v1/agent-runs/{id} c=50, metrics on vs off', 'req/s', get.a.rps, get.b.rps, 0.95, get.a.failed + get.b.failed));
-    const health = await alternate(
-      'metrics-health',
-      () => load({ url: `${serving.url}/health`, connections: 50 }),
-      () => load({ url: `${quiet.url}/health`, connections: 50 }),
-    );
     rows.push(atLeast('9. GET /health c=50, metrics on vs off', 'req/s', health.a.rps, health.b.rps, 0.95, health.a.failed + health.b.failed));
-    await Promise.all([serving.stop(), quiet.stop()]);
   }
 
   if (selected('embedded')) {
