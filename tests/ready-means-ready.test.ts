@@ -100,6 +100,19 @@ async function stop(started: Started): Promise<void> {
 
 const coreKeyIn = (out: string) => /core\s+(gws_core_\S+)/.exec(out)?.[1];
 
+/** Waits for the first 200 of /health; if npm start exits or never gets there, the error carries what it printed. */
+async function firstOk(started: Started, base: string): Promise<void> {
+  const outcome = await until(
+    async () => (started.child.exitCode !== null ? 'exited' : statusOf(await ask(`${base}/health`)) === 200 ? 'ok' : null),
+    'the first 200 of /health',
+    { withinMs: 180_000, everyMs: POLL_MS },
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; npm start printed:\n${started.output().slice(-8_000)}`);
+  });
+  if (outcome === 'exited')
+    throw new Error(`npm start exited (${started.child.exitCode}) before its first 200; it printed:\n${started.output().slice(-8_000)}`);
+}
+
 describe('npm start over Postgres: ready means ready', () => {
   it('a 60 s outage that starts right at the first 200 of /health gets 503s, at most 20 error lines, and recovery within 30 s', async () => {
     const postgres = await startPrivatePostgres();
@@ -107,7 +120,7 @@ describe('npm start over Postgres: ready means ready', () => {
     const { started, base } = await npmStartOver(postgres.url);
     try {
       // Polled as a load balancer would: connections refused before the process listens are expected.
-      await until(async () => statusOf(await ask(`${base}/health`)) === 200, 'the first 200 of /health', { withinMs: 180_000, everyMs: POLL_MS });
+      await firstOk(started, base);
       postgres.stop();
       const outageFrom = started.output().length;
       const stoppedAt = Date.now();
