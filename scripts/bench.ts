@@ -56,26 +56,32 @@ const generator = startLoadGenerator();
 const load = (a: Omit<LoadArgs, 'warmupSeconds' | 'seconds'>, seconds = SECONDS) =>
   generator.measure<LoadResult>({ warmupSeconds: WARMUP, seconds, ...a } satisfies LoadArgs);
 
-const phases: Record<string, { a: LoadResult[]; b: LoadResult[] }> = {};
+const phases: Record<string, Phase> = {};
+type Phase = { a: LoadResult[]; b: LoadResult[] };
+
 /**
- * A, B, B, A, A, B, …: REPS of each, each pair in the other order than the one before, so a
- * drift over the comparison (the dev server slowing as workflows pile up) favours neither side;
- * medians of each side.
+ * Repetition `i` of phase `name`: both sides measured, A then B on even repetitions and B then A on odd
+ * ones (A, B, B, A, A, B, …), so a drift over the comparison (the dev server slowing as workflows pile up)
+ * favours neither side; then logged.
  */
-async function alternate(name: string, a: () => Promise<LoadResult>, b: () => Promise<LoadResult>) {
-  const rec = { a: [] as LoadResult[], b: [] as LoadResult[] };
-  phases[name] = rec;
-  for (let i = 0; i < REPS; i++) {
-    if (i % 2 === 0) {
-      rec.a.push(await a());
-      rec.b.push(await b());
-    } else {
-      rec.b.push(await b());
-      rec.a.push(await a());
-    }
-    for (const r of [rec.a.at(-1)!, rec.b.at(-1)!]) if (r.failed) log(`  ${name}: ${r.failed} failed; statuses ${JSON.stringify(r.statuses ?? {})}`);
-    log(`${name} rep ${i + 1}/${REPS}: ${rec.a.at(-1)!.rps} vs ${rec.b.at(-1)!.rps} req/s; p50 ${rec.a.at(-1)!.p50_ms} vs ${rec.b.at(-1)!.p50_ms} ms`);
+async function measureRep(name: string, rec: Phase, i: number, a: () => Promise<LoadResult>, b: () => Promise<LoadResult>) {
+  if (i % 2 === 0) {
+    rec.a.push(await a());
+    rec.b.push(await b());
+  } else {
+    rec.b.push(await b());
+    rec.a.push(await a());
   }
+  const [ra, rb] = [rec.a.at(-1)!, rec.b.at(-1)!];
+  for (const r of [ra, rb]) if (r.failed) log(`  ${name}: ${r.failed} failed; statuses ${JSON.stringify(r.statuses ?? {})}`);
+  log(`${name} rep ${i + 1}/${REPS}: ${ra.rps} vs ${rb.rps} req/s; p50 ${ra.p50_ms} vs ${rb.p50_ms} ms`);
+}
+
+/** REPS repetitions of A against B (measureRep); medians of each side. */
+async function alternate(name: string, a: () => Promise<LoadResult>, b: () => Promise<LoadResult>) {
+  const rec: Phase = { a: [], b: [] };
+  phases[name] = rec;
+  for (let i = 0; i < REPS; i++) await measureRep(name, rec, i, a, b);
   return { a: medianOf(rec.a), b: medianOf(rec.b) };
 }
 
@@ -92,17 +98,19 @@ async function alternateFreshPairs(
   start: { a: () => Promise<Server>; b: () => Promise<Server> },
   requests: { get: (url: string) => Promise<LoadResult>; health: (url: string) => Promise<LoadResult> },
 ) {
-  const recs = { get: { a: [] as LoadResult[], b: [] as LoadResult[] }, health: { a: [] as LoadResult[], b: [] as LoadResult[] } };
-  phases[`${name}-get-run`] = recs.get;
-  phases[`${name}-health`] = recs.health;
+  const kinds = { get: `${name}-get-run`, health: `${name}-health` } as const;
+  const recs: Record<keyof typeof kinds, Phase> = { get: { a: [], b: [] }, health: { a: [], b: [] } };
+  for (const kind of ['get', 'health'] as const) phases[kinds[kind]] = recs[kind];
   for (let i = 0; i < REPS; i++) {
     const [a, b] = await Promise.all([start.a(), start.b()]);
-    const order = i % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const);
     for (const kind of ['get', 'health'] as const) {
-      for (const side of order) recs[kind][side].push(await requests[kind](side === 'a' ? a.url : b.url));
-      const [ra, rb] = [recs[kind].a.at(-1)!, recs[kind].b.at(-1)!];
-      for (const r of [ra, rb]) if (r.failed) log(`  ${name}-${kind}: ${r.failed} failed; statuses ${JSON.stringify(r.statuses ?? {})}`);
-      log(`${name}-${kind === 'get' ? 'get-run' : 'health'} rep ${i + 1}/${REPS}: ${ra.rps} vs ${rb.rps} req/s; p50 ${ra.p50_ms} vs ${rb.p50_ms} ms`);
+      await measureRep(
+        kinds[kind],
+        recs[kind],
+        i,
+        () => requests[kind](a.url),
+        () => requests[kind](b.url),
+      );
     }
     await Promise.all([a.stop(), b.stop()]);
   }
