@@ -85,21 +85,29 @@ async function alternate(name: string, a: () => Promise<LoadResult>, b: () => Pr
   return { a: medianOf(rec.a), b: medianOf(rec.b) };
 }
 
+/** What one side of a fresh pair is: one server, or (row 10's anchors) two, stopped together. */
+interface Side {
+  stop(): Promise<void>;
+}
+type PairKind = 'get' | 'health';
+/** Each kind's request on each side of a pair. */
+type PairRequests<A, B> = Record<PairKind, { a: (side: A) => Promise<LoadResult>; b: (side: B) => Promise<LoadResult> }>;
+
 /**
- * Rows 7 and 9: two settings of the API compared on a fresh pair of processes for each repetition (both
- * started together, one run's GET measured first, then /health, both stopped), instead of one pair for
- * the whole comparison. One process keeps its own speed for its life (where the scheduler and V8 happen
- * to put it): with one pair, the same tree's traced GET at 10 % measured 0.99, 0.90 and 0.69 of tracing
- * off in three full runs, each run's five pairs alike (docs/performance.md, 2026-11-27 late night). The
- * median is then one over REPS pairs of processes, as well as over REPS phases.
+ * Rows 7, 9 and 10: two sides compared on a fresh pair of processes for each repetition (both started
+ * together, one run's GET measured first, then /health, both stopped), instead of one pair for the whole
+ * comparison. One process keeps its own speed for its life (where the scheduler and V8 happen to put
+ * it): with one pair, the same tree's traced GET at 10 % measured 0.99, 0.90 and 0.69 of tracing off in
+ * three full runs, each run's five pairs alike (docs/performance.md, 2026-11-27 late night). The median
+ * is then one over REPS pairs of processes, as well as over REPS phases.
  */
-async function alternateFreshPairs(
+async function alternateFreshPairs<A extends Side, B extends Side>(
   name: string,
-  start: { a: () => Promise<Server>; b: () => Promise<Server> },
-  requests: { get: (url: string) => Promise<LoadResult>; health: (url: string) => Promise<LoadResult> },
+  start: { a: () => Promise<A>; b: () => Promise<B> },
+  requests: PairRequests<A, B>,
 ) {
   const kinds = { get: `${name}-get-run`, health: `${name}-health` } as const;
-  const recs: Record<keyof typeof kinds, Phase> = { get: { a: [], b: [] }, health: { a: [], b: [] } };
+  const recs: Record<PairKind, Phase> = { get: { a: [], b: [] }, health: { a: [], b: [] } };
   for (const kind of ['get', 'health'] as const) phases[kinds[kind]] = recs[kind];
   for (let i = 0; i < REPS; i++) {
     const [a, b] = await Promise.all([start.a(), start.b()]);
@@ -108,8 +116,8 @@ async function alternateFreshPairs(
         kinds[kind],
         recs[kind],
         i,
-        () => requests[kind](a.url),
-        () => requests[kind](b.url),
+        () => requests[kind].a(a),
+        () => requests[kind].b(b),
       );
     }
     await Promise.all([a.stop(), b.stop()]);
@@ -151,10 +159,20 @@ try {
     return started;
   };
   const auth = (secret: string) => ({ authorization: `Bearer ${secret}`, 'content-type': 'application/json' });
-  /** Rows 7 and 9: one run's GET and /health, c=50, on a server at `url`. */
-  const runRequests = {
-    get: (url: string) => load({ url: `${url}/v1/agent-runs/${s.small.sampleRunId!}`, headers: auth(s.small.secret), connections: 50 }),
+  const runId = s.small.sampleRunId!;
+  /** One run's GET and /health, c=50: on our server at `url` (`ours`), and on the routed anchors (rows 2, 3 and 10). */
+  const ours = {
+    get: (url: string) => load({ url: `${url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
     health: (url: string) => load({ url: `${url}/health`, connections: 50 }),
+  };
+  const anchored = {
+    get: (url: string) => load({ url: `${url}/v1/agent-runs/${runId}?tenant=${s.small.tenantId}`, connections: 50 }),
+    health: (url: string) => load({ url: `${url}/health`, connections: 50 }),
+  };
+  /** Rows 7 and 9: the same requests on both sides of a pair of APIs. */
+  const oursOnBoth: PairRequests<Server, Server> = {
+    get: { a: (x) => ours.get(x.url), b: (x) => ours.get(x.url) },
+    health: { a: (x) => ours.health(x.url), b: (x) => ours.health(x.url) },
   };
   const rows: Row[] = [];
 
@@ -185,17 +203,13 @@ try {
     rows.push(atLeast('1. POST /v1/agent-runs c=10 vs raw workflow.start', 'req/s', create.a.rps, create.b.rps, 0.9, create.a.failed + create.b.failed));
   }
 
+  type Compared = { a: LoadResult; b: LoadResult };
   /**
-   * Rows 2 and 3 for the server at `url` (the API, or `npm start` for row 10): /health against the routed
-   * anchor answering a constant, and one run's GET against the routed anchor doing one pg query.
+   * Rows 2 and 3 (and row 10's, for `npm start`): /health against the routed anchor answering a
+   * constant, and one run's GET against the routed anchor doing one pg query.
    */
-  const routedRows = async (row: string, prefix: string, url: string, only: { health: boolean; getRun: boolean }) => {
-    if (only.health) {
-      const health = await alternate(
-        `${prefix}health`,
-        () => load({ url: `${url}/health`, connections: 50 }),
-        () => load({ url: `${hello.url}/health`, connections: 50 }),
-      );
+  const routedRows = (row: string, health: Compared | undefined, get: Compared | undefined) => {
+    if (health) {
       rows.push(
         atLeast(
           `${row.replace('#', '2')}GET /health c=50 vs Koa + router, constant /health`,
@@ -207,13 +221,7 @@ try {
         ),
       );
     }
-    if (only.getRun) {
-      const runId = s.small.sampleRunId!;
-      const get = await alternate(
-        `${prefix}get-run`,
-        () => load({ url: `${url}/v1/agent-runs/${runId}`, headers: auth(s.small.secret), connections: 50 }),
-        () => load({ url: `${onePg.url}/v1/agent-runs/${runId}?tenant=${s.small.tenantId}`, connections: 50 }),
-      );
+    if (get) {
       const failed = get.a.failed + get.b.failed;
       const target = `${row.replace('#', '3')}GET /v1/agent-runs/{id} c=50 vs Koa + router + 1 pg query`;
       rows.push(atLeast(target, 'req/s', get.a.rps, get.b.rps, 0.8, failed));
@@ -223,17 +231,49 @@ try {
 
   // 2. /health c=50 vs Koa + @koa/router with the API's routes, /health answering a constant.
   // 3. One run c=50 vs Koa + @koa/router with the API's routes, the run route doing one pg query.
-  await routedRows('#. ', '', api.url, { health: selected('health'), getRun: selected('get-run') });
+  const phaseOf = { get: 'get-run', health: 'health' } as const;
+  const anchorUrl = { get: onePg.url, health: hello.url };
+  const againstAnchors = async (kind: PairKind) =>
+    selected(phaseOf[kind])
+      ? await alternate(
+          phaseOf[kind],
+          () => ours[kind](api.url),
+          () => anchored[kind](anchorUrl[kind]),
+        )
+      : undefined;
+  routedRows('#. ', await againstAnchors('health'), await againstAnchors('get'));
 
   // 10. `npm start` as users run it (API and worker in one process, over Postgres) vs the same anchors:
-  // the default must serve at its API's speed.
+  // the default must serve at its API's speed. A fresh `npm start` (in a fresh data directory) and fresh
+  // anchors for each repetition, as rows 7 and 9: with one of each per run, the row moved between
+  // 0.76 and 0.90 from run to run of the same tree, while its five repetitions agreed within a run.
   if (selected('npm-start')) {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gws-bench-start-'));
-    const start = await startNpmStart({ databaseUrl: database.url, temporalAddress: temporal.address, payloadKey, taskQueue: 'bench-npm-start', dataDir });
-    servers.push(start);
-    await routedRows('10. npm start (row #): ', 'npm-start-', start.url, { health: true, getRun: true });
-    await start.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    const startDefault = async () => {
+      const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gws-bench-start-'));
+      const started = await startNpmStart({ ...settings, taskQueue: 'bench-npm-start', dataDir });
+      servers.push(started);
+      return {
+        url: started.url,
+        stop: async () => {
+          await started.stop();
+          rmSync(dataDir, { recursive: true, force: true });
+        },
+      };
+    };
+    const startAnchors = async () => {
+      const [constant, onePgQuery] = await Promise.all([startAnchorServer('hello', database!.url), startAnchorServer('pg', database!.url)]);
+      servers.push(constant, onePgQuery);
+      return { constant, onePgQuery, stop: async () => void (await Promise.all([constant.stop(), onePgQuery.stop()])) };
+    };
+    const compared = await alternateFreshPairs(
+      'npm-start',
+      { a: startDefault, b: startAnchors },
+      {
+        get: { a: (x) => ours.get(x.url), b: (x) => anchored.get(x.onePgQuery.url) },
+        health: { a: (x) => ours.health(x.url), b: (x) => anchored.health(x.constant.url) },
+      },
+    );
+    routedRows('10. npm start (row #): ', compared.health, compared.get);
   }
 
   // 4. Listing shapes at 10 000 runs vs 100 runs (two tenants, same shapes).
@@ -284,7 +324,7 @@ try {
       const { get, health } = await alternateFreshPairs(
         sampling.name,
         { a: () => freshApi(sampling.name, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, ...sampling.env }), b: () => freshApi('api-untraced') },
-        runRequests,
+        oursOnBoth,
       );
       rows.push(
         atLeast(
@@ -317,7 +357,7 @@ try {
     const { get, health } = await alternateFreshPairs(
       'metrics',
       { a: () => freshApi('api-metrics-on'), b: () => freshApi('api-metrics-off', { METRICS_PORT: '0' }) },
-      runRequests,
+      oursOnBoth,
     );
     rows.push(atLeast('9. GET /v1/agent-runs/{id} c=50, metrics on vs off', 'req/s', get.a.rps, get.b.rps, 0.95, get.a.failed + get.b.failed));
     rows.push(atLeast('9. GET /health c=50, metrics on vs off', 'req/s', health.a.rps, health.b.rps, 0.95, health.a.failed + health.b.failed));
