@@ -18,6 +18,7 @@ const unitFiles = [
   'tests/exact-analysis-tools.test.ts',
   'tests/response-checks.test.ts',
   'tests/server-span.test.ts',
+  'tests/promise-context-manager.test.ts',
   'tests/request-metrics.test.ts',
   'tests/install-scripts.test.ts',
   'tests/workflow.test.ts',

@@ -75,7 +75,7 @@ export function newPool(config: pg.PoolConfig): pg.Pool {
   const database = databaseName(config);
   const attributes: Attributes = { 'db.system': 'postgresql', ...(database ? { 'db.name': database } : {}) };
   // Connections are kept, not closed after 10 s idle: pg-pool arms a timer on every release to close
-  // them, one more timer per query (and with tracing on, one more run of AsyncLocalStorage's hooks).
+  // them, one more timer per query.
   // A pool is at most `max` (10) connections; one the server drops is removed on its error.
   const pool = new pg.Pool({ idleTimeoutMillis: 0, ...config, Client: tracedClientClass(attributes) });
   const connect = pool.connect.bind(pool) as (callback?: (...args: unknown[]) => void) => unknown;

@@ -47,7 +47,7 @@ function onNodePg(prepared: object): NodePgPrepared | undefined {
  * prepared (name, text, parameters, type parsers) goes through the pool's callback API and each row
  * through drizzle's own mapper: `execute` wraps that one call in five async functions (two no-op
  * tracing spans and a query cache this service does not use), nine promises a read instead of one,
- * and with tracing on each runs AsyncLocalStorage's hooks (docs/performance.md, row 7). Anywhere else,
+ * and with tracing on each runs its context manager's promise hooks (docs/performance.md, row 7). Anywhere else,
  * `execute` itself.
  */
 export function selectRows<T>(prepared: { execute(values: Record<string, unknown>): Promise<T[]> }, values: Record<string, unknown>): Promise<T[]> {

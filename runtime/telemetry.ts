@@ -8,6 +8,7 @@
 // first, which drops what could carry customer content (SQL text, query strings). Started by
 // runtime/telemetry-register.ts before anything else is loaded (node --import), so the
 // instrumentations see http when it is first loaded.
+import type { RequestOptions } from 'node:http';
 import { createRequire } from 'node:module';
 import { type Context, createContextKey } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -15,6 +16,7 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
 import type { HeadSampling } from '../api/middleware/server-span.ts';
+import { PromiseContextManager } from './promise-context-manager.ts';
 
 export interface Telemetry {
   /** True when spans are recorded and exported. */
@@ -137,6 +139,23 @@ export class ContentFreeProcessor implements tracing.SpanProcessor {
   }
 }
 
+/**
+ * Whether an outgoing request goes to the collector at `endpoint`: the exporter's own requests, never
+ * traced. The exporter sends inside a context that suppresses tracing, but it sends a retry from a
+ * timer, which our context manager does not carry a context into (runtime/promise-context-manager.ts).
+ */
+export function sentTo(endpoint: string): (request: RequestOptions) => boolean {
+  let collector: URL;
+  try {
+    collector = new URL(endpoint);
+  } catch {
+    return () => false;
+  }
+  const portOf = (port: unknown, protocol: unknown) => String(port || (protocol === 'https:' ? 443 : 80));
+  const collectorPort = portOf(collector.port, collector.protocol);
+  return (request) => (request.hostname ?? request.host) === collector.hostname && portOf(request.port, request.protocol) === collectorPort;
+}
+
 const disabled = (serviceName: string): Telemetry => ({
   enabled: false,
   spanProcessor: new tracing.NoopSpanProcessor(),
@@ -165,6 +184,8 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry 
   const sampler = samplerFor(env);
   const sdk = new NodeSDK({
     resource,
+    // The SDK enables only the manager it makes itself.
+    contextManager: new PromiseContextManager().enable(),
     ...(sampler ? { sampler } : {}),
     spanProcessors: [spanProcessor],
     instrumentations: [
@@ -172,7 +193,7 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry 
       // span from the API itself (api/middleware/server-span.ts), which skips /health and /metrics
       // before anything is made and sets attributes only on a sampled span: patching node:http
       // would cost every request a context and its listeners before the sampler decides.
-      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
+      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, ignoreOutgoingRequestHook: sentTo(endpoint) }),
       new UndiciInstrumentation(),
     ],
   });

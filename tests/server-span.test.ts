@@ -7,6 +7,7 @@ import { node, tracing } from '@opentelemetry/sdk-node';
 import Koa from 'koa';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type HeadSampling, serverSpan } from '../api/middleware/server-span.ts';
+import { PromiseContextManager } from '../runtime/promise-context-manager.ts';
 import { headSamplingFor, samplerFor } from '../runtime/telemetry.ts';
 
 const exporter = new tracing.InMemorySpanExporter();
@@ -20,7 +21,7 @@ const sampler: tracing.Sampler = {
       : { decision: keep ? tracing.SamplingDecision.RECORD_AND_SAMPLED : tracing.SamplingDecision.NOT_RECORD },
   toString: () => 'test',
 };
-// Registered as the SDK registers it: the AsyncLocalStorage context manager and the W3C propagator.
+// Registered as runtime/telemetry.ts registers it: our context manager and the W3C propagator.
 const provider = new node.NodeTracerProvider({ sampler, spanProcessors: [new tracing.SimpleSpanProcessor(exporter)] });
 
 /** What the handler saw: the active span's flags, or none. */
@@ -51,7 +52,7 @@ async function listen(head?: HeadSampling): Promise<string> {
 }
 
 beforeAll(async () => {
-  provider.register();
+  provider.register({ contextManager: new PromiseContextManager().enable() });
   base = await listen();
   const head = headSamplingFor({}) as HeadSampling;
   for (const ratio of [0, 1]) drawing.set(ratio, await listen({ ...head, ratio }));

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { isTracedRequest } from '../api/middleware/server-span.ts';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { tracing } from '@opentelemetry/sdk-node';
-import { DEFAULT_TRACE_RATIO, headSamplingFor, samplerFor } from '../runtime/telemetry.ts';
+import { DEFAULT_TRACE_RATIO, headSamplingFor, samplerFor, sentTo } from '../runtime/telemetry.ts';
 
 describe('the sampler', () => {
   it('with no OTEL_TRACES_SAMPLER: parent-based, 10 % of new traces', () => {
@@ -40,5 +40,18 @@ describe('requests never traced', () => {
   it('/health and /metrics, with or without a query string; everything else is', () => {
     for (const url of ['/health', '/health?probe=1', '/metrics']) expect(isTracedRequest(url)).toBe(false);
     for (const url of ['/v1/agent-runs', '/healthz', '/v1/health', '/']) expect(isTracedRequest(url)).toBe(true);
+  });
+});
+
+describe('requests to the collector', () => {
+  it("are never traced: the exporter's own, a retry among them", () => {
+    const toCollector = sentTo('http://127.0.0.1:4318');
+    expect(toCollector({ hostname: '127.0.0.1', port: '4318', path: '/v1/traces' })).toBe(true);
+    expect(toCollector({ hostname: '127.0.0.1', port: 4319, path: '/v1/traces' })).toBe(false);
+    expect(toCollector({ hostname: 'upstream.example', port: '4318' })).toBe(false);
+    // Ports left to the protocol's default.
+    expect(sentTo('https://collector.example')({ host: 'collector.example', protocol: 'https:' })).toBe(true);
+    expect(sentTo('https://collector.example')({ host: 'collector.example', protocol: 'http:' })).toBe(false);
+    expect(sentTo('not a url')({ hostname: '127.0.0.1', port: '4318' })).toBe(false);
   });
 });

@@ -24,7 +24,7 @@ export function requestLog(logger: Logger): Koa.Middleware {
     else logger.info(line, 'request');
   };
   // Not async: one promise per request rather than an async function's and its await's (every
-  // promise costs more once tracing's AsyncLocalStorage runs its hooks: docs/performance.md).
+  // promise costs more once tracing's promise hooks run: runtime/promise-context-manager.ts).
   return function requestLog(ctx, next) {
     const started = performance.now();
     // For what logs after the response is committed (a stream failing part-way).

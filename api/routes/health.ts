@@ -41,8 +41,8 @@ const isHealthPath = (url: string | undefined) => url === '/health' || url?.star
 /**
  * GET and HEAD /health while healthy, answered before Koa (api/app.ts): probes ask every few seconds per
  * replica, and a healthy answer needs no routing, authentication, validation or request log (which
- * logs /health only when it fails), nor Koa's context, its promises and its on-finished listener,
- * each of which also runs AsyncLocalStorage's hooks once tracing has entered a context. Anything else
+ * logs /health only when it fails), nor Koa's context, its promises (each of which also runs
+ * tracing's promise hooks: runtime/promise-context-manager.ts) and its on-finished listener. Anything else
  * (starting, a dependency down, a status not yet known, another method or path) goes on to the route
  * below, which answers it with the error object and logs it. What it answers is the route's own 200,
  * serialised once, with the `x-request-id` every response carries; with metrics on it is counted as
