@@ -3,10 +3,11 @@
 // the SDK's default AsyncLocalStorage.
 //
 // Why: on Node 20, one AsyncLocalStorage in use turns on async_hooks for the whole process, and
-// every promise, tick and timer of every request then runs them, traced or not. That was most of
-// what tracing cost a read (about 11 % of one run's GET: docs/performance.md, row 7). Here, a
-// promise made outside any context costs one hook call that does nothing, and ticks and timers
-// nothing at all. Node 22's AsyncContextFrame would do this natively; the stack is Node 20.
+// every promise, tick and timer of every request then runs them, traced or not. Here, a promise made
+// outside any context costs one hook call that does nothing, and ticks and timers nothing at all:
+// `/health` under tracing gained clearly, one run's GET by less than its spread, since V8's promise
+// hooks themselves are most of what is left (docs/performance.md, row 7, 2026-11-28 morning).
+// Node 22's AsyncContextFrame would need no hooks; the stack is Node 20.
 //
 // What it does not carry: a callback (a timer, a tick, an event listener, a socket's data) runs
 // without a context unless it was bound with `context.bind`, as the SDK's instrumentations bind
