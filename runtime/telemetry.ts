@@ -156,6 +156,37 @@ export function sentTo(endpoint: string): (request: RequestOptions) => boolean {
   return (request) => (request.hostname ?? request.host) === collector.hostname && portOf(request.port, request.protocol) === collectorPort;
 }
 
+/**
+ * Makes and starts the SDK with `start`, has the HTTP instrumentation patch node:http and node:https,
+ * then takes out the require hook that the instrumentations' base class installs when the first one
+ * is made (require-in-the-middle, for every `require` of the process, to patch modules as they load).
+ *
+ * Why: under tsx, each require through that hook makes an Error and reads its stack, and with
+ * source maps on, formatting a stack parses the source map of every file on it. A traced API made
+ * 1,600 stack traces while loading and kept about 200 source maps, each holding an object whose
+ * first key is a file URL. V8 gives each object that starts as `{}` a map reached from one shared
+ * root map by a transition per first key, at most 1,536 of them, and those maps filled it. Past that,
+ * objects that are new to it get a map each, which nothing can cache: `process.nextTick` then spent
+ * 3 % of a traced process's time making its tick objects (docs/performance.md, row 7).
+ *
+ * The hook is needed for nothing else: node:http and node:https are the only modules these
+ * instrumentations patch (undici is traced through diagnostics_channel), and both are loaded here.
+ * ESM imports of them do not pass through require: loading each once through require, patched,
+ * makes the module object that every import shares the patched one.
+ */
+function startedWithoutRequireHook<T>(start: () => T): T {
+  const load = createRequire(import.meta.url);
+  const modules = load('node:module') as { prototype: { require: unknown } };
+  const builtins = process as { getBuiltinModule?: unknown };
+  const plain = { require: modules.prototype.require, getBuiltinModule: builtins.getBuiltinModule };
+  const started = start();
+  load('node:http');
+  load('node:https');
+  modules.prototype.require = plain.require;
+  if (plain.getBuiltinModule) builtins.getBuiltinModule = plain.getBuiltinModule;
+  return started;
+}
+
 const disabled = (serviceName: string): Telemetry => ({
   enabled: false,
   spanProcessor: new tracing.NoopSpanProcessor(),
@@ -182,25 +213,25 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry 
   const spanProcessor = new ContentFreeProcessor(new tracing.BatchSpanProcessor(new OTLPTraceExporter()));
   const resource = new resources.Resource({ 'service.name': serviceName });
   const sampler = samplerFor(env);
-  const sdk = new NodeSDK({
-    resource,
-    // The SDK enables only the manager it makes itself.
-    contextManager: new PromiseContextManager().enable(),
-    ...(sampler ? { sampler } : {}),
-    spanProcessors: [spanProcessor],
-    instrumentations: [
-      // Outgoing calls only; bodies and headers are never recorded. Incoming requests get their
-      // span from the API itself (api/middleware/server-span.ts), which skips /health and /metrics
-      // before anything is made and sets attributes only on a sampled span: patching node:http
-      // would cost every request a context and its listeners before the sampler decides.
-      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, ignoreOutgoingRequestHook: sentTo(endpoint) }),
-      new UndiciInstrumentation(),
-    ],
+  const sdk = startedWithoutRequireHook(() => {
+    const started = new NodeSDK({
+      resource,
+      // The SDK enables only the manager it makes itself.
+      contextManager: new PromiseContextManager().enable(),
+      ...(sampler ? { sampler } : {}),
+      spanProcessors: [spanProcessor],
+      instrumentations: [
+        // Outgoing calls only; bodies and headers are never recorded. Incoming requests get their
+        // span from the API itself (api/middleware/server-span.ts), which skips /health and /metrics
+        // before anything is made and sets attributes only on a sampled span: patching node:http
+        // would cost every request a context and its listeners before the sampler decides.
+        new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, ignoreOutgoingRequestHook: sentTo(endpoint) }),
+        new UndiciInstrumentation(),
+      ],
+    });
+    started.start();
+    return started;
   });
-  sdk.start();
-  // ESM imports of node:http do not pass through require, where the instrumentation patches it:
-  // load it once through require, so the module object every import shares is the patched one.
-  createRequire(import.meta.url)('node:http');
   current = { enabled: true, spanProcessor, resource, headSampling: headSamplingFor(env), shutdown: () => sdk.shutdown() };
   return current;
 }

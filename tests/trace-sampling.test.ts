@@ -1,5 +1,6 @@
 // Tracing at production cost: 10 % of new traces, parent-based, unless OTEL_TRACES_SAMPLER says
 // otherwise (the SDK then reads it and OTEL_TRACES_SAMPLER_ARG itself); probes and scrapes never.
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { isTracedRequest } from '../api/middleware/server-span.ts';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
@@ -53,5 +54,35 @@ describe('requests to the collector', () => {
     expect(sentTo('https://collector.example')({ host: 'collector.example', protocol: 'https:' })).toBe(true);
     expect(sentTo('https://collector.example')({ host: 'collector.example', protocol: 'http:' })).toBe(false);
     expect(sentTo('not a url')({ hostname: '127.0.0.1', port: '4318' })).toBe(false);
+  });
+});
+
+describe('starting tracing', () => {
+  it('patches node:http and node:https, then leaves no require hook: a later require formats no stack trace', () => {
+    // A fresh process run as the services run (tsx): the instrumentations' require hook made every
+    // require format a stack trace, whose source maps then filled one of V8's maps (runtime/telemetry.ts).
+    const script = `
+      import http from 'node:http';
+      import https from 'node:https';
+      import Module, { createRequire } from 'node:module';
+      const plain = { require: Module.prototype.require, getBuiltinModule: process.getBuiltinModule };
+      const { startTelemetry } = await import('./runtime/telemetry.ts');
+      startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+      let stacks = 0;
+      Error.prepareStackTrace = (error, frames) => {
+        stacks += 1;
+        return [String(error), ...frames.map((frame) => '    at ' + frame)].join('\\n');
+      };
+      createRequire(import.meta.url)('pino');
+      console.log(JSON.stringify({
+        requireHook: Module.prototype.require !== plain.require || process.getBuiltinModule !== plain.getBuiltinModule,
+        stacks,
+        patched: [http.request, http.get, https.request].map((f) => f.__wrapped === true),
+      }));
+      process.exit(0);
+    `;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout)).toEqual({ requireHook: false, stacks: 0, patched: [true, true, true] });
   });
 });
