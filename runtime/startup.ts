@@ -10,7 +10,6 @@
 // migrations, the worker, the schedules and the dev keys are all in place.
 import type { Logger } from 'pino';
 import { isDependencyOutage } from '../services/dependency-outage.ts';
-import { collectGarbage } from './collect-garbage.ts';
 
 /** A dependency start-up can wait for: its name, the setting that says where it is and what to do about it (for the give-up message). */
 export type Dependency = { name: string; setting: string; hint?: string };
@@ -50,12 +49,8 @@ export class StartUp {
     this.step = step;
   }
 
-  /**
-   * Start-up has finished: from now on the API answers as its dependencies allow. What loading
-   * left behind is collected first, so that it no longer slows every request (runtime/collect-garbage.ts).
-   */
+  /** Start-up has finished: from now on the API answers as its dependencies allow. */
   ready(): void {
-    collectGarbage();
     this.step = undefined;
     this.logger.debug({ startup_ms: Date.now() - this.startedAt, waited_ms: this.waitedMs }, 'start-up finished');
   }

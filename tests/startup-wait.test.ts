@@ -2,7 +2,6 @@
 // the process starts is tried again with backoff, logged once when the wait
 // begins and once when it is back, and given up on after STARTUP_TIMEOUT_MS of
 // waiting in all, naming it; any other failure is not waited on.
-import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -151,31 +150,5 @@ describe('StartUp.waitFor', () => {
   it('retries the worker only on a connection it could not make', () => {
     expect(notConnected(Object.assign(new Error('tcp connect error'), { name: 'TransportError' }))).toBe(true);
     expect(notConnected(Object.assign(new Error('14 UNAVAILABLE'), { code: 14 }))).toBe(false);
-  });
-});
-
-describe('when start-up has finished', () => {
-  it("collects what loading left behind, so V8's shared map for new plain objects takes new kinds again", () => {
-    // A fresh process: loading's garbage is imitated by plain objects of 2,000 different first keys,
-    // more than the 1,536 transitions V8's root map for `{}` takes (runtime/collect-garbage.ts).
-    // While it is full, two objects of one new kind get a map each; once collected, one map.
-    const script = `
-      import vm from 'node:vm';
-      import { pino } from 'pino';
-      import { StartUp } from './runtime/startup.ts';
-      const sameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)');
-      const newKind = () => { const o = {}; o.afterLoading = 1; return o; };
-      for (let i = 0; i < 2000; i++) { const loading = {}; loading['key' + i] = i; }
-      const before = sameMap(newKind(), newKind());
-      new StartUp(pino({ level: 'silent' }), 1000).ready();
-      const after = sameMap(newKind(), newKind());
-      console.log(JSON.stringify({ before, after, gcOnNewContexts: vm.runInNewContext('typeof gc') }));
-    `;
-    const child = spawnSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '-e', script], {
-      encoding: 'utf8',
-      timeout: 20_000,
-    });
-    expect(child.stderr).toBe('');
-    expect(JSON.parse(child.stdout)).toEqual({ before: false, after: true, gcOnNewContexts: 'undefined' });
   });
 });
