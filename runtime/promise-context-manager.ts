@@ -5,8 +5,9 @@
 // Why: on Node 20, one AsyncLocalStorage in use turns on async_hooks for the whole process, and
 // every promise, tick and timer of every request then runs them, traced or not. Here, a promise made
 // outside any context costs one hook call that does nothing, and ticks and timers nothing at all:
-// `/health` under tracing gained clearly, one run's GET by less than its spread, since V8's promise
-// hooks themselves are most of what is left (docs/performance.md, row 7, 2026-11-28 morning).
+// `/health` under tracing gained clearly, one run's GET by less than its spread (docs/performance.md,
+// row 7, 2026-11-28 morning). Much of what a traced GET still paid then was not these hooks but a
+// V8 map that start-up had filled (runtime/telemetry.ts `startedWithoutRequireHook`).
 // Node 22's AsyncContextFrame would need no hooks; the stack is Node 20.
 //
 // What it does not carry: a callback (a timer, a tick, an event listener, a socket's data) runs
