@@ -12,8 +12,9 @@ import { actionOptions } from '../domain/agent/plan-options.ts';
 import { exactPlanningInstructions, executionInstructions } from '../domain/agent/plan-schema.ts';
 import { digestOf } from '../domain/digest.ts';
 import type { ChatMessage, ChatOutput, ChatRequest, ToolDefinition } from '../domain/chat/types.ts';
-import type { Plan } from '../domain/planning/plan.ts';
-import { requestedActions } from '../domain/planning/requested-actions.ts';
+import { withDeliveryMessages } from '../domain/planning/delivery-steps.ts';
+import { actionsOf, type Plan } from '../domain/planning/plan.ts';
+import { type RequestedAction, requestedActions } from '../domain/planning/requested-actions.ts';
 import { PLAN_ATTEMPTS } from '../domain/pricing.ts';
 import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { type ServerToolCatalog, TOOL_IDS, TOOLS } from '../domain/tools.ts';
@@ -57,7 +58,14 @@ async function serverToolsFor(deps: AgentDeps, tenantId: string): Promise<Server
   return Object.fromEntries(
     offered.map(({ tool }) => [
       tool.name,
-      { server: tool.server, tool: tool.tool, effect: tool.effect, description: tool.description.slice(0, 1_000), parameters: tool.inputSchema },
+      {
+        server: tool.server,
+        tool: tool.tool,
+        effect: tool.effect,
+        description: tool.description.slice(0, 1_000),
+        parameters: tool.inputSchema,
+        ...(tool.classified ? {} : { classified: false }),
+      },
     ]),
   );
 }
@@ -132,8 +140,48 @@ export type TurnOutcome =
 export function agentActivities(deps: AgentDeps) {
   return {
     /** Asks the model for a plan; `problems` from an earlier attempt are shown to it once. */
-    async proposePlan(p: CallContext & { input: string; attempt: number; problems: string[] }): Promise<PlanProposal> {
-      const actions = requestedActions(p.input);
+    async proposePlan(p: CallContext & { input: string; memory?: boolean; attempt: number; problems: string[] }): Promise<PlanProposal> {
+      const actions = requestedActions(p.input, { memory: p.memory ?? false });
+      const proposal = await proposePlanFor(p, actions);
+      // The actions are recorded in the plan, and every delivery's message fixed from them.
+      return proposal.kind === 'planned' ? { kind: 'planned', plan: withDeliveryMessages(proposal.plan, actions) } : proposal;
+    },
+
+    /** The model's answer to one action of a plan the service runs step by step. */
+    async writeAnswerPart(t: CallContext & { input: string; action: number; results: StepResult[]; actions?: RequestedAction[] }): Promise<AnswerPartOutcome> {
+      return await answerPart(deps, t);
+    },
+
+    /** One turn of the execute loop: the model sees the approved plan, the input and the tool results so far (recalled text read now). */
+    async modelTurn(t: CallContext & { input: string; plan: Plan; transcript: ChatMessage[]; turn: number; toolsRun: string[] }): Promise<TurnOutcome> {
+      const actions = actionsOf(t.plan, t.input);
+      const planLines = t.plan.steps.map((s) => `${s.id}: ${s.tool} - ${s.purpose}${s.arguments ? ` ${JSON.stringify(s.arguments)}` : ''}`);
+      const transcript = await withRecalledText(deps.db, t.tenantId, t.transcript);
+      const request: ChatRequest = {
+        model: t.model,
+        messages: [{ role: 'system', content: executionInstructions(actions, planLines) }, { role: 'user', content: t.input }, ...transcript],
+        grounding: { memory: [], document: null },
+        responseFormat: null,
+        maxTokens: deps.turnMaxTokens,
+        tools: catalogTools(t.plan.serverTools),
+      };
+      const called = await callModel(deps, t, `turn:${t.turn}`, request, t.toolsRun);
+      if (called.kind === 'stopped') return called;
+      const { output } = called;
+      if (output.toolCalls?.length) {
+        return {
+          kind: 'tool_calls',
+          assistant: { role: 'assistant', content: output.content ?? '', tool_calls: output.toolCalls },
+          calls: proposedCalls(output, t.plan.serverTools ?? {}),
+        };
+      }
+      if (output.refusal || output.content === null) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to answer.' } };
+      return { kind: 'answer', content: output.content };
+    },
+  };
+
+  /** A plan for `actions`: chosen action by action on the embedded model, else in one structured answer. */
+  async function proposePlanFor(p: CallContext & { input: string; attempt: number; problems: string[] }, actions: RequestedAction[]): Promise<PlanProposal> {
       const serverTools = await serverToolsFor(deps, p.tenantId);
       if (p.provider === 'embedded') return await planByChoice(deps, p, actions, serverTools);
       // The request's own plan schema: one entry per action, each from the options it may take.
@@ -163,38 +211,5 @@ export function agentActivities(deps: AgentDeps) {
       if (called.kind === 'stopped') return called;
       if (called.output.refusal) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to plan this request.' } };
       return proposalOf(assessPlan(called.output.content, actions, serverTools, options), p.attempt >= PLAN_ATTEMPTS, serverTools);
-    },
-
-    /** The model's answer to one action of a plan the service runs step by step. */
-    async writeAnswerPart(t: CallContext & { input: string; action: number; results: StepResult[] }): Promise<AnswerPartOutcome> {
-      return await answerPart(deps, t);
-    },
-
-    /** One turn of the execute loop: the model sees the approved plan, the input and the tool results so far (recalled text read now). */
-    async modelTurn(t: CallContext & { input: string; plan: Plan; transcript: ChatMessage[]; turn: number; toolsRun: string[] }): Promise<TurnOutcome> {
-      const actions = requestedActions(t.input);
-      const planLines = t.plan.steps.map((s) => `${s.id}: ${s.tool} - ${s.purpose}${s.arguments ? ` ${JSON.stringify(s.arguments)}` : ''}`);
-      const transcript = await withRecalledText(deps.db, t.tenantId, t.transcript);
-      const request: ChatRequest = {
-        model: t.model,
-        messages: [{ role: 'system', content: executionInstructions(actions, planLines) }, { role: 'user', content: t.input }, ...transcript],
-        grounding: { memory: [], document: null },
-        responseFormat: null,
-        maxTokens: deps.turnMaxTokens,
-        tools: catalogTools(t.plan.serverTools),
-      };
-      const called = await callModel(deps, t, `turn:${t.turn}`, request, t.toolsRun);
-      if (called.kind === 'stopped') return called;
-      const { output } = called;
-      if (output.toolCalls?.length) {
-        return {
-          kind: 'tool_calls',
-          assistant: { role: 'assistant', content: output.content ?? '', tool_calls: output.toolCalls },
-          calls: proposedCalls(output, t.plan.serverTools ?? {}),
-        };
-      }
-      if (output.refusal || output.content === null) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to answer.' } };
-      return { kind: 'answer', content: output.content };
-    },
-  };
+  }
 }

@@ -7,7 +7,7 @@
 import type { AnswerPart } from '../domain/agent/answer.ts';
 import { type AnswerGrounding, answerGrounding, betterGrounded } from '../domain/agent/answer-grounding.ts';
 import type { ChatMessage } from '../domain/chat/types.ts';
-import { requestedActions } from '../domain/planning/requested-actions.ts';
+import { type RequestedAction, requestedActions } from '../domain/planning/requested-actions.ts';
 import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { truncate } from '../domain/text/analyze.ts';
 import { isToolId, TOOLS } from '../domain/tools.ts';
@@ -60,8 +60,11 @@ const GROUNDED_ENOUGH = 0.5;
 
 type Attempt = { text: string; grounding: AnswerGrounding };
 
-export async function answerPart(deps: AgentDeps, t: CallContext & { input: string; action: number; results: StepResult[] }): Promise<AnswerPartOutcome> {
-  const actions = requestedActions(t.input);
+export async function answerPart(
+  deps: AgentDeps,
+  t: CallContext & { input: string; action: number; results: StepResult[]; actions?: RequestedAction[] },
+): Promise<AnswerPartOutcome> {
+  const actions = t.actions ?? requestedActions(t.input);
   const action = actions[t.action - 1];
   if (!action) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the run has no such action' } };
   const exact = exactAnswer(t.results, t.action);

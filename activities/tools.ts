@@ -8,7 +8,9 @@ import { Webhook } from 'standardwebhooks';
 import type { Db } from '../db/client.ts';
 import { tenants } from '../db/schema.ts';
 import { digestOf } from '../domain/digest.ts';
+import { deliveryMessage } from '../domain/planning/delivery-steps.ts';
 import type { PlanStep } from '../domain/planning/plan.ts';
+import type { RequestedAction } from '../domain/planning/requested-actions.ts';
 import { contactDetailsOutput, listCountOutput, memoryRecallOutput, textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { recallMemory } from '../services/memory.ts';
 import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
@@ -26,6 +28,8 @@ export interface ToolCall {
   input: string;
   memory: boolean;
   previous: StepResult[];
+  /** The plan's requested actions, as recorded when it was made (absent for plans made before). */
+  actions?: RequestedAction[];
   /** The model's answer parts, for a plan run step by step: a delivery carries them. */
   answers?: { action: number; status: string; result?: string; reason?: string }[];
 }
@@ -41,7 +45,7 @@ function textAnalysis(scope: string): ToolOutcome {
 const coveredAction = (call: ToolCall) => call.step.covers?.[0] ?? null;
 
 function countListItems(call: ToolCall): ToolOutcome {
-  const output = listCountOutput(call.input, coveredAction(call));
+  const output = listCountOutput(call.input, coveredAction(call), call.actions);
   if (!output) return { status: 'failed', detail: 'The request gives no list (after a colon, or in quotes) to count.', output: null, sources: [] };
   return { status: 'done', detail: `Counted ${output.count} item(s).`, output, sources: ['input'] };
 }
@@ -99,10 +103,20 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number, send: 
   if (!tenant?.url) {
     return { status: 'not_configured', detail: 'No webhook URL is configured for this tenant.', output: null, sources: [] };
   }
+  const message = deliveryMessage(call.step, call.answers);
+  if (message === null) {
+    const from = call.step.message_from;
+    const detail =
+      from === undefined
+        ? 'The step has no message to send (the request gave none); nothing was sent.'
+        : `The message was to be the result of action ${from}, which was not performed; nothing was sent.`;
+    return { status: 'failed', detail, output: null, sources: [] };
+  }
   const ctx = Context.current();
   const payload = {
     run_id: call.runId,
     step_id: call.step.id,
+    message,
     results: call.previous.map((r) => ({ step_id: r.step_id, tool: r.tool, status: r.status, output: r.output })),
     ...(call.answers?.length ? { answers: call.answers } : {}),
   };

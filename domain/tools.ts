@@ -23,6 +23,8 @@ export interface ServerToolRef {
   description: string;
   /** Its input schema (JSON Schema), against which arguments are checked, also when edited at approval. */
   parameters: Record<string, unknown>;
+  /** False when the operator did not classify it (so it counts as external); absent in plans made before. */
+  classified?: boolean;
 }
 
 /** The server tools a run may use, by name (a snapshot taken when it was planned). */
@@ -103,9 +105,16 @@ export const TOOLS: Record<ToolId, ToolSpec> = {
     id: 'webhook_delivery',
     effect: 'external',
     capability: 'delivery',
-    description: "Delivers the run's result to the webhook URL configured for the tenant, only after approval.",
+    description:
+      "Sends a message to the webhook URL configured for the tenant, only after approval: the message the request gives (copied from it), or the result of an earlier action of the run.",
     doing: 'send a message to the team channel',
-    parameters: { type: 'object', additionalProperties: false, properties: {} },
+    parameters: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        message: { type: 'string', minLength: 1, maxLength: 4000, description: 'The text to send, as the request gives it; a person may edit it at approval.' },
+      },
+    },
   },
 };
 

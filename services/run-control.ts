@@ -10,7 +10,7 @@ import { errors } from '../domain/errors.ts';
 import type { ModelId } from '../domain/models.ts';
 import { isTerminal } from '../domain/runs/states.ts';
 import { type ApprovalDecision, type ApprovalOutcome, approvalUpdate, decisionSubject, NOT_AWAITING_APPROVAL, STALE_APPROVAL } from '../workflows/messages.ts';
-import { argumentProblems } from '../domain/agent/tool-args.ts';
+import { argumentProblems, isKnownTool } from '../domain/agent/tool-args.ts';
 import type { Plan } from '../domain/planning/plan.ts';
 import { findAuditEvent, recordAuditOnce } from './audit.ts';
 import { runWorkflowExists, startRunWorkflow } from './run-workflow.ts';
@@ -288,7 +288,8 @@ export type RunControl = ReturnType<typeof runControl>;
 
 /**
  * Edited arguments, checked here (the contract layer's 4xx) against the input schema the plan recorded
- * for the step's tool: only an approval may carry them, and only for a server tool step awaiting it.
+ * for the step's tool (a built-in tool's own schema): only an approval may carry them, and only for an
+ * external step awaiting it.
  */
 function checkedEdits(run: RunRow, request: { decision: string; edits?: { step_id: string; arguments: Record<string, unknown> }[] }) {
   const plan = run.plan as Plan | null;
@@ -296,10 +297,10 @@ function checkedEdits(run: RunRow, request: { decision: string; edits?: { step_i
     const param = `edits[${i}]`;
     if (request.decision !== 'approve') throw errors.approvalEditInvalid(param, 'arguments can be edited only with an approval.');
     const step = plan?.steps.find((s) => s.id === edit.step_id);
-    if (step?.effect !== 'external' || !plan?.serverTools?.[step.tool]) {
-      throw errors.approvalEditInvalid(`${param}.step_id`, 'must name a server tool step awaiting approval.');
+    if (step?.effect !== 'external' || !isKnownTool(step.tool, plan?.serverTools ?? {})) {
+      throw errors.approvalEditInvalid(`${param}.step_id`, 'must name an external step awaiting approval.');
     }
-    const problem = argumentProblems(step.tool, edit.arguments, plan.serverTools);
+    const problem = argumentProblems(step.tool, edit.arguments, plan?.serverTools ?? {});
     if (problem) throw errors.approvalEditInvalid(`${param}.arguments`, problem);
     return { step_id: edit.step_id, arguments: edit.arguments, args_digest: digestOf(edit.arguments) };
   });

@@ -65,7 +65,7 @@ describe('an upstream run', () => {
       { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] },
       finalAnswer,
     ]);
-    const runId = await startRun(t, 'Summarise the incident timeline and send it to the on-call channel.');
+    const runId = await startRun(t, 'Summarise the incident timeline and tell the on-call channel that the incident is closed.');
     const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
     expect(waiting.status).toBe('awaiting_approval');
     expect(waiting.estimate).toMatchObject({ model: 'svc-workspace', provider: 'upstream', basis: { max_turns: 6, max_tool_calls: 8 } });
@@ -264,7 +264,7 @@ describe('an upstream run', () => {
     const t = await upstreamTenant();
     const exact = { action_1: { do: 'answer' }, action_2: { do: 'webhook_delivery', arguments: {}, purpose: 'Send the summary' } };
     upstream.load([{ content: JSON.stringify(exact) }]);
-    const runId = await startRun(t, 'Summarise the incident timeline and send it to the on-call channel.');
+    const runId = await startRun(t, 'Summarise the incident timeline and tell the on-call channel that the incident is closed.');
     const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
     expect(waiting.status).toBe('awaiting_approval');
     expect(waiting.plan).toMatchObject({ steps: [{ tool: 'webhook_delivery', covers: [2] }], answer: [1] });

@@ -38,7 +38,7 @@ describe('an approval right after the worker died at the approval transition', (
     try {
       const t = await newTenant(db);
       await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
-      const created = await stack.api.post('/v1/agent-runs', { input: 'Send the release notes to the team channel.' }, { key: t.key });
+      const created = await stack.api.post('/v1/agent-runs', { input: 'Tell the team channel that the release notes are out.' }, { key: t.key });
       const runId = created.json.run_id as string;
       await died;
       expect((await stack.api.get(`/v1/agent-runs/${runId}`, { key: t.key })).json.status).toBe('awaiting_approval');

@@ -46,7 +46,7 @@ describe('a database outage during a run', () => {
     try {
       const t = await newTenant(db);
       await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
-      const created = await stack.api.post('/v1/agent-runs', { input: 'Send the incident timeline to the on-call channel.' }, { key: t.key });
+      const created = await stack.api.post('/v1/agent-runs', { input: 'Tell the on-call channel that the incident timeline is ready.' }, { key: t.key });
       const runId = created.json.run_id as string;
       const temporal = new Client({ connection, dataConverter: testDataConverter() });
       for (;;) {

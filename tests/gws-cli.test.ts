@@ -20,7 +20,7 @@ const GWS = fileURLToPath(new URL('../bin/gws.mjs', import.meta.url));
 // Runs to its end on the local provider and needs attention: key phrases prepare, they perform neither action.
 const LOCAL_INPUT = 'Review the vendor contracts for renewal risk; then list the three largest obligations.';
 // Delivery only: completes on the local provider once approved.
-const EXTERNAL_INPUT = 'Send the incident timeline to the on-call channel.';
+const EXTERNAL_INPUT = 'Tell the on-call channel that the incident timeline is ready.';
 /** Any escape sequence (CSI or other ESC-introduced). */
 const ESCAPE = /\x1b/;
 

@@ -520,7 +520,7 @@ describe.skipIf(!WORKFLOW_SENDS_NOTIFICATIONS)('end to end: a run notifies its e
       expect(reg.status).toBe(201);
       const secret: string = reg.json.secret;
 
-      const created = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and send it to the on-call channel.' }, { key: t.key });
+      const created = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and tell the on-call channel that the incident is closed.' }, { key: t.key });
       expect(created.status).toBe(201);
       const runId: string = created.json.run_id;
       await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');

@@ -15,7 +15,7 @@ const execFileAsync = promisify(execFile);
 /** The CLI `npm install` puts in .tools/ (scripts/ensure-temporal-cli.sh), used exactly as docs/operations.md shows. */
 const TEMPORAL_CLI = path.resolve('.tools/temporal/bin/temporal');
 
-const INPUT = 'Summarise the incident timeline and send it to the on-call channel.';
+const INPUT = 'Summarise the incident timeline and tell the on-call channel that the incident is closed.';
 
 let stack: RunStack;
 let connection: Connection;

@@ -41,7 +41,7 @@ afterAll(async () => {
 
 // Runs to the end on the local provider and ends needs_attention (it prepares, performs no analysis).
 const LOCAL_INPUT = 'Review the vendor contracts for renewal risk; then list the three largest obligations.';
-const EXTERNAL_INPUT = 'Summarise the incident timeline and send it to the on-call channel.';
+const EXTERNAL_INPUT = 'Summarise the incident timeline and tell the on-call channel that the incident is closed.';
 
 async function createRun(t: TestTenant, input: string): Promise<string> {
   const created = await stack.api.post('/v1/agent-runs', { input }, { key: t.key });

@@ -120,7 +120,7 @@ describe('approval of external effects', () => {
       const t = await newTenant(db);
       const { webhookSecret } = await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
       // Delivery only: the one action the local provider can perform (an analysis action would leave the run needs_attention).
-      const created = await create(t, { input: 'Send the incident timeline to the on-call channel.' });
+      const created = await create(t, { input: 'Tell the on-call channel that the incident timeline is ready.' });
       const waiting = await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
       expect(waiting.current_step).toBe('approval');
       expect(waiting.approval).toMatchObject({ state: 'pending', effects: [{ tool: 'webhook_delivery' }] });
@@ -348,7 +348,7 @@ describe('a delivery whose outcome is unknown', () => {
     try {
       const t = await newTenant(slow.app.database.db);
       await setWebhookUrl(slow.app.database.db, t.name, hook.url, { allowLoopback: true });
-      const created = await slow.api.post('/v1/agent-runs', { input: 'Send the incident timeline to the on-call channel.' }, { key: t.key });
+      const created = await slow.api.post('/v1/agent-runs', { input: 'Tell the on-call channel that the incident timeline is ready.' }, { key: t.key });
       await waitForRun(slow.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
       await slow.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'approve' }, { key: t.key });
       const run = await waitForRun(slow.api, t.key, created.json.run_id, isTerminal);

@@ -290,7 +290,7 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
         return base.runTool(call);
       },
     }));
-    const run = runInput('Summarise the incident timeline and send it to the on-call channel.');
+    const run = runInput('Summarise the incident timeline and tell the on-call channel that the incident is closed.');
     const status = await withWorker(fakes, async (tq) => {
       const handle = await start(tq, run);
       await until(awaitingApproval(fakes), 'awaiting_approval');

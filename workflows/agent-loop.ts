@@ -28,6 +28,8 @@ export interface ModelContext {
   model: ModelId;
   provider: ModelProvider;
   input: string;
+  /** The run recalls the tenant memory (material may come from there). Absent in runs started before it was passed. */
+  memory?: boolean;
 }
 
 const unavailable = (what: string): LoopStop => ({ code: 'model_unavailable', message: `The model did not answer ${what} after retries.` });
@@ -134,7 +136,7 @@ export async function executeByPlan(c: ModelContext, plan: Plan, runStep: RunPla
   const parts: NumberedPart[] = [];
   const answer = () => (parts.length ? JSON.stringify({ actions: parts }) : null);
   for (const action of answered) {
-    const outcome = await orStop(() => models.writeAnswerPart({ ...c, action, results }), `the answer to action ${action}`);
+    const outcome = await orStop(() => models.writeAnswerPart({ ...c, action, results, ...(plan.actions ? { actions: plan.actions } : {}) }), `the answer to action ${action}`);
     if (outcome.kind === 'stopped') return { results, answer: answer(), stopped: outcome.stop, refusals: [] };
     parts.push(outcome.part);
   }

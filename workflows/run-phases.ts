@@ -34,9 +34,9 @@ export async function estimatePhase(c: RunContext): Promise<{ estimate: Estimate
  * none: local. A model's provider (upstream or embedded) plans and acts through the agent loop.
  */
 export function modelContextOf(c: RunContext, estimate: Estimate, model: ModelId): ModelContext | null {
-  const { runId, tenantId, input } = c.run;
+  const { runId, tenantId, input, memory } = c.run;
   const provider = estimate.provider;
-  return provider === 'upstream' || provider === 'embedded' ? { runId, tenantId, model, provider, input } : null;
+  return provider === 'upstream' || provider === 'embedded' ? { runId, tenantId, model, provider, input, memory } : null;
 }
 
 /** Reserve: hold the estimate, or end needs_attention when the balance or a budget cannot cover it. */
@@ -155,7 +155,10 @@ export async function awaitApproval(c: RunContext, plan: Plan, reservation: Rese
     const i = plan.steps.findIndex((s) => s.id === edit.step_id && s.effect === 'external');
     if (i < 0) continue;
     const step = plan.steps[i]!;
-    plan.steps[i] = { ...step, arguments: edit.arguments, args_digest: edit.args_digest, proposed_digest: step.args_digest };
+    // An edited message is what is sent: it replaces the earlier action's result the step was to send.
+    const { message_from: _, ...own } = step;
+    const base = typeof edit.arguments.message === 'string' ? own : step;
+    plan.steps[i] = { ...base, arguments: edit.arguments, args_digest: edit.args_digest, proposed_digest: step.args_digest };
   }
   const external = plan.steps.filter((s) => s.effect === 'external');
   const effects = decision.edits?.length ? external.map((s) => effectToApprove(s, plan)) : approval.effects;
@@ -168,13 +171,13 @@ export async function awaitApproval(c: RunContext, plan: Plan, reservation: Rese
 /** What a person approves for an external step; a server tool's shows the exact call: server, tool, arguments and digest. */
 function effectToApprove(s: PlanStep, plan: Plan): ApprovalEffect {
   const ref = plan.serverTools?.[s.tool];
-  if (!ref) return { step_id: s.id, tool: s.tool, why: s.purpose };
+  const source = s.message_from === undefined ? undefined : plan.actions?.[s.message_from - 1];
   return {
     step_id: s.id,
     tool: s.tool,
     why: s.purpose,
-    server: ref.server,
-    server_tool: ref.tool,
+    ...(ref ? { server: ref.server, server_tool: ref.tool } : {}),
+    ...(s.message_from !== undefined ? { message_from: { action: s.message_from, request: source?.clause ?? '' } } : {}),
     arguments: s.arguments ?? {},
     ...(s.args_digest ? { args_digest: s.args_digest } : {}),
     ...(s.proposed_digest ? { proposed_digest: s.proposed_digest } : {}),
@@ -187,7 +190,7 @@ export async function executePhase(c: RunContext, plan: Plan, upstream: ModelCon
   const runStep: RunPlannedStep = async (step, previous, answers) => {
     c.live.currentPlanStep = step.id;
     c.showDetails();
-    const result = await runTool(c, step, previous, answers);
+    const result = await runTool(c, step, previous, answers, plan.actions);
     c.live.stepsDone += 1;
     await c.moveTo('advance', 'execute', { stepResults: [...previous, result] }, 'run.step_finished');
     return result;
@@ -208,10 +211,10 @@ export async function executePhase(c: RunContext, plan: Plan, upstream: ModelCon
 }
 
 /** One step through its tool; retries exhausted make a failed step, or one of unknown outcome for an effect that may have been sent. */
-async function runTool(c: RunContext, step: PlanStep, previous: StepResult[], answers?: NumberedPart[]): Promise<StepResult> {
+async function runTool(c: RunContext, step: PlanStep, previous: StepResult[], answers?: NumberedPart[], actions?: Plan['actions']): Promise<StepResult> {
   const { runId, tenantId, input, memory } = c.run;
   try {
-    return await tools.runTool({ runId, tenantId, step, input, memory, previous, ...(answers?.length ? { answers } : {}) });
+    return await tools.runTool({ runId, tenantId, step, input, memory, previous, ...(answers?.length ? { answers } : {}), ...(actions ? { actions } : {}) });
   } catch (err) {
     if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
     // An external effect whose attempts may have reached the receiver (a worker that died mid-send,

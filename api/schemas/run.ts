@@ -78,9 +78,15 @@ const PlanStep = z.object({
   covers: z.array(z.int()).optional().meta({
     description: 'The requested actions (receipt.actions[].n) this step carries out. Key-phrase extraction (text_analysis) prepares input and covers none.',
   }),
-  arguments: z.record(z.string(), z.unknown()).optional().meta({ description: 'Tool arguments, for steps a model planned.' }),
+  arguments: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .meta({ description: "Tool arguments: a webhook_delivery step's `message` (copied from the request), or a model's arguments for its tool." }),
   args_digest: ArgsDigest.optional(),
   proposed_digest: z.string().optional().meta({ description: 'Set when a person edited the arguments at approval: the digest of what the model proposed.' }),
+  message_from: z.int().optional().meta({
+    description: 'Extension: a webhook_delivery with no message of its own sends the result of this requested action (its answer, written after approval).',
+  }),
 });
 
 const StepResult = z.object({
@@ -108,7 +114,17 @@ export const Approval = z
           why: z.string(),
           server: z.string().optional().meta({ description: 'Server tools (extension): the tool server that performs the effect.' }),
           server_tool: z.string().optional().meta({ description: 'Server tools (extension): the tool on that server.' }),
-          arguments: z.record(z.string(), z.unknown()).optional().meta({ description: 'Server tools (extension): exactly the arguments that will be sent.' }),
+          arguments: z
+            .record(z.string(), z.unknown())
+            .optional()
+            .meta({ description: "Extension: exactly the arguments that will be sent (a webhook_delivery's `message`, a server tool's call)." }),
+          message_from: z
+            .object({ action: z.int(), request: z.string() })
+            .optional()
+            .meta({
+              description:
+                "Extension: a webhook_delivery that sends an earlier action's result: that action and its words. The result is written after approval; an edited `message` replaces it.",
+            }),
           args_digest: ArgsDigest.optional(),
           proposed_digest: z
             .string()
@@ -118,7 +134,7 @@ export const Approval = z
       )
       .meta({
         description:
-          'The external effects awaiting a decision, and why each is in the plan. A server tool step shows its server, tool, arguments and their digest.',
+          'The external effects awaiting a decision, and why each is in the plan. Each shows its arguments and their digest (a delivery its message, a server tool step its server, tool and call).',
       }),
     reason: z.string(),
     deadline: z.string().meta({ description: 'After this the run ends needs_attention with nothing external done.' }),
@@ -199,6 +215,24 @@ export const Run = z
             description:
               'Extension: for each action, the options the model chose among and everything deterministic that shaped them (the kind of action the request reads as, a shortlist for a small model, material never given, text arguments limited to the request). Absent: the model was given the whole plan schema at once (upstream).',
           }),
+        actions: z
+          .array(
+            z.object({
+              n: z.int(),
+              clause: z.string(),
+              sentence: z.int(),
+              kind: z.enum(['analysis', 'delivery', 'unsupported']),
+              verb: z.string().nullable(),
+              missing: z.string().nullable().meta({ description: 'What the action works on or sends that the run was never given; it stays unresolved.' }),
+              message: z.string().optional().meta({ description: 'delivery: the message the request gives, copied from it.' }),
+              messageFrom: z.int().optional().meta({ description: 'delivery: the earlier action whose result it sends.' }),
+            }),
+          )
+          .optional()
+          .meta({
+            description:
+              'Extension: the requested actions as read when the plan was made (receipt.actions[].n). Execution, verification and the receipt read them from here. Absent on plans made before they were recorded.',
+          }),
         steps: z.array(PlanStep),
         answer: z.array(z.int()).optional().meta({
           description:
@@ -217,6 +251,7 @@ export const Run = z
               effect: z.enum(['read', 'external']),
               description: z.string(),
               parameters: z.record(z.string(), z.unknown()),
+              classified: z.boolean().optional().meta({ description: 'false: the operator did not classify the tool, so it counts as external.' }),
             }),
           )
           .optional()
@@ -278,7 +313,7 @@ export const ApprovalRequestBody = z
       .optional()
       .meta({
         description:
-          "Extension, with approve: replacement arguments for server tool steps awaiting approval, checked against the tool's input schema (400 naming the field). The step runs with them; the receipt keeps both digests.",
+          "Extension, with approve: replacement arguments for external steps awaiting approval (a webhook_delivery's `message`, a server tool's call), checked against the tool's input schema (400 naming the field). The step runs with them; the receipt keeps both digests.",
       }),
   })
   .meta({ id: 'ApprovalDecision' });

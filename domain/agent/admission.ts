@@ -41,7 +41,13 @@ export function admitCall(
   const open = context.plan.filter((s) => s.tool === tool && !context.used.has(s.id));
   if (effect === 'external') {
     if (open.length === 0) return refuse(tool, `${tool} is an external effect and no approved step of the plan is left for it; nothing was sent.`);
-    if (isToolId(tool)) return { admitted: true, step: { ...open[0]!, effect, scope: scopeOf(tool, call.arguments), arguments: call.arguments } };
+    // A built-in delivery sends the approved message; only one that sends an earlier action's result
+    // (message_from) takes the model's text of that result from its call.
+    if (isToolId(tool)) {
+      const step = open[0]!;
+      if (step.message_from === undefined && step.arguments !== undefined) return { admitted: true, step: { ...step, effect } };
+      return { admitted: true, step: { ...step, effect, scope: scopeOf(tool, call.arguments), arguments: call.arguments } };
+    }
     // A server tool's external step runs exactly the call that was approved (as edited at approval, if it
     // was): the model may ask for it with the arguments it proposed or the approved ones, nothing else.
     const digest = call.digest ?? null;

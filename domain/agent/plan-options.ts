@@ -11,7 +11,9 @@
 // what the service narrowed and what the model chose.
 import type { RequestedAction } from '../planning/requested-actions.ts';
 import { stemOf, wordsOf } from '../text/analyze.ts';
+import { STOPWORDS } from '../text/stopwords.ts';
 import { isToolId, type ServerToolCatalog, TOOLS } from '../tools.ts';
+import { builtinAnswers, fittingServerTools } from './catalog-fit.ts';
 
 export const ANSWER = 'answer';
 export const UNRESOLVED = 'unresolved';
@@ -90,27 +92,37 @@ function toolsByName(tools: string[], action: RequestedAction, serverTools: Serv
   const askedVerbs = [...asked].filter(isVerb);
   // How well a tool's name fits, per tier; 0 is no fit. Within a tier the best fits are kept, so a
   // name that fits two of the request's verbs ("how many … list": count_list_items) wins over one.
-  const tiers: ((n: string[]) => number)[] = [
+  // Last, what the tool's own description says it does (MCP descriptions are written for this choice).
+  const described = new Map(tools.map((t) => [t, descriptionWords(t, serverTools)]));
+  const tiers: ((n: string[], t: string) => number)[] = [
     (n) => (verb !== null && sharesVerb(n, [verb]) ? 1 : 0),
     (n) => askedVerbs.filter((v) => sharesVerb(n, [v])).length,
     (n) => (n.some((w) => asked.has(w)) ? 1 : 0),
+    (_, t) => [...asked].filter((w) => !STOPWORDS.has(w) && !GENERAL.has(w) && described.get(t)!.has(w)).length,
   ];
   for (const fitOf of tiers) {
-    const scores = tools.map((t) => fitOf(names.get(t)!));
+    const scores = tools.map((t) => fitOf(names.get(t)!, t));
     const best = Math.max(0, ...scores);
     if (best > 0) return tools.filter((_, i) => scores[i] === best);
   }
   return [];
 }
 
+/** The content words of the first sentence of a tool's description, stemmed; none for a built-in tool. */
+function descriptionWords(tool: string, serverTools: ServerToolCatalog): Set<string> {
+  const description = Object.hasOwn(serverTools, tool) ? serverTools[tool]!.description : '';
+  const first = description.split(/(?<=\.)\s/)[0] ?? '';
+  return new Set(wordsOf(first).map(stemOf));
+}
+
 /** Every choice the service can carry out and check for `action`. */
 function validOptions(action: RequestedAction, serverTools: ServerToolCatalog): string[] {
   if (action.missing) return [UNRESOLVED];
   const builtin = Object.values(TOOLS)
-    .filter((t) => t.capability === action.kind)
+    .filter((t) => t.capability === action.kind && builtinAnswers(t.id, action))
     .map((t) => t.id);
   const own = action.kind === 'analysis' ? [ANSWER] : [];
-  return [...own, ...builtin, ...Object.keys(serverTools), UNRESOLVED];
+  return [...own, ...builtin, ...fittingServerTools(serverTools, action), UNRESOLVED];
 }
 
 /**
@@ -120,8 +132,12 @@ function validOptions(action: RequestedAction, serverTools: ServerToolCatalog): 
 export function actionOptions(actions: RequestedAction[], serverTools: ServerToolCatalog, shortlist: boolean): ActionOptions[] {
   return actions.map((a) => {
     const valid = validOptions(a, serverTools);
-    if (a.missing) return { action: a.n, options: valid, narrowed: `it works on something ${a.missing} that the run was not given` };
-    if (!shortlist) return { action: a.n, options: valid, narrowed: null };
+    if (a.missing) return { action: a.n, options: valid, narrowed: `it works on ${a.missing}, which the run was not given` };
+    const unfit = Object.keys(serverTools).length - fittingServerTools(serverTools, a).length;
+    const unfitNote = unfit
+      ? `${unfit} server tool(s) were not offered: they need a path the request does not name, name a folder where it names a file, or are an unclassified twin of a tool classified read`
+      : null;
+    if (!shortlist) return { action: a.n, options: valid, narrowed: unfitNote };
     // The exact analysis tools are narrowed by name as server tools are: a count is no answer to "summarise".
     const byName = valid.filter((o) => !isToolId(o) || TOOLS[o].capability === 'analysis');
     const matching = new Set(
@@ -133,11 +149,8 @@ export function actionOptions(actions: RequestedAction[], serverTools: ServerToo
     );
     const kept = valid.filter((o) => !byName.includes(o) || o === ANSWER || o === UNRESOLVED || matching.has(o));
     const dropped = valid.length - kept.length;
-    return {
-      action: a.n,
-      options: kept,
-      narrowed: dropped ? `${dropped} tool(s) whose name does not fit the action's words were not offered` : null,
-    };
+    const byWords = dropped ? `${dropped} tool(s) whose name and description do not fit the action's words were not offered` : null;
+    return { action: a.n, options: kept, narrowed: [unfitNote, byWords].filter(Boolean).join('; ') || null };
   });
 }
 

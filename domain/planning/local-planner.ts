@@ -8,6 +8,7 @@
 // saying what would perform it, as is every action no tool can perform.
 import { analyzeObjective, truncate } from '../text/analyze.ts';
 import { TOOLS, type ToolId } from '../tools.ts';
+import { withDeliveryMessages } from './delivery-steps.ts';
 import type { Plan, PlanningProvider, PlanStep } from './plan.ts';
 import { missingMaterialReason, needsModelReason, type RequestedAction, requestedActions, unsupportedReason } from './requested-actions.ts';
 
@@ -41,11 +42,12 @@ function preparationDrafts(actions: RequestedAction[]): (Draft & { prepares: num
 function gapReason(a: RequestedAction, preparedBy: string[]): string {
   if (a.kind === 'unsupported') return unsupportedReason(a);
   if (a.missing) return missingMaterialReason(a);
+  if (a.messageFrom !== undefined) return `sends the result of action ${a.messageFrom}, which needs a model; this run's provider is local (no model), so nothing was sent`;
   return needsModelReason(a, preparedBy);
 }
 
 export function planLocally(input: string, memory: boolean): Plan {
-  const actions = requestedActions(input);
+  const actions = requestedActions(input, { memory });
   const drafts: Draft[] = [];
   if (memory) {
     const facts = analyzeObjective(input);
@@ -58,20 +60,21 @@ export function planLocally(input: string, memory: boolean): Plan {
   }
   const preparations = preparationDrafts(actions.filter((a) => a.kind === 'analysis'));
   drafts.push(...preparations.map(({ prepares: _, ...d }) => d));
-  const deliveries = actions.filter((a) => a.kind === 'delivery');
-  if (deliveries.length > 0) {
+  // Without a model, a delivery can send only the message the request gives: a result to send needs a model.
+  const deliveries = actions.filter((a) => a.kind === 'delivery' && a.message !== undefined);
+  for (const a of deliveries) {
     drafts.push({
       tool: 'webhook_delivery',
-      purpose: "The input asks for the result to be delivered: send it to the tenant's configured webhook",
-      scope: 'result',
-      covers: deliveries.map((a) => a.n),
+      purpose: `Send the message the request gives to the tenant's configured webhook (action ${a.n}, "${truncate(a.clause, 80)}")`,
+      scope: 'message',
+      covers: [a.n],
     });
   }
   const steps: PlanStep[] = drafts.map((d, i) => ({ ...d, id: `step_${i + 1}`, effect: TOOLS[d.tool].effect }));
   const firstPreparation = memory ? 1 : 0;
   const preparedBy = (n: number) => preparations.flatMap((p, i) => (p.prepares.includes(n) ? [steps[firstPreparation + i]!.id] : []));
-  const gaps = actions.filter((a) => a.kind !== 'delivery').map((a) => ({ action: a.n, reason: gapReason(a, preparedBy(a.n)) }));
-  return { planner: 'local-deterministic', steps, gaps };
+  const gaps = actions.filter((a) => !deliveries.includes(a)).map((a) => ({ action: a.n, reason: gapReason(a, preparedBy(a.n)) }));
+  return withDeliveryMessages({ planner: 'local-deterministic', steps, gaps }, actions);
 }
 
 export const localPlanner: PlanningProvider = {

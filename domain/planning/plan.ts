@@ -1,4 +1,5 @@
 import type { EffectClass, ServerToolCatalog } from '../tools.ts';
+import { type RequestedAction, requestedActions } from './requested-actions.ts';
 
 export interface PlanStep {
   /** step_1, step_2, … in execution order. */
@@ -19,6 +20,11 @@ export interface PlanStep {
   args_digest?: string;
   /** When a person edited the arguments at approval: the digest of the arguments the model proposed. */
   proposed_digest?: string;
+  /**
+   * webhook_delivery with no message of its own: the requested action whose result it sends (that
+   * action's answer, written after approval). The approval names it; an edited message replaces it.
+   */
+  message_from?: number;
 }
 
 /** A requested action the planner could not cover, and why. */
@@ -36,6 +42,12 @@ export interface PlanHint {
 
 export interface Plan {
   planner: string;
+  /**
+   * The requested actions as read when the plan was made. Execution, verification and receipts read
+   * them from here, never again from the input with whatever code runs later (a deploy between
+   * planning and verification must not renumber or reclassify them). Absent in plans made before.
+   */
+  actions?: RequestedAction[];
   /**
    * 'steps': the service runs the approved steps as planned, in order, and the model writes only its
    * answer parts (the embedded model's plans, which fix every step's tool and arguments). Absent: the
@@ -62,4 +74,9 @@ export interface Plan {
 export interface PlanningProvider {
   readonly name: string;
   plan(request: { input: string; memory: boolean }): Promise<Plan>;
+}
+
+/** A plan's requested actions: as recorded when it was made; read from the input only for plans made before they were recorded. */
+export function actionsOf(plan: Pick<Plan, 'actions'> | null | undefined, input: string): RequestedAction[] {
+  return plan?.actions ?? requestedActions(input);
 }

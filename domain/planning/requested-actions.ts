@@ -3,6 +3,7 @@
 // and by verification (to check every requested action against what was
 // performed), for local and upstream runs alike: no clause is dropped silently.
 import { sentencesOf, tidy, clausesOfSentence, wordsOf } from '../text/analyze.ts';
+import { messageSpan, namedMaterial, namesAttachment, namesOpenable, quotes } from './material.ts';
 
 /** analysis: work on the given text (a model's answer does it); delivery: send the result (webhook); unsupported: an effect no tool performs. */
 export type ActionKind = 'analysis' | 'delivery' | 'unsupported';
@@ -17,18 +18,20 @@ export interface RequestedAction {
   /** The verb that decided the kind, when one did. */
   verb: string | null;
   /**
-   * What the action names as given that a run cannot have been given ("the attached report"): a run's
-   * input is text only, so nothing was attached, and no answer about it can be true. Null otherwise.
+   * What the action works on or sends that the run was never given ("attached", "our Q3 vendor
+   * contracts", "the release notes"): no answer about it can be true and no delivery of it can carry
+   * it, so the action stays unresolved. Null otherwise (material.ts says what counts as given).
    */
   missing: string | null;
+  /** delivery: the message the request gives to send, copied from it (after "that", a colon, "saying", "know", or in quotes). */
+  message?: string;
+  /** delivery: the earlier action whose result is sent ("summarise … and send it"), when the request gives no message. */
+  messageFrom?: number;
 }
 
-// A run takes text only: an action that works on something attached, enclosed or uploaded works on nothing.
-const ATTACHMENT = /\b(attached|attachments?|enclosed|enclosures?|uploaded)\b/i;
-
-function missingMaterialOf(clause: string): string | null {
-  const m = ATTACHMENT.exec(clause);
-  return m ? m[1]!.toLowerCase() : null;
+export interface ReadOptions {
+  /** The run recalls the tenant's memory, so a thing it names may be there: only attachments count as missing. */
+  memory?: boolean;
 }
 
 const ANALYSIS_VERBS = words(`review summarise summarize summary analyse analyze assess evaluate compare contrast list identify
@@ -189,25 +192,91 @@ function requestPart(sentence: string): string {
     const k = kindOf(c);
     return k.verb !== null && k.kind !== 'unsupported';
   });
-  return asks ? head : sentence;
+  // What follows is material unless it asks in turn ("Review our contracts: summarise the dates …").
+  return asks && kindOf(sentence.slice(colon.index + 1).trim()).verb === null ? head : sentence;
 }
 
-/** Every action the input requests, in order. An input with no clause of two words or more (and no lone effect verb) is one analysis action. */
-export function requestedActions(input: string): RequestedAction[] {
-  const actions: RequestedAction[] = [];
-  const sentences = sentencesOf(input);
-  sentences.forEach((sentence, index) => {
-    for (const clause of clausesWithLoneEffects(requestPart(sentence))) {
-      for (const part of clause
-        .split(ACTION_SPLIT)
-        .map(tidy)
-        .filter((p) => wordsOf(p).length >= 1)) {
-        actions.push({ n: actions.length + 1, clause: part, sentence: index, ...kindOf(part), missing: missingMaterialOf(part) });
-      }
+type Draft = Omit<RequestedAction, 'n' | 'missing'>;
+
+/** The actions of one part of a sentence, split at conjunctions before a verb that starts a new action. */
+function actionsOfPart(part: string, sentence: number): Draft[] {
+  return clausesWithLoneEffects(part).flatMap((clause) =>
+    clause
+      .split(ACTION_SPLIT)
+      .map(tidy)
+      .filter((p) => wordsOf(p).length >= 1)
+      .map((p) => ({ clause: p, sentence, ...kindOf(p) })),
+  );
+}
+
+/**
+ * The actions of one sentence. A delivery that introduces its message ("Tell the team that …",
+ * "Post to the channel: …", "… saying '…'") carries it, and the message is not read as more requests;
+ * a colon after work on material ("Summarise these notes and post them: …") introduces that material.
+ */
+function actionsOfSentence(sentence: string, index: number): { drafts: Draft[]; material: boolean } {
+  const span = messageSpan(sentence);
+  if (span && wordsOf(span.head).length > 0) {
+    const head = actionsOfPart(span.head, index);
+    const last = head[head.length - 1];
+    const materialForWork = span.marker === 'colon' && head.some((d) => d.kind === 'analysis' && d.verb !== null);
+    if (last?.kind === 'delivery' && !materialForWork) {
+      return { drafts: [...head.slice(0, -1), { ...last, message: span.message }], material: true };
     }
+  }
+  const part = requestPart(sentence);
+  return { drafts: actionsOfPart(part, index), material: part !== sentence };
+}
+
+/**
+ * Every action the input requests, in order, each with what it is missing. An input with no clause
+ * of two words or more (and no lone effect verb) is one analysis action.
+ */
+export function requestedActions(input: string, options: ReadOptions = {}): RequestedAction[] {
+  const drafts: Draft[] = [];
+  let introduced = false;
+  sentencesOf(input).forEach((sentence, index) => {
+    const read = actionsOfSentence(sentence, index);
+    drafts.push(...read.drafts);
+    introduced ||= read.material;
   });
-  if (actions.length === 0) actions.push({ n: 1, clause: tidy(input), sentence: 0, kind: 'analysis', verb: null, missing: missingMaterialOf(input) });
-  return withoutStatements(actions);
+  if (drafts.length === 0) drafts.push({ clause: tidy(input), sentence: 0, kind: 'analysis', verb: null });
+  const numbered = drafts.map((d, i) => ({ ...d, n: i + 1, missing: namesAttachment(d.clause) ? namedMaterial(d.clause) : null }));
+  const requests = withoutStatements(numbered);
+  // Material is given when the input holds more than its requests: statements, text after a colon, a
+  // quote, a path a tool may open; or the tenant's memory, when the run recalls it.
+  const given = options.memory || introduced || requests.length < numbered.length || quotes(input) || namesOpenable(input);
+  return withMessageSources(requests.map((a) => ({ ...a, missing: a.missing ?? (given ? null : referenceMissing(a)) })));
+}
+
+/** The thing an analysis or delivery names that nothing in the input gives; null when it needs nothing named. */
+function referenceMissing(a: RequestedAction): string | null {
+  if (a.kind === 'unsupported' || a.message !== undefined) return null;
+  return namedMaterial(a.clause);
+}
+
+/**
+ * Where each delivery's message comes from: its own words, else the result of the nearest earlier
+ * action that does work ("Summarise … and send it"). A delivery with neither has nothing to send. An
+ * analysis action beside one whose material is missing, in the same sentence, works on that too
+ * ("Review our contracts: summarise the renewal dates and flag auto-renewals").
+ */
+function withMessageSources(actions: RequestedAction[]): RequestedAction[] {
+  const out: RequestedAction[] = [];
+  for (const a of actions) {
+    const sibling = out.find((o) => o.sentence === a.sentence && o.missing !== null);
+    if (a.kind === 'analysis' && a.missing === null && sibling) {
+      out.push({ ...a, missing: sibling.missing });
+      continue;
+    }
+    if (a.kind !== 'delivery' || a.message !== undefined || a.missing !== null) {
+      out.push(a);
+      continue;
+    }
+    const source = [...out].reverse().find((o) => o.kind === 'analysis' && o.missing === null);
+    out.push(source ? { ...a, messageFrom: source.n } : { ...a, missing: 'the message to send' });
+  }
+  return out;
 }
 
 // Words a declarative sentence starts with; an imperative starts with its verb ("Mention the date").
@@ -242,7 +311,9 @@ export function unsupportedReason(action: RequestedAction): string {
 
 /** Why an action on material the run was never given stays unresolved. */
 export function missingMaterialReason(action: RequestedAction): string {
-  return `works on something ${action.missing ?? 'attached'}, but a run's input is text only and nothing else was given; put the text in the input`;
+  const what = action.missing === null || /^(attach|enclos|upload)/.test(action.missing) ? `something ${action.missing ?? 'attached'}` : `"${action.missing}"`;
+  const verb = action.kind === 'delivery' ? 'sends' : 'works on';
+  return `${verb} ${what}, which the run was not given (a run holds only its input text, and the tenant memory when it recalls it); nothing was ${action.kind === 'delivery' ? 'sent' : 'done'} for it. Put the text in the input`;
 }
 
 /** Why the local provider leaves an analysis action unresolved, and what would perform it. */

@@ -2,8 +2,7 @@
 // rejected, expired, cancelled, or failed. Computed by the same verification as any run's, from
 // what the run had when it ended (its plan, if any, and the steps that ran), so it claims nothing
 // that was not done: every action not performed is in `unresolved`, with the reason the run ended.
-import type { Plan, PlanGap } from '../planning/plan.ts';
-import { requestedActions } from '../planning/requested-actions.ts';
+import { actionsOf, type Plan, type PlanGap } from '../planning/plan.ts';
 import type { CompletionReceipt } from '../receipt.ts';
 import type { ApprovalRecord, LoopStop, StepResult } from './run-types.ts';
 import type { RunStatus } from './states.ts';
@@ -32,7 +31,7 @@ function endedBefore(r: RunAtEnd): string {
  * action the model was to answer is a gap too (a run that ends here has no answer).
  */
 function planAtEnd(r: RunAtEnd): Plan {
-  const actions = requestedActions(r.input);
+  const actions = actionsOf(r.plan, r.input);
   const reason = endedBefore(r);
   const plan = r.plan ?? { planner: 'none', steps: [] };
   const gapped = new Set((plan.gaps ?? []).map((g) => g.action));

@@ -16,6 +16,8 @@ export interface ApprovalEffect {
   args_digest?: string;
   /** Set when a person edited the arguments at approval: the digest of what the model proposed. */
   proposed_digest?: string;
+  /** A delivery that sends an earlier action's result: that action, whose answer is written after approval. */
+  message_from?: { action: number; request: string };
 }
 
 export interface ApprovalRecord {

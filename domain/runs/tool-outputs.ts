@@ -1,7 +1,7 @@
 // Outputs of the deterministic tools, as pure functions: the tool activity
 // produces them and verification derives them again to check the recorded output.
 import { digestOf } from '../digest.ts';
-import { requestedActions } from '../planning/requested-actions.ts';
+import { type RequestedAction, requestedActions } from '../planning/requested-actions.ts';
 import { analyzeObjective } from '../text/analyze.ts';
 import { contactDetailsIn, listItemsIn, sentenceAt } from '../text/find-in-text.ts';
 
@@ -41,16 +41,16 @@ export function memorySource(e: Partial<MemoryReference> & { id: string; content
 }
 
 /** The text an analysis tool reads for `action`: that action's sentence of the input, or the whole input when no action is named. */
-function actionSentence(input: string, action: number | null): string {
-  const a = action === null ? undefined : requestedActions(input)[action - 1];
+function actionSentence(input: string, action: number | null, actions: RequestedAction[] | undefined): string {
+  const a = action === null ? undefined : (actions ?? requestedActions(input))[action - 1];
   return a ? sentenceAt(input, a.sentence) : input;
 }
 
 const listed = (label: string, xs: string[]) => (xs.length ? [`${label}: ${xs.join(', ')}.`] : []);
 
 /** count_list_items: the items of the list the action's sentence gives, counted; null when it gives none. */
-export function listCountOutput(input: string, action: number | null) {
-  const items = listItemsIn(actionSentence(input, action));
+export function listCountOutput(input: string, action: number | null, actions?: RequestedAction[]) {
+  const items = listItemsIn(actionSentence(input, action, actions));
   if (!items) return null;
   return { action, count: items.length, items, answer: `${items.length} item${items.length === 1 ? '' : 's'}: ${items.join(', ')}.` };
 }

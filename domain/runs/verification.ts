@@ -4,9 +4,9 @@
 // external effect is classed performed, not_performed or outcome_unknown; and
 // whatever is not performed and checked is in `unresolved`.
 import { digestOf } from '../digest.ts';
-import type { Plan, PlanStep } from '../planning/plan.ts';
+import { actionsOf, type Plan, type PlanStep } from '../planning/plan.ts';
 import { type AnswerPart, answerParts, isSpecific } from '../agent/answer.ts';
-import { missingMaterialReason, type RequestedAction, requestedActions, unsupportedReason } from '../planning/requested-actions.ts';
+import { missingMaterialReason, type RequestedAction, unsupportedReason } from '../planning/requested-actions.ts';
 import { type ActionOutcome, type CompletionReceipt, coverageRatio, type VerificationClass } from '../receipt.ts';
 import { sentencesOf, truncate } from '../text/analyze.ts';
 import { effectOf, isToolId, TOOLS } from '../tools.ts';
@@ -36,13 +36,13 @@ export interface RunResult {
 }
 
 /** Whether the recorded output is the one the tool produced: digest recomputed, deterministic tools derived again. */
-export function outputChecks(result: StepResult, step: PlanStep | undefined, input: string): boolean {
+export function outputChecks(result: StepResult, step: PlanStep | undefined, input: string, actions?: RequestedAction[]): boolean {
   if (result.status !== 'done' || !result.output_digest) return false;
   if (digestOf(result.output) !== result.output_digest) return false;
   const scope = result.scope ?? step?.scope;
   if (result.tool === 'text_analysis' && scope !== undefined) return digestOf(textAnalysisOutput(scope)) === result.output_digest;
   const action = step?.covers?.[0] ?? null;
-  if (result.tool === 'count_list_items') return digestOf(listCountOutput(input, action)) === result.output_digest;
+  if (result.tool === 'count_list_items') return digestOf(listCountOutput(input, action, actions)) === result.output_digest;
   if (result.tool === 'find_contact_details') return digestOf(contactDetailsOutput(input, action)) === result.output_digest;
   return true;
 }
@@ -109,10 +109,10 @@ function assessActions(v: VerifyInput, actions: RequestedAction[]): Assessment {
     for (const s of steps) accounted.add(s.id);
     const done = results.filter((x) => x.result?.status === 'done');
     const unknown = results.filter((x) => x.result?.status === 'outcome_unknown');
-    if (a.missing && a.kind === 'analysis') {
+    if (a.missing) {
       notDone(a, gapOf.get(a.n) ?? missingMaterialReason(a));
     } else if (done.length > 0 && done.length === results.length) {
-      const checked = done.every((x) => outputChecks(x.result!, x.step, v.input));
+      const checked = done.every((x) => outputChecks(x.result!, x.step, v.input, actions));
       outcomes.push({ n: a.n, kind: a.kind, outcome: 'performed', by: done.map((x) => x.step.id), checked });
       if (!checked) unresolved.push(`${quote(a)}: performed, but its recorded output did not match when recomputed.`);
     } else if (unknown.length > 0) {
@@ -194,13 +194,13 @@ export function outcomeLine(v: Pick<VerifyInput, 'answer' | 'memory'>, outcomes:
 
 /** The run's result and its receipt, with nothing claimed that was not done and checked. */
 export function verifyRun(v: VerifyInput): { result: RunResult; receipt: CompletionReceipt; outcome: string } {
-  const actions = requestedActions(v.input);
+  const actions = actionsOf(v.plan, v.input);
   const { outcomes, unresolved, accounted } = assessActions(v, actions);
   const stepOf = new Map(v.plan.steps.map((s) => [s.id, s]));
   for (const r of v.results) {
     if (accounted.has(r.step_id)) continue;
     if (r.status !== 'done') unresolved.push(`${r.step_id} (${r.tool}) ${r.status}: ${r.detail}`);
-    else if (!outputChecks(r, stepOf.get(r.step_id), v.input)) unresolved.push(`${r.step_id} (${r.tool}): its recorded output did not match when recomputed.`);
+    else if (!outputChecks(r, stepOf.get(r.step_id), v.input, actions)) unresolved.push(`${r.step_id} (${r.tool}): its recorded output did not match when recomputed.`);
   }
   const ran = new Set(v.results.map((r) => r.step_id));
   for (const s of v.plan.steps) if (!ran.has(s.id) && !accounted.has(s.id)) unresolved.push(`${stepNote(s, undefined)}.`);
@@ -226,6 +226,12 @@ export function verifyRun(v: VerifyInput): { result: RunResult; receipt: Complet
     .flatMap((r) => (r.output as { entries?: (Partial<MemoryReference> & { id: string; content?: string })[] } | null)?.entries ?? [])
     .map(memorySource);
   const stepDigests = Object.fromEntries(v.results.filter((r) => r.status === 'done').map((r) => [`step:${r.step_id}`, digestOf(r.output)]));
+  // What each external step was approved to send, and, when a person edited it, what was proposed.
+  const argDigests = Object.fromEntries(
+    v.plan.steps
+      .filter((s) => s.effect === 'external' && s.args_digest)
+      .flatMap((s) => [[`args:${s.id}`, s.args_digest!], ...(s.proposed_digest ? [[`proposed_args:${s.id}`, s.proposed_digest]] : [])]),
+  );
   const resultDigest = digestOf(result);
   return {
     result,
@@ -249,6 +255,7 @@ export function verifyRun(v: VerifyInput): { result: RunResult; receipt: Complet
         result: resultDigest,
         ...(v.answer != null ? { answer: digestOf(v.answer) } : {}),
         ...stepDigests,
+        ...argDigests,
       },
       unresolved: uniqueUnresolved,
       persisted: true,

@@ -34,7 +34,7 @@ export interface LoadStats {
 
 const INPUTS: Record<RunKind, string[]> = {
   analysis: ['Review the vendor contracts for renewal risk; then list the three largest obligations.', 'Summarise the incident timeline.'],
-  approve: ['Send the release notes to the team channel.', 'Post the weekly status to the webhook.'],
+  approve: ['Tell the team channel that the release notes are out.', 'Post the weekly status to the webhook.'],
   cancel: ['Publish the draft announcement to the webhook.'],
 };
 const TERMINAL = new Set(['completed', 'failed', 'needs_attention']);

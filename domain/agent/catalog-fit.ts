@@ -1,0 +1,60 @@
+// Which tools of an operator's catalog can carry out an action at all, by what the tool needs and
+// what the request gives, so no planner (a 135M model least of all) is offered a tool that cannot
+// be right: one whose required path the request does not name, a folder tool for a file, the
+// unclassified twin of a tool the operator classified read, or an exact check that answers another
+// question. General rules over schemas, names and classifications; no per-tool cases.
+import { namesOpenable } from '../planning/material.ts';
+import type { RequestedAction } from '../planning/requested-actions.ts';
+import { wordsOf } from '../text/analyze.ts';
+import type { ServerToolCatalog, ServerToolRef } from '../tools.ts';
+
+/** Argument names that take a path or an address: the request must name one for such a tool to fit. */
+const LOCATION_ARG = /path|file|dir|folder|source|destination|uri|url|location/i;
+
+/** The required properties of a tool's input schema. */
+function requiredArgs(ref: ServerToolRef): string[] {
+  const required = ref.parameters.required;
+  return Array.isArray(required) ? required.filter((r): r is string => typeof r === 'string') : [];
+}
+
+/** The words of a tool's own name: `read_text_file` → read, text, file. */
+function toolNameWords(ref: ServerToolRef): string[] {
+  return wordsOf(ref.tool.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' '));
+}
+
+/** Whether the action gives what the tool requires: a path or address for every location argument. */
+function givesRequired(ref: ServerToolRef, action: RequestedAction): boolean {
+  return !requiredArgs(ref).some((arg) => LOCATION_ARG.test(arg)) || namesOpenable(action.clause);
+}
+
+/** A path with an extension names a file, one ending in a slash a folder; a tool named for the other kind does not fit. */
+function fitsPathKind(ref: ServerToolRef, action: RequestedAction): boolean {
+  const names = toolNameWords(ref);
+  const folderTool = names.some((w) => ['directory', 'directories', 'folder', 'folders', 'dir', 'tree'].includes(w)) && !names.includes('file');
+  const namesFile = /(?:^|[\s/])[\w-]+\.[a-z][a-z0-9]{0,4}(?=$|[\s,;:!?)'"])/i.test(action.clause);
+  return !(folderTool && namesFile);
+}
+
+/** Unclassified tools with a read-classified tool of the same server and the same leading verb ("read_file" beside "read_text_file"). */
+function unclassifiedTwins(tools: string[], catalog: ServerToolCatalog): Set<string> {
+  const readVerbs = new Set(
+    tools.filter((t) => catalog[t]!.effect === 'read' && catalog[t]!.classified !== false).map((t) => `${catalog[t]!.server}:${toolNameWords(catalog[t]!)[0]}`),
+  );
+  return new Set(tools.filter((t) => catalog[t]!.classified === false && readVerbs.has(`${catalog[t]!.server}:${toolNameWords(catalog[t]!)[0]}`)));
+}
+
+/** The server tools of `catalog` that can carry out `action`, in catalog order. */
+export function fittingServerTools(catalog: ServerToolCatalog, action: RequestedAction): string[] {
+  const fitting = Object.keys(catalog).filter((t) => givesRequired(catalog[t]!, action) && fitsPathKind(catalog[t]!, action));
+  const twins = unclassifiedTwins(fitting, catalog);
+  return fitting.filter((t) => !twins.has(t));
+}
+
+// Units of text, not items of a list: counting them is another question than count_list_items answers.
+const TEXT_UNIT = /\b(?:how many|count|number of)\b[^.?!:]*?\b(?:words?|characters?|letters?|sentences?|lines?|paragraphs?|syllables?|vowels?|consonants?|digits?|spaces?|pages?)\b/i;
+
+/** Whether an exact built-in analysis tool answers what the action asks (count_list_items counts list items only). */
+export function builtinAnswers(tool: string, action: RequestedAction): boolean {
+  if (tool === 'count_list_items') return !TEXT_UNIT.test(action.clause);
+  return true;
+}
