@@ -395,7 +395,7 @@ describe('more than one caller on the embedded model (EMBEDDED_PARALLEL=2)', () 
       // A long answer, so the run's calls come while it streams.
       const chat = streamedChat(chatter, 'chat', 'Write a very long story about a ship.', log, { signal: stop.signal, maxTokens: 2000 });
       await chat.firstToken;
-      const created = await stack.api.post('/v1/agent-runs', { input: 'Send the release notes to the team channel.' }, { key: runner.key });
+      const created = await stack.api.post('/v1/agent-runs', { input: 'Tell the team channel that the release notes are out.' }, { key: runner.key });
       expect(created.status).toBe(201);
       // The worker and the API of this process share one model: a run's call and the chat are answered together.
       await until(async () => (await occupancy(stack.api, runner.key)).in_use === 2, 'a run’s model call beside the chat', {
@@ -459,7 +459,7 @@ describe('a run on the embedded model', () => {
     try {
       const t = await newTenant(db, 100_000);
       await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
-      const created = await stack.api.post('/v1/agent-runs', { input: 'Send the release notes to the team channel.' }, { key: t.key });
+      const created = await stack.api.post('/v1/agent-runs', { input: 'Tell the team channel that the release notes are out.' }, { key: t.key });
       expect(created.status).toBe(201);
       const runId = created.json.run_id as string;
       let run = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r), 180_000);
@@ -484,6 +484,82 @@ describe('a run on the embedded model', () => {
       const performed = (run.receipt?.action_boundary.effects_performed ?? []) as string[];
       if (performed.some((e) => e.startsWith('webhook_delivery'))) expect(hook.received).toHaveLength(1);
       else expect(hook.received).toHaveLength(0);
+    } finally {
+      await hook.close();
+    }
+  });
+});
+
+describe('what a run on the default (embedded) model sends', () => {
+  let stack: RunStack;
+  beforeAll(async () => {
+    stack = await startRunStack(EMBEDDED);
+  });
+  afterAll(() => stack?.close());
+
+  /** A tenant with a webhook, a run of `input` at its approval, and the receiver. */
+  async function awaitingRun(input: string) {
+    const db = stack.app.database.db;
+    const hook = await webhookReceiver();
+    const t = await newTenant(db, 100_000);
+    await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
+    const created = await stack.api.post('/v1/agent-runs', { input }, { key: t.key });
+    expect(created.status).toBe(201);
+    const runId = created.json.run_id as string;
+    const run = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r), 180_000);
+    return { t, hook, runId, run };
+  }
+
+  it('shows the approver the message the request gives, and delivers exactly that message', { timeout: 300_000 }, async () => {
+    const { t, hook, runId, run } = await awaitingRun('Tell the support team that the outage on the billing page is resolved.');
+    try {
+      expect(run.status).toBe('awaiting_approval');
+      const effect = run.approval.effects[0];
+      expect(effect).toMatchObject({ tool: 'webhook_delivery', arguments: { message: 'the outage on the billing page is resolved' } });
+      expect(effect.args_digest).toMatch(/^sha256:/);
+      expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+      const done = await waitForRun(stack.api, t.key, runId, isTerminal, 180_000);
+      expect(done.status).toBe('completed');
+      expect(hook.received).toHaveLength(1);
+      expect(hook.received[0]!.body).toMatchObject({ run_id: runId, message: 'the outage on the billing page is resolved' });
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('delivers an edited message, and the receipt keeps both digests', { timeout: 300_000 }, async () => {
+    const { t, hook, runId, run } = await awaitingRun('Notify the team channel that the deploy finished.');
+    try {
+      expect(run.status).toBe('awaiting_approval');
+      const effect = run.approval.effects[0];
+      const edited = { message: 'The deploy finished at 14:05; no action needed.' };
+      const decided = await stack.api.post(
+        `/v1/agent-runs/${runId}/approval`,
+        { decision: 'approve', edits: [{ step_id: effect.step_id, arguments: edited }] },
+        { key: t.key },
+      );
+      expect(decided.status).toBe(200);
+      const done = await waitForRun(stack.api, t.key, runId, isTerminal, 180_000);
+      expect(done.status).toBe('completed');
+      expect(hook.received.map((r) => (r.body as { message: string }).message)).toEqual([edited.message]);
+      expect(done.receipt.digests[`proposed_args:${effect.step_id}`]).toBe(effect.args_digest);
+      expect(done.receipt.digests[`args:${effect.step_id}`]).not.toBe(effect.args_digest);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it.each([
+    ['Send the release notes to the team channel.', 'the release notes'],
+    ['Summarise our Q3 vendor contracts.', 'our Q3 vendor contracts'],
+  ])('does not act on material it was never given: %s', { timeout: 300_000 }, async (input, named) => {
+    const { hook, run } = await awaitingRun(input);
+    try {
+      expect(run.status).toBe('needs_attention');
+      expect(hook.received).toHaveLength(0);
+      expect(run.receipt.action_boundary.effects_performed).toEqual([]);
+      expect(run.receipt.actions.every((a: { outcome: string }) => a.outcome !== 'performed')).toBe(true);
+      expect(run.receipt.unresolved.join(' ')).toContain(named);
     } finally {
       await hook.close();
     }
