@@ -182,34 +182,34 @@ export function agentActivities(deps: AgentDeps) {
 
   /** A plan for `actions`: chosen action by action on the embedded model, else in one structured answer. */
   async function proposePlanFor(p: CallContext & { input: string; attempt: number; problems: string[] }, actions: RequestedAction[]): Promise<PlanProposal> {
-      const serverTools = await serverToolsFor(deps, p.tenantId);
-      if (p.provider === 'embedded') return await planByChoice(deps, p, actions, serverTools);
-      // The request's own plan schema: one entry per action, each from the options it may take.
-      const options = buildableOptions(actionOptions(actions, serverTools, false), serverTools);
-      const schema = exactPlanSchema(options, serverTools, 'anyOf');
-      const messages: ChatMessage[] = [
-        { role: 'system', content: exactPlanningInstructions(actions, options, serverTools) },
-        { role: 'user', content: p.input },
-        ...(p.problems.length
-          ? [
-              {
-                role: 'user' as const,
-                content: `Your previous plan was not valid:\n${p.problems.map((x) => `- ${x}`).join('\n')}\nAnswer again with a valid plan.`,
-              },
-            ]
-          : []),
-      ];
-      const request: ChatRequest = {
-        model: p.model,
-        messages,
-        grounding: { memory: [], document: null },
-        responseFormat: { name: 'run_plan', schema },
-        // Room for the largest plan the schema admits, so no plan is cut off.
-        maxTokens: Math.max(deps.turnMaxTokens, maxJsonTokens(schema)),
-      };
-      const called = await callModel(deps, p, `plan:${p.attempt}`, request, []);
-      if (called.kind === 'stopped') return called;
-      if (called.output.refusal) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to plan this request.' } };
-      return proposalOf(assessPlan(called.output.content, actions, serverTools, options), p.attempt >= PLAN_ATTEMPTS, serverTools);
+    const serverTools = await serverToolsFor(deps, p.tenantId);
+    if (p.provider === 'embedded') return await planByChoice(deps, p, actions, serverTools);
+    // The request's own plan schema: one entry per action, each from the options it may take.
+    const options = buildableOptions(actionOptions(actions, serverTools, false), serverTools);
+    const schema = exactPlanSchema(options, serverTools, 'anyOf');
+    const messages: ChatMessage[] = [
+      { role: 'system', content: exactPlanningInstructions(actions, options, serverTools) },
+      { role: 'user', content: p.input },
+      ...(p.problems.length
+        ? [
+            {
+              role: 'user' as const,
+              content: `Your previous plan was not valid:\n${p.problems.map((x) => `- ${x}`).join('\n')}\nAnswer again with a valid plan.`,
+            },
+          ]
+        : []),
+    ];
+    const request: ChatRequest = {
+      model: p.model,
+      messages,
+      grounding: { memory: [], document: null },
+      responseFormat: { name: 'run_plan', schema },
+      // Room for the largest plan the schema admits, so no plan is cut off.
+      maxTokens: Math.max(deps.turnMaxTokens, maxJsonTokens(schema)),
+    };
+    const called = await callModel(deps, p, `plan:${p.attempt}`, request, []);
+    if (called.kind === 'stopped') return called;
+    if (called.output.refusal) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to plan this request.' } };
+    return proposalOf(assessPlan(called.output.content, actions, serverTools, options), p.attempt >= PLAN_ATTEMPTS, serverTools);
   }
 }

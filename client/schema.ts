@@ -1336,7 +1336,7 @@ export interface components {
             reason?: string;
             /** @description Extension: the argument digests (approval.effects[].args_digest) this decision is about. One that no effect awaiting approval has answers 409 approval_stale and records nothing. */
             digests?: string[];
-            /** @description Extension, with approve: replacement arguments for server tool steps awaiting approval, checked against the tool's input schema (400 naming the field). The step runs with them; the receipt keeps both digests. */
+            /** @description Extension, with approve: replacement arguments for external steps awaiting approval (a webhook_delivery's `message`, a server tool's call), checked against the tool's input schema (400 naming the field). The step runs with them; the receipt keeps both digests. */
             edits?: {
                 step_id: string;
                 arguments: {
@@ -1839,6 +1839,21 @@ export interface components {
                     offered: string[];
                     why: string;
                 }[];
+                /** @description Extension: the requested actions as read when the plan was made (receipt.actions[].n). Execution, verification and the receipt read them from here. Absent on plans made before they were recorded. */
+                actions?: {
+                    n: number;
+                    clause: string;
+                    sentence: number;
+                    /** @enum {string} */
+                    kind: "analysis" | "delivery" | "unsupported";
+                    verb: string | null;
+                    /** @description What the action works on or sends that the run was never given; it stays unresolved. */
+                    missing: string | null;
+                    /** @description delivery: the message the request gives, copied from it. */
+                    message?: string;
+                    /** @description delivery: the earlier action whose result it sends. */
+                    messageFrom?: number;
+                }[];
                 steps: {
                     id: string;
                     /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
@@ -1852,7 +1867,7 @@ export interface components {
                     scope: string;
                     /** @description The requested actions (receipt.actions[].n) this step carries out. Key-phrase extraction (text_analysis) prepares input and covers none. */
                     covers?: number[];
-                    /** @description Tool arguments, for steps a model planned. */
+                    /** @description Tool arguments: a webhook_delivery step's `message` (copied from the request), or a model's arguments for its tool. */
                     arguments?: {
                         [key: string]: unknown;
                     };
@@ -1860,6 +1875,8 @@ export interface components {
                     args_digest?: string;
                     /** @description Set when a person edited the arguments at approval: the digest of what the model proposed. */
                     proposed_digest?: string;
+                    /** @description Extension: a webhook_delivery with no message of its own sends the result of this requested action (its answer, written after approval). */
+                    message_from?: number;
                 }[];
                 /** @description Model-planned runs (extension): the requested actions the model said it would carry out in its final answer. Each counts as performed only where the answer has a specific part for that action. */
                 answer?: number[];
@@ -1879,6 +1896,8 @@ export interface components {
                         parameters: {
                             [key: string]: unknown;
                         };
+                        /** @description false: the operator did not classify the tool, so it counts as external. */
+                        classified?: boolean;
                     };
                 };
             } | null;
@@ -1966,7 +1985,7 @@ export interface components {
              * @enum {string}
              */
             state: "pending" | "approved" | "rejected" | "expired" | "cancelled";
-            /** @description The external effects awaiting a decision, and why each is in the plan. A server tool step shows its server, tool, arguments and their digest. */
+            /** @description The external effects awaiting a decision, and why each is in the plan. Each shows its arguments and their digest (a delivery its message, a server tool step its server, tool and call). */
             effects: {
                 step_id: string;
                 /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
@@ -1976,9 +1995,14 @@ export interface components {
                 server?: string;
                 /** @description Server tools (extension): the tool on that server. */
                 server_tool?: string;
-                /** @description Server tools (extension): exactly the arguments that will be sent. */
+                /** @description Extension: exactly the arguments that will be sent (a webhook_delivery's `message`, a server tool's call). */
                 arguments?: {
                     [key: string]: unknown;
+                };
+                /** @description Extension: a webhook_delivery that sends an earlier action's result: that action and its words. The result is written after approval; an edited `message` replaces it. */
+                message_from?: {
+                    action: number;
+                    request: string;
                 };
                 /** @description sha256 of the canonical JSON of the arguments (extension): what an approval binds to. */
                 args_digest?: string;

@@ -106,7 +106,7 @@ export const TOOLS: Record<ToolId, ToolSpec> = {
     effect: 'external',
     capability: 'delivery',
     description:
-      "Sends a message to the webhook URL configured for the tenant, only after approval: the message the request gives (copied from it), or the result of an earlier action of the run.",
+      'Sends a message to the webhook URL configured for the tenant, only after approval: the message the request gives (copied from it), or the result of an earlier action of the run.',
     doing: 'send a message to the team channel',
     parameters: {
       type: 'object',

@@ -47,18 +47,25 @@ describe('when a small model is offered them', () => {
   const files: ServerToolCatalog = Object.fromEntries(
     ['list_directory', 'search_files', 'read_text_file'].map((tool) => [
       `files__${tool}`,
-      { server: 'files', tool, effect: 'read' as const, description: '', parameters: { type: 'object', properties: {} } },
+      {
+        server: 'files',
+        tool,
+        effect: 'read' as const,
+        description: '',
+        parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      },
     ]),
   );
   const optionsOf = (input: string) => actionOptions(requestedActions(input), files, true).map((o) => o.options);
 
   it('offers each where its name fits the request, the best fit first among tools that fit a verb', () => {
     expect(optionsOf('How many items are in this list: apples, pears, plums, figs?')).toEqual([['answer', 'count_list_items', 'unresolved']]);
-    expect(optionsOf('Extract the email addresses from this text: write to anna@example.com.')).toEqual([
-      ['answer', 'find_contact_details', 'files__search_files', 'unresolved'],
-    ]);
+    // A file tool needs a path the request names: none is offered to work on text the request gives.
+    expect(optionsOf('Extract the email addresses from this text: write to anna@example.com.')).toEqual([['answer', 'find_contact_details', 'unresolved']]);
     expect(optionsOf('Summarise: the office opens in May.')).toEqual([['answer', 'unresolved']]);
-    expect(optionsOf('Send the guest list to the team channel.')).toEqual([['webhook_delivery', 'files__list_directory', 'unresolved']]);
+    expect(optionsOf('Post to the team channel: the guest list is final.')).toEqual([['webhook_delivery', 'unresolved']]);
+    // Counting words is not counting the items of a list.
+    expect(optionsOf('Count the words in this sentence: the quick brown fox jumps.')).toEqual([['answer', 'unresolved']]);
   });
 });
 

@@ -38,7 +38,7 @@ const files: ServerToolCatalog = {
 const ajv = new Ajv.default({ strict: false });
 
 describe('the per-request plan schema', () => {
-  const actions = requestedActions('Summarise the notes and send the summary to the team channel. Pay the invoice.');
+  const actions = requestedActions('Summarise the outage and send the summary to the team channel. Pay the invoice.');
   const options = actionOptions(actions, {}, false);
 
   it('offers each action only what can carry it out: an answer or an exact analysis tool for analysis, the delivery tool for a delivery, unresolved always', () => {
@@ -95,7 +95,7 @@ describe('the shortlist a small model is shown', () => {
 
   it('records what it narrowed, and gives an action on material never given only unresolved', () => {
     const [narrowed] = actionOptions(requestedActions('Summarise: the office opens in May.'), files, true);
-    expect(narrowed!.narrowed).toMatch(/5 tool\(s\)/);
+    expect(narrowed!.narrowed).toMatch(/tool\(s\)/);
     const [attached] = actionOptions(requestedActions('Review the attached spreadsheet.'), files, true);
     expect(attached).toMatchObject({ options: ['unresolved'], narrowed: expect.stringMatching(/attached/) });
   });
@@ -139,7 +139,7 @@ describe("an answer's grounding in its text", () => {
 });
 
 describe('the receipt of a run that ended early', () => {
-  const input = 'Summarise the notes and send the summary to the team channel.';
+  const input = 'Summarise the outage and send the summary to the team channel.';
   const base = { runId: 'run_x', input, memory: false, results: [], approval: null };
 
   it('stopped at planning: every action unresolved, with why, nothing performed, and it says so', () => {
@@ -153,7 +153,7 @@ describe('the receipt of a run that ended early', () => {
     expect(receipt.verification_class).toBe('unverified');
     expect(receipt.actions?.map((a) => a.outcome)).toEqual(['not_performed', 'not_performed']);
     expect(receipt.unresolved).toEqual([
-      'action 1 "Summarise the notes": not done; the run ended needs_attention at plan (model_unavailable) before it was done.',
+      'action 1 "Summarise the outage": not done; the run ended needs_attention at plan (model_unavailable) before it was done.',
       'action 2 "send the summary to the team channel": not done; the run ended needs_attention at plan (model_unavailable) before it was done.',
       'model_unavailable: The model did not answer.',
     ]);
@@ -182,6 +182,6 @@ describe('the receipt of a run that ended early', () => {
       effects_not_performed: ['webhook_delivery:step_1'],
     });
     expect(receipt.unresolved.length).toBeGreaterThanOrEqual(2);
-    expect(receipt.unresolved[0]).toMatch(/^action 1 "Summarise the notes": not done; the run ended failed at approval/);
+    expect(receipt.unresolved[0]).toMatch(/^action 1 "Summarise the outage": not done; the run ended failed at approval/);
   });
 });

@@ -27,15 +27,16 @@ describe('requestedActions: splitting and classification', () => {
 
   it('splits analysis from delivery: summarise, then send', () => {
     expect(requestedActions('Summarise the incident timeline and send it to the on-call channel.')).toEqual([
-      action(1, 'Summarise the incident timeline', 'analysis', 'summarise'),
-      action(2, 'send it to the on-call channel', 'delivery', 'send'),
+      // Nothing gives the timeline, so neither the summary nor its delivery can be done.
+      action(1, 'Summarise the incident timeline', 'analysis', 'summarise', 0, 'the incident timeline'),
+      action(2, 'send it to the on-call channel', 'delivery', 'send', 0, 'the message to send'),
     ]);
   });
 
   it('splits analysis from delivery: collect, then post (the adjective "open" is not a verb here)', () => {
     expect(requestedActions('Collect the open invoices and post the list to finance.')).toEqual([
-      action(1, 'Collect the open invoices', 'analysis', 'collect'),
-      action(2, 'post the list to finance', 'delivery', 'post'),
+      action(1, 'Collect the open invoices', 'analysis', 'collect', 0, 'the open invoices'),
+      action(2, 'post the list to finance', 'delivery', 'post', 0, 'the message to send'),
     ]);
   });
 
@@ -199,7 +200,7 @@ describe('planLocally', () => {
   const gapActions = (plan: ReturnType<typeof planLocally>) => (plan.gaps ?? []).map((g) => g.action);
 
   it('prepares every analysis action with key-phrase extraction in at most 8 steps, performs none of them: each is a gap saying a model would', () => {
-    const input = Array.from({ length: 20 }, (_, i) => `Review section ${i + 1} of the report.`).join(' ');
+    const input = Array.from({ length: 20 }, (_, i) => `Review point ${i + 1}.`).join(' ');
     const actions = requestedActions(input);
     expect(actions.map((a) => a.kind)).toEqual(Array(20).fill('analysis'));
 
@@ -226,18 +227,28 @@ describe('planLocally', () => {
   });
 
   it('plans one external webhook_delivery step for the delivery action, which it covers', () => {
-    const plan = planLocally('Summarise the incident timeline and send it to the on-call channel.', false);
+    const plan = planLocally('Summarise the incident timeline and tell the on-call channel that the incident is closed.', false);
     expect(plan.steps).toEqual([
       expect.objectContaining({ id: 'step_1', tool: 'text_analysis', effect: 'read', covers: [], scope: 'Summarise the incident timeline' }),
-      expect.objectContaining({ id: 'step_2', tool: 'webhook_delivery', effect: 'external', covers: [2], scope: 'result' }),
+      expect.objectContaining({ id: 'step_2', tool: 'webhook_delivery', effect: 'external', covers: [2], arguments: { message: 'the incident is closed' } }),
     ]);
     expect(gapActions(plan)).toEqual([1]);
   });
 
-  it('plans a single webhook_delivery step for several delivery actions, and no analysis step when none is asked', () => {
-    const plan = planLocally('Send the summary to finance and post it to the team channel.', false);
-    expect(plan.steps.map((s) => [s.id, s.tool, s.effect, s.covers])).toEqual([['step_1', 'webhook_delivery', 'external', [1, 2]]]);
+  it('plans one webhook_delivery step per delivery, each with its own message, and no analysis step when none is asked', () => {
+    const plan = planLocally('Tell finance that the audit passed. Post "audit passed" to the team channel.', false);
+    expect(plan.steps.map((s) => [s.id, s.tool, s.effect, s.covers, s.arguments])).toEqual([
+      ['step_1', 'webhook_delivery', 'external', [1], { message: 'the audit passed' }],
+      ['step_2', 'webhook_delivery', 'external', [2], { message: 'audit passed' }],
+    ]);
     expect(plan.gaps).toEqual([]);
+  });
+
+  it('sends nothing without a model when the message is to be the result of work', () => {
+    const plan = planLocally('Summarise these notes and post the summary to the team channel: the audit passed, June is next.', false);
+    expect(plan.steps.map((s) => s.tool)).toEqual(['text_analysis']);
+    expect(plan.gaps!.map((g) => g.action)).toEqual([1, 2]);
+    expect(plan.gaps![1]!.reason).toMatch(/^sends the result of action 1, which needs a model/);
   });
 
   it('turns unsupported actions into gaps, with no step covering them', () => {
@@ -251,7 +262,7 @@ describe('planLocally', () => {
 
   it('says an action on an attachment was given nothing to work on', () => {
     const plan = planLocally('Summarise the attached quarterly report.', false);
-    expect(plan.gaps).toEqual([{ action: 1, reason: expect.stringMatching(/^works on something attached, but a run's input is text only/) }]);
+    expect(plan.gaps).toEqual([{ action: 1, reason: expect.stringMatching(/^works on something attached, which the run was not given/) }]);
   });
 
   it('plans no step at all when every action is unsupported', () => {
@@ -261,7 +272,7 @@ describe('planLocally', () => {
   });
 
   it('with memory on, recalls first (covering no action) and numbers the other steps after it', () => {
-    const input = 'Summarise the incident timeline and send it to the on-call channel.';
+    const input = 'Summarise the incident timeline and tell the on-call channel that the incident is closed.';
     const plan = planLocally(input, true);
     expect(plan.steps.map((s) => [s.id, s.tool, s.effect, s.covers])).toEqual([
       ['step_1', 'memory_recall', 'read', []],
@@ -271,5 +282,56 @@ describe('planLocally', () => {
     expect(plan.gaps![0]!.reason).toContain('(step_2)');
     expect(plan.steps[0]!.scope).not.toBe('');
     expect(planLocally(input, false).steps.map((s) => s.tool)).toEqual(['text_analysis', 'webhook_delivery']);
+  });
+});
+
+describe('requestedActions: what a delivery carries and what material is missing', () => {
+  const read = (input: string) => requestedActions(input).map(({ kind, message, messageFrom, missing }) => ({ kind, message, messageFrom, missing }));
+
+  it.each([
+    ['Tell the support team that the outage on the billing page is resolved.', 'the outage on the billing page is resolved'],
+    ['Let the sales team know the new price list is live.', 'the new price list is live'],
+    ['Post to the support channel: tickets are back to normal.', 'tickets are back to normal'],
+    ["Send a message to the team channel saying 'lunch is at noon'.", 'lunch is at noon'],
+    ['Post "deploy done" to the ops channel.', 'deploy done'],
+    // The message is not read as more requests: "deploys" here is what is said, not an action.
+    ['Alert the on-call channel that disk usage is at 90% and deploy is blocked.', 'disk usage is at 90% and deploy is blocked'],
+  ])('copies the message a delivery introduces from the request: %s', (input, message) => {
+    expect(read(input)).toEqual([{ kind: 'delivery', message, messageFrom: undefined, missing: null }]);
+  });
+
+  it('sends the result of the earlier action when the request sends "it" or "the summary"', () => {
+    expect(read('Summarise these notes and post the summary to the team channel: the audit passed, June is next.')).toEqual([
+      { kind: 'analysis', message: undefined, messageFrom: undefined, missing: null },
+      { kind: 'delivery', message: undefined, messageFrom: 1, missing: null },
+    ]);
+  });
+
+  it.each([
+    ['Send the release notes to the team channel.', 'the release notes'],
+    ['Summarise our Q3 vendor contracts.', 'our Q3 vendor contracts'],
+    ['Forward the quarterly board report to finance.', 'the quarterly board report'],
+    ['Review the attached file.', 'attached'],
+  ])('names material the run was never given: %s', (input, missing) => {
+    expect(read(input)[0]!.missing).toBe(missing);
+  });
+
+  it('reads a colon followed by more requests as requests, not as material', () => {
+    expect(read('Review our Q3 vendor contracts: summarise the renewal dates and flag any auto-renewal clauses.').map((a) => a.missing)).toEqual([
+      'our Q3 vendor contracts',
+      'our Q3 vendor contracts',
+    ]);
+  });
+
+  it('counts material as given when the input holds it, or the run recalls the tenant memory', () => {
+    expect(read('Summarise the report: revenue rose 4% and costs fell.')[0]!.missing).toBeNull();
+    expect(read('Summarise the notes. The audit passed. June is next.')[0]!.missing).toBeNull();
+    expect(requestedActions('Summarise the quarterly board report.', { memory: true })[0]!.missing).toBeNull();
+    // An attachment is never given, memory or not.
+    expect(requestedActions('Summarise the attached report.', { memory: true })[0]!.missing).toBe('attached');
+  });
+
+  it('leaves a question that names no material alone', () => {
+    expect(read('Explain the difference between TCP and UDP.')[0]!.missing).toBeNull();
   });
 });

@@ -67,7 +67,7 @@ function verifyLocal(input: string, overrides: Partial<VerifyInput> & { webhook?
   });
 }
 
-const TWO_ANALYSES = 'Summarise the incident timeline. List the risks and open questions.';
+const TWO_ANALYSES = 'Summarise the outage. List the risks and open questions.';
 const NEEDS_MODEL =
   /^action \d+ "[^"]+": not done; needs a model to \w+, and this run's provider is local \(no model\)\. Key-phrase extraction \(step_\d\) prepared the text, but extracting key phrases does not \w+\. Route the model to a model provider/;
 
@@ -90,7 +90,7 @@ describe('verifyRun: key-phrase extraction prepares, it performs nothing', () =>
     });
     // The preparation ran and is on the record, digests and all.
     expect(Object.keys(receipt.digests)).toEqual(['algorithm', 'input', 'plan', 'result', 'step:step_1', 'step:step_2']);
-    expect(receipt.digests['step:step_1']).toBe(digestOf(textAnalysisOutput('Summarise the incident timeline')));
+    expect(receipt.digests['step:step_1']).toBe(digestOf(textAnalysisOutput('Summarise the outage')));
     expect(receipt.receipt_id).toBe(`rcpt_${digestOf(result).slice(7, 31)}`);
     expect(result.summary).toMatch(
       /^0 of 2 requested action\(s\) performed, by the plan's tools without a model \(only the input was read\); 2 item\(s\) unresolved/,
@@ -111,7 +111,7 @@ describe('verifyRun: key-phrase extraction prepares, it performs nothing', () =>
   it('names the missing attachment', () => {
     const { receipt } = verifyLocal('Summarise the attached quarterly report.');
     expect(receipt.unresolved).toEqual([
-      'action 1 "Summarise the attached quarterly report": not done; works on something attached, but a run\'s input is text only and nothing else was given; put the text in the input.',
+      'action 1 "Summarise the attached quarterly report": not done; works on something attached, which the run was not given (a run holds only its input text, and the tenant memory when it recalls it); nothing was done for it. Put the text in the input.',
     ]);
   });
 
@@ -140,7 +140,7 @@ describe('verifyRun: key-phrase extraction prepares, it performs nothing', () =>
 });
 
 describe('verifyRun: external effects', () => {
-  const DELIVERY = 'Summarise the incident timeline and send it to the on-call channel.';
+  const DELIVERY = 'Summarise the incident timeline and tell the on-call channel that the incident is closed.';
 
   it('counts a confirmed webhook delivery as performed and checked; the analysis beside it stays unresolved', () => {
     const { receipt } = verifyLocal(DELIVERY, { webhook: 'done' });
@@ -159,7 +159,7 @@ describe('verifyRun: external effects', () => {
   });
 
   it('verifies a run whose every action is a performed delivery', () => {
-    const { receipt } = verifyLocal('Send the release notes to the team channel.', { webhook: 'done' });
+    const { receipt } = verifyLocal('Tell the team channel that the release notes are out.', { webhook: 'done' });
     expect(receipt.verification_class).toBe('verified');
     expect(receipt.unresolved).toEqual([]);
   });
@@ -174,7 +174,7 @@ describe('verifyRun: external effects', () => {
       effects_outcome_unknown: ['webhook_delivery:step_2'],
     });
     expect(receipt.actions![1]).toEqual({ n: 2, kind: 'delivery', outcome: 'outcome_unknown', by: ['step_2'], checked: false });
-    expect(receipt.unresolved).toContain(`action 2 "send it to the on-call channel": the outcome is unknown (${UNKNOWN_DETAIL}).`);
+    expect(receipt.unresolved).toContain(`action 2 "tell the on-call channel": the outcome is unknown (${UNKNOWN_DETAIL}).`);
     expect(receipt.verification_class).toBe('unverified');
     expect(receipt.digests).not.toHaveProperty('step:step_2');
   });
@@ -200,14 +200,14 @@ describe('verifyRun: external effects', () => {
   });
 
   it('does not verify a run whose input asks for an effect in a single word', () => {
-    const { receipt } = verifyLocal('Send the notes to the team, then deploy.');
+    const { receipt } = verifyLocal('Deploy, then tell the team that the notes are ready.');
     expect(receipt.verification_class).toBe('partially_verified');
-    expect(receipt.action_boundary.effects_not_performed).toEqual(['action_2:deploy']);
+    expect(receipt.action_boundary.effects_not_performed).toEqual(['action_1:deploy']);
   });
 });
 
 describe('verifyRun: model-planned runs', () => {
-  const INPUT = 'Summarise the incident timeline. List the risks of the fix.';
+  const INPUT = 'Summarise the outage. List the risks of the fix.';
   const PART_1 = 'The incident had three phases: detection, mitigation and recovery.';
   const PART_2 = 'The fix may slow deployments and leaves the old cache in place.';
   const structured = (parts: object[]) => JSON.stringify({ actions: parts });
@@ -279,7 +279,7 @@ describe('verifyRun: model-planned runs', () => {
   it('does not let the answer stand in for an action the plan lists as a gap', () => {
     const { receipt } = verifyModel({ answer: BOTH, plan: { ...modelPlan, gaps: [{ action: 1, reason: 'The model declined it.' }] } });
     expect(receipt.actions![0]!.outcome).toBe('not_performed');
-    expect(receipt.unresolved).toEqual(['action 1 "Summarise the incident timeline": not done; The model declined it.']);
+    expect(receipt.unresolved).toEqual(['action 1 "Summarise the outage": not done; The model declined it.']);
   });
 
   it('reports why the model stopped, with an answer and without one; neither is more than unverified', () => {
@@ -290,7 +290,7 @@ describe('verifyRun: model-planned runs', () => {
 
     const withoutAnswer = verifyModel({ answer: null, stopped }).receipt;
     expect(withoutAnswer.unresolved).toEqual([
-      'action 1 "Summarise the incident timeline": not done; the model gave no final answer.',
+      'action 1 "Summarise the outage": not done; the model gave no final answer.',
       'action 2 "List the risks of the fix": not done; the model gave no final answer.',
       'turn_limit: The model used all 8 turns without a final answer.',
     ]);
@@ -300,7 +300,7 @@ describe('verifyRun: model-planned runs', () => {
 });
 
 describe('verifyRun: source coverage', () => {
-  const INPUT = 'Send the notes to the team. Delete the drafts. What are the risks?';
+  const INPUT = 'Tell the team that the notes are ready. Delete the drafts. What are the risks?';
 
   it('counts only the sentences of performed and checked actions', () => {
     const { receipt } = verifyLocal(INPUT);
@@ -318,7 +318,7 @@ describe('verifyRun: source coverage', () => {
   });
 
   it('adds each recalled memory entry as a source, and the recall covers no action', () => {
-    const { receipt } = verifyLocal('Send the notes to the team.', { memory: true });
+    const { receipt } = verifyLocal('Tell the team that the notes are ready.', { memory: true });
     expect(receipt.verification_class).toBe('verified');
     expect(receipt.source_coverage.sources.map((s) => [s.source, s.units_total, s.units_used])).toEqual([
       ['input', 1, 1],
@@ -335,7 +335,7 @@ describe('verifyRun: source coverage', () => {
   });
 
   it('still counts a recall recorded before references (with the text), by the same digest', () => {
-    const input = 'Send the notes to the team.';
+    const input = 'Tell the team that the notes are ready.';
     const plan = planLocally(input, true);
     const legacy = result(plan.steps[0]!, 'done', 'Recalled 1 memory entry.', {
       entries: [{ id: 'mem_1', subject: 'incidents', content: 'The last outage lasted 2 hours.' }],
@@ -355,13 +355,13 @@ describe('verifyRun: source coverage', () => {
 
 describe('verifyRun: self-checks', () => {
   it('flags an external effect performed without a recorded approval', () => {
-    const { receipt } = verifyLocal('Send the notes to the team.', { approval: null });
+    const { receipt } = verifyLocal('Tell the team that the notes are ready.', { approval: null });
     expect(receipt.unresolved).toEqual(['step_1 (webhook_delivery): performed without a recorded approval.']);
     expect(receipt.verification_class).toBe('partially_verified');
   });
 
   it('maps plans recorded before steps named their actions: a delivery by its kind, never an analysis by key phrases', () => {
-    const input = 'Summarise the notes and send them to the team.';
+    const input = 'Summarise the outage and tell the team that the outage is over.';
     const legacy = planLocally(input, false);
     const plan = { ...legacy, gaps: [], steps: legacy.steps.map(({ covers: _covers, ...step }) => step) };
     const { receipt } = verifyLocal(input, { plan });

@@ -136,7 +136,10 @@ export async function executeByPlan(c: ModelContext, plan: Plan, runStep: RunPla
   const parts: NumberedPart[] = [];
   const answer = () => (parts.length ? JSON.stringify({ actions: parts }) : null);
   for (const action of answered) {
-    const outcome = await orStop(() => models.writeAnswerPart({ ...c, action, results, ...(plan.actions ? { actions: plan.actions } : {}) }), `the answer to action ${action}`);
+    const outcome = await orStop(
+      () => models.writeAnswerPart({ ...c, action, results, ...(plan.actions ? { actions: plan.actions } : {}) }),
+      `the answer to action ${action}`,
+    );
     if (outcome.kind === 'stopped') return { results, answer: answer(), stopped: outcome.stop, refusals: [] };
     parts.push(outcome.part);
   }

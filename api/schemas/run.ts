@@ -118,13 +118,10 @@ export const Approval = z
             .record(z.string(), z.unknown())
             .optional()
             .meta({ description: "Extension: exactly the arguments that will be sent (a webhook_delivery's `message`, a server tool's call)." }),
-          message_from: z
-            .object({ action: z.int(), request: z.string() })
-            .optional()
-            .meta({
-              description:
-                "Extension: a webhook_delivery that sends an earlier action's result: that action and its words. The result is written after approval; an edited `message` replaces it.",
-            }),
+          message_from: z.object({ action: z.int(), request: z.string() }).optional().meta({
+            description:
+              "Extension: a webhook_delivery that sends an earlier action's result: that action and its words. The result is written after approval; an edited `message` replaces it.",
+          }),
           args_digest: ArgsDigest.optional(),
           proposed_digest: z
             .string()

@@ -45,7 +45,13 @@ export function approvalLines(run: AgentRun): string[] {
     `approval needed for ${effects.length} external effect${effects.length === 1 ? '' : 's'}${run.approval?.deadline ? ` (decide before ${run.approval.deadline})` : ''}:`,
   ];
   const width = Math.max(0, ...effects.map((e) => e.step_id.length));
-  for (const effect of effects) lines.push(`  ${effect.step_id.padEnd(width)}  ${effect.tool}`);
+  for (const effect of effects) {
+    lines.push(`  ${effect.step_id.padEnd(width)}  ${effect.tool}`);
+    // What will be sent, as the approval binds it: the message, or the action whose result it carries.
+    const message = effect.arguments?.message;
+    if (typeof message === 'string') lines.push(`  ${''.padEnd(width)}  message: ${JSON.stringify(message)}`);
+    else if (effect.message_from) lines.push(`  ${''.padEnd(width)}  sends the result of action ${effect.message_from.action} (${JSON.stringify(effect.message_from.request)})`);
+  }
   lines.push(`approve: ${gwsCommand.approve(run.run_id)}`);
   lines.push(`reject:  ${gwsCommand.reject(run.run_id)}`);
   lines.push('(add --reason "…" to record why)');

@@ -51,7 +51,8 @@ export function fittingServerTools(catalog: ServerToolCatalog, action: Requested
 }
 
 // Units of text, not items of a list: counting them is another question than count_list_items answers.
-const TEXT_UNIT = /\b(?:how many|count|number of)\b[^.?!:]*?\b(?:words?|characters?|letters?|sentences?|lines?|paragraphs?|syllables?|vowels?|consonants?|digits?|spaces?|pages?)\b/i;
+const TEXT_UNIT =
+  /\b(?:how many|count|number of)\b[^.?!:]*?\b(?:words?|characters?|letters?|sentences?|lines?|paragraphs?|syllables?|vowels?|consonants?|digits?|spaces?|pages?)\b/i;
 
 /** Whether an exact built-in analysis tool answers what the action asks (count_list_items counts list items only). */
 export function builtinAnswers(tool: string, action: RequestedAction): boolean {

@@ -42,7 +42,8 @@ function preparationDrafts(actions: RequestedAction[]): (Draft & { prepares: num
 function gapReason(a: RequestedAction, preparedBy: string[]): string {
   if (a.kind === 'unsupported') return unsupportedReason(a);
   if (a.missing) return missingMaterialReason(a);
-  if (a.messageFrom !== undefined) return `sends the result of action ${a.messageFrom}, which needs a model; this run's provider is local (no model), so nothing was sent`;
+  if (a.messageFrom !== undefined)
+    return `sends the result of action ${a.messageFrom}, which needs a model; this run's provider is local (no model), so nothing was sent`;
   return needsModelReason(a, preparedBy);
 }
 

@@ -20,7 +20,12 @@ const QUOTED = /["“]([^"”]+)["”]|(?:^|\s)['‘]([^'’]+)['’](?=$|[\s.,;
 // "let … know <message>", or a colon.
 const INTRODUCED = /\s(that|saying)\s+|\b(know)\s+(?:that\s+)?|(:)\s+/i;
 
-const cleanMessage = (s: string) => s.trim().replace(/^["“'‘]+|["”'’]+$/g, '').replace(/[.!?]+$/, '').trim();
+const cleanMessage = (s: string) =>
+  s
+    .trim()
+    .replace(/^["“'‘]+|["”'’]+$/g, '')
+    .replace(/[.!?]+$/, '')
+    .trim();
 
 /** The message a sentence introduces, if any; the caller decides whether its head asks to deliver it. */
 export function messageSpan(sentence: string): MessageSpan | null {
@@ -45,7 +50,7 @@ export function messageSpan(sentence: string): MessageSpan | null {
 // Things a person works on or sends, which a run holds only when the request gives them. Kept as a
 // list on purpose: which material a run was given must be decided the same way every time.
 const MATERIAL_NOUNS = `report reports notes note contract contracts document documents doc docs file files spreadsheet
-  spreadsheets sheet memo memos minutes slides slide deck presentation transcript transcripts log logs email emails inbox
+  spreadsheets sheet memo memos minutes slides slide deck presentation transcript transcripts log logs emails inbox
   thread threads attachment attachments invoice invoices receipt receipts statement statements agreement agreements proposal
   proposals draft drafts checklist summary changelog readme paper papers article articles letter letters feedback survey
   results data dataset recording recordings screenshot screenshots photo photos image images agenda tickets backlog roadmap

@@ -97,7 +97,7 @@ const SPLIT_VERBS = [
   deploy install uninstall upgrade restart reboot migrate provision merge upload download sign submit hire fire invite assign
   rename archive restore revoke rotate configure enable disable execute fix implement print fax contact tweet retire
   decommission terminate sell renew register subscribe unsubscribe send deliver notify post publish forward share broadcast alert
-  inform announce wire
+  inform announce wire tell let
   review summarise summarize analyse analyze assess evaluate compare identify extract outline draft check flag prioritise
   prioritize explain describe highlight estimate collect compile gather examine investigate propose suggest recommend write
   prepare translate`),
@@ -192,8 +192,10 @@ function requestPart(sentence: string): string {
     const k = kindOf(c);
     return k.verb !== null && k.kind !== 'unsupported';
   });
-  // What follows is material unless it asks in turn ("Review our contracts: summarise the dates …").
-  return asks && kindOf(sentence.slice(colon.index + 1).trim()).verb === null ? head : sentence;
+  // What follows is material, unless the head names material of its own and what follows asks in
+  // turn ("Review our contracts: summarise the renewal dates …").
+  const asksInTurn = namedMaterial(head) !== null && kindOf(sentence.slice(colon.index + 1).trim()).verb !== null;
+  return asks && !asksInTurn ? head : sentence;
 }
 
 type Draft = Omit<RequestedAction, 'n' | 'missing'>;
@@ -246,12 +248,16 @@ export function requestedActions(input: string, options: ReadOptions = {}): Requ
   // Material is given when the input holds more than its requests: statements, text after a colon, a
   // quote, a path a tool may open; or the tenant's memory, when the run recalls it.
   const given = options.memory || introduced || requests.length < numbered.length || quotes(input) || namesOpenable(input);
-  return withMessageSources(requests.map((a) => ({ ...a, missing: a.missing ?? (given ? null : referenceMissing(a)) })));
+  return withMessageSources(
+    requests.map((a) => ({ ...a, missing: a.missing ?? (given ? null : referenceMissing(a)) })),
+    given,
+  );
 }
 
 /** The thing an analysis or delivery names that nothing in the input gives; null when it needs nothing named. */
 function referenceMissing(a: RequestedAction): string | null {
-  if (a.kind === 'unsupported' || a.message !== undefined) return null;
+  // A delivery's material is its message or an earlier result (withMessageSources), whatever it names.
+  if (a.kind !== 'analysis') return null;
   return namedMaterial(a.clause);
 }
 
@@ -261,7 +267,7 @@ function referenceMissing(a: RequestedAction): string | null {
  * analysis action beside one whose material is missing, in the same sentence, works on that too
  * ("Review our contracts: summarise the renewal dates and flag auto-renewals").
  */
-function withMessageSources(actions: RequestedAction[]): RequestedAction[] {
+function withMessageSources(actions: RequestedAction[], given: boolean): RequestedAction[] {
   const out: RequestedAction[] = [];
   for (const a of actions) {
     const sibling = out.find((o) => o.sentence === a.sentence && o.missing !== null);
@@ -274,7 +280,8 @@ function withMessageSources(actions: RequestedAction[]): RequestedAction[] {
       continue;
     }
     const source = [...out].reverse().find((o) => o.kind === 'analysis' && o.missing === null);
-    out.push(source ? { ...a, messageFrom: source.n } : { ...a, missing: 'the message to send' });
+    const named = given ? null : namedMaterial(a.clause);
+    out.push(source ? { ...a, messageFrom: source.n } : { ...a, missing: named ?? 'the message to send' });
   }
   return out;
 }

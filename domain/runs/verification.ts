@@ -200,7 +200,8 @@ export function verifyRun(v: VerifyInput): { result: RunResult; receipt: Complet
   for (const r of v.results) {
     if (accounted.has(r.step_id)) continue;
     if (r.status !== 'done') unresolved.push(`${r.step_id} (${r.tool}) ${r.status}: ${r.detail}`);
-    else if (!outputChecks(r, stepOf.get(r.step_id), v.input, actions)) unresolved.push(`${r.step_id} (${r.tool}): its recorded output did not match when recomputed.`);
+    else if (!outputChecks(r, stepOf.get(r.step_id), v.input, actions))
+      unresolved.push(`${r.step_id} (${r.tool}): its recorded output did not match when recomputed.`);
   }
   const ran = new Set(v.results.map((r) => r.step_id));
   for (const s of v.plan.steps) if (!ran.has(s.id) && !accounted.has(s.id)) unresolved.push(`${stepNote(s, undefined)}.`);
