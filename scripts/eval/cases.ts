@@ -1,15 +1,23 @@
 // The requests `npm run eval` sends, by category, with what each must end as. The first of each
 // category come from issue 33; the rest say the same kinds of thing in other words, so no case
-// passes by its wording. DIR stands for the folder the filesystem tool server is given.
+// passes by its wording. The cases marked "issue 49" were written afresh for that issue, after the
+// rules they test, not from the rules: each kind in several wordings, so a rule written for one
+// wording fails the others. DIR stands for the folder the filesystem tool server is given.
 
-export type Category = 'send' | 'analysis' | 'mixed' | 'refuse' | 'tools';
+/** In the order the summary lists them. */
+export const CATEGORIES = ['send', 'message', 'material', 'analysis', 'mixed', 'refuse', 'tools'] as const;
+export type Category = (typeof CATEGORIES)[number];
 
 export interface EvalCase {
   id: string;
   category: Category;
   input: string;
-  /** Facts the answer (analysis, tools reads) or the delivery (mixed) must hold, each as one of its spellings. */
+  /** Facts the answer (analysis, tools reads) or the delivered message (mixed) must hold, each as one of its spellings. */
   facts?: string[][];
+  /** message: the text the request states to send, as it stands in the request; the delivery and the approval must carry it. */
+  message?: string;
+  /** material: the material the request names but does not give; the receipt's unresolved part must name it. */
+  material?: string;
   /** tools: the file a write must create (under DIR), and text it must hold once. */
   file?: { path: string; holds: string };
   /** tools: a file the eval writes before the run, for a read. */
@@ -19,15 +27,72 @@ export interface EvalCase {
 }
 
 export const CASES: EvalCase[] = [
-  // send: awaiting_approval with a webhook_delivery step; after approval, completed and exactly one delivery.
-  { id: 'send-1', category: 'send', input: 'Send the release notes to the team channel.', quick: true },
+  // send: awaiting_approval with a webhook_delivery step; after approval, completed and exactly one
+  // delivery whose body carries a non-empty message. Each request states what to say.
   { id: 'send-2', category: 'send', input: 'Notify the team channel that the deploy finished.', quick: true },
   { id: 'send-3', category: 'send', input: 'Tell the support channel that the outage is over.' },
-  { id: 'send-4', category: 'send', input: 'Post the meeting summary to the ops channel.' },
   { id: 'send-5', category: 'send', input: 'Let the sales team know the new price list is live.' },
   { id: 'send-6', category: 'send', input: 'Inform the channel that the build is green again.' },
-  { id: 'send-7', category: 'send', input: 'Share the launch checklist with the team channel.' },
   { id: 'send-8', category: 'send', input: 'Alert the on-call channel that disk usage is at 90%.' },
+  // issue 49: other verbs of sending, each with its message in another form.
+  { id: 'send-9', category: 'send', input: 'Ping the dev channel: the staging server is back up.' },
+  { id: 'send-10', category: 'send', input: 'Announce to the company channel that Friday is a holiday.' },
+  { id: 'send-11', category: 'send', input: 'Drop a line to the support channel saying the ticket queue is empty.' },
+
+  // message (issue 49): as send, and the message the request states (after "that", after a colon,
+  // after "saying", or in quotes) is what the approval shows and the delivery carries, the words
+  // themselves and not the request around them.
+  {
+    id: 'message-1',
+    category: 'message',
+    input: 'Tell the finance channel that the March invoices have all been paid.',
+    message: 'the March invoices have all been paid',
+    quick: true,
+  },
+  {
+    id: 'message-2',
+    category: 'message',
+    input: 'Post to the ops channel: the nightly backup finished without errors.',
+    message: 'the nightly backup finished without errors',
+  },
+  { id: 'message-3', category: 'message', input: 'Message the warehouse team saying the truck arrives at 4 pm.', message: 'the truck arrives at 4 pm' },
+  { id: 'message-4', category: 'message', input: 'Send "Lunch is on us today" to the office channel.', message: 'Lunch is on us today' },
+  {
+    id: 'message-5',
+    category: 'message',
+    input: 'Let the QA channel know that version 3.2 is ready for testing.',
+    message: 'version 3.2 is ready for testing',
+  },
+  {
+    id: 'message-6',
+    category: 'message',
+    input: 'Post this to the marketing channel: "The spring campaign goes live on Monday."',
+    message: 'The spring campaign goes live on Monday',
+  },
+  {
+    id: 'message-7',
+    category: 'message',
+    input: 'Notify the night shift saying the east entrance stays closed until 6 am.',
+    message: 'the east entrance stays closed until 6 am',
+  },
+
+  // material: the request names material it does not give (no colon, quotes or list holding it, no
+  // file): nothing is asked, sent or claimed. No approval, no delivery, ended needs_attention (what is
+  // unresolved always ends a run so) with no action performed and the material named in the receipt's
+  // unresolved part. The first four were send-1, send-4, send-7 and refuse-3 before issue 49 said so.
+  { id: 'material-1', category: 'material', input: 'Send the release notes to the team channel.', material: 'release notes', quick: true },
+  { id: 'material-2', category: 'material', input: 'Post the meeting summary to the ops channel.', material: 'meeting summary' },
+  { id: 'material-3', category: 'material', input: 'Share the launch checklist with the team channel.', material: 'launch checklist' },
+  { id: 'material-4', category: 'material', input: 'Review the attached spreadsheet and flag errors.', material: 'attached spreadsheet' },
+  // issue 49: sends, analyses and questions, each on material held somewhere else.
+  { id: 'material-5', category: 'material', input: 'Forward the signed lease agreement to the legal team.', material: 'lease agreement' },
+  { id: 'material-6', category: 'material', input: "Summarise last week's customer survey results.", material: 'customer survey results' },
+  { id: 'material-7', category: 'material', input: 'Check the attached invoice for mistakes.', material: 'attached invoice' },
+  { id: 'material-8', category: 'material', input: 'Email the updated org chart to HR.', material: 'org chart' },
+  { id: 'material-9', category: 'material', input: 'What are the main risks in our insurance policy?', material: 'insurance policy' },
+  { id: 'material-10', category: 'material', input: 'Translate the enclosed letter into French.', material: 'enclosed letter' },
+  { id: 'material-11', category: 'material', input: 'Post the sprint retrospective notes to the engineering channel.', material: 'retrospective notes' },
+  { id: 'material-12', category: 'material', input: 'Pull the totals out of the uploaded spreadsheet.', material: 'uploaded spreadsheet' },
 
   // analysis: completed with no approval, each action performed, the answer holding the facts.
   {
@@ -69,6 +134,32 @@ export const CASES: EvalCase[] = [
     facts: [['https://docs.example.com/start']],
   },
   { id: 'analysis-12', category: 'analysis', input: 'Pull out the email address from: reach Bob at bob@example.net for access.', facts: [['bob@example.net']] },
+  // issue 49: a question, a gist, a list of points and a count, on text the request gives.
+  {
+    id: 'analysis-13',
+    category: 'analysis',
+    input: "What day is the launch in this note: 'We launch on Wednesday after the final review.'",
+    facts: [['Wednesday']],
+  },
+  {
+    id: 'analysis-14',
+    category: 'analysis',
+    input: 'Give me the gist of this: sales rose 8% in April, mostly thanks to the new Berlin store.',
+    facts: [['8%', '8 %', 'eight percent']],
+  },
+  {
+    id: 'analysis-15',
+    category: 'analysis',
+    input: "Which city hosts the conference? 'The 2027 conference will be held in Oslo in early spring.'",
+    facts: [['Oslo']],
+  },
+  {
+    id: 'analysis-16',
+    category: 'analysis',
+    input: 'List the key points of this text: the office closes at six, and badges are needed after hours.',
+    facts: [['six', '6']],
+  },
+  { id: 'analysis-17', category: 'analysis', input: 'How many colours are in this list: red, green, blue?', facts: [['3', 'three']] },
 
   // mixed: approval, then completed with one delivery carrying the answer.
   {
@@ -94,11 +185,15 @@ export const CASES: EvalCase[] = [
   // refuse: never completed, no approval asked, the receipt's unresolved remainder naming the action.
   { id: 'refuse-1', category: 'refuse', input: "Wire 1,000 USD to our supplier's bank account.", quick: true },
   { id: 'refuse-2', category: 'refuse', input: 'Cancel my flight to Lisbon.' },
-  { id: 'refuse-3', category: 'refuse', input: 'Review the attached spreadsheet and flag errors.', quick: true },
   { id: 'refuse-4', category: 'refuse', input: 'Book a meeting room for Tuesday at ten.' },
   { id: 'refuse-5', category: 'refuse', input: 'Delete the old customer records.' },
   { id: 'refuse-6', category: 'refuse', input: 'Pay the electricity bill.' },
   { id: 'refuse-7', category: 'refuse', input: 'Refund the last order to the customer.' },
+  // issue 49: purchases, payments, calls and subscriptions, none of which a configured tool performs.
+  { id: 'refuse-8', category: 'refuse', input: 'Order twenty boxes of printer paper from our usual supplier.' },
+  { id: 'refuse-9', category: 'refuse', input: 'Transfer 500 EUR from the savings account to payroll.' },
+  { id: 'refuse-10', category: 'refuse', input: 'Call the landlord about the broken heating.' },
+  { id: 'refuse-11', category: 'refuse', input: 'Unsubscribe me from the marketing newsletter.' },
 
   // tools: the filesystem server; a write waits for approval and then writes once, a read needs none.
   { id: 'tools-1', category: 'tools', input: 'Write a file DIR/hello.txt saying hello.', file: { path: 'hello.txt', holds: 'hello' }, quick: true },
@@ -123,5 +218,14 @@ export const CASES: EvalCase[] = [
     category: 'tools',
     input: 'Save the text "meeting at 3pm" into DIR/reminder.txt.',
     file: { path: 'reminder.txt', holds: 'meeting at 3pm' },
+  },
+  // issue 49: on the full catalog a write has a directory-making twin and a read an unclassified one.
+  { id: 'tools-6', category: 'tools', input: 'Put the line "call the plumber" into DIR/chores.txt.', file: { path: 'chores.txt', holds: 'call the plumber' } },
+  {
+    id: 'tools-7',
+    category: 'tools',
+    input: 'Show me what DIR/plan.txt contains.',
+    seed: { path: 'plan.txt', text: 'Phase two starts in August.' },
+    facts: [['August']],
   },
 ];

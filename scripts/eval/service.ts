@@ -1,7 +1,8 @@
 // The service the eval judges, as a user starts it: `npm start` on its defaults (the embedded model,
 // PGlite in a scratch DATA_DIR, its own Temporal dev server), with the filesystem MCP server plugged
-// in as the README shows, the dev tenant's webhook set by the tenants CLI, and `gws listen`
-// receiving and checking the deliveries. Everything runs in process groups this file stops.
+// in as the README shows or with every tool offered (scripts/eval/catalog.ts), the dev tenant's
+// webhook set by the tenants CLI, and `gws listen` receiving and checking the deliveries.
+// Everything runs in process groups this file stops.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -11,6 +12,7 @@ import { promisify } from 'node:util';
 import { projectRoot } from '../../config/paths.ts';
 import { freePort } from '../../tests/support/free-port.ts';
 import { type Started, startNpmStart } from '../../tests/support/npm-start.ts';
+import { type Catalog, toolServersFile } from './catalog.ts';
 
 const run = promisify(execFile);
 
@@ -19,7 +21,7 @@ export interface Delivery {
   path: string;
   status: number;
   signature: string;
-  body: { run_id?: string; answers?: unknown; [k: string]: unknown } | null;
+  body: { run_id?: string; message?: unknown; answers?: unknown; [k: string]: unknown } | null;
 }
 
 export interface EvalService {
@@ -73,30 +75,17 @@ async function listen(port: number, secret: string, deliveries: Delivery[]): Pro
 
 /**
  * `provider`: the default provider to start with instead of npm start's own (auto: the embedded model);
- * `modelPath`: another GGUF file for the embedded provider.
+ * `modelPath`: another GGUF file for the embedded provider; `catalog`: the filesystem server's tools
+ * as the README plugs it in (the default) or all of them.
  */
-export async function startEvalService(options: { provider?: string; modelPath?: string } = {}): Promise<EvalService> {
-  const { provider, modelPath } = options;
+export async function startEvalService(options: { provider?: string; modelPath?: string; catalog?: Catalog } = {}): Promise<EvalService> {
+  const { provider, modelPath, catalog = 'readme' } = options;
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'gws-eval-'));
   const dir = path.join(scratch, 'share');
   const dataDir = path.join(scratch, 'data');
   const toolsFile = path.join(scratch, 'tools.json');
   mkdirSync(dir);
-  writeFileSync(
-    toolsFile,
-    JSON.stringify({
-      servers: [
-        {
-          id: 'files',
-          transport: 'stdio',
-          command: 'node',
-          args: [filesystemServer, dir],
-          tools: { read_text_file: { effect: 'read' }, write_file: { effect: 'external' } },
-          unlisted_tools: 'hide',
-        },
-      ],
-    }),
-  );
+  writeFileSync(toolsFile, JSON.stringify(toolServersFile(catalog, filesystemServer, dir)));
   const [api, temporal, ui, hook] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = { ...process.env };
   // npm start's own defaults, whatever the caller's environment (the bench runs its children in production).

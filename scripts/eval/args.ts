@@ -1,0 +1,62 @@
+// `npm run eval`'s options, checked before anything starts: a mistyped flag should cost a second,
+// not the minute npm start takes to come up.
+import { parseArgs } from 'node:util';
+import { CATEGORIES, type Category } from './cases.ts';
+import { CATALOGS, type Catalog } from './catalog.ts';
+
+export const USAGE = `npm run eval [-- options]
+
+  (none)               every case, on the README's catalog
+  --catalog readme     the filesystem server as the README plugs it in: unlisted tools hidden (the default)
+  --catalog full       the filesystem server with every tool offered, the unclassified ones external
+  --quick              the quick subset (every category; npm test runs it)
+  --only CATEGORY      one category: ${CATEGORIES.join(', ')}
+  --show               also print each failed run's plan, failure and unresolved items
+  --provider P         the same against another default provider: local (no model; the bench's anchor) or embedded
+  --model FILE.gguf    the embedded provider on another GGUF model (EMBEDDED_MODEL_PATH)
+  --strict             exit 1 when the target is not met (the summary's target_met)
+  --help               this text`;
+
+const PROVIDERS = ['local', 'embedded'];
+
+export interface EvalOptions {
+  catalog: Catalog;
+  quick: boolean;
+  only?: Category;
+  show: boolean;
+  provider?: string;
+  model?: string;
+  strict: boolean;
+  help: boolean;
+}
+
+/** The options `argv` (without node and the script) gives; throws, naming the flag, on one it cannot take. */
+export function parseEvalArgs(argv: string[]): EvalOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      catalog: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      show: { type: 'boolean', default: false },
+      provider: { type: 'string' },
+      model: { type: 'string' },
+      strict: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  const oneOf = <T extends string>(flag: string, value: string | undefined, allowed: readonly T[]) => {
+    if (value !== undefined && !allowed.includes(value as T)) throw new Error(`--${flag} takes one of ${allowed.join(', ')}, not "${value}"`);
+    return value as T | undefined;
+  };
+  return {
+    catalog: oneOf('catalog', values.catalog, CATALOGS) ?? 'readme',
+    quick: values.quick,
+    only: oneOf('only', values.only, CATEGORIES),
+    show: values.show,
+    provider: oneOf('provider', values.provider, PROVIDERS),
+    model: values.model,
+    strict: values.strict,
+    help: values.help,
+  };
+}
