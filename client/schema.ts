@@ -1241,7 +1241,7 @@ export interface components {
              */
             type: "text";
         };
-        /** @description An answer whose content is a JSON object. The local provider answers {"answer": "<its text answer>"}; an upstream gets json_object, and an answer of it that is not a JSON object becomes a refusal (finish_reason stop, message.refusal set, content null). */
+        /** @description An answer whose content is a JSON object. The local provider answers {"answer": "<its text answer>"}; the embedded model a flat object keyed after the question, else {"answer": …}, within max_tokens; an upstream gets json_object. An answer that is not a JSON object becomes a refusal (finish_reason stop, message.refusal set, content null). */
         ChatResponseFormatJsonObject: {
             /**
              * @description discriminator enum property added by openapi-typescript

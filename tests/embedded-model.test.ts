@@ -172,6 +172,58 @@ describe('chat on the embedded model', () => {
     }
   });
 
+  it('answers plain questions in JSON mode with an object, at the default max_tokens, billed by the model’s own token counts', {
+    timeout: 120_000,
+  }, async () => {
+    const t = await tenant();
+    // No max_tokens, as a user sends them. The model used to run on inside the object (one colour or
+    // one sentence over and over) until the budget cut it off, a refusal, or to answer an empty {}.
+    const questions = [
+      'Give the three primary colours as JSON.',
+      'Answer in JSON: what is 2 + 2?',
+      'How many legs does a spider have?',
+      'Who wrote Romeo and Juliet?',
+    ];
+    const used: number[] = [];
+    for (const content of questions) {
+      const completion = await t.client.chat.completions.create({
+        model: 'svc-workspace',
+        messages: [{ role: 'user', content }],
+        response_format: { type: 'json_object' },
+      });
+      const choice = completion.choices[0]!;
+      expect(choice.message.refusal, content).toBeNull();
+      expect(choice.finish_reason, content).toBe('stop');
+      const answer = JSON.parse(choice.message.content!);
+      expect(typeof answer === 'object' && answer !== null && !Array.isArray(answer), choice.message.content!).toBe(true);
+      expect(Object.keys(answer).length, choice.message.content!).toBeGreaterThan(0);
+      const usage = completion.usage!;
+      expect(usage.completion_tokens).toBeLessThanOrEqual(config.chat.maxTokensDefault);
+      used.push(modelCredits(usage.prompt_tokens + usage.completion_tokens, 'svc-workspace', config.pricing));
+    }
+    const charges = await chargesOf(app, t.tenantId);
+    expect(charges.map((c) => c.amount).sort((a, b) => a - b)).toEqual(used.sort((a, b) => a - b));
+    expect(charges.every((c) => c.usageBasis === 'reported')).toBe(true);
+  });
+
+  it('refuses JSON mode only when no object fits in max_tokens, and bills what the model used', { timeout: 60_000 }, async () => {
+    const t = await tenant();
+    const completion = await t.client.chat.completions.create({
+      model: 'svc-workspace',
+      messages: [{ role: 'user', content: 'Give the three primary colours as JSON.' }],
+      max_tokens: 4,
+      response_format: { type: 'json_object' },
+    });
+    expect(completion.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { content: null, refusal: 'I could not produce an answer that is a JSON object.' },
+    });
+    // Both tries together stay within max_tokens.
+    expect(completion.usage!.completion_tokens).toBeGreaterThan(0);
+    expect(completion.usage!.completion_tokens).toBeLessThanOrEqual(4);
+    expect((await chargesOf(app, t.tenantId))[0]).toMatchObject({ usageBasis: 'reported' });
+  });
+
   it('calls a tool when tool_choice requires it, with arguments that fit its schema', { timeout: 60_000 }, async () => {
     const t = await tenant();
     const completion = await t.client.chat.completions.create({

@@ -108,7 +108,7 @@ export const ChatCompletionRequest = z
         z.strictObject({ type: z.literal('json_object') }).meta({
           id: 'ChatResponseFormatJsonObject',
           description:
-            'An answer whose content is a JSON object. The local provider answers {"answer": "<its text answer>"}; an upstream gets json_object, and an answer of it that is not a JSON object becomes a refusal (finish_reason stop, message.refusal set, content null).',
+            'An answer whose content is a JSON object. The local provider answers {"answer": "<its text answer>"}; the embedded model a flat object keyed after the question, else {"answer": …}, within max_tokens; an upstream gets json_object. An answer that is not a JSON object becomes a refusal (finish_reason stop, message.refusal set, content null).',
         }),
         z
           .strictObject({

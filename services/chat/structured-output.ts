@@ -45,11 +45,17 @@ export function enforceSchema(schema: Record<string, unknown>, output: ChatOutpu
   return refusalOf(output, STRUCTURED_REFUSAL);
 }
 
+/** The JSON object `content` holds, if it is one (a cut-off object does not parse, so it is none). */
+export function jsonObjectOf(content: string): Record<string, unknown> | undefined {
+  const answer = parsed(content);
+  if (answer.ok && typeof answer.value === 'object' && answer.value !== null && !Array.isArray(answer.value)) return answer.value as Record<string, unknown>;
+  return undefined;
+}
+
 /** Keeps an answer that is a JSON object; turns anything else into a refusal. */
 export function enforceJsonObject(output: ChatOutput): ChatOutput {
   if (output.refusal || output.content === null) return output;
-  const answer = parsed(output.content);
-  if (answer.ok && typeof answer.value === 'object' && answer.value !== null && !Array.isArray(answer.value)) return output;
+  if (jsonObjectOf(output.content)) return output;
   return refusalOf(output, JSON_OBJECT_REFUSAL);
 }
 
