@@ -1,7 +1,8 @@
 // Which tools of an operator's catalog can carry out an action at all, by what the tool needs and
 // what the request gives, so no planner (a 135M model least of all) is offered a tool that cannot
 // be right: one whose required path the request does not name, a folder tool for a file, the
-// unclassified twin of a tool the operator classified read, or an exact check that answers another
+// unclassified twin of a tool the operator classified read, a tool that takes no text for a
+// delivery, any tool for analysis of text the request gives, or an exact check that answers another
 // question. General rules over schemas, names and classifications; no per-tool cases.
 import { namesOpenable } from '../planning/material.ts';
 import type { RequestedAction } from '../planning/requested-actions.ts';
@@ -43,9 +44,28 @@ function unclassifiedTwins(tools: string[], catalog: ServerToolCatalog): Set<str
   return new Set(tools.filter((t) => catalog[t]!.classified === false && readVerbs.has(`${catalog[t]!.server}:${toolNameWords(catalog[t]!)[0]}`)));
 }
 
+/** Whether the tool takes text at all: a delivery's message must go somewhere. */
+function takesText(ref: ServerToolRef): boolean {
+  const props = (ref.parameters.properties ?? {}) as Record<string, { type?: unknown }>;
+  return Object.values(props).some((p) => p?.type === 'string' || (Array.isArray(p?.type) && p.type.includes('string')));
+}
+
+/**
+ * Whether the tool may carry out the action at all: a delivery only through a tool that takes its
+ * message as text; analysis of text the request gives only by the model or an exact tool, unless the
+ * request names a path or address for a tool to open.
+ */
+function mayCarryOut(ref: ServerToolRef, action: RequestedAction): boolean {
+  if (action.kind === 'delivery') return takesText(ref);
+  if (action.kind === 'analysis' && action.given) return namesOpenable(action.clause);
+  return true;
+}
+
 /** The server tools of `catalog` that can carry out `action`, in catalog order. */
 export function fittingServerTools(catalog: ServerToolCatalog, action: RequestedAction): string[] {
-  const fitting = Object.keys(catalog).filter((t) => givesRequired(catalog[t]!, action) && fitsPathKind(catalog[t]!, action));
+  const fitting = Object.keys(catalog).filter(
+    (t) => mayCarryOut(catalog[t]!, action) && givesRequired(catalog[t]!, action) && fitsPathKind(catalog[t]!, action),
+  );
   const twins = unclassifiedTwins(fitting, catalog);
   return fitting.filter((t) => !twins.has(t));
 }

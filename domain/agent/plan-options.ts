@@ -135,7 +135,7 @@ export function actionOptions(actions: RequestedAction[], serverTools: ServerToo
     if (a.missing) return { action: a.n, options: valid, narrowed: `it works on ${a.missing}, which the run was not given` };
     const unfit = Object.keys(serverTools).length - fittingServerTools(serverTools, a).length;
     const unfitNote = unfit
-      ? `${unfit} server tool(s) were not offered: they need a path the request does not name, name a folder where it names a file, or are an unclassified twin of a tool classified read`
+      ? `${unfit} server tool(s) were not offered: they need a path the request does not name, name a folder where it names a file, are an unclassified twin of a tool classified read, take no text for a message, or would analyse text the request gives`
       : null;
     if (!shortlist) return { action: a.n, options: valid, narrowed: unfitNote };
     // The exact analysis tools are narrowed by name as server tools are: a count is no answer to "summarise".

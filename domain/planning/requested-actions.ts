@@ -27,6 +27,8 @@ export interface RequestedAction {
   message?: string;
   /** delivery: the earlier action whose result is sent ("summarise … and send it"), when the request gives no message. */
   messageFrom?: number;
+  /** The input gives material to work on (statements, text after a colon, quotes): analysis of it needs no server tool. */
+  given?: true;
 }
 
 export interface ReadOptions {
@@ -40,12 +42,12 @@ const ANALYSIS_VERBS = words(`review summarise summarize summary analyse analyze
   categorise categorize group clarify understand determine decide answer read tell show give break summarising
   what which how why who when where whether is are does do should can could translate rewrite proofread critique`);
 
-const DELIVERY_VERBS = words('send deliver notify post publish forward push share broadcast alert inform announce ping');
+const DELIVERY_VERBS = words('send deliver notify post publish forward push share broadcast alert inform announce ping message');
 
 // State-changing verbs for which the catalog has no tool. Ambiguous verbs are
 // here on purpose: an action that might not have happened is unresolved.
 const UNSUPPORTED_VERBS = words(`delete remove erase drop purge destroy wipe pay transfer refund charge invoice bill buy purchase
-  order book reserve schedule cancel email e-mail mail call phone text sms message deploy release ship launch install uninstall
+  order book reserve schedule cancel email e-mail mail call phone text sms deploy release ship launch install uninstall
   upgrade update patch restart reboot shutdown shut start stop kill migrate provision scale rollback roll merge commit upload wire
   download sign submit file apply approve reject hire fire onboard invite create open close assign move rename archive backup
   back restore grant revoke rotate reset change set configure enable disable execute run fix implement build print fax
@@ -249,7 +251,7 @@ export function requestedActions(input: string, options: ReadOptions = {}): Requ
   // quote, a path a tool may open; or the tenant's memory, when the run recalls it.
   const given = options.memory || introduced || requests.length < numbered.length || quotes(input) || namesOpenable(input);
   return withMessageSources(
-    requests.map((a) => ({ ...a, missing: a.missing ?? (given ? null : referenceMissing(a)) })),
+    requests.map((a) => ({ ...a, missing: a.missing ?? (given ? null : referenceMissing(a)), ...(given ? { given: true as const } : {}) })),
     given,
   );
 }
