@@ -16,6 +16,7 @@ const unitFiles = [
   'tests/plan-check.test.ts',
   'tests/exact-plan.test.ts',
   'tests/exact-analysis-tools.test.ts',
+  'tests/catalog-fit.test.ts',
   'tests/response-checks.test.ts',
   'tests/server-span.test.ts',
   'tests/promise-context-manager.test.ts',

@@ -1853,6 +1853,11 @@ export interface components {
                     message?: string;
                     /** @description delivery: the earlier action whose result it sends. */
                     messageFrom?: number;
+                    /**
+                     * @description The input gives material to work on (statements, text after a colon, quotes).
+                     * @constant
+                     */
+                    given?: true;
                 }[];
                 steps: {
                     id: string;

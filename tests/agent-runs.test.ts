@@ -124,7 +124,7 @@ describe('an upstream run', () => {
   it('offers the model exactly the tool catalog of GET /v1/tools, in the OpenAI tools format', async () => {
     const t = await upstreamTenant();
     upstream.load([plan([], [], [1]), answer({ 1: 'The notes cover the budget, the hiring plan and the launch date.' })]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
     expect(run.status).toBe('completed');
     const catalog = (await stack.api.get('/v1/tools', { key: t.key })).json;
     const offered = upstream.seen[1]!.body.tools!;
@@ -141,7 +141,7 @@ describe('an upstream run', () => {
       plan([], [], [1]),
       answer({ 1: 'The board approved the budget and deferred the hiring plan.' }),
     ]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes from the board meeting.'), isTerminal);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes from the board meeting. The budget was approved.'), isTerminal);
     expect(run.status).toBe('completed');
     // No tool needed: the model's answer carries the analysis, and the receipt says so.
     expect(run.receipt.actions).toEqual([{ n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: false }]);
@@ -170,11 +170,21 @@ describe('an upstream run', () => {
   it('takes the effect class from the catalog: a webhook the model labels "read" still waits for a person', async () => {
     const t = await upstreamTenant();
     upstream.load([plan([deliver([2], { effect: 'read' }), analyse('the notes', [1])])]);
-    const runId = await startRun(t, 'Summarise the notes and send them to the team.');
+    const runId = await startRun(t, 'Summarise the notes and send them to the team: the launch moved to May.');
     const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
     expect(waiting.status).toBe('awaiting_approval');
     expect(waiting.plan.steps[0]).toMatchObject({ tool: 'webhook_delivery', effect: 'external' });
-    expect(waiting.approval.effects).toEqual([{ step_id: 'step_1', tool: 'webhook_delivery', why: 'Send the summary' }]);
+    // It sends the result of action 1, and the approval says so: the message is that answer, written after approval.
+    expect(waiting.approval.effects).toEqual([
+      {
+        step_id: 'step_1',
+        tool: 'webhook_delivery',
+        why: 'Send the summary',
+        arguments: {},
+        args_digest: expect.stringMatching(/^sha256:/),
+        message_from: { action: 1, request: 'Summarise the notes' },
+      },
+    ]);
     await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.key });
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(run.status).toBe('failed');
@@ -188,7 +198,7 @@ describe('an upstream run', () => {
       { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] },
       { content: 'I sent the notes to your webhook.' },
     ]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(hook.received).toHaveLength(0);
     expect(run.result.steps).toEqual([expect.objectContaining({ step_id: 'call_1_1', tool: 'webhook_delivery', status: 'refused' })]);
@@ -221,7 +231,7 @@ describe('an upstream run', () => {
   it('retries a model call that failed and charges only the one that answered', async () => {
     const t = await upstreamTenant();
     upstream.load([{ status: 500 }, plan([], [], [1]), { status: 503 }, answer({ 1: 'The notes cover the budget and the launch date.' })]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
     expect(run.status).toBe('completed');
     expect(upstream.seen).toHaveLength(4);
     expect((await modelCallsOf(run.run_id)).map((c) => c.callKey).sort()).toEqual(['plan:1', 'turn:1']);
@@ -233,7 +243,7 @@ describe('an upstream run', () => {
   it('waits as long as a rate-limited model asks (429 Retry-After, as a full embedded queue answers) and then goes on', async () => {
     const t = await upstreamTenant();
     upstream.load([{ status: 429, retryAfter: 2 }, plan([], [], [1]), answer({ 1: 'The notes cover the budget and the launch date.' })]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
     expect(run.status).toBe('completed');
     expect(upstream.seen).toHaveLength(3);
     expect(upstream.seen[1]!.at - upstream.seen[0]!.at).toBeGreaterThanOrEqual(1_900);
@@ -243,7 +253,7 @@ describe('an upstream run', () => {
   it('shows an empty plan its problems, asks once more, and ends needs_attention naming each uncovered action when it is empty again', async () => {
     const t = await upstreamTenant();
     upstream.load([plan([]), plan([]), { content: 'Done.' }]);
-    const input = 'Summarise the renewal dates in our vendor contracts and flag any auto-renewal clauses.';
+    const input = 'Summarise the renewal dates in our vendor contracts and flag any auto-renewal clauses: Acme renews on 1 March and auto-renews yearly.';
     const run = await waitForRun(stack.api, t.key, await startRun(t, input), isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('plan_empty');
@@ -289,7 +299,10 @@ describe('an upstream run', () => {
     const run = await waitForRun(
       stack.api,
       t.key,
-      await startRun(t, 'Summarise the renewal dates in our vendor contracts and flag any auto-renewal clauses.'),
+      await startRun(
+        t,
+        'Summarise the renewal dates in our vendor contracts and flag any auto-renewal clauses: Acme renews on 1 March and auto-renews yearly.',
+      ),
       isTerminal,
     );
     expect(run.status).toBe('needs_attention');
@@ -305,7 +318,7 @@ describe('an upstream run', () => {
   it('stops needs_attention when reported usage would pass the hold, and never charges more than the hold', async () => {
     const t = await upstreamTenant();
     upstream.load([{ ...plan([analyse('the notes', [1])]), usage: { prompt_tokens: 5_000_000, completion_tokens: 10 } }]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('hold_exhausted');
     expect(upstream.seen).toHaveLength(1);
@@ -318,9 +331,9 @@ describe('an upstream run', () => {
   it('makes no model call whose worst case would pass what the hold has left', async () => {
     const t = await upstreamTenant();
     // The plan call reports most of the hold spent; the next turn's worst case no longer fits.
-    const hold = (await stack.api.post('/v1/usage/estimate', { input: 'Summarise the notes.' }, { key: t.key })).json.amounts.total;
+    const hold = (await stack.api.post('/v1/usage/estimate', { input: 'Summarise the notes. The launch moved to May.' }, { key: t.key })).json.amounts.total;
     upstream.load([{ ...plan([analyse('the notes', [1])]), usage: { prompt_tokens: (hold - 2) * 500, completion_tokens: 0 } }, { content: 'never asked' }]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes.'), isTerminal);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('hold_exhausted');
     expect(run.failure.message).toMatch(/The next model call could cost up to \d+ credits; 2 of the \d+ held remain/);

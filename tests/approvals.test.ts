@@ -30,7 +30,11 @@ afterAll(async () => {
 
 /** A run that stops at awaiting_approval (its plan has an external effect). */
 async function awaitingRun(s: RunStack, t: TestTenant): Promise<string> {
-  const created = await s.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and tell the on-call channel that the incident is closed.' }, { key: t.key });
+  const created = await s.api.post(
+    '/v1/agent-runs',
+    { input: 'Summarise the incident timeline and tell the on-call channel that the incident is closed.' },
+    { key: t.key },
+  );
   expect(created.status).toBe(201);
   await waitForRun(s.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
   return created.json.run_id;
@@ -134,7 +138,7 @@ describe('bounded answers while Temporal is down', () => {
     try {
       const client = await ApiClient.connect(down.url);
       const t = await newTenant(db);
-      const row = async () => (await storedRun(db, t.tenantId, 'Summarise the notes.')).id;
+      const row = async () => (await storedRun(db, t.tenantId, 'Summarise the notes. The launch moved to May.')).id;
       const [forApproval, forCancel] = [await row(), await row()];
 
       const calls = {
@@ -218,7 +222,11 @@ describe('bounded answers while Temporal is down', () => {
     );
     try {
       const t = await newTenant(own.app.database.db);
-      const created = await own.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and tell the on-call channel that the incident is closed.' }, { key: t.key });
+      const created = await own.api.post(
+        '/v1/agent-runs',
+        { input: 'Summarise the incident timeline and tell the on-call channel that the incident is closed.' },
+        { key: t.key },
+      );
       const runId = created.json.run_id as string;
       await atGate;
       await own.app.database.db.update(runs).set({ status: 'awaiting_approval' }).where(eq(runs.id, runId));
@@ -246,7 +254,11 @@ describe('bounded answers while Temporal is down', () => {
 
   it('an approval while the run is planning, and its record says so, is a 409 at once', async () => {
     const t = await newTenant(db);
-    const created = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and tell the on-call channel that the incident is closed.' }, { key: t.key });
+    const created = await stack.api.post(
+      '/v1/agent-runs',
+      { input: 'Summarise the incident timeline and tell the on-call channel that the incident is closed.' },
+      { key: t.key },
+    );
     const runId = created.json.run_id as string;
     await db.update(runs).set({ status: 'planning' }).where(eq(runs.id, runId));
     // Whatever the workflow's state by now, a run whose record does not await approval is refused, never retried.

@@ -24,7 +24,7 @@ describe('client/schema.ts', () => {
     // Compiles only while memory and model (which have defaults) are optional: checked by `npm run typecheck`.
     type CreateRun = paths['/v1/agent-runs']['post']['requestBody']['content']['application/json'];
     type Chat = paths['/v1/chat/completions']['post']['requestBody']['content']['application/json'];
-    const run: CreateRun = { input: 'Summarise the report.' };
+    const run: CreateRun = { input: 'Summarise the report. Revenue rose 4%.' };
     const chat: Chat = { model: 'svc-workspace', messages: [{ role: 'user', content: 'hi' }] };
     expect([run, chat]).toHaveLength(2);
   });

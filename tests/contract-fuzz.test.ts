@@ -590,7 +590,7 @@ function seedBodies(op: Operation): Json[] {
   const cases = (n: number) => Array.from({ length: n }, (_, i) => ({ input: `case ${i}`, expected: `answer ${i}` }));
   const seeds: Record<string, Json[]> = {
     createChatCompletion: [
-      { model: 'svc-workspace', messages: [{ role: 'user', content: 'Summarise the plan in two lines.' }] },
+      { model: 'svc-workspace', messages: [{ role: 'user', content: 'Summarise the plan in two lines. The launch moved to May.' }] },
       {
         model: 'svc-workspace-fast',
         messages: [

@@ -95,7 +95,11 @@ describe('npm run deploy', () => {
   it('a rollback made without the nudge: the reconciler moves the waiting run to the current build, where it completes', async () => {
     const temporal = new Client({ connection, dataConverter: testDataConverter() });
     const t = await newTenant(stack.app.database.db);
-    const created = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and tell the on-call channel that the incident is closed.' }, { key: t.key });
+    const created = await stack.api.post(
+      '/v1/agent-runs',
+      { input: 'Summarise the incident timeline and tell the on-call channel that the incident is closed.' },
+      { key: t.key },
+    );
     const runId = created.json.run_id as string;
     await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
     const first = await temporal.workflow.getHandle(runId).describe();

@@ -18,7 +18,7 @@ import { newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } 
 
 const GWS = fileURLToPath(new URL('../bin/gws.mjs', import.meta.url));
 // Runs to its end on the local provider and needs attention: key phrases prepare, they perform neither action.
-const LOCAL_INPUT = 'Review the vendor contracts for renewal risk; then list the three largest obligations.';
+const LOCAL_INPUT = 'Review the vendor terms for renewal risk; then list the three largest obligations.';
 // Delivery only: completes on the local provider once approved.
 const EXTERNAL_INPUT = 'Tell the on-call channel that the incident timeline is ready.';
 /** Any escape sequence (CSI or other ESC-introduced). */
@@ -153,11 +153,11 @@ describe('gws run --watch', () => {
 
   it('exits 2 for a run that ends needs_attention, with the failure code in the summary', async () => {
     const poor = await newTenant(db, 0);
-    const tty = await gws(['run', 'Summarise the quarterly report.', '--watch'], { key: poor.key, tty: true });
+    const tty = await gws(['run', 'Summarise the quarterly report. Revenue rose 4%.', '--watch'], { key: poor.key, tty: true });
     expect(tty.code, tty.stdout).toBe(2);
     expect(tty.stdout).toContain('state: needs_attention');
     expect(tty.stdout).toContain('failure: insufficient_credits');
-    const plain = await gws(['run', 'Summarise the quarterly report.', '--watch'], { key: poor.key });
+    const plain = await gws(['run', 'Summarise the quarterly report. Revenue rose 4%.', '--watch'], { key: poor.key });
     expect(plain.code).toBe(2);
     expect(plain.stdout).not.toMatch(ESCAPE);
     expect(plain.stdout).toContain('failure: insufficient_credits');
@@ -197,7 +197,8 @@ describe('approval', () => {
       expect(watched.stdout).toContain(`approve: npx gws approve ${runId}`);
       expect(watched.stdout).toContain('state: completed');
       expect(watched.stdout).toContain('verification: verified');
-      expect(watched.stdout).not.toContain('incident timeline');
+      // The approver sees exactly the message that will be sent.
+      expect(watched.stdout).toContain('message: "the incident timeline is ready"');
       expect(hook.received).toHaveLength(1);
 
       // Deciding again: the API's 409, its code and message on stderr, exit 1.

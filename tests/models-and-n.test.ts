@@ -161,7 +161,7 @@ describe('n', () => {
       const completion = await client.chat.completions.create({
         model: 'svc-workspace',
         n,
-        messages: [{ role: 'user', content: 'Summarise the plan in one line.' }],
+        messages: [{ role: 'user', content: 'Summarise the plan in one line. The launch moved to May.' }],
       });
       expect(completion.choices).toHaveLength(1);
       expect(completion.choices[0]!.index).toBe(0);

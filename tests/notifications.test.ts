@@ -29,7 +29,7 @@ const WORKFLOW_SENDS_NOTIFICATIONS = true;
 const PUBLIC_BASE = 'https://api.example.test';
 /** The mock activity environment logs each (expected) failed attempt as a warning otherwise. */
 const silentLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-const SECRET_INPUT = 'Quarterly numbers: the Falcon deal closes at 4.2M; summarise the timeline.';
+const SECRET_INPUT = 'Quarterly numbers: the Falcon deal closes at 4.2M; summarise the timeline. The deal was signed in May.';
 
 interface Delivery {
   headers: Record<string, string>;
@@ -520,7 +520,11 @@ describe.skipIf(!WORKFLOW_SENDS_NOTIFICATIONS)('end to end: a run notifies its e
       expect(reg.status).toBe(201);
       const secret: string = reg.json.secret;
 
-      const created = await stack.api.post('/v1/agent-runs', { input: 'Summarise the incident timeline and tell the on-call channel that the incident is closed.' }, { key: t.key });
+      const created = await stack.api.post(
+        '/v1/agent-runs',
+        { input: 'Summarise the incident timeline and tell the on-call channel that the incident is closed.' },
+        { key: t.key },
+      );
       expect(created.status).toBe(201);
       const runId: string = created.json.run_id;
       await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');

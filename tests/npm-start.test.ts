@@ -149,7 +149,7 @@ describe('npm start', () => {
           await fetch(`${base}/v1/agent-runs`, {
             method: 'POST',
             headers: json,
-            body: JSON.stringify({ input: 'Review the backlog; then list the oldest items.', memory: true }),
+            body: JSON.stringify({ input: 'Review the open work; then list the oldest items.', memory: true }),
           })
         ).json();
         let run = created;
@@ -170,7 +170,7 @@ describe('npm start', () => {
         // The run's input, as Temporal stores it: encrypted; the codec endpoint gives it back to the UI.
         const history = await new Client({ connection }).workflow.getHandle(run.run_id).fetchHistory();
         const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
-        expect(Buffer.from(input.data!).toString('utf8')).not.toContain('Review the backlog');
+        expect(Buffer.from(input.data!).toString('utf8')).not.toContain('Review the open work');
         const b64 = (v: Uint8Array) => Buffer.from(v).toString('base64');
         const asJson = { metadata: Object.fromEntries(Object.entries(input.metadata!).map(([k, v]) => [k, b64(v)])), data: b64(input.data!) };
         const decoded = await (
@@ -180,7 +180,7 @@ describe('npm start', () => {
             body: JSON.stringify({ payloads: [asJson] }),
           })
         ).json();
-        expect(Buffer.from(decoded.payloads[0].data, 'base64').toString('utf8')).toContain('Review the backlog');
+        expect(Buffer.from(decoded.payloads[0].data, 'base64').toString('utf8')).toContain('Review the open work');
         await connection.close();
         expect(Object.keys(attrs.customAttributes ?? {})).toEqual(expect.arrayContaining(['RunStatus', 'TenantId']));
       } finally {

@@ -115,7 +115,7 @@ describe('one run, one trace', () => {
       const api = await ApiClient.connect(apiUrl);
       const beforeApi = await scrape(metricsPorts.api);
       const beforeWorker = await scrape(metricsPorts.worker);
-      const created = await api.post('/v1/agent-runs', { input: `Send the release notes ${marker} to the team channel.` }, { key: t.key });
+      const created = await api.post('/v1/agent-runs', { input: `Tell the team channel that the release notes ${marker} are out.` }, { key: t.key });
       expect(created.status).toBe(201);
       // The response names its trace, beside the request id.
       const traceparent = created.headers.get('traceparent')!;

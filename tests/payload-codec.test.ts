@@ -199,11 +199,11 @@ describe('the codec endpoint', () => {
   afterAll(() => app.close());
 
   it('decodes for the Temporal UI what the service encrypted, and encodes for it', async () => {
-    const [sealed] = await testCodec().encode([toPayload({ run: 'Summarise the board minutes.' })]);
+    const [sealed] = await testCodec().encode([toPayload({ run: 'Summarise the board minutes. The budget was approved.' })]);
     const decoded = await api.post('/codec/decode', { payloads: [asJson(sealed!)] }, { headers: { origin: UI, 'x-namespace': 'default' } });
     expect(decoded.status).toBe(200);
     expect(decoded.headers.get('access-control-allow-origin')).toBe(UI);
-    expect(fromPayload(fromJson(decoded.json.payloads[0]))).toEqual({ run: 'Summarise the board minutes.' });
+    expect(fromPayload(fromJson(decoded.json.payloads[0]))).toEqual({ run: 'Summarise the board minutes. The budget was approved.' });
 
     const encoded = await api.post('/codec/encode', { payloads: [asJson(toPayload('a signal from the UI'))] }, { headers: { origin: UI } });
     expect(encoded.status).toBe(200);

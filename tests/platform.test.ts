@@ -363,7 +363,7 @@ describe('stores change behaviour', () => {
   it('a budget stops a run at reserve, with nothing held', async () => {
     const t = await tenant(10_000);
     await api.post('/v1/budgets', { name: 'tiny', scope: 'runs', period: 'day', limit_credits: 1 }, { key: t.key });
-    const created = await api.post('/v1/agent-runs', { input: 'Review the supplier contracts; then list renewal dates.' }, { key: t.key });
+    const created = await api.post('/v1/agent-runs', { input: 'Review the supplier terms; then list renewal dates.' }, { key: t.key });
     const run = await waitForRun(api, t.key, created.json.run_id, isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('budget_exceeded');
@@ -419,7 +419,7 @@ describe('audit events', () => {
     const entry = (await api.post('/v1/vault/entries', { subject: marker, content: marker }, { key: ws.secret })).json.id;
     await api.request('DELETE', `/v1/vault/entries/${entry}`, { key: ws.secret });
     const newKey = (await api.post('/v1/vault/keys', {}, { key: ws.secret })).json.id;
-    const run = (await api.post('/v1/agent-runs', { input: 'Draft the note and send it out.' }, { key: t.key })).json.run_id;
+    const run = (await api.post('/v1/agent-runs', { input: 'Draft the note and tell the team that it is out.' }, { key: t.key })).json.run_id;
     await waitForRun(api, t.key, run, (r) => r.status === 'awaiting_approval');
     await api.post(`/v1/agent-runs/${run}/approval`, { decision: 'reject', reason: marker }, { key: t.key });
 

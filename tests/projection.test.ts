@@ -28,7 +28,7 @@ function recorder() {
 
 async function newRun() {
   const t = await newTenant(database.db);
-  const run = await storedRun(database.db, t.tenantId, 'Send the notes.');
+  const run = await storedRun(database.db, t.tenantId, 'Tell the team that the notes are ready.');
   const move = (seq: number, status: RunTransition['status'], step: RunTransition['step'] = 'estimate'): RunTransition => ({
     runId: run.id,
     tenantId: t.tenantId,

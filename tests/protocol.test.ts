@@ -128,7 +128,11 @@ describe('Idempotency-Key', () => {
   it('an invalid key on creation is 400 invalid_idempotency_key', async () => {
     const t = await newTenant(db());
     for (const key of [tooLong, 'has space']) {
-      const r = await api.post('/v1/agent-runs', { input: 'Summarise the notes.' }, { key: t.key, headers: { 'idempotency-key': key } });
+      const r = await api.post(
+        '/v1/agent-runs',
+        { input: 'Summarise the notes. The launch moved to May.' },
+        { key: t.key, headers: { 'idempotency-key': key } },
+      );
       expect(r.status).toBe(400);
       expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_idempotency_key', param: 'Idempotency-Key' });
     }
@@ -290,7 +294,7 @@ describe('routing policies name configured providers only', () => {
     expect(chat.json.error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_routable', param: 'model' });
     expect(chat.headers.get('x-should-retry')).toBe('false');
     expect(await db().select().from(ledgerHolds).where(eq(ledgerHolds.tenantId, t.tenantId))).toEqual([]);
-    const estimate = await api.post('/v1/usage/estimate', { input: 'Summarise the notes.' }, { key: t.key });
+    const estimate = await api.post('/v1/usage/estimate', { input: 'Summarise the notes. The launch moved to May.' }, { key: t.key });
     expect(estimate.status).toBe(409);
     expect(estimate.json.error.code).toBe('model_not_routable');
     // Other models still route.

@@ -78,13 +78,13 @@ describe('the reconciler', () => {
     const db = stack.app.database.db;
     const t = await newTenant(db);
     // As the API leaves them when it dies between its insert and the start:
-    const keyed = await storedRun(db, t.tenantId, 'Summarise the release notes.', 'crashed-after-insert');
-    const keyless = await storedRun(db, t.tenantId, 'Summarise the release notes.');
+    const keyed = await storedRun(db, t.tenantId, 'Summarise the release notes. Version 2 adds search.', 'crashed-after-insert');
+    const keyless = await storedRun(db, t.tenantId, 'Summarise the release notes. Version 2 adds search.');
     // A run whose workflow did start, on a queue no worker polls: its row stays accepted, and must stay untouched.
     const idle = await startTestApp({ DATABASE_URL: databaseUrl, TASK_QUEUE: `idle-${randomBytes(3).toString('hex')}` });
     let waiting: string;
     try {
-      const created = await (await ApiClient.connect(idle.url)).post('/v1/agent-runs', { input: 'Outline the plan.' }, { key: t.key });
+      const created = await (await ApiClient.connect(idle.url)).post('/v1/agent-runs', { input: 'Outline the plan. The launch moved to May.' }, { key: t.key });
       expect(created.status).toBe(201);
       waiting = created.json.run_id;
     } finally {
@@ -132,7 +132,7 @@ describe('the reconciler', () => {
       const reply = fetch(`${url}/v1/agent-runs`, {
         method: 'POST',
         headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', 'idempotency-key': 'killed-mid-create' },
-        body: JSON.stringify({ input: 'Summarise the incident review.' }),
+        body: JSON.stringify({ input: 'Summarise the incident review. The outage lasted an hour.' }),
       }).catch((err: Error) => err);
       const row = await until(
         async () =>
@@ -157,7 +157,7 @@ describe('the reconciler', () => {
       // The client's retry with its key reads the same run and creates nothing.
       const retried = await stack.api.post(
         '/v1/agent-runs',
-        { input: 'Summarise the incident review.' },
+        { input: 'Summarise the incident review. The outage lasted an hour.' },
         { key: t.key, headers: { 'idempotency-key': 'killed-mid-create' } },
       );
       expect([retried.status, retried.json.run_id]).toEqual([200, row.id]);

@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 // Runs to the end on the local provider and ends needs_attention (it prepares, performs no analysis).
-const LOCAL_INPUT = 'Review the vendor contracts for renewal risk; then list the three largest obligations.';
+const LOCAL_INPUT = 'Review the vendor terms for renewal risk; then list the three largest obligations.';
 const EXTERNAL_INPUT = 'Summarise the incident timeline and tell the on-call channel that the incident is closed.';
 
 async function createRun(t: TestTenant, input: string): Promise<string> {
@@ -417,7 +417,7 @@ describe('journey and audit lists by run, with cursor pagination', () => {
   it("GET /v1/journey-events?run_id= lists one run's events, page by page", async () => {
     const t = await newTenant(db);
     const runId = await createRun(t, LOCAL_INPUT);
-    const otherRun = await createRun(t, 'Summarise the quarterly numbers.');
+    const otherRun = await createRun(t, 'Summarise the quarterly numbers. Revenue rose 4%.');
     await waitForRun(stack.api, t.key, runId, isTerminal);
     await waitForRun(stack.api, t.key, otherRun, isTerminal);
 

@@ -144,7 +144,7 @@ async function deliveryInFlight(taskQueue: string, hookUrl: string, arrived: Pro
   await setWebhookUrl(db, t.name, hookUrl, { allowLoopback: true });
   const worker = spawnService('worker', { TASK_QUEUE: taskQueue, ...workerEnv });
   // Delivery only, so that the run can complete on the local provider.
-  const created = await api.post('/v1/agent-runs', { input: 'Send the outage review to the status page.' }, { key: t.key });
+  const created = await api.post('/v1/agent-runs', { input: 'Tell the status page that the outage review is done.' }, { key: t.key });
   const runId = created.json.run_id as string;
   await waitForRun(api, t.key, runId, (r) => r.status === 'awaiting_approval', 50_000);
   expect((await api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
@@ -227,7 +227,7 @@ describe('the money path under retries', () => {
           stdio: ['ignore', 'ignore', 'inherit'],
         });
         children.push(crashing);
-        const created = await api.post('/v1/agent-runs', { input: 'Review the vendor contracts; then list the renewal dates.' }, { key: t.key });
+        const created = await api.post('/v1/agent-runs', { input: 'Review the vendor terms; then list the renewal dates.' }, { key: t.key });
         const runId = created.json.run_id as string;
         await new Promise((r) => crashing.once('exit', r));
         expect(crashing.signalCode).toBe('SIGKILL');

@@ -47,7 +47,7 @@ const ledgerOf = (runId: string) => sharedLedgerOf(db, runId);
 describe('a run without external effects', () => {
   it('goes estimate → reserve → plan → execute → verify → settle; on the local provider it prepares, performs nothing, and says so', async () => {
     const t = await newTenant(db, 1_000);
-    const input = 'Review the vendor contracts for renewal risk; then list the three largest obligations.';
+    const input = 'Review the vendor terms for renewal risk; then list the three largest obligations.';
     const created = await create(t, { input });
     expect(created.status).toBe(201);
     expect(created.json.status_url).toBe(`${stack.app.url}/v1/agent-runs/${created.json.run_id}`);
@@ -105,7 +105,7 @@ describe('a run without external effects', () => {
 
   it('ends needs_attention with nothing held when the balance cannot cover the estimate', async () => {
     const t = await newTenant(db, 0);
-    const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Summarise the quarterly report.' })).json.run_id, isTerminal);
+    const run = await waitForRun(stack.api, t.key, (await create(t, { input: 'Summarise the quarterly report. Revenue rose 4%.' })).json.run_id, isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('insufficient_credits');
     expect(run.plan).toBeNull();
@@ -158,7 +158,7 @@ describe('approval of external effects', () => {
 
   it('a rejection fails the run, performs nothing and releases the hold', async () => {
     const t = await newTenant(db);
-    const created = await create(t, { input: 'Compile the release notes and publish them to the webhook.' });
+    const created = await create(t, { input: 'Compile the release notes and tell the team that they are out.' });
     await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
     const rejected = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'reject', reason: 'not yet' }, { key: t.key });
     expect(rejected.status).toBe(200);
@@ -173,7 +173,7 @@ describe('approval of external effects', () => {
 
   it('the same request with the same Idempotency-Key answers the same way', async () => {
     const t = await newTenant(db);
-    const created = await create(t, { input: 'Check the backlog and notify the team channel.' });
+    const created = await create(t, { input: 'Check the backlog and notify the team channel that the backlog is clear.' });
     await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
     const path = `/v1/agent-runs/${created.json.run_id}/approval`;
     const headers = { 'idempotency-key': 'decision-1' };
@@ -187,7 +187,7 @@ describe('approval of external effects', () => {
 
   it('accepts the decision as the `approval` signal, as an operator sends it', async () => {
     const t = await newTenant(db);
-    const created = await create(t, { input: 'Post the list of open invoices to finance.' });
+    const created = await create(t, { input: 'Post to finance: the open invoices are paid.' });
     await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
     await temporal.workflow.getHandle(created.json.run_id).signal('approval', { decision: 'approve' });
     const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
@@ -196,7 +196,7 @@ describe('approval of external effects', () => {
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('unresolved_remainder');
     expect(run.receipt.unresolved).toEqual([
-      'action 1 "Post the list of open invoices to finance": not done; step_1 (webhook_delivery) not_configured: No webhook URL is configured for this tenant.',
+      'action 1 "Post to finance": not done; step_1 (webhook_delivery) not_configured: No webhook URL is configured for this tenant.',
     ]);
     expect(run.receipt.verification_class).toBe('unverified');
     expect(run.receipt.action_boundary.effects_not_performed).toEqual(['webhook_delivery:step_1']);
@@ -205,7 +205,7 @@ describe('approval of external effects', () => {
 
   it('refuses a malformed decision with 400', async () => {
     const t = await newTenant(db);
-    const created = await create(t, { input: 'Summarise the notes.' });
+    const created = await create(t, { input: 'Summarise the notes. The launch moved to May.' });
     const r = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'maybe' }, { key: t.key });
     expect(r.status).toBe(400);
     expect(r.json.error.param).toBe('decision');
@@ -215,7 +215,7 @@ describe('approval of external effects', () => {
 describe('the run model', () => {
   it("prices the estimate and the hold at the chosen model's rate, the same as POST /v1/usage/estimate", async () => {
     const t = await newTenant(db);
-    const input = 'Summarise the release checklist.';
+    const input = 'Summarise the release checklist. Tests pass and docs are done.';
     const run = await waitForRun(stack.api, t.key, (await create(t, { input, model: 'svc-workspace-quality' })).json.run_id, isTerminal);
     expect(run.model).toBe('svc-workspace-quality');
     expect(run.estimate).toMatchObject({ model: 'svc-workspace-quality', provider: 'local', terms: { credits_per_1k_tokens: 4 } });
@@ -235,7 +235,7 @@ describe('the run model', () => {
 
   it('answers 404 model_not_found for an unknown model, as chat does, and creates nothing', async () => {
     const t = await newTenant(db);
-    const r = await create(t, { input: 'Summarise the notes.', model: 'gpt-unknown' }, 'model-404');
+    const r = await create(t, { input: 'Summarise the notes. The launch moved to May.', model: 'gpt-unknown' }, 'model-404');
     expect(r.status).toBe(404);
     expect(r.json.error).toMatchObject({ type: 'not_found', code: 'model_not_found', param: 'model' });
     expect(await db.select().from(runs).where(eq(runs.tenantId, t.tenantId))).toEqual([]);
@@ -244,7 +244,7 @@ describe('the run model', () => {
   it('refuses creation with 409 model_not_routable, storing nothing, when the routing policy names an upstream this deployment does not have', async () => {
     const t = await newTenant(db);
     await setRoute(db, t.tenantId, 'svc-workspace', 'upstream'); // written when the deployment had an upstream
-    const r = await create(t, { input: 'Summarise the notes.' }, 'unroutable');
+    const r = await create(t, { input: 'Summarise the notes. The launch moved to May.' }, 'unroutable');
     expect(r.status).toBe(409);
     expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_routable', param: 'model' });
     expect(r.headers.get('x-should-retry')).toBe('false');
@@ -254,7 +254,7 @@ describe('the run model', () => {
   it('needs attention, charging nothing, when a run admitted earlier meets a routing policy naming an upstream this deployment does not have', async () => {
     const t = await newTenant(db);
     // Admitted while the provider existed (the API refuses it now): stored and started as the API does.
-    const admitted = await storedRun(db, t.tenantId, 'Summarise the notes.');
+    const admitted = await storedRun(db, t.tenantId, 'Summarise the notes. The launch moved to May.');
     await setRoute(db, t.tenantId, 'svc-workspace', 'upstream');
     await startRunWorkflow(temporal, { taskQueue: stack.taskQueue, approvalTimeoutMs: 60_000 }, admitted);
     const run = await waitForRun(stack.api, t.key, admitted.id, isTerminal);
@@ -267,9 +267,9 @@ describe('the run model', () => {
 
   it('treats an omitted model and the default model as the same request for the Idempotency-Key', async () => {
     const t = await newTenant(db);
-    const first = await create(t, { input: 'Summarise the notes.' }, 'same-model');
-    const second = await create(t, { input: 'Summarise the notes.', model: 'svc-workspace' }, 'same-model');
-    const other = await create(t, { input: 'Summarise the notes.', model: 'svc-workspace-fast' }, 'same-model');
+    const first = await create(t, { input: 'Summarise the notes. The launch moved to May.' }, 'same-model');
+    const second = await create(t, { input: 'Summarise the notes. The launch moved to May.', model: 'svc-workspace' }, 'same-model');
+    const other = await create(t, { input: 'Summarise the notes. The launch moved to May.', model: 'svc-workspace-fast' }, 'same-model');
     expect([first.status, second.status, other.status]).toEqual([201, 200, 422]);
     expect(second.json.run_id).toBe(first.json.run_id);
   });
@@ -300,7 +300,7 @@ describe('honest outcomes on the local provider', () => {
   it('covers every sentence of a six-sentence input; what it cannot do is unresolved, nothing is dropped', async () => {
     const t = await newTenant(db);
     const input = [
-      'Review the incident report from Tuesday.',
+      'Review the incident report from Tuesday: the outage lasted an hour.',
       'Summarise the customer impact in two lines.',
       'List the services that failed.',
       'Identify the root cause and the contributing factors.',
@@ -363,7 +363,7 @@ describe('a delivery whose outcome is unknown', () => {
       });
       expect(run.receipt.unresolved).toHaveLength(1);
       expect(run.receipt.unresolved[0]).toMatch(
-        /^action 1 "Send the incident timeline to the on-call channel": the outcome is unknown \(No answer from the webhook within 300 ms after sending/,
+        /^action 1 "Tell the on-call channel": the outcome is unknown \(No answer from the webhook within 300 ms after sending/,
       );
       expect(run.receipt.verification_class).toBe('unverified');
       // Sent once: a retry could have repeated an effect that may already have happened.
@@ -380,7 +380,7 @@ describe('approval deadline', () => {
     const short = await startRunStack({ APPROVAL_TIMEOUT_SECONDS: '2' });
     try {
       const t = await newTenant(short.app.database.db);
-      const created = await short.api.post('/v1/agent-runs', { input: 'Prepare the summary and send it out.' }, { key: t.key });
+      const created = await short.api.post('/v1/agent-runs', { input: 'Prepare the summary and tell the team that it is out.' }, { key: t.key });
       const run = await waitForRun(short.api, t.key, created.json.run_id, isTerminal);
       expect(run.status).toBe('needs_attention');
       expect(run.failure.code).toBe('approval_expired');
@@ -395,7 +395,7 @@ describe('approval deadline', () => {
 describe('cancel', () => {
   it('stops a waiting run, releases the hold, and refuses a second cancel', async () => {
     const t = await newTenant(db);
-    const created = await create(t, { input: 'Draft the customer letter and send it to the mailing webhook.' });
+    const created = await create(t, { input: 'Draft the customer letter and tell the mailing list that it is ready.' });
     await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
     const cancel = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/cancel`, undefined, { key: t.key });
     expect(cancel.status).toBe(202);
@@ -413,7 +413,7 @@ describe('cancel', () => {
 describe('idempotent creation', () => {
   it('replays the same run for the same key and body, creating nothing', async () => {
     const t = await newTenant(db);
-    const body = { input: 'Outline the onboarding plan for new support staff.', memory: false };
+    const body = { input: 'Outline the onboarding plan for new support staff. Staff start on Monday.', memory: false };
     const first = await create(t, body, 'key-A');
     const second = await create(t, body, 'key-A');
     expect(first.status).toBe(201);
@@ -463,7 +463,7 @@ describe('tenant isolation', () => {
   it("hides one tenant's runs, events and usage from another on every route", async () => {
     const a = await newTenant(db);
     const b = await newTenant(db);
-    const created = await create(a, { input: 'Prepare the board pack and send it to the board webhook.' });
+    const created = await create(a, { input: 'Prepare the board pack and tell the board that it is ready.' });
     const id = created.json.run_id;
     await waitForRun(stack.api, a.key, id, (r) => r.status === 'awaiting_approval');
     expect((await stack.api.get(`/v1/agent-runs/${id}`, { key: b.key })).status).toBe(404);

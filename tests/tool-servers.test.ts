@@ -326,7 +326,7 @@ describe('a run that writes a file through server-filesystem', () => {
       { tool_calls: [{ name: 'files__write_file', arguments: step.arguments }] },
       finalReply({ status: 'performed', result: 'Written to the shared folder.' }),
     ]);
-    const runId = await startRun(t, 'Write the release notes to the shared folder.');
+    const runId = await startRun(t, 'Write the release notes to the shared folder. The release is v2.');
     const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
     expect(waiting.status).toBe('awaiting_approval');
     const [effect] = waiting.approval.effects;
@@ -393,7 +393,7 @@ describe('a run that writes a file through server-filesystem', () => {
     const t = await upstreamTenant();
     const target = path.join(dir, 'rejected.txt');
     upstream.load([planReply(writeStep(target))]);
-    const runId = await startRun(t, 'Write the release notes to the shared folder.');
+    const runId = await startRun(t, 'Write the release notes to the shared folder. The release is v2.');
     await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
     expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject', reason: 'not now' }, { key: t.key })).status).toBe(200);
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
@@ -411,7 +411,7 @@ describe('a run that writes a file through server-filesystem', () => {
       { tool_calls: [{ name: 'files__write_file', arguments: step.arguments }] },
       finalReply({ status: 'performed', result: 'Written.' }),
     ]);
-    const runId = await startRun(t, 'Write the release notes to the shared folder.');
+    const runId = await startRun(t, 'Write the release notes to the shared folder. The release is v2.');
     const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
     const invalid = await stack.api.post(
       `/v1/agent-runs/${runId}/approval`,
@@ -485,7 +485,7 @@ describe('a worker killed during an approved write', () => {
       { tool_calls: [{ name: 'files__write_file', arguments: step.arguments }] },
       finalReply({ status: 'performed', result: 'Written.' }),
     ]);
-    const created = await stack.api.post('/v1/agent-runs', { input: 'Write the release notes to the shared folder.' }, { key: t.key });
+    const created = await stack.api.post('/v1/agent-runs', { input: 'Write the release notes to the shared folder. The release is v2.' }, { key: t.key });
     const runId = created.json.run_id as string;
     await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval', 60_000);
     expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);

@@ -47,8 +47,8 @@ type ActivityName = keyof RunActivities;
 
 const HOUR = 60 * 60 * 1000;
 const HOLD = 10;
-const DELIVERY_INPUT = 'Compile the release notes and publish them to the webhook.';
-const READ_ONLY_INPUT = 'Summarise the quarterly incident report.';
+const DELIVERY_INPUT = 'Compile the outage timeline and tell the team that the outage is over.';
+const READ_ONLY_INPUT = 'Summarise the quarterly incident report: two outages, both under an hour.';
 
 interface Hold {
   amount: number;

@@ -223,6 +223,7 @@ export const Run = z
               missing: z.string().nullable().meta({ description: 'What the action works on or sends that the run was never given; it stays unresolved.' }),
               message: z.string().optional().meta({ description: 'delivery: the message the request gives, copied from it.' }),
               messageFrom: z.int().optional().meta({ description: 'delivery: the earlier action whose result it sends.' }),
+              given: z.literal(true).optional().meta({ description: 'The input gives material to work on (statements, text after a colon, quotes).' }),
             }),
           )
           .optional()

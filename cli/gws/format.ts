@@ -50,7 +50,8 @@ export function approvalLines(run: AgentRun): string[] {
     // What will be sent, as the approval binds it: the message, or the action whose result it carries.
     const message = effect.arguments?.message;
     if (typeof message === 'string') lines.push(`  ${''.padEnd(width)}  message: ${JSON.stringify(message)}`);
-    else if (effect.message_from) lines.push(`  ${''.padEnd(width)}  sends the result of action ${effect.message_from.action} (${JSON.stringify(effect.message_from.request)})`);
+    else if (effect.message_from)
+      lines.push(`  ${''.padEnd(width)}  sends the result of action ${effect.message_from.action} (${JSON.stringify(effect.message_from.request)})`);
   }
   lines.push(`approve: ${gwsCommand.approve(run.run_id)}`);
   lines.push(`reject:  ${gwsCommand.reject(run.run_id)}`);

@@ -31,9 +31,12 @@ function givesRequired(ref: ServerToolRef, action: RequestedAction): boolean {
 /** A path with an extension names a file, one ending in a slash a folder; a tool named for the other kind does not fit. */
 function fitsPathKind(ref: ServerToolRef, action: RequestedAction): boolean {
   const names = toolNameWords(ref);
-  const folderTool = names.some((w) => ['directory', 'directories', 'folder', 'folders', 'dir', 'tree'].includes(w)) && !names.includes('file');
+  const folderWords = names.some((w) => ['directory', 'directories', 'folder', 'folders', 'dir', 'tree'].includes(w));
+  const fileWords = names.some((w) => ['file', 'files'].includes(w));
   const namesFile = /(?:^|[\s/])[\w-]+\.[a-z][a-z0-9]{0,4}(?=$|[\s,;:!?)'"])/i.test(action.clause);
-  return !(folderTool && namesFile);
+  const namesFolder = /(?:^|\s)[\w./-]*\/(?=$|[\s,;:!?)'"])/.test(action.clause);
+  if (namesFile && folderWords && !fileWords) return false;
+  return !(namesFolder && !namesFile && fileWords && !folderWords);
 }
 
 /** Unclassified tools with a read-classified tool of the same server and the same leading verb ("read_file" beside "read_text_file"). */

@@ -66,7 +66,7 @@ export function planLocally(input: string, memory: boolean): Plan {
   for (const a of deliveries) {
     drafts.push({
       tool: 'webhook_delivery',
-      purpose: `Send the message the request gives to the tenant's configured webhook (action ${a.n}, "${truncate(a.clause, 80)}")`,
+      purpose: `Send the message the request gives (action ${a.n}, "${truncate(a.clause, 80)}") to the tenant's configured webhook; delivered only after approval`,
       scope: 'message',
       covers: [a.n],
     });

@@ -202,6 +202,12 @@ function requestPart(sentence: string): string {
 
 type Draft = Omit<RequestedAction, 'n' | 'missing'>;
 
+/** Whether a colon introduces text that is not itself a request ("Summarise: the vendor raised prices …"). */
+function colonMaterial(sentence: string): boolean {
+  const colon = /:\s*(\S.*)$/.exec(sentence);
+  return colon !== null && kindOf(colon[1]!).verb === null;
+}
+
 /** The actions of one part of a sentence, split at conjunctions before a verb that starts a new action. */
 function actionsOfPart(part: string, sentence: number): Draft[] {
   return clausesWithLoneEffects(part).flatMap((clause) =>
@@ -229,7 +235,7 @@ function actionsOfSentence(sentence: string, index: number): { drafts: Draft[]; 
     }
   }
   const part = requestPart(sentence);
-  return { drafts: actionsOfPart(part, index), material: part !== sentence };
+  return { drafts: actionsOfPart(part, index), material: part !== sentence || colonMaterial(sentence) };
 }
 
 /**

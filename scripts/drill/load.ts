@@ -33,9 +33,12 @@ export interface LoadStats {
 }
 
 const INPUTS: Record<RunKind, string[]> = {
-  analysis: ['Review the vendor contracts for renewal risk; then list the three largest obligations.', 'Summarise the incident timeline.'],
-  approve: ['Tell the team channel that the release notes are out.', 'Post the weekly status to the webhook.'],
-  cancel: ['Publish the draft announcement to the webhook.'],
+  analysis: [
+    'Review the vendor terms for renewal risk; then list the three largest obligations.',
+    'Summarise the incident timeline. The outage lasted an hour.',
+  ],
+  approve: ['Tell the team channel that the release notes are out.', 'Post the weekly status to the webhook: all projects are on track.'],
+  cancel: ['Publish to the webhook: the draft announcement is ready.'],
 };
 const TERMINAL = new Set(['completed', 'failed', 'needs_attention']);
 

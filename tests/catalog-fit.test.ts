@@ -1,0 +1,94 @@
+// Unit tests: which tools of a whole catalog each action may use, on the real reference filesystem
+// server's tool list with nothing hidden (14 tools; only read_text_file and write_file classified, as
+// `npm run eval -- --catalog full` configures it). The cases are the everyday mistakes issue 49 saw:
+// a directory listing for a list of facts, a folder for a file, an unclassified read for a
+// classified one, a count of list items for a count of words, a file tool for a message.
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actionOptions } from '../domain/agent/plan-options.ts';
+import { requestedActions } from '../domain/planning/requested-actions.ts';
+import { type ServerToolCatalog, serverToolName } from '../domain/tools.ts';
+
+const CLASSIFIED: Record<string, 'read' | 'external'> = { read_text_file: 'read', write_file: 'external' };
+let catalog: ServerToolCatalog = {};
+
+beforeAll(async () => {
+  const server = path.resolve('node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+  const client = new Client({ name: 'catalog-fit-test', version: '0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [server, '/tmp'] }));
+  try {
+    const { tools } = await client.listTools();
+    catalog = Object.fromEntries(
+      tools.map((t) => [
+        serverToolName('files', t.name),
+        {
+          server: 'files',
+          tool: t.name,
+          effect: CLASSIFIED[t.name] ?? 'external',
+          description: t.description ?? '',
+          parameters: t.inputSchema as Record<string, unknown>,
+          ...(CLASSIFIED[t.name] ? {} : { classified: false }),
+        },
+      ]),
+    );
+  } finally {
+    await client.close();
+  }
+}, 30_000);
+
+afterAll(() => {
+  catalog = {};
+});
+
+/** The options of each action, for a small model (shortlisted) and for a large one (every fitting tool). */
+const offered = (input: string, shortlist = false) => actionOptions(requestedActions(input), catalog, shortlist).map((o) => o.options);
+const serverTools = (options: string[]) => options.filter((o) => o.startsWith('files__'));
+
+describe('choices over the whole filesystem catalog', () => {
+  it('lists the whole catalog: 14 tools, 12 of them unclassified', () => {
+    expect(Object.keys(catalog)).toHaveLength(14);
+    expect(Object.values(catalog).filter((t) => t.classified === false)).toHaveLength(12);
+  });
+
+  it.each([
+    'List the facts in this text: the sky is blue, water is wet, ice floats.',
+    'Summarise: the vendor raised prices by 5% and delayed shipping to June.',
+    "Is this review positive? 'The app crashes every time I log in.'",
+  ])('offers no file tool to analyse text the request gives: %s', (input) => {
+    for (const options of offered(input)) expect(serverTools(options)).toEqual([]);
+  });
+
+  it('offers the tool classified read, not its unclassified twins, for a read', () => {
+    const [options] = offered('What does /tmp/share/plan.md say?');
+    expect(options).toContain('files__read_text_file');
+    expect(options).not.toContain('files__read_file');
+    expect(options).not.toContain('files__read_media_file');
+  });
+
+  it('offers no folder tool for a file, and no tool whose required path the request does not name', () => {
+    const [save] = offered('Save the line "call Bob" into /tmp/share/calls.txt.');
+    expect(save).toContain('files__write_file');
+    expect(save).not.toContain('files__create_directory');
+    const [folder] = offered('Which files are in /tmp/share/reports/?', true);
+    expect(folder).toContain('files__list_directory');
+    const [email] = offered('Email the invoice to accounting.');
+    expect(serverTools(email!).filter((t) => catalog[t]!.parameters.required)).toEqual([]);
+  });
+
+  it('sends a message only through a tool that takes text: no folder listing carries it', () => {
+    const [options] = offered('Post this to the marketing channel: "Spring sale starts Monday".');
+    expect(options).toEqual(['webhook_delivery', 'unresolved']);
+  });
+
+  it('offers the exact list count only for list items, not for words', () => {
+    expect(offered('Count the words in this sentence: the quick brown fox jumps.')[0]).not.toContain('count_list_items');
+    expect(offered('How many items are in this list: pens, clips, staples?')[0]).toContain('count_list_items');
+  });
+
+  it('finds a tool by what its description says when its name shares no word with the request', () => {
+    const [options] = offered('Retrieve the metadata of /tmp/share/plan.md.', true);
+    expect(options).toContain('files__get_file_info');
+  });
+});
