@@ -451,6 +451,34 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(fakes.state.holds.get(run.runId)!.status).toBe('settled');
   });
 
+  it('a run continued as new onto a build with other rules keeps the actions its plan recorded: verification and the delivery read the plan, not the input again', async () => {
+    const sent: unknown[] = [];
+    const fakes = makeFakes((base) => ({
+      async runTool(call) {
+        if (call.step.tool === 'webhook_delivery') sent.push(call.step.arguments);
+        return await base.runTool(call);
+      },
+    }));
+    const run = runInput(DELIVERY_INPUT);
+    const { status } = await withWorker(fakes, async (tq) => {
+      const wait = waitingState(new Date((await env.currentTimeMs()) + 24 * HOUR).toISOString());
+      // As the build that planned it read the input: other words for action 1, another message for action 2.
+      const recorded = wait.plan.actions!.map((a) =>
+        a.n === 1 ? { ...a, clause: 'Compile the timeline (as the planning build read it)' } : { ...a, message: 'the planned message' },
+      );
+      const steps = wait.plan.steps.map((s) => (s.tool === 'webhook_delivery' ? { ...s, arguments: { message: 'the planned message' } } : s));
+      fakes.state.holds.set(run.runId, { amount: HOLD, status: 'held' });
+      const handle = await start(tq, { ...run, resume: { ...wait, plan: { ...wait.plan, actions: recorded, steps } } });
+      await until(async () => (await handle.query(stateQuery)).status === 'awaiting_approval', 'the continued run waits');
+      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
+      return { status: await finalStatus(handle) };
+    });
+    expect(status).toBe('needs_attention');
+    expect(sent).toEqual([{ message: 'the planned message' }]);
+    const settled = fakes.state.transitions.find((t) => t.patch.receipt)!.patch;
+    expect(settled.receipt!.unresolved[0]).toMatch(/^action 1 "Compile the timeline \(as the planning build read it\)": not done/);
+  });
+
   it('a run continued as new keeps its deadline: one that passed meanwhile ends it approval_expired at once and releases the hold', async () => {
     const fakes = makeFakes();
     const run = runInput(DELIVERY_INPUT);
