@@ -9,7 +9,7 @@
 // A weak model may further be shown a shortlist: the server tools whose own names fit what the
 // action asks (its verb first, toolsByName). The plan records every such hint (Plan.hints), so a reader can tell
 // what the service narrowed and what the model chose.
-import type { RequestedAction } from '../planning/requested-actions.ts';
+import { missingMaterialPhrase, type RequestedAction } from '../planning/requested-actions.ts';
 import { stemOf, wordsOf } from '../text/analyze.ts';
 import { STOPWORDS } from '../text/stopwords.ts';
 import { isToolId, type ServerToolCatalog, TOOLS } from '../tools.ts';
@@ -132,7 +132,7 @@ function validOptions(action: RequestedAction, serverTools: ServerToolCatalog): 
 export function actionOptions(actions: RequestedAction[], serverTools: ServerToolCatalog, shortlist: boolean): ActionOptions[] {
   return actions.map((a) => {
     const valid = validOptions(a, serverTools);
-    if (a.missing) return { action: a.n, options: valid, narrowed: `it works on ${a.missing}, which the run was not given` };
+    if (a.missing) return { action: a.n, options: valid, narrowed: `it ${missingMaterialPhrase(a)}, which the run was not given` };
     const unfit = Object.keys(serverTools).length - fittingServerTools(serverTools, a).length;
     const unfitNote = unfit
       ? `${unfit} server tool(s) were not offered: they need a path the request does not name, name a folder where it names a file, are an unclassified twin of a tool classified read, take no text for a message, or would analyse text the request gives`

@@ -324,11 +324,15 @@ export function unsupportedReason(action: RequestedAction): string {
   return `asks to ${action.verb ?? 'act'}, and no configured tool can do that; it was not done`;
 }
 
+/** What the action lacks, in words: 'works on something attached', 'sends "the release notes"'. */
+export function missingMaterialPhrase(action: RequestedAction): string {
+  const what = action.missing === null || /^(attach|enclos|upload)/.test(action.missing) ? `something ${action.missing ?? 'attached'}` : `"${action.missing}"`;
+  return `${action.kind === 'delivery' ? 'sends' : 'works on'} ${what}`;
+}
+
 /** Why an action on material the run was never given stays unresolved. */
 export function missingMaterialReason(action: RequestedAction): string {
-  const what = action.missing === null || /^(attach|enclos|upload)/.test(action.missing) ? `something ${action.missing ?? 'attached'}` : `"${action.missing}"`;
-  const verb = action.kind === 'delivery' ? 'sends' : 'works on';
-  return `${verb} ${what}, which the run was not given (a run holds only its input text, and the tenant memory when it recalls it); nothing was ${action.kind === 'delivery' ? 'sent' : 'done'} for it. Put the text in the input`;
+  return `${missingMaterialPhrase(action)}, which the run was not given (a run holds only its input text, and the tenant memory when it recalls it); nothing was ${action.kind === 'delivery' ? 'sent' : 'done'} for it. Put the text in the input`;
 }
 
 /** Why the local provider leaves an analysis action unresolved, and what would perform it. */
