@@ -9,7 +9,7 @@ import { ANSWER, type ActionOptions, actionOptions, choiceInstructions, optionPh
 import { requestSpans, withSpanStrings } from '../domain/agent/request-spans.ts';
 import { argumentProblems } from '../domain/agent/tool-args.ts';
 import type { ChatMessage, ChatRequest } from '../domain/chat/types.ts';
-import type { RequestedAction } from '../domain/planning/requested-actions.ts';
+import { missingMaterialReason, type RequestedAction } from '../domain/planning/requested-actions.ts';
 import { truncate } from '../domain/text/analyze.ts';
 import { estimateTokens } from '../domain/tokens.ts';
 import type { ServerToolCatalog } from '../domain/tools.ts';
@@ -18,6 +18,9 @@ import { type AgentDeps, type CallContext, callModel } from './model-call.ts';
 type PlanCall = CallContext & { input: string; attempt: number };
 type Entry = { do: string; arguments?: Record<string, unknown>; purpose?: string; reason?: string };
 type Stopped = Extract<PlanProposal, { kind: 'stopped' }>;
+
+/** The longest reason a plan keeps for an unresolved action (the plan schema's bound). */
+const PLAN_REASON_MAX = 300;
 
 /** What the plan records of how arguments were written on this model. */
 const COPIED_ARGUMENTS = "its tool's text arguments were limited to spans of the request, a path argument to the request's paths";
@@ -98,8 +101,9 @@ function checked(tool: string, entry: Entry | Stopped, serverTools: ServerToolCa
 }
 
 /** Why an action is unresolved: the only option it had, or the model's choice. */
-function unresolvedReason(o: ActionOptions): string {
-  if (o.options.length === 1) return o.narrowed ?? 'no tool offered to this run can do it';
+function unresolvedReason(o: ActionOptions, action: RequestedAction): string {
+  if (action.missing) return truncate(missingMaterialReason(action), PLAN_REASON_MAX);
+  if (o.options.length === 1) return truncate(o.narrowed ?? 'no tool offered to this run can do it', PLAN_REASON_MAX);
   return 'the model chose this over every tool it was offered: no offered tool does it';
 }
 
@@ -108,7 +112,7 @@ async function entryFor(deps: AgentDeps, c: PlanCall, action: RequestedAction, o
   const choice = await choose(deps, c, action, o.options, serverTools);
   if (typeof choice !== 'string') return choice;
   if (choice === ANSWER) return { do: ANSWER };
-  if (choice === UNRESOLVED) return { do: UNRESOLVED, reason: unresolvedReason(o) };
+  if (choice === UNRESOLVED) return { do: UNRESOLVED, reason: unresolvedReason(o, action) };
   const filled = await fill(deps, c, action, choice, serverTools);
   if ('kind' in filled) return filled;
   return filled.do === UNRESOLVED ? filled : { ...filled, purpose: `${toolWords(choice, serverTools)}: action ${action.n}, "${truncate(action.clause, 120)}"` };

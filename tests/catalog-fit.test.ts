@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planByChoice } from '../activities/plan-by-choice.ts';
 import { actionOptions } from '../domain/agent/plan-options.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
 import { type ServerToolCatalog, serverToolName } from '../domain/tools.ts';
@@ -85,6 +86,17 @@ describe('choices over the whole filesystem catalog', () => {
   it('offers the exact list count only for list items, not for words', () => {
     expect(offered('Count the words in this sentence: the quick brown fox jumps.')[0]).not.toContain('count_list_items');
     expect(offered('How many items are in this list: pens, clips, staples?')[0]).toContain('count_list_items');
+  });
+
+  it('plans an action on material never given as a gap naming it, however much the whole catalog narrowed', async () => {
+    // Its only option is unresolved, so no model is asked: the plan is made without one.
+    const noModel = {} as Parameters<typeof planByChoice>[0];
+    const context = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, input: '', attempt: 1 };
+    for (const input of ['Send the release notes to the team channel.', 'Summarise our Q3 vendor contracts.']) {
+      const proposal = await planByChoice(noModel, { ...context, input }, requestedActions(input), catalog);
+      expect(proposal.kind).toBe('planned');
+      if (proposal.kind === 'planned') expect(proposal.plan.gaps![0]!.reason).toMatch(/which the run was not given/);
+    }
   });
 
   it('finds a tool by what its description says when its name shares no word with the request', () => {

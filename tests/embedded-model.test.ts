@@ -608,6 +608,9 @@ describe('what a run on the default (embedded) model sends', () => {
     const { hook, run } = await awaitingRun(input);
     try {
       expect(run.status).toBe('needs_attention');
+      // Planned, with the action a gap that names what is missing (not a plan that failed its checks).
+      expect(run.failure.code).toBe('unresolved_remainder');
+      expect(run.plan.gaps[0].reason).toContain(`"${named}", which the run was not given`);
       expect(hook.received).toHaveLength(0);
       expect(run.receipt.action_boundary.effects_performed).toEqual([]);
       expect(run.receipt.actions.every((a: { outcome: string }) => a.outcome !== 'performed')).toBe(true);
