@@ -88,15 +88,18 @@ describe('choices over the whole filesystem catalog', () => {
     expect(offered('How many items are in this list: pens, clips, staples?')[0]).toContain('count_list_items');
   });
 
-  it('plans an action on material never given as a gap naming it, however much the whole catalog narrowed', async () => {
+  it('plans an action it cannot do as a gap saying why, however much the whole catalog narrowed', async () => {
     // Its only option is unresolved, so no model is asked: the plan is made without one.
     const noModel = {} as Parameters<typeof planByChoice>[0];
     const context = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, input: '', attempt: 1 };
-    for (const input of ['Send the release notes to the team channel.', 'Summarise our Q3 vendor contracts.']) {
+    const gapOf = async (input: string) => {
       const proposal = await planByChoice(noModel, { ...context, input }, requestedActions(input), catalog);
       expect(proposal.kind).toBe('planned');
-      if (proposal.kind === 'planned') expect(proposal.plan.gaps![0]!.reason).toMatch(/which the run was not given/);
-    }
+      return proposal.kind === 'planned' ? proposal.plan.gaps![0]!.reason : '';
+    };
+    expect(await gapOf('Send the release notes to the team channel.')).toMatch(/"the release notes", which the run was not given/);
+    expect(await gapOf('Summarise our Q3 vendor contracts.')).toMatch(/"our Q3 vendor contracts", which the run was not given/);
+    expect(await gapOf('Book a meeting room for Tuesday at ten.')).toMatch(/server tool\(s\) were not offered/);
   });
 
   it('finds a tool by what its description says when its name shares no word with the request', () => {
