@@ -148,7 +148,9 @@ export function agentActivities(deps: AgentDeps) {
     },
 
     /** The model's answer to one action of a plan the service runs step by step. */
-    async writeAnswerPart(t: CallContext & { input: string; action: number; results: StepResult[]; actions?: RequestedAction[] }): Promise<AnswerPartOutcome> {
+    async writeAnswerPart(
+      t: CallContext & { input: string; action: number; results: StepResult[]; actions?: RequestedAction[]; readBy?: string },
+    ): Promise<AnswerPartOutcome> {
       return await answerPart(deps, t);
     },
 

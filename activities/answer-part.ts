@@ -53,6 +53,21 @@ function exactAnswer(results: StepResult[], action: number): string | null {
   return null;
 }
 
+/** The most of a read tool's text an answer gives as it is. */
+const READ_ANSWER_MAX = 2_000;
+
+/**
+ * The read that carries out an action that asks for what it reads ("Read a.txt", "Show me what a.txt
+ * contains"): its text, as the tool returned it; the model does not retell it. A question about it
+ * ("What is the first line of a.txt?") is still the model's to answer from that text.
+ */
+function readAnswer(results: StepResult[], action: RequestedAction, readBy: string | undefined): string | null {
+  if (readBy === undefined || action.clause.trimEnd().endsWith('?')) return null;
+  const read = results.find((r) => r.step_id === readBy && r.status === 'done');
+  const text = read ? textOf(read.output).trim() : '';
+  return text ? truncate(text, READ_ANSWER_MAX) : null;
+}
+
 /** Answers tried at most, when the first does not rest on the text; the later ones sampled, seeded so a retry writes the same. */
 const ATTEMPTS = 3;
 /** A first answer with at least this share of its content words in the text, and no invented value, is kept. */
@@ -62,12 +77,12 @@ type Attempt = { text: string; grounding: AnswerGrounding };
 
 export async function answerPart(
   deps: AgentDeps,
-  t: CallContext & { input: string; action: number; results: StepResult[]; actions?: RequestedAction[] },
+  t: CallContext & { input: string; action: number; results: StepResult[]; actions?: RequestedAction[]; readBy?: string },
 ): Promise<AnswerPartOutcome> {
   const actions = t.actions ?? requestedActions(t.input);
   const action = actions[t.action - 1];
   if (!action) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the run has no such action' } };
-  const exact = exactAnswer(t.results, t.action);
+  const exact = exactAnswer(t.results, t.action) ?? readAnswer(t.results, action, t.readBy);
   if (exact !== null) return { kind: 'part', part: { action: t.action, status: 'performed', result: exact } };
   const material = readResults(t.results);
   const messages: ChatMessage[] = [

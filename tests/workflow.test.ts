@@ -18,6 +18,7 @@ import type { StepResult } from '../domain/runs/run-types.ts';
 import type { RunTransition } from '../domain/runs/transition.ts';
 import { textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { verifyRun } from '../domain/runs/verification.ts';
+import { withAnsweredMessages } from '../domain/planning/delivery-steps.ts';
 import { type AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
 import type { ApprovalWait } from '../workflows/run-resume.ts';
 import { approvalSignal, approvalUpdate, stateQuery, TOOL_NOT_SENT, WEBHOOK_NOT_SENT } from '../workflows/messages.ts';
@@ -42,6 +43,7 @@ type RunActivities = Pick<
   | 'recordApprovalAudit'
   | 'proposePlan'
   | 'writeAnswerPart'
+  | 'answeredDeliveries'
 >;
 type ActivityName = keyof RunActivities;
 
@@ -169,6 +171,9 @@ function makeFakes(override: (base: RunActivities, state: FakeState) => Partial<
     },
     async writeAnswerPart() {
       throw ApplicationFailure.nonRetryable('no model in this test');
+    },
+    async answeredDeliveries(input) {
+      return withAnsweredMessages(input.plan, input.parts);
     },
   };
   const chosen: RunActivities = { ...base, ...override(base, state) };
@@ -330,6 +335,90 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     const status = await withWorker(fakes, (tq) => execute(tq, runInput('What does /tmp/notes.txt say?')));
     expect(status).toBe('needs_attention');
     expect(asked).toEqual([]);
+  });
+
+  describe('a delivery of an earlier action\'s result, on a plan run step by step', () => {
+    const INPUT = 'Summarise these notes and post the summary to the team channel: the audit passed, June is next.';
+    const SUMMARY = 'The audit passed; the next one is in June.';
+    const deliver: PlanStep = { id: 'step_1', tool: 'webhook_delivery', effect: 'external', purpose: 'Send it', scope: 'result', covers: [2], arguments: {}, message_from: 1 };
+    const steppedFakes = (asked: string[], sent: unknown[], answer: { status: string; result?: string; reason?: string }) =>
+      makeFakes((base) => ({
+        async estimateRun(input) {
+          return { ...(await base.estimateRun(input)), provider: 'embedded' };
+        },
+        async proposePlan() {
+          return { kind: 'planned', plan: { planner: 'model', execution: 'steps', choice: 'ranked', answer: [1], steps: [deliver], gaps: [] } };
+        },
+        async writeAnswerPart(t) {
+          asked.push(`answer:${t.action}`);
+          return { kind: 'part', part: { action: t.action, ...answer } } as Awaited<ReturnType<RunActivities['writeAnswerPart']>>;
+        },
+        async runTool(call) {
+          sent.push(call.step.arguments);
+          return await base.runTool(call);
+        },
+      }));
+
+    it('writes the result before the approval wait, shows it as the message, and sends exactly what was approved', async () => {
+      const asked: string[] = [];
+      const sent: unknown[] = [];
+      const fakes = steppedFakes(asked, sent, { status: 'performed', result: SUMMARY });
+      const { status, waiting } = await withWorker(fakes, async (tq) => {
+        const handle = await start(tq, runInput(INPUT));
+        await until(async () => (await handle.query(stateQuery)).status === 'awaiting_approval', 'the run waits');
+        const waiting = { asked: [...asked], sent: [...sent] };
+        await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
+        return { status: await finalStatus(handle), waiting };
+      });
+      // The answer was written before the wait; nothing was sent before the approval.
+      expect(waiting).toEqual({ asked: ['answer:1'], sent: [] });
+      const awaiting = fakes.state.transitions.find((t) => t.status === 'awaiting_approval')!.patch as Record<string, any>;
+      expect(awaiting.approval.effects).toEqual([
+        expect.objectContaining({ tool: 'webhook_delivery', arguments: { message: SUMMARY }, args_digest: digestOf({ message: SUMMARY }), message_from: { action: 1, request: '' } }),
+      ]);
+      expect(status).toBe('completed');
+      expect(asked).toEqual(['answer:1']);
+      expect(sent).toEqual([{ message: SUMMARY }]);
+    });
+
+    it('continued as new at its wait, it carries what it prepared: no answer is written again, the approved message is sent', async () => {
+      const asked: string[] = [];
+      const sent: unknown[] = [];
+      const fakes = steppedFakes(asked, sent, { status: 'performed', result: 'written again' });
+      const run = runInput(INPUT);
+      const status = await withWorker(fakes, async (tq) => {
+        const deadline = new Date((await env.currentTimeMs()) + 24 * HOUR).toISOString();
+        const step = { ...deliver, arguments: { message: SUMMARY }, args_digest: digestOf({ message: SUMMARY }) };
+        const wait: ApprovalWait = {
+          estimate: { ...estimateOf('svc-workspace'), provider: 'embedded' } as ApprovalWait['estimate'],
+          model: 'svc-workspace',
+          reservation: { amount: HOLD, status: 'held' },
+          plan: { planner: 'model', execution: 'steps', choice: 'ranked', answer: [1], steps: [step], gaps: [] },
+          approval: { state: 'pending', effects: [], reason: 'r', deadline, decided_at: null, decision_reason: null },
+          pending: [{ step_id: step.id, tool: step.tool }],
+          seq: 5,
+          signals: 0,
+          prepared: { results: [], parts: [{ action: 1, status: 'performed', result: SUMMARY }], stopped: null },
+        };
+        fakes.state.holds.set(run.runId, { amount: HOLD, status: 'held' });
+        const handle = await start(tq, { ...run, resume: wait });
+        await until(async () => (await handle.query(stateQuery)).status === 'awaiting_approval', 'the continued run waits');
+        await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
+        return await finalStatus(handle);
+      });
+      expect(status).toBe('completed');
+      expect(asked).toEqual([]);
+      expect(sent).toEqual([{ message: SUMMARY }]);
+    });
+
+    it('asks no approval when the result was not written: nothing to send, nothing sent', async () => {
+      const sent: unknown[] = [];
+      const fakes = steppedFakes([], sent, { status: 'unresolved', reason: 'the model wrote nothing for it' });
+      const status = await withWorker(fakes, (tq) => execute(tq, runInput(INPUT)));
+      expect(status).toBe('needs_attention');
+      expect(fakes.state.transitions.some((t) => t.status === 'awaiting_approval')).toBe(false);
+      expect(sent).toEqual([]);
+    });
   });
 
   it('approval deadline: no decision within 24 h ends needs_attention/approval_expired, releases the hold, runs no tool', async () => {

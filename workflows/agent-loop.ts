@@ -121,28 +121,47 @@ export async function executeWithModel(
 /** Runs one planned step; `answers` are the model's answer parts written so far (a delivery carries them). */
 export type RunPlannedStep = (step: PlanStep, done: StepResult[], answers?: NumberedPart[]) => Promise<StepResult>;
 
+/** The read steps of a plan run step by step, and the model's answers: all of it but the external steps. */
+export interface Prepared {
+  results: StepResult[];
+  parts: NumberedPart[];
+  /** Why the answers stopped early (then no external step runs). */
+  stopped: LoopStop | null;
+}
+
 /**
- * A plan that fixes every step (Plan.execution 'steps', the embedded model's): the service runs the
- * read steps, asks the model for its answer to each action it answers or read for, then runs the
- * approved external steps, which carry those answers. The model calls no tool here.
+ * The reads and answers of a plan that fixes every step (Plan.execution 'steps', the embedded
+ * model's): the service runs the read steps, then asks the model for its answer to each action it
+ * answers or read for. Nothing external happens here, so it may run before the approval wait.
  */
-export async function executeByPlan(c: ModelContext, plan: Plan, runStep: RunPlannedStep): Promise<LoopResult> {
+export async function prepareByPlan(c: ModelContext, plan: Plan, runStep: RunPlannedStep): Promise<Prepared> {
   const results: StepResult[] = [];
   const reads = plan.steps.filter((s) => s.effect !== 'external');
   for (const step of reads) results.push(await runStep(step, results));
   // An action read for is answered only from a read that was done: a failed read leaves it unresolved, unasked.
-  const readFor = reads.flatMap((s, i) => (results[i]?.status === 'done' ? (s.covers ?? []) : []));
-  const answered = [...new Set([...(plan.answer ?? []), ...readFor])].sort((a, b) => a - b);
+  const readBy = new Map(reads.flatMap((s, i) => (results[i]?.status === 'done' ? (s.covers ?? []).map((n) => [n, s.id] as const) : [])));
+  const answered = [...new Set([...(plan.answer ?? []), ...readBy.keys()])].sort((a, b) => a - b);
   const parts: NumberedPart[] = [];
-  const answer = () => (parts.length ? JSON.stringify({ actions: parts }) : null);
   for (const action of answered) {
-    const outcome = await orStop(
-      () => models.writeAnswerPart({ ...c, action, results, ...(plan.actions ? { actions: plan.actions } : {}) }),
-      `the answer to action ${action}`,
-    );
-    if (outcome.kind === 'stopped') return { results, answer: answer(), stopped: outcome.stop, refusals: [] };
+    const by = readBy.get(action);
+    const ask = () => models.writeAnswerPart({ ...c, action, results, ...(plan.actions ? { actions: plan.actions } : {}), ...(by ? { readBy: by } : {}) });
+    const outcome = await orStop(ask, `the answer to action ${action}`);
+    if (outcome.kind === 'stopped') return { results, parts, stopped: outcome.stop };
     parts.push(outcome.part);
   }
-  for (const step of plan.steps.filter((s) => s.effect === 'external')) results.push(await runStep(step, results, parts));
-  return { results, answer: answer(), stopped: null, refusals: [] };
+  return { results, parts, stopped: null };
+}
+
+/**
+ * A plan that fixes every step: its reads and answers (prepareByPlan, unless they were prepared before
+ * the approval wait), then the approved external steps, which carry those answers. The model calls no
+ * tool here.
+ */
+export async function executeByPlan(c: ModelContext, plan: Plan, runStep: RunPlannedStep, prepared?: Prepared): Promise<LoopResult> {
+  const { results, parts, stopped } = prepared ?? (await prepareByPlan(c, plan, runStep));
+  const done = [...results];
+  const answer = parts.length ? JSON.stringify({ actions: parts }) : null;
+  if (stopped) return { results: done, answer, stopped, refusals: [] };
+  for (const step of plan.steps.filter((s) => s.effect === 'external')) done.push(await runStep(step, done, parts));
+  return { results: done, answer, stopped: null, refusals: [] };
 }

@@ -23,6 +23,7 @@ import {
   isEnd,
   modelContextOf,
   planPhase,
+  preparePhase,
   reservePhase,
   settlePhase,
   UPGRADE,
@@ -72,9 +73,11 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd | { continueWith: 
     let model: ApprovalWait['model'];
     let reservation: ApprovalWait['reservation'];
     let plan: ApprovalWait['plan'];
+    let prepared: ApprovalWait['prepared'] | null = null;
     let decided: Awaited<ReturnType<typeof approvalPhase>>;
     if (wait) {
       ({ estimate, model, reservation, plan } = wait);
+      prepared = wait.prepared ?? null;
       showResumed(c);
       // The same deadline as before the move; one already past expires at once (a timer needs a positive duration).
       decided = await awaitApproval(c, plan, reservation, Math.max(1, Date.parse(wait.approval.deadline) - Date.now()));
@@ -86,14 +89,19 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd | { continueWith: 
       const planned = await planPhase(c, reservation, modelContextOf(c, estimate, model), model);
       if (isEnd(planned)) return planned;
       plan = planned;
-      decided = await approvalPhase(c, plan, reservation);
+      // A delivery of a result is written before the wait, so the approval shows the very message.
+      const ready = await preparePhase(c, plan, modelContextOf(c, estimate, model));
+      if (ready) ({ plan, prepared } = ready);
+      // Answers that stopped early leave nothing to send: no approval is asked, nothing external runs.
+      decided = prepared?.stopped ? null : await approvalPhase(c, plan, reservation);
     }
     if (decided === UPGRADE) {
-      return { continueWith: { estimate, model, reservation, plan, approval: c.approval!, pending: c.pending, ...c.counters() } };
+      const carried = { estimate, model, reservation, plan, approval: c.approval!, pending: c.pending, ...c.counters() };
+      return { continueWith: prepared ? { ...carried, prepared } : carried };
     }
     if (decided) return decided;
     const upstream = modelContextOf(c, estimate, model);
-    const loop = await executePhase(c, plan, upstream, estimate);
+    const loop = await executePhase(c, plan, upstream, estimate, prepared);
     const verified = await verifyPhase(c, plan, loop);
     return await settlePhase(c, verified, loop, reservation, estimate, model);
   } catch (err) {

@@ -6,7 +6,16 @@ import type { NumberedPart } from '../activities/answer-part.ts';
 import type { ModelId } from '../domain/models.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
 import type { ApprovalEffect, ApprovalRecord, LoopStop, StepResult } from '../domain/runs/run-types.ts';
-import { executeByPlan, executeWithModel, type LoopResult, type ModelContext, planWithModel, type RunPlannedStep } from './agent-loop.ts';
+import {
+  executeByPlan,
+  executeWithModel,
+  type LoopResult,
+  type ModelContext,
+  type Prepared,
+  planWithModel,
+  prepareByPlan,
+  type RunPlannedStep,
+} from './agent-loop.ts';
 import { TOOL_NOT_SENT, WEBHOOK_NOT_SENT } from './messages.ts';
 import { acts, tools } from './run-activities.ts';
 import type { RunContext, RunEnd } from './run-context.ts';
@@ -80,6 +89,35 @@ export async function planPhase(c: RunContext, reservation: Reservation, upstrea
   }
   c.live.stepsTotal = plan.steps.length;
   return plan;
+}
+
+/**
+ * Prepare: for a plan the service runs step by step whose delivery sends an earlier action's result,
+ * the reads and the model's answers run before the approval wait (nothing external happens in them),
+ * so the person approves the very message that will be sent. Null when there is nothing to prepare.
+ */
+export async function preparePhase(c: RunContext, plan: Plan, upstream: ModelContext | null): Promise<{ plan: Plan; prepared: Prepared } | null> {
+  const sendsResult = plan.steps.some((s) => s.effect === 'external' && s.message_from !== undefined);
+  if (!upstream || plan.execution !== 'steps' || !sendsResult) return null;
+  const runStep: RunPlannedStep = async (step, previous) => {
+    const result = await runStepShown(c, step, previous, plan.actions);
+    await c.moveTo('advance', 'plan', { stepResults: [...previous, result] }, 'run.step_finished');
+    return result;
+  };
+  const prepared = await prepareByPlan(upstream, plan, runStep);
+  c.live.currentPlanStep = null;
+  const answered = await acts.answeredDeliveries({ plan, parts: prepared.parts });
+  c.live.stepsTotal = answered.steps.length;
+  return { plan: answered, prepared };
+}
+
+/** One step through its tool, shown as the current step while it runs and counted when it is done. */
+async function runStepShown(c: RunContext, step: PlanStep, previous: StepResult[], actions: Plan['actions'], answers?: NumberedPart[]): Promise<StepResult> {
+  c.live.currentPlanStep = step.id;
+  c.showDetails();
+  const result = await runTool(c, step, previous, answers, actions);
+  c.live.stepsDone += 1;
+  return result;
 }
 
 /**
@@ -185,19 +223,22 @@ function effectToApprove(s: PlanStep, plan: Plan): ApprovalEffect {
 }
 
 /** Execute: every step through its tool (the model's loop, or the plan in order); a step that kept failing is a failed step, not a failed run. */
-export async function executePhase(c: RunContext, plan: Plan, upstream: ModelContext | null, estimate: Estimate): Promise<LoopResult> {
+export async function executePhase(
+  c: RunContext,
+  plan: Plan,
+  upstream: ModelContext | null,
+  estimate: Estimate,
+  prepared?: Prepared | null,
+): Promise<LoopResult> {
   await c.moveTo('execute', 'execute', { plan, approval: c.approval });
   const runStep: RunPlannedStep = async (step, previous, answers) => {
-    c.live.currentPlanStep = step.id;
-    c.showDetails();
-    const result = await runTool(c, step, previous, answers, plan.actions);
-    c.live.stepsDone += 1;
+    const result = await runStepShown(c, step, previous, plan.actions, answers);
     await c.moveTo('advance', 'execute', { stepResults: [...previous, result] }, 'run.step_finished');
     return result;
   };
   let loop: LoopResult;
   if (upstream && plan.execution === 'steps') {
-    loop = await executeByPlan(upstream, plan, runStep);
+    loop = await executeByPlan(upstream, plan, runStep, prepared ?? undefined);
   } else if (upstream) {
     const limits = { maxTurns: estimate.basis.max_turns ?? 1, maxToolCalls: estimate.basis.max_tool_calls ?? 0 };
     loop = await executeWithModel(upstream, plan, limits, runStep);

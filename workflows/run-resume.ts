@@ -7,6 +7,7 @@ import type { ModelId } from '../domain/models.ts';
 import type { Plan } from '../domain/planning/plan.ts';
 import type { AgentRunInput } from '../domain/runs/run-input.ts';
 import type { ApprovalRecord } from '../domain/runs/run-types.ts';
+import type { Prepared } from './agent-loop.ts';
 import type { PendingEffect } from './run-details.ts';
 import type { acts } from './run-activities.ts';
 
@@ -25,6 +26,8 @@ export interface ApprovalWait {
   seq: number;
   /** Approval signals taken so far: their audit keys stay unique across executions. */
   signals: number;
+  /** The reads and answers done before the wait (workflows/run-phases.ts, preparePhase); absent when none were. */
+  prepared?: Prepared;
 }
 
 /** Whether the server says this execution's pinned build is no longer its target (a newer build is current or ramping to it). */

@@ -32,3 +32,26 @@ export function deliveryMessage(step: PlanStep, answers: { action: number; statu
   const part = answers.find((p) => p.action === step.message_from && p.status === 'performed');
   return part?.result?.trim() ? part.result : null;
 }
+
+/**
+ * The plan with each delivery that sends an earlier action's result carrying that result as its
+ * message (its digest what the approval binds to), once the answers were written before the approval
+ * wait. A delivery whose source action was not performed has nothing to send: it leaves the plan, a
+ * gap saying why, so no one is asked to approve an empty message.
+ */
+export function withAnsweredMessages(plan: Plan, parts: { action: number; status: string; result?: string }[]): Plan {
+  const gaps = [...(plan.gaps ?? [])];
+  const steps = plan.steps.flatMap((s) => {
+    if (s.tool !== 'webhook_delivery' || s.message_from === undefined || typeof s.arguments?.message === 'string') return [s];
+    const from = s.message_from;
+    const part = parts.find((p) => p.action === from && p.status === 'performed' && p.result?.trim());
+    if (!part) {
+      for (const n of s.covers ?? [])
+        gaps.push({ action: n, reason: `its message was to be the result of action ${from}, which was not performed; nothing was sent` });
+      return [];
+    }
+    const args = { message: part.result! };
+    return [{ ...s, arguments: args, args_digest: digestOf(args) }];
+  });
+  return { ...plan, steps, gaps };
+}
