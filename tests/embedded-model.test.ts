@@ -579,6 +579,24 @@ describe('what a run on the default (embedded) model sends', () => {
     }
   });
 
+  it('writes the result a delivery sends before the approval, shows it, and sends exactly that', { timeout: 300_000 }, async () => {
+    const input = 'Summarise these notes and post the summary to the team channel: the audit passed, two minor findings remain open.';
+    const { t, hook, runId, run } = await awaitingRun(input);
+    try {
+      expect(run.status).toBe('awaiting_approval');
+      const effect = run.approval.effects[0];
+      expect(effect).toMatchObject({ tool: 'webhook_delivery', message_from: { action: 1, request: 'Summarise these notes' } });
+      expect(typeof effect.arguments.message).toBe('string');
+      expect(effect.arguments.message.length).toBeGreaterThan(0);
+      expect(hook.received).toHaveLength(0);
+      expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+      await waitForRun(stack.api, t.key, runId, isTerminal, 180_000);
+      expect(hook.received.map((r) => (r.body as { message: string }).message)).toEqual([effect.arguments.message]);
+    } finally {
+      await hook.close();
+    }
+  });
+
   it('delivers an edited message, and the receipt keeps both digests', { timeout: 300_000 }, async () => {
     const { t, hook, runId, run } = await awaitingRun('Notify the team channel that the deploy finished.');
     try {

@@ -337,10 +337,19 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(asked).toEqual([]);
   });
 
-  describe('a delivery of an earlier action\'s result, on a plan run step by step', () => {
+  describe("a delivery of an earlier action's result, on a plan run step by step", () => {
     const INPUT = 'Summarise these notes and post the summary to the team channel: the audit passed, June is next.';
     const SUMMARY = 'The audit passed; the next one is in June.';
-    const deliver: PlanStep = { id: 'step_1', tool: 'webhook_delivery', effect: 'external', purpose: 'Send it', scope: 'result', covers: [2], arguments: {}, message_from: 1 };
+    const deliver: PlanStep = {
+      id: 'step_1',
+      tool: 'webhook_delivery',
+      effect: 'external',
+      purpose: 'Send it',
+      scope: 'result',
+      covers: [2],
+      arguments: {},
+      message_from: 1,
+    };
     const steppedFakes = (asked: string[], sent: unknown[], answer: { status: string; result?: string; reason?: string }) =>
       makeFakes((base) => ({
         async estimateRun(input) {
@@ -374,7 +383,12 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       expect(waiting).toEqual({ asked: ['answer:1'], sent: [] });
       const awaiting = fakes.state.transitions.find((t) => t.status === 'awaiting_approval')!.patch as Record<string, any>;
       expect(awaiting.approval.effects).toEqual([
-        expect.objectContaining({ tool: 'webhook_delivery', arguments: { message: SUMMARY }, args_digest: digestOf({ message: SUMMARY }), message_from: { action: 1, request: '' } }),
+        expect.objectContaining({
+          tool: 'webhook_delivery',
+          arguments: { message: SUMMARY },
+          args_digest: digestOf({ message: SUMMARY }),
+          message_from: { action: 1, request: '' },
+        }),
       ]);
       expect(status).toBe('completed');
       expect(asked).toEqual(['answer:1']);
