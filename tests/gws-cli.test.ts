@@ -174,6 +174,9 @@ describe('approval', () => {
       expect(created.code, created.stderr).toBe(0);
       const runId = (JSON.parse(created.stdout) as AgentRun).run_id;
       await waitForRun(stack.api, t.key, runId, (run) => run.status === 'awaiting_approval');
+      // `gws runs get` shows what the approval is about: the step and the exact message.
+      const shown = await gws(['runs', 'get', runId], { key: t.key });
+      expect(shown.stdout).toMatch(/approval: pending\n\s+step_\d+\s+webhook_delivery\n\s+message: "the incident timeline is ready"\n/);
 
       // A terminal watching the run: the effects and the command, then (after the decision) the end.
       let sawApproval!: () => void;

@@ -75,7 +75,12 @@ class JsonDisplay implements RunDisplay {
     this.emit({
       kind: 'gws.approval_needed',
       run_id: run.run_id,
-      effects: (run.approval?.effects ?? []).map((e) => ({ step_id: e.step_id, tool: e.tool })),
+      effects: (run.approval?.effects ?? []).map((e) => ({
+        step_id: e.step_id,
+        tool: e.tool,
+        ...(e.arguments ? { arguments: e.arguments } : {}),
+        ...(e.message_from ? { message_from: e.message_from } : {}),
+      })),
       deadline: run.approval?.deadline ?? null,
       approve: gwsCommand.approve(run.run_id),
       reject: gwsCommand.reject(run.run_id),

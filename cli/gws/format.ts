@@ -38,21 +38,31 @@ export const gwsCommand = {
   follow: (runId: string) => `npx gws runs get ${runId} --watch`,
 };
 
+type Effect = NonNullable<AgentRun['approval']>['effects'][number];
+
+/** Each effect an approval is about, and what it will send: its message, or the action whose result it carries. */
+function effectLines(effects: Effect[]): string[] {
+  const width = Math.max(0, ...effects.map((e) => e.step_id.length));
+  const under = `  ${''.padEnd(width)}  `;
+  return effects.flatMap((effect) => {
+    const message = effect.arguments?.message;
+    const sends =
+      typeof message === 'string'
+        ? [`${under}message: ${JSON.stringify(message)}`]
+        : effect.message_from
+          ? [`${under}sends the result of action ${effect.message_from.action} (${JSON.stringify(effect.message_from.request)})`]
+          : [];
+    return [`  ${effect.step_id.padEnd(width)}  ${effect.tool}`, ...sends];
+  });
+}
+
 /** The lines that say what an approval waits for: the effects (step id and tool) and the commands that decide. */
 export function approvalLines(run: AgentRun): string[] {
   const effects = run.approval?.effects ?? [];
   const lines = [
     `approval needed for ${effects.length} external effect${effects.length === 1 ? '' : 's'}${run.approval?.deadline ? ` (decide before ${run.approval.deadline})` : ''}:`,
   ];
-  const width = Math.max(0, ...effects.map((e) => e.step_id.length));
-  for (const effect of effects) {
-    lines.push(`  ${effect.step_id.padEnd(width)}  ${effect.tool}`);
-    // What will be sent, as the approval binds it: the message, or the action whose result it carries.
-    const message = effect.arguments?.message;
-    if (typeof message === 'string') lines.push(`  ${''.padEnd(width)}  message: ${JSON.stringify(message)}`);
-    else if (effect.message_from)
-      lines.push(`  ${''.padEnd(width)}  sends the result of action ${effect.message_from.action} (${JSON.stringify(effect.message_from.request)})`);
-  }
+  lines.push(...effectLines(effects));
   lines.push(`approve: ${gwsCommand.approve(run.run_id)}`);
   lines.push(`reject:  ${gwsCommand.reject(run.run_id)}`);
   lines.push('(add --reason "…" to record why)');
@@ -83,7 +93,10 @@ export function runLines(run: AgentRun): string[] {
   ];
   if (run.completed_at) lines.push(`completed: ${run.completed_at}`);
   if (run.plan) lines.push(`plan: ${run.plan.steps.map((s) => `${s.id} ${s.tool}`).join(', ') || 'no steps'}`);
-  if (run.approval) lines.push(`approval: ${run.approval.state}${run.approval.decision_reason ? ` (${run.approval.decision_reason})` : ''}`);
+  if (run.approval) {
+    lines.push(`approval: ${run.approval.state}${run.approval.decision_reason ? ` (${run.approval.decision_reason})` : ''}`);
+    lines.push(...effectLines(run.approval.effects));
+  }
   if (run.usage) lines.push(`charged: ${run.usage.charged} credits (released ${run.usage.released})`);
   lines.push(...summaryLines(run).slice(1));
   if (run.receipt?.unresolved.length) for (const open of run.receipt.unresolved) lines.push(`  unresolved: ${open}`);
