@@ -16,8 +16,9 @@ import { type EvalSummary, type Row, targetMet } from '../scripts/eval/summary.t
 /** The pass rate the quick subset holds on this machine's default model, less one case. */
 const QUICK_PASS_FLOOR = 0.8;
 
-function quickEval(): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/eval.ts', '--quick'], { stdio: ['ignore', 'pipe', 'pipe'] });
+function quickEval(catalog: 'readme' | 'full'): Promise<{ code: number | null; output: string }> {
+  const args = ['--import', 'tsx', 'scripts/eval.ts', '--quick', '--catalog', catalog];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -25,24 +26,29 @@ function quickEval(): Promise<{ code: number | null; output: string }> {
 }
 
 describe('npm run eval -- --quick', () => {
-  it('plans validly, gives every run a receipt, refuses honestly, carries every message, and holds its pass rate on the default model', {
-    timeout: 600_000,
-  }, async () => {
-    const { code, output } = await quickEval();
-    expect(code, output).toBe(0);
-    const last = output.trim().split('\n').at(-1)!;
-    const summary = JSON.parse(last) as EvalSummary;
-    expect(summary.catalog, output).toBe('readme');
-    expect(summary.cases, output).toBeGreaterThanOrEqual(8);
-    expect(Object.keys(summary.categories).sort()).toEqual([...CATEGORIES].sort());
-    expect(summary.plan_invalid, output).toBe(0);
-    expect(summary.plan_empty, output).toBe(0);
-    expect(summary.receipts_missing, output).toBe(0);
-    expect(summary.deliveries_without_message, output).toBe(0);
-    expect(summary.categories.refuse!.rate, output).toBe(1);
-    expect(summary.categories.material!.rate, output).toBe(1);
-    expect(summary.pass_rate, output).toBeGreaterThanOrEqual(QUICK_PASS_FLOOR);
-  });
+  // Both catalogs: the README's, and the filesystem server with every tool offered (issue 49).
+  it.each(['readme', 'full'] as const)(
+    'on the %s catalog: plans validly, gives every run a receipt, refuses honestly, carries every message, and holds its pass rate on the default model',
+    {
+      timeout: 600_000,
+    },
+    async (catalog) => {
+      const { code, output } = await quickEval(catalog);
+      expect(code, output).toBe(0);
+      const last = output.trim().split('\n').at(-1)!;
+      const summary = JSON.parse(last) as EvalSummary;
+      expect(summary.catalog, output).toBe(catalog);
+      expect(summary.cases, output).toBeGreaterThanOrEqual(8);
+      expect(Object.keys(summary.categories).sort()).toEqual([...CATEGORIES].sort());
+      expect(summary.plan_invalid, output).toBe(0);
+      expect(summary.plan_empty, output).toBe(0);
+      expect(summary.receipts_missing, output).toBe(0);
+      expect(summary.deliveries_without_message, output).toBe(0);
+      expect(summary.categories.refuse!.rate, output).toBe(1);
+      expect(summary.categories.material!.rate, output).toBe(1);
+      expect(summary.pass_rate, output).toBeGreaterThanOrEqual(QUICK_PASS_FLOOR);
+    },
+  );
 });
 
 const caseOf = (id: string) => CASES.find((c) => c.id === id)!;
