@@ -335,3 +335,17 @@ describe('requestedActions: what a delivery carries and what material is missing
     expect(read('Explain the difference between TCP and UDP.')[0]!.missing).toBeNull();
   });
 });
+
+describe('requestedActions: an effect verb that asks only for writing', () => {
+  it.each([
+    ['Create a summary of this text: the pilot ran for six weeks and users liked it.', 'analysis'],
+    ['Order these tasks by urgency: fix login, update docs, ship release.', 'analysis'],
+    // The same verbs on the world stay effects no tool performs.
+    ['Order twenty boxes of printer paper from our usual supplier.', 'unsupported'],
+    ['Create a Jira ticket for the login bug.', 'unsupported'],
+    ['Email a summary to Bob.', 'unsupported'],
+    ['Order pizza by 6pm.', 'unsupported'],
+  ])('%s reads as %s', (input, kind) => {
+    expect(requestedActions(input)[0]!.kind).toBe(kind);
+  });
+});

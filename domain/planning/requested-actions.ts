@@ -131,6 +131,25 @@ function messageToSomeone(body: string, first: string, second: string, third: st
   return first === 'tell' && (!TELL_ANSWERS.has(second) || (second === 'the' && !['difference', 'time', 'truth'].includes(third)));
 }
 
+// What a piece of writing is, when a verb that can also change the world makes one ("create a summary").
+const TEXT_PRODUCTS = new Set(
+  'summary summaries list lists table outline draft overview recap digest abstract synopsis paragraph sentence headline title bullet bullets'.split(' '),
+);
+const MAKE = new Set(['create', 'build', 'make', 'produce', 'generate', 'compose']);
+const ARRANGE = new Set(['order', 'sort', 'arrange']);
+
+/**
+ * An effect verb that, here, asks only for writing: making a piece of text ("create a summary of …",
+ * "make a list …"), or putting the items the request gives in order ("Order these tasks by urgency:
+ * …"). Anything else it asks stays an effect no tool performs.
+ */
+function worksOnText(body: string, second: string, third: string): boolean {
+  const first = wordsOf(body)[0] ?? '';
+  const object = ['a', 'an', 'the', 'one', 'short', 'brief'].includes(second) ? third : second;
+  if (MAKE.has(first) && TEXT_PRODUCTS.has(object)) return true;
+  return ARRANGE.has(first) && /\bby\b/i.test(body) && /:\s*\S/.test(body);
+}
+
 function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
   const body = clause.replace(FILLER, '');
   if (NEGATED.test(body)) return { kind: 'analysis', verb: null }; // a constraint, not a request to act
@@ -145,7 +164,7 @@ function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
     ((UNSUPPORTED_VERBS.has(first) && !ANALYSIS_VERBS.has(first) && { kind: 'unsupported' as const, verb: first }) ||
       (DELIVERY_VERBS.has(first) && { kind: 'delivery' as const, verb: first }) ||
       (ANALYSIS_VERBS.has(first) && { kind: 'analysis' as const, verb: first }));
-  if (byFirst) return byFirst;
+  if (byFirst) return byFirst.kind === 'unsupported' && worksOnText(body, second, third) ? { kind: 'analysis', verb: first } : byFirst;
   // No leading verb ("The old buckets must be deleted"): an effect in the passive still counts.
   const ws = wordsOf(body);
   const unsupported = passiveVerb(ws, UNSUPPORTED_VERBS);
