@@ -6,7 +6,6 @@
 // question. General rules over schemas, names and classifications; no per-tool cases.
 import { namesOpenable } from '../planning/material.ts';
 import type { RequestedAction } from '../planning/requested-actions.ts';
-import { wordsOf } from '../text/analyze.ts';
 import type { ServerToolCatalog, ServerToolRef } from '../tools.ts';
 
 /** Argument names that take a path or an address: the request must name one for such a tool to fit. */
@@ -18,10 +17,16 @@ function requiredArgs(ref: ServerToolRef): string[] {
   return Array.isArray(required) ? required.filter((r): r is string => typeof r === 'string') : [];
 }
 
-/** The words of a tool's own name: `read_text_file` → read, text, file. */
-function toolNameWords(ref: ServerToolRef): string[] {
-  return wordsOf(ref.tool.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' '));
+/** The words of a tool's own name: `read_text_file` → read, text, file; `listDirectory` → list, directory. */
+export function wordsOfName(name: string): string[] {
+  return name
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.toLowerCase());
 }
+
+const toolNameWords = (ref: ServerToolRef) => wordsOfName(ref.tool);
 
 /** Whether the action gives what the tool requires: a path or address for every location argument. */
 function givesRequired(ref: ServerToolRef, action: RequestedAction): boolean {

@@ -13,7 +13,7 @@ import { missingMaterialPhrase, type RequestedAction } from '../planning/request
 import { stemOf, wordsOf } from '../text/analyze.ts';
 import { STOPWORDS } from '../text/stopwords.ts';
 import { isToolId, type ServerToolCatalog, TOOLS } from '../tools.ts';
-import { builtinAnswers, fittingServerTools } from './catalog-fit.ts';
+import { builtinAnswers, fittingServerTools, wordsOfName } from './catalog-fit.ts';
 
 export const ANSWER = 'answer';
 export const UNRESOLVED = 'unresolved';
@@ -34,12 +34,7 @@ const GENERAL = new Set(['get', 'set', 'text', 'data', 'info', 'item', 'items', 
 
 /** The words of a tool's own name (`files__write_file` → write, file; `listDirectory` → list, directory). */
 export function nameWords(tool: string, serverTools: ServerToolCatalog): string[] {
-  const name = Object.hasOwn(serverTools, tool) ? serverTools[tool]!.tool : tool;
-  return name
-    .replace(/([a-z])([A-Z])/g, '$1 $2')
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w.toLowerCase());
+  return wordsOfName(Object.hasOwn(serverTools, tool) ? serverTools[tool]!.tool : tool);
 }
 
 /** The words of what an action asks: its instruction, before any quoted or introduced material, and `file` for a path. */
