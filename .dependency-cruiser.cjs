@@ -44,6 +44,13 @@ module.exports = {
         pathNot: ['^(workflows|domain)/', 'node_modules/@temporalio/(workflow|common)/'],
       },
     },
+    {
+      name: 'inbox-app-is-a-browser-client',
+      severity: 'error',
+      comment: 'inbox/app runs in the browser: it reaches the service only through the public HTTP API, never its code.',
+      from: { path: '^inbox/app/' },
+      to: { pathNot: ['^inbox/app/', 'node_modules/(preact|htm|eventsource-parser)/'] },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -6,6 +6,7 @@ import type { Config } from '../config/env.ts';
 import type { Database } from '../db/client.ts';
 import { healthChecker } from '../services/health.ts';
 import { listJourneyEvents } from '../services/journey.ts';
+import { type JourneyFeed, journeyFeed } from '../services/journey-feed.ts';
 import { authenticate } from '../services/keys.ts';
 import { creditTotals, usageSummary } from '../services/ledger.ts';
 import { reportFromDatabase } from '../services/metrics.ts';
@@ -45,6 +46,7 @@ export function composeApi(
   const hotPath = hotPathStores(config, logger, database);
   const toolServers = options.toolServers ?? ownToolServers(config, logger, database);
   const sweeper = holdSweeper(config, logger, database);
+  const feed = ownJourneyFeed(database);
   // Figures only the database knows, reported by the API's /metrics (runtime/metrics-server.ts).
   if (config.metrics) reportFromDatabase({ approvalsWaiting: () => countAwaitingApproval(database.db), creditTotals: () => creditTotals(database.db) });
   // Built once: providers and settings do not change per request.
@@ -98,6 +100,7 @@ export function composeApi(
       },
     },
     listJourneyEvents: (tenantId, limit) => listJourneyEvents(database.db, tenantId, limit),
+    journeyFeed: feed,
     journeyRetentionDays: config.runs.journeyRetentionDays,
     vault: vaultService(database.db),
     chat: { prepare: (input, signal) => prepareChat(chatDeps, input, signal) },
@@ -129,6 +132,17 @@ export function composeApi(
         }
       : {}),
   };
+}
+
+/** The process's one reader of the journey table for live streams (services/journey-feed.ts); stopped before the database closes. */
+function ownJourneyFeed(database: Database): JourneyFeed {
+  const feed = journeyFeed(database.db);
+  const closeDatabase = database.close.bind(database);
+  database.close = async () => {
+    feed.close();
+    await closeDatabase();
+  };
+  return feed;
 }
 
 /**

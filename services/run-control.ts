@@ -12,6 +12,7 @@ import { isTerminal } from '../domain/runs/states.ts';
 import { type ApprovalDecision, type ApprovalOutcome, approvalUpdate, decisionSubject, NOT_AWAITING_APPROVAL, STALE_APPROVAL } from '../workflows/messages.ts';
 import { argumentProblems, isKnownTool } from '../domain/agent/tool-args.ts';
 import type { Plan } from '../domain/planning/plan.ts';
+import type { ApprovalEffect } from '../domain/runs/run-types.ts';
 import { findAuditEvent, recordAuditOnce } from './audit.ts';
 import { runWorkflowExists, startRunWorkflow } from './run-workflow.ts';
 import { tenantById } from './tenants.ts';
@@ -231,6 +232,22 @@ export function runControl(deps: RunControlDeps) {
       // A concurrent request with the same key and another reason recorded first.
       if (event.digest !== requestDigest) throw errors.approvalKeyReused();
       return this.get(tenantId, runId);
+    },
+
+    /**
+     * What an approval with these edits would send, checked as the decision checks it (400 naming the field),
+     * with each edited effect's new digest beside the proposed one. Nothing is recorded or sent.
+     */
+    async previewEdits(tenantId: string, runId: string, edits: { step_id: string; arguments: Record<string, unknown> }[]): Promise<ApprovalEffect[]> {
+      const run = await this.get(tenantId, runId);
+      const approval = run.approval as { state: string; effects: ApprovalEffect[] } | null;
+      if (run.status !== 'awaiting_approval' || approval?.state !== 'pending') throw errors.runNotAwaitingApproval(run.status);
+      const checked = new Map(checkedEdits(run, { decision: 'approve', edits }).map((e) => [e.step_id, e]));
+      return approval.effects.map((effect) => {
+        const edit = checked.get(effect.step_id);
+        if (!edit || edit.args_digest === effect.args_digest) return effect;
+        return { ...effect, arguments: edit.arguments, args_digest: edit.args_digest, proposed_digest: effect.proposed_digest ?? effect.args_digest };
+      });
     },
 
     /**

@@ -7,7 +7,7 @@
 // transition waits for the previous one), so their ids grow in the order they
 // are committed and "id > last" never skips one.
 import type { RunProgress } from '../domain/runs/progress.ts';
-import { isTerminal, RUN_STATES, type RunStatus } from '../domain/runs/states.ts';
+import { isRunStatus, isTerminal, type RunStatus } from '../domain/runs/states.ts';
 import type { JourneyPage, JourneyQuery, JourneyRow } from './journey.ts';
 import { progressOfRun } from './run-progress.ts';
 import type { RunRow } from './runs.ts';
@@ -52,8 +52,6 @@ export const DEFAULT_FOLLOW = { pollMs: 250, maxPollMs: 1_000, terminalGraceMs: 
 
 /** Events read per poll; a full page is followed by the next at once. */
 const PAGE = 100;
-
-const isRunStatus = (v: unknown): v is RunStatus => typeof v === 'string' && (RUN_STATES as readonly string[]).includes(v);
 
 function eventOf(row: JourneyRow, run: RunRow): RunEvent {
   // Every run event records its state; should one not, the run's own progress stands in.

@@ -3,9 +3,8 @@
 // events written before progress was recorded, one derived from what they do
 // hold. Content-free: counts, step names and plan step ids only.
 import type { RunProgress } from '../domain/runs/progress.ts';
-import { isTerminal, RUN_STATES, RUN_STEPS, type RunStatus, type RunStep } from '../domain/runs/states.ts';
+import { isRunStatus, isTerminal, RUN_STEPS, type RunStatus, type RunStep } from '../domain/runs/states.ts';
 
-const isRunStatus = (v: unknown): v is RunStatus => typeof v === 'string' && (RUN_STATES as readonly string[]).includes(v);
 const isRunStep = (v: unknown): v is RunStep => typeof v === 'string' && (RUN_STEPS as readonly string[]).includes(v);
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 

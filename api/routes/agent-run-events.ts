@@ -1,17 +1,13 @@
-// Live progress of a run: its journey events as server-sent events, written
-// the way chat streams are (api/routes/chat-sse.ts): a PassThrough body,
-// `: keep-alive` comments on a timer, the client's disconnect stops the work.
+// Live progress of a run: its journey events as server-sent events (api/contract/sse.ts).
 // GET /v1/agent-runs/{run_id} answers the same stream to `Accept: text/event-stream`.
-import { PassThrough } from 'node:stream';
 import type Koa from 'koa';
-import type { Logger } from 'pino';
 import { z } from 'zod';
 import { isTerminal } from '../../domain/runs/states.ts';
 import type { RunControl } from '../../services/run-control.ts';
-import { DEFAULT_FOLLOW, type FollowOptions, followRun, RUN_END_EVENT_ID, type RunEvent as RunEventData } from '../../services/run-events.ts';
+import { DEFAULT_FOLLOW, type FollowOptions, followRun, RUN_END_EVENT_ID } from '../../services/run-events.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { defineRoute, type ResponseSpec, type RouteResult } from '../contract/route.ts';
-import { loggableError } from '../middleware/error-handler.ts';
+import { eventStream, RECONNECT_MS, sseFrame } from '../contract/sse.ts';
 import { RunProgressSchema, RunStatus } from '../schemas/run.ts';
 import type { JourneyLister } from './journey-events.ts';
 
@@ -38,11 +34,6 @@ const LastEventId = z
   .meta({ description: 'Resume after this event: only later events are sent. EventSource sends it when it reconnects.' });
 
 export const LastEventIdHeaders = z.object({ 'last-event-id': LastEventId.optional() });
-
-/** Reconnection delay the stream asks EventSource clients for (the SSE `retry:` field). */
-const RECONNECT_MS = 1_000;
-/** How often an open stream checks whether the server is shutting down. */
-const SHUTDOWN_CHECK_MS = 250;
 
 export const STREAM_DESCRIPTION = `Server-sent events (extension) of the run's journey events, oldest first, as they are recorded: \`id:\` the event id, \`event:\` its kind, \`data:\` a RunEvent (its state and progress, no content). The stream starts with \`retry: ${RECONNECT_MS}\`, sends a \`: keep-alive\` comment every CHAT_KEEPALIVE_MS (15 s by default) and ends after the event of a terminal state (completed, failed, needs_attention); for a run that already ended it sends the retained events and ends.
 
@@ -72,8 +63,6 @@ export interface RunEventDeps {
 /** Does the request ask for the event stream rather than JSON? (`Accept: text/event-stream`, as EventSource sends.) */
 export const wantsEventStream = (ctx: Koa.Context) => ctx.accepts('application/json', 'text/event-stream') === 'text/event-stream';
 
-const frame = (e: RunEventData) => `id: ${e.id}\nevent: ${e.kind}\ndata: ${JSON.stringify(e)}\n\n`;
-
 /** Answers a run's event stream (or 204, or 404 for a run the tenant does not have). */
 export function runEventStream(deps: RunEventDeps) {
   const follow = { ...DEFAULT_FOLLOW, ...deps.follow };
@@ -86,66 +75,10 @@ export function runEventStream(deps: RunEventDeps) {
       if (!next || next.rows.length === 0) return { status: 204, body: null };
     }
 
-    const out = new PassThrough();
-    out.on('error', () => {}); // written only while open; a destroyed body has nobody to tell
-    const write = (text: string) => {
-      if (!out.destroyed && !out.writableEnded) out.write(text);
-    };
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    // A client that goes away (or went away already) stops the polling; so does Koa destroying the body.
-    ctx.res.once('close', stop);
-    out.once('close', stop);
-    if (ctx.res.destroyed || ctx.req.socket.destroyed) stop();
-    // At shutdown (api/server.ts stops listening, then waits for responses in flight) the stream ends, so the
-    // server drains instead of waiting for runs to end; EventSource reconnects with Last-Event-ID elsewhere.
-    const server = (ctx.req.socket as { server?: { listening?: boolean } }).server;
-    let shuttingDown = false;
-    const shutdownWatch = setInterval(() => {
-      if (server && server.listening === false) {
-        shuttingDown = true;
-        controller.abort();
-      }
-    }, SHUTDOWN_CHECK_MS);
-    const keepAlive = setInterval(() => write(': keep-alive\n\n'), deps.keepAliveMs);
-    const logger = ctx.state.logger as Logger | undefined;
-    const requestId = ctx.state.requestId as string;
-
-    ctx.req.socket.setNoDelay(true);
-    write(`retry: ${RECONNECT_MS}\n\n`);
-    void (async () => {
-      try {
-        for await (const event of followRun({ getRun: (t, r) => deps.runs.get(t, r), listJourneyEvents: deps.listJourneyEvents }, tenantId, run, after, {
-          ...follow,
-          signal: controller.signal,
-        })) {
-          write(frame(event));
-        }
-      } catch (err) {
-        // The 200 is sent: the stream ends without a terminal event, and the client resumes with Last-Event-ID.
-        logger?.warn({ request_id: requestId, run_id: runId, err: loggableError(err as Error) }, 'run event stream interrupted');
-      } finally {
-        if (shuttingDown) {
-          write(': server shutting down; reconnect with Last-Event-ID\n\n');
-          // Headers went out with keep-alive: close the connection too, or the closing server waits for it.
-          ctx.res.once('finish', () => ctx.req.socket.end());
-        }
-        clearInterval(keepAlive);
-        clearInterval(shutdownWatch);
-        ctx.res.off('close', stop);
-        out.end();
-      }
-    })();
-    return {
-      status: 200,
-      body: out,
-      headers: {
-        'Content-Type': 'text/event-stream; charset=utf-8',
-        'Cache-Control': 'no-cache, no-transform',
-        Connection: 'keep-alive',
-        'X-Accel-Buffering': 'no',
-      },
-    };
+    const source = { getRun: (t: string, r: string) => deps.runs.get(t, r), listJourneyEvents: deps.listJourneyEvents };
+    return eventStream(ctx, { keepAliveMs: deps.keepAliveMs, what: 'run event stream', logFields: { run_id: runId } }, async (write, signal) => {
+      for await (const event of followRun(source, tenantId, run, after, { ...follow, signal })) write(sseFrame(event.id, event.kind, event));
+    });
   };
 }
 

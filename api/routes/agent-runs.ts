@@ -9,7 +9,7 @@ import { ErrorObject, shouldRetryHeader, limitQuery } from '../contract/common.t
 import { decodeCursor, encodeCursor } from '../contract/cursor.ts';
 import { NDJSON_FAILURE_NOTE, ndjsonExport } from '../contract/ndjson.ts';
 import { defineRoute } from '../contract/route.ts';
-import { ApprovalRequestBody, CreateRunRequest, Run, RunList, RunListQuery } from '../schemas/run.ts';
+import { ApprovalPreview, ApprovalPreviewBody, ApprovalRequestBody, CreateRunRequest, Run, RunList, RunListQuery } from '../schemas/run.ts';
 import { LastEventIdHeaders, RunEvent, runEventStream, streamEnded204, streamHeaders, wantsEventStream } from './agent-run-events.ts';
 import type { JourneyLister } from './journey-events.ts';
 
@@ -230,6 +230,27 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string;
       async handler({ principal, params, body, headers, ctx }) {
         const run = await deps.runs.decide(principal!.tenantId, params.run_id, body, headers['idempotency-key'] ?? null, principal!.keyId);
         return { status: 200, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/agent-runs/{run_id}/approval/preview',
+      operationId: 'previewAgentRunApproval',
+      summary: 'Check edited arguments and see their digests before approving (extension)',
+      description:
+        "Checks `edits` exactly as an approval carrying them would (against each tool's input schema; 400 naming the field) and answers the effects awaiting approval as they would then be, with the new `args_digest` of each edited one. Records, sends and decides nothing: approve with the same `edits` (and these digests in `digests`) to apply them. The inbox shows this before an operator confirms an edit.",
+      tags,
+      auth: 'core',
+      request: { params: RunParams, body: ApprovalPreviewBody },
+      responses: {
+        200: { description: 'The effects as the edits would leave them.', schema: ApprovalPreview },
+        400: { description: 'Invalid edits (code invalid_request; `param` names the field).', schema: ErrorObject },
+        404: notFound,
+        409: { description: 'The run is not awaiting approval (code run_not_awaiting_approval).', schema: ErrorObject },
+      },
+      async handler({ principal, params, body }) {
+        const effects = await deps.runs.previewEdits(principal!.tenantId, params.run_id, body.edits);
+        return { status: 200, body: { object: 'approval_preview' as const, run_id: params.run_id, effects } };
       },
     }),
     defineRoute({

@@ -11,6 +11,8 @@ import type { listAudit } from '../../services/audit.ts';
 import type { PlatformStores } from '../../services/platform/stores.ts';
 import { agentRunRoutes } from './agent-runs.ts';
 import { agentRunEventRoutes } from './agent-run-events.ts';
+import { agentRunChangeRoutes } from './agent-run-changes.ts';
+import type { JourneyFeed } from '../../services/journey-feed.ts';
 import { platformCatalogRoutes, type TenantStatus } from './platform-catalogs.ts';
 import { platformStoreRoutes } from './platform-stores.ts';
 import { platformValidationRoutes } from './platform-validation.ts';
@@ -20,6 +22,7 @@ import { type JourneyLister, journeyRoutes } from './journey-events.ts';
 import { type UsageService, usageRoutes } from './usage.ts';
 import { type CodecEndpointDeps, codecRoutes } from './codec.ts';
 import { docsRoutes } from './docs.ts';
+import { inboxRoutes } from './inbox.ts';
 import { healthRoutes } from './health.ts';
 import { jobRoutes } from './jobs.ts';
 import { modelRoutes } from './models.ts';
@@ -36,6 +39,8 @@ export interface RouteDeps {
   runs: RunControl;
   usage: UsageService;
   listJourneyEvents: JourneyLister;
+  /** The process's one reader of new journey events, for the live streams. */
+  journeyFeed: JourneyFeed;
   journeyRetentionDays: number;
   vault: VaultService;
   chat: ChatService;
@@ -63,6 +68,7 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...modelRoutes(deps.platform.config.pricing),
     ...chatRoutes({ chat: deps.chat, keepAliveMs: deps.chatKeepAliveMs }),
     ...agentRunRoutes(deps),
+    ...agentRunChangeRoutes({ feed: deps.journeyFeed, listJourneyEvents: deps.listJourneyEvents, keepAliveMs: deps.chatKeepAliveMs }),
     ...agentRunEventRoutes({ runs: deps.runs, listJourneyEvents: deps.listJourneyEvents, keepAliveMs: deps.chatKeepAliveMs }),
     ...usageRoutes(deps),
     ...journeyRoutes({ listJourneyEvents: deps.listJourneyEvents, retentionDays: deps.journeyRetentionDays }),
@@ -80,6 +86,7 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...vaultAccountRoutes(deps),
     ...(deps.codecEndpoint ? codecRoutes(deps.codecEndpoint) : []),
     ...docsRoutes(getDocument),
+    ...inboxRoutes(),
   ];
   return routes;
 }

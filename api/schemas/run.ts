@@ -293,6 +293,27 @@ export const RunListQuery = z.object({
   q: z.string().min(1).max(200).optional().meta({ description: 'Case-insensitive text contained in the run input.' }),
 });
 
+export const ApprovalPreviewBody = z
+  .strictObject({
+    edits: z
+      .array(z.strictObject({ step_id: z.string().min(1).max(64), arguments: z.record(z.string(), z.unknown()) }))
+      .min(1)
+      .max(64)
+      .meta({ description: 'Replacement arguments, as an approval would carry them in `edits`.' }),
+  })
+  .meta({ id: 'ApprovalPreviewRequest' });
+
+export const ApprovalPreview = z
+  .object({
+    object: z.literal('approval_preview'),
+    run_id: z.string(),
+    effects: Approval.shape.effects.meta({
+      description:
+        'The effects awaiting approval as the edits would leave them: an edited effect has its new `arguments` and `args_digest`, and `proposed_digest` for what was proposed.',
+    }),
+  })
+  .meta({ id: 'ApprovalPreview' });
+
 export const ApprovalRequestBody = z
   .strictObject({
     decision: z.enum(['approve', 'reject']),

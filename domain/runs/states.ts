@@ -7,6 +7,9 @@ export type RunStatus = (typeof RUN_STATES)[number];
 
 export const TERMINAL_STATES: readonly RunStatus[] = ['completed', 'failed', 'needs_attention'];
 
+/** Whether a recorded value (a row's text, an event's state) is one of the run states. */
+export const isRunStatus = (v: unknown): v is RunStatus => typeof v === 'string' && (RUN_STATES as readonly string[]).includes(v);
+
 export function isTerminal(status: string): boolean {
   return (TERMINAL_STATES as readonly string[]).includes(status);
 }

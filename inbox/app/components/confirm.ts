@@ -1,0 +1,42 @@
+// The confirmation every decision takes, by button or key: what will happen, then Confirm or Cancel.
+import { html } from 'htm/preact';
+import { useEffect, useRef } from 'preact/hooks';
+import type { Run } from '../types.ts';
+import type { CheckedEdit } from './effect-card.ts';
+
+interface Props {
+  run: Run;
+  decision: 'approve' | 'reject';
+  edits: Record<string, CheckedEdit>;
+  busy: boolean;
+  onConfirm(): void;
+  onCancel(): void;
+}
+
+export function Confirm({ run, decision, edits, busy, onConfirm, onCancel }: Props) {
+  const confirmButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => confirmButton.current?.focus(), []);
+  const effects = run.approval?.effects ?? [];
+  const approve = decision === 'approve';
+  return html`
+    <div class="backdrop" onKeyDown=${(e: KeyboardEvent) => e.key === 'Escape' && onCancel()}>
+      <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="confirm-heading" aria-describedby="confirm-body">
+        <h3 id="confirm-heading">${approve ? 'Approve' : 'Reject'} run <code>${run.run_id}</code>?</h3>
+        <div id="confirm-body">
+          ${
+            approve
+              ? html`<p>${effects.length === 1 ? 'This effect happens' : `These ${effects.length} effects happen`}, with exactly these arguments:</p>
+                  <ul>
+                    ${effects.map((e) => html`<li><code>${e.step_id}</code> <code>${e.tool}</code> <code class="digest">${edits[e.step_id]?.args_digest ?? e.args_digest}</code>${edits[e.step_id] ? ' (edited)' : ''}</li>`)}
+                  </ul>`
+              : html`<p>Nothing external happens: the run ends without its effects.</p>`
+          }
+        </div>
+        <div class="row">
+          <button type="button" ref=${confirmButton} class=${approve ? 'approve' : 'reject'} disabled=${busy} onClick=${onConfirm}>${approve ? 'Confirm approval' : 'Confirm rejection'}</button>
+          <button type="button" onClick=${onCancel}>Cancel</button>
+        </div>
+      </div>
+    </div>
+  `;
+}
