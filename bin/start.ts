@@ -48,6 +48,7 @@ function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | 
     'Governed Workspace Service is running',
     `  API          ${apiUrl}`,
     `  Docs         ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)`,
+    `  Inbox        ${apiUrl}/inbox   (approve runs in the browser; sign in with the core key)`,
     `  Temporal UI  ${uiUrl ?? '(external cluster: use its own UI)'}`,
     `  Database     ${config.database.url ? 'Postgres (DATABASE_URL)' : `embedded PGlite in ${config.database.dataDir}`}`,
     `  Payloads     encrypted, key ${keyId} (${config.payload.key ? 'PAYLOAD_KEY' : `kept in ${config.database.dataDir}/payload-key.json`})`,

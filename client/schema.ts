@@ -206,6 +206,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agent-runs/{run_id}/approval/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check edited arguments and see their digests before approving (extension)
+         * @description Checks `edits` exactly as an approval carrying them would (against each tool's input schema; 400 naming the field) and answers the effects awaiting approval as they would then be, with the new `args_digest` of each edited one. Records, sends and decides nothing: approve with the same `edits` (and these digests in `digests`) to apply them. The inbox shows this before an operator confirms an edit.
+         */
+        post: operations["previewAgentRunApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agent-runs/{run_id}/cancel": {
         parameters: {
             query?: never;
@@ -220,6 +240,30 @@ export interface paths {
          * @description Requests cancellation: the workflow stops, releases the whole hold and ends failed with failure.code cancelled. Poll status_url. The request is recorded by Temporal, so it is accepted (202) while workers are down and takes effect when they return; if Temporal is unreachable or does not confirm it within 5 s, 503.
          */
         post: operations["cancelAgentRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent-runs/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow every run's state changes live (server-sent events)
+         * @description Server-sent events (extension) of every state change of your runs, as they are recorded: `id:` the journey event id, `event:` its kind, `data:` a RunEvent (run id, state and progress; no content). Fetch a run (GET /v1/agent-runs/{run_id}) for what it holds.
+         *
+         *     The stream starts with `retry: 1000`, then an `event: ready` (no id, `data: {}`) once it is listening: list the runs you need after it, and apply the events that follow. It sends a `: keep-alive` comment every CHAT_KEEPALIVE_MS (15 s by default) and never ends on its own.
+         *
+         *     Resuming: with `Last-Event-ID` (or `last_event_id` in the query) the events recorded after that one are sent first, up to 100; when more were missed, `event: reset` (`data: {}`) comes instead, meaning: list again. Events arrive within about a second of being recorded. Every open stream of an API process is served by one reader of the journey table, not one each.
+         */
+        get: operations["streamAgentRunChanges"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1131,6 +1175,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The approvals inbox (extension): a web page for operators
+         * @description Lists the runs awaiting approval live, shows each effect with its exact arguments and `args_digest`, and approves, edits or rejects through this API. Sign in with a core key; the page keeps it in the tab (sessionStorage) and sends it as a Bearer header. See docs/inbox.md.
+         */
+        get: operations["getInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1338,6 +1402,15 @@ export interface components {
             digests?: string[];
             /** @description Extension, with approve: replacement arguments for external steps awaiting approval (a webhook_delivery's `message`, a server tool's call), checked against the tool's input schema (400 naming the field). The step runs with them; the receipt keeps both digests. */
             edits?: {
+                step_id: string;
+                arguments: {
+                    [key: string]: unknown;
+                };
+            }[];
+        };
+        ApprovalPreviewRequest: {
+            /** @description Replacement arguments, as an approval would carry them in `edits`. */
+            edits: {
                 step_id: string;
                 arguments: {
                     [key: string]: unknown;
@@ -2027,6 +2100,35 @@ export interface components {
             has_more: boolean;
             /** @description Pass as `cursor` for the next page. */
             next_cursor: string | null;
+        };
+        ApprovalPreview: {
+            /** @constant */
+            object: "approval_preview";
+            run_id: string;
+            /** @description The effects awaiting approval as the edits would leave them: an edited effect has its new `arguments` and `args_digest`, and `proposed_digest` for what was proposed. */
+            effects: {
+                step_id: string;
+                /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
+                tool: string;
+                why: string;
+                /** @description Server tools (extension): the tool server that performs the effect. */
+                server?: string;
+                /** @description Server tools (extension): the tool on that server. */
+                server_tool?: string;
+                /** @description Extension: exactly the arguments that will be sent (a webhook_delivery's `message`, a server tool's call). */
+                arguments?: {
+                    [key: string]: unknown;
+                };
+                /** @description Extension: a webhook_delivery that sends an earlier action's result: that action and its words. The result is written after approval; an edited `message` replaces it. */
+                message_from?: {
+                    action: number;
+                    request: string;
+                };
+                /** @description sha256 of the canonical JSON of the arguments (extension): what an approval binds to. */
+                args_digest?: string;
+                /** @description Set when the arguments were edited at approval: the digest of what the model proposed. */
+                proposed_digest?: string;
+            }[];
         };
         Usage: {
             /** @constant */
@@ -4076,6 +4178,186 @@ export interface operations {
             };
         };
     };
+    previewAgentRunApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalPreviewRequest"];
+            };
+        };
+        responses: {
+            /** @description The effects as the edits would leave them. */
+            200: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPreview"];
+                };
+            };
+            /** @description Invalid edits (code invalid_request; `param` names the field). */
+            400: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429. */
+            401: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description No run with this id for your tenant. */
+            404: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The run is not awaiting approval (code run_not_awaiting_approval). */
+            409: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The request body exceeds the size limit (code payload_too_large). */
+            413: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The request body is not `application/json` in UTF-8 (code unsupported_media_type): another media type (`+json` suffix types included) or a charset other than utf-8. */
+            415: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The request line or header block is larger than the server reads (code request_header_too_large); nothing was processed. Shorten the URL or headers. */
+            431: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Unexpected server error (code internal_error). Opaque; retry with bounded backoff. */
+            500: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description A dependency (database or Temporal) is unavailable (code service_unavailable). Retry after Retry-After seconds, with bounded backoff. */
+            503: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+        };
+    };
     cancelAgentRun: {
         parameters: {
             query?: never;
@@ -4206,6 +4488,128 @@ export interface operations {
                 };
             };
             /** @description The database is unavailable, or Temporal is unreachable or did not confirm the cancellation within 5 s (code service_unavailable). Retry with bounded backoff. */
+            503: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+        };
+    };
+    streamAgentRunChanges: {
+        parameters: {
+            query?: {
+                last_event_id?: string;
+            };
+            header?: {
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream of RunEvent `data:`. */
+            200: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    /** @description `no-cache, no-transform`: the stream is never cached or transformed. */
+                    "Cache-Control": string;
+                    /** @description Tells nginx-style proxies not to buffer the stream. */
+                    "X-Accel-Buffering": "no";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description A Last-Event-ID this stream did not send. */
+            400: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429. */
+            401: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The request line or header block is larger than the server reads (code request_header_too_large); nothing was processed. Shorten the URL or headers. */
+            431: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Unexpected server error (code internal_error). Opaque; retry with bounded backoff. */
+            500: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description A dependency (database or Temporal) is unavailable (code service_unavailable). Retry after Retry-After seconds, with bounded backoff. */
             503: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
@@ -11352,6 +11756,50 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Swagger UI rendering /openapi.json. */
+            200: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description The request line or header block is larger than the server reads (code request_header_too_large); nothing was processed. Shorten the URL or headers. */
+            431: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Unexpected server error (code internal_error). Opaque; retry with bounded backoff. */
+            500: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+        };
+    };
+    getInbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page (HTML); its script and styles come from /inbox/assets/. */
             200: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */

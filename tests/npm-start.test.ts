@@ -7,6 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
+import { launchChromium, watchedPage } from './support/browser.ts';
+import { webhookReceiver } from './support/fake-servers.ts';
 import { freePort } from './support/free-port.ts';
 import { type Started, startNpmStart } from './support/npm-start.ts';
 
@@ -110,6 +112,7 @@ describe('npm start', () => {
         expect(workspaceKey).toMatch(/^gws_ws_/);
         expect(out).toContain(`export GWS_API_KEY=${coreKey}`); // the README's first step
         expect(out).toContain(`http://127.0.0.1:${ports.api}/docs`);
+        expect(out).toContain(`Inbox        http://127.0.0.1:${ports.api}/inbox`);
         expect(out).toContain(`Temporal UI  http://127.0.0.1:${ports.ui}`);
 
         const base = `http://127.0.0.1:${ports.api}`;
@@ -187,6 +190,61 @@ describe('npm start', () => {
         const log = await ctrlC(started);
         expect(log).not.toContain('shutdown step failed');
         expect(log).not.toContain('shutdown timed out');
+      }
+    },
+    START_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "serves the inbox it prints: the README's first run appears live, is approved in Chromium, completes and shows its receipt",
+    async () => {
+      expect(coreKey).not.toBe('');
+      const hook = await webhookReceiver();
+      const started = await npmStart();
+      const browser = await launchChromium();
+      try {
+        const base = `http://127.0.0.1:${ports.api}`;
+        const inboxUrl = /Inbox {8}(\S+)/.exec(started.output())?.[1];
+        expect(inboxUrl).toBe(`${base}/inbox`);
+        // The README's webhook step, beside the running service.
+        const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+        delete env.DATABASE_URL;
+        execFileSync('npm', ['run', '--silent', 'tenants', '--', 'webhook', 'set', '--tenant', 'dev', '--url', hook.url], { env, encoding: 'utf8' });
+
+        const { page, errors, otherOrigins } = await watchedPage(browser, base);
+        await page.goto(inboxUrl!);
+        await page.getByLabel('API key').fill(coreKey);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page
+          .getByRole('status')
+          .filter({ hasText: /^Live$/ })
+          .waitFor();
+        const input = 'Tell the support team that the outage on the billing page is resolved.';
+        const created = await (
+          await fetch(`${base}/v1/agent-runs`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${coreKey}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ input }),
+          })
+        ).json();
+        const item = page.locator(`[data-run-id="${created.run_id}"]`);
+        await item.waitFor({ timeout: 60_000 });
+        await item.click();
+        await expect.poll(() => page.locator('blockquote.message').textContent()).toBe('the outage on the billing page is resolved');
+        await page.getByLabel('Reason').fill('checked');
+        await page.getByRole('button', { name: 'Approve', exact: true }).click();
+        await page.getByRole('dialog').getByRole('button', { name: 'Confirm approval' }).click();
+        await page.locator('.receipt').waitFor({ timeout: 60_000 });
+        const run = await (await fetch(`${base}/v1/agent-runs/${created.run_id}`, { headers: { authorization: `Bearer ${coreKey}` } })).json();
+        expect(run.status).toBe('completed');
+        expect(await page.locator('.receipt .verification').textContent()).toBe(run.receipt.verification_class);
+        expect(hook.received.filter((d) => (d.body as { run_id: string }).run_id === created.run_id)).toHaveLength(1);
+        expect(otherOrigins).toEqual([]);
+        expect(errors).toEqual([]);
+      } finally {
+        await browser.close();
+        await hook.close();
+        expect(await ctrlC(started)).not.toContain('shutdown step failed');
       }
     },
     START_TEST_TIMEOUT_MS,

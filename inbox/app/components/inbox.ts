@@ -147,24 +147,29 @@ export function Inbox({ apiKey, onSignOut }: { apiKey: string; onSignOut(): void
     }
   }
 
+  // One listener for the page's life, calling the latest handler: a listener re-added after each render
+  // would, until the effect ran, still see the state from before (a key pressed right after closing
+  // the confirmation would be ignored).
+  const onKey = useRef<(e: KeyboardEvent) => void>(() => {});
+  onKey.current = (e: KeyboardEvent) => {
+    if (e.altKey || e.ctrlKey || e.metaKey || typing(e.target) || confirming) return;
+    const at = current ? order.findIndex((r) => r.run_id === current.run_id) : -1;
+    if (e.key === 'j' || e.key === 'k') {
+      const next = order[Math.min(Math.max(at + (e.key === 'j' ? 1 : -1), 0), order.length - 1)];
+      if (next) {
+        select(next.run_id);
+        document.querySelector<HTMLElement>(`[data-run-id="${next.run_id}"]`)?.focus();
+      }
+    } else if (e.key === 'a') ask('approve');
+    else if (e.key === 'r') ask('reject');
+    else return;
+    e.preventDefault();
+  };
   useEffect(() => {
-    function onKey(e: KeyboardEvent) {
-      if (e.altKey || e.ctrlKey || e.metaKey || typing(e.target) || confirming) return;
-      const at = current ? order.findIndex((r) => r.run_id === current.run_id) : -1;
-      if (e.key === 'j' || e.key === 'k') {
-        const next = order[Math.min(Math.max(at + (e.key === 'j' ? 1 : -1), 0), order.length - 1)];
-        if (next) {
-          select(next.run_id);
-          document.querySelector<HTMLElement>(`[data-run-id="${next.run_id}"]`)?.focus();
-        }
-      } else if (e.key === 'a') ask('approve');
-      else if (e.key === 'r') ask('reject');
-      else return;
-      e.preventDefault();
-    }
-    document.addEventListener('keydown', onKey);
-    return () => document.removeEventListener('keydown', onKey);
-  });
+    const listener = (e: KeyboardEvent) => onKey.current(e);
+    document.addEventListener('keydown', listener);
+    return () => document.removeEventListener('keydown', listener);
+  }, []);
 
   const onEdit = useCallback((stepId: string, edit: CheckedEdit | undefined, open: boolean) => {
     setEdits(({ [stepId]: _, ...rest }) => (edit ? { ...rest, [stepId]: edit } : rest));
