@@ -16,6 +16,7 @@ import { startMetricsServer } from '../runtime/metrics-server.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { lazyTemporalClient } from '../runtime/temporal-client.ts';
 import { StartUp } from '../runtime/startup.ts';
+import { warmInboxAssets } from '../inbox/assets.ts';
 
 // Metrics are on in production (METRICS_PORT 9464 unless set); elsewhere only when METRICS_PORT is set.
 const config = loadConfigOrExit(process.env.NODE_ENV === 'production' ? { METRICS_PORT: '9464' } : {});
@@ -34,6 +35,7 @@ try {
   lifecycle.onStop('http server', () => server.close());
   const database = await prepareDatabase(config, lifecycle, opened, { logger, startup });
   server.serve(createApp(composeApi(config, logger, database, handle, { starting: startup.pending })));
+  warmInboxAssets((err) => logger.warn({ err: err.message }, 'the inbox page could not be bundled; GET /inbox tries again'));
   if (config.metrics) {
     const metrics = await startMetricsServer({ ...config.metrics, logger });
     lifecycle.onStop('metrics server', () => metrics.close());

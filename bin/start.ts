@@ -23,6 +23,7 @@ import { startWorker, type WorkerOptions } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { connectToolServers } from '../services/tool-servers.ts';
 import { DATABASE, notConnected, StartUp, TEMPORAL } from '../runtime/startup.ts';
+import { warmInboxAssets } from '../inbox/assets.ts';
 
 // The embedded model serves the model aliases when its file is there (scripts/ensure-embedded-model.sh).
 const config = loadConfigOrExit({ DEFAULT_PROVIDER: 'auto' });
@@ -88,6 +89,7 @@ try {
   // `npm run keys|credits|tenants` on PGlite; only then is the API composed over it.
   const database = await prepareDatabase(config, lifecycle, opened, { logger, startup });
   server.serve(createApp(composeApi(config, logger, database, handle, { toolServers, starting: startup.pending })));
+  warmInboxAssets((err) => logger.warn({ err: err.message }, 'the inbox page could not be bundled; GET /inbox tries again'));
 
   // The API listens already, so the dev server's UI can be pointed at its codec endpoint.
   startup.at('starting Temporal');

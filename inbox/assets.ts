@@ -43,3 +43,8 @@ export function inboxAssets(): Promise<Map<string, InboxAsset>> {
   });
   return assets;
 }
+
+/** Bundles now, in the background, so the first visit does not wait for esbuild (the entry points call it once serving). */
+export function warmInboxAssets(onError: (err: Error) => void): void {
+  inboxAssets().catch(onError);
+}

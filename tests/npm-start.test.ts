@@ -207,7 +207,7 @@ describe('npm start', () => {
         const inboxUrl = /Inbox {8}(\S+)/.exec(started.output())?.[1];
         expect(inboxUrl).toBe(`${base}/inbox`);
         // The README's webhook step, beside the running service.
-        const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+        const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
         delete env.DATABASE_URL;
         execFileSync('npm', ['run', '--silent', 'tenants', '--', 'webhook', 'set', '--tenant', 'dev', '--url', hook.url], { env, encoding: 'utf8' });
 
