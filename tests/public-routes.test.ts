@@ -239,7 +239,7 @@ describe('GET /openapi.json and /docs', () => {
         }
       }
     }
-    expect(streams).toBe(3);
+    expect(streams).toBe(4);
     expect(noContent).toBeGreaterThanOrEqual(2);
     expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['RunEvent', 'ChatCompletionChunk']));
   });

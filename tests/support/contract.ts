@@ -30,13 +30,17 @@ export class ContractChecker {
     this.ajv = new Ajv2020.default({ strict: false, allErrors: true });
     addFormats.default(this.ajv);
     this.ajv.addSchema(doc as object, 'openapi');
-    this.routes = Object.entries(doc.paths).flatMap(([template, item]) =>
-      Object.keys(item).map((method) => ({
-        method,
-        template,
-        pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-      })),
-    );
+    // A static path wins over a template that also matches it (/v1/agent-runs/events over /v1/agent-runs/{run_id}), as in the router.
+    const params = (template: string) => template.split('{').length;
+    this.routes = Object.entries(doc.paths)
+      .sort(([a], [b]) => params(a) - params(b))
+      .flatMap(([template, item]) =>
+        Object.keys(item).map((method) => ({
+          method,
+          template,
+          pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+        })),
+      );
   }
 
   private validator(pointer: string) {
