@@ -4566,7 +4566,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorObject"];
                 };
             };
-            /** @description Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds. */
+            /** @description This key already holds STREAMS_PER_KEY streams open on this server (code rate_limit_exceeded), or the per-key rate limit. Close one, or retry after Retry-After. */
             429: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
@@ -4609,7 +4609,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorObject"];
                 };
             };
-            /** @description A dependency (database or Temporal) is unavailable (code service_unavailable). Retry after Retry-After seconds, with bounded backoff. */
+            /** @description This server holds STREAMS_PER_PROCESS streams open, or a dependency is unavailable (code service_unavailable). Retry after Retry-After, on any replica. */
             503: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
@@ -4718,7 +4718,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorObject"];
                 };
             };
-            /** @description Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds. */
+            /** @description This key already holds STREAMS_PER_KEY streams open on this server (code rate_limit_exceeded), or the per-key rate limit. Close one, or retry after Retry-After. */
             429: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
@@ -4761,7 +4761,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorObject"];
                 };
             };
-            /** @description A dependency (database or Temporal) is unavailable (code service_unavailable). Retry after Retry-After seconds, with bounded backoff. */
+            /** @description This server holds STREAMS_PER_PROCESS streams open, or a dependency is unavailable (code service_unavailable). Retry after Retry-After, on any replica. */
             503: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */

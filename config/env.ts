@@ -136,6 +136,8 @@ export const envSchema = z.object({
 
   CHAT_MAX_TOKENS_DEFAULT: positiveInt.default(1024),
   CHAT_KEEPALIVE_MS: positiveInt.default(15_000),
+  STREAMS_PER_PROCESS: positiveInt.default(5_000),
+  STREAMS_PER_KEY: positiveInt.default(1_000),
   CHAT_REFUSAL_TERMS: z.string().default('build a bomb,make a weapon,synthesize nerve agent,steal credit card numbers'),
   CONTEXT_URL_ALLOWED_HOSTS: z.string().default(''),
   CONTEXT_URL_MAX_BYTES: positiveInt.default(262_144),
@@ -219,6 +221,8 @@ export interface Config {
     trustProxy: boolean;
     /** Each response checked against its declared schema (api/contract/router.ts): the tests' safety net. */
     checkResponses: boolean;
+    /** Run event streams one API process holds open, in all and per key (services/stream-slots.ts). */
+    streams: { perProcess: number; perKey: number };
   };
   logLevel: Env['LOG_LEVEL'];
   buildDate?: string;
@@ -354,6 +358,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       trustProxy: e.TRUST_PROXY,
       // The test suite checks every response; npm start serves at the speed production does.
       checkResponses: e.CHECK_RESPONSES ?? e.NODE_ENV === 'test',
+      streams: { perProcess: e.STREAMS_PER_PROCESS, perKey: e.STREAMS_PER_KEY },
     },
     logLevel: e.LOG_LEVEL,
     buildDate: e.BUILD_DATE,

@@ -290,6 +290,28 @@ export const errors = {
       null,
       { 'Retry-After': '1' },
     ),
+  /** A key holds its share of the process's event streams (STREAMS_PER_KEY): one must close first. */
+  tooManyStreamsForKey: (limit: number) =>
+    new ApiError(
+      429,
+      'rate_limited',
+      'rate_limit_exceeded',
+      `This key already has ${limit} event streams open on this server, the most it may; close one, or retry after the Retry-After interval.`,
+      null,
+      { 'Retry-After': '5' },
+    ),
+  /** The process serves as many event streams as it may (STREAMS_PER_PROCESS): another replica, or later. */
+  tooManyStreams: () =>
+    new ApiError(
+      503,
+      'server_error',
+      'service_unavailable',
+      'This server has as many event streams open as it serves; retry after the Retry-After interval.',
+      null,
+      {
+        'Retry-After': '5',
+      },
+    ),
 } as const;
 
 /** The error object of the contract. */

@@ -7,6 +7,7 @@ import type { Database } from '../db/client.ts';
 import { healthChecker } from '../services/health.ts';
 import { listJourneyEvents } from '../services/journey.ts';
 import { type JourneyFeed, journeyFeed } from '../services/journey-feed.ts';
+import { streamSlots } from '../services/stream-slots.ts';
 import { authenticate } from '../services/keys.ts';
 import { creditTotals, usageSummary } from '../services/ledger.ts';
 import { reportFromDatabase } from '../services/metrics.ts';
@@ -101,6 +102,7 @@ export function composeApi(
     },
     listJourneyEvents: (tenantId, limit) => listJourneyEvents(database.db, tenantId, limit),
     journeyFeed: feed,
+    streamSlots: streamSlots(config.http.streams),
     journeyRetentionDays: config.runs.journeyRetentionDays,
     vault: vaultService(database.db),
     chat: { prepare: (input, signal) => prepareChat(chatDeps, input, signal) },

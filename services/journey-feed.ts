@@ -8,7 +8,7 @@
 import { and, asc, gt, isNotNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { journeyEvents } from '../db/schema.ts';
-import type { RunEvent } from './run-events.ts';
+import type { RunEvent } from '../domain/runs/run-event.ts';
 import { progressOfJourneyEvent } from './run-progress.ts';
 import { isRunStatus } from '../domain/runs/states.ts';
 

@@ -1,26 +1,22 @@
 // Follows one run's journey events as they are recorded: the source of the
-// run's server-sent event stream (api/routes/agent-run-events.ts). It polls
-// the journey table (one indexed read: run_id, id > last) and backs off while
-// nothing happens; it ends after the event of a terminal state.
+// run's server-sent event stream (api/routes/agent-run-events.ts). It reads
+// the journey table (one indexed read: run_id, id > last) when the process's
+// journey feed (services/journey-feed.ts) says the run changed, and otherwise
+// only once per idle interval, so idle followers cost the database almost
+// nothing however many there are. Without a feed it polls, backing off while
+// nothing happens. It ends after the event of a terminal state.
 //
 // A run's events are written one after another by its workflow (each
 // transition waits for the previous one), so their ids grow in the order they
 // are committed and "id > last" never skips one.
-import type { RunProgress } from '../domain/runs/progress.ts';
-import { isRunStatus, isTerminal, type RunStatus } from '../domain/runs/states.ts';
+import type { RunEvent } from '../domain/runs/run-event.ts';
+import { isRunStatus, isTerminal } from '../domain/runs/states.ts';
 import type { JourneyPage, JourneyQuery, JourneyRow } from './journey.ts';
+import type { JourneyFeed } from './journey-feed.ts';
 import { progressOfRun } from './run-progress.ts';
 import type { RunRow } from './runs.ts';
 
-/** One event of the stream: content-free, as GET /v1/journey-events lists it, with progress always present. */
-export interface RunEvent {
-  id: string;
-  kind: string;
-  run_id: string;
-  state: RunStatus;
-  progress: RunProgress;
-  created_at: string;
-}
+export type { RunEvent };
 
 /**
  * The id of the closing event made from the run's row when the run ended and no journey event of its
@@ -45,10 +41,17 @@ export interface FollowOptions {
   terminalGraceMs: number;
   /** Consecutive failed reads tolerated (each waited out like an empty poll) before the error is thrown. */
   maxFailures: number;
+  /**
+   * The process's feed of new journey events: with it, a follower reads when its run changed, and
+   * otherwise once every idleMs (a safety net for an event the feed could not see).
+   */
+  changes?: Pick<JourneyFeed, 'subscribe'>;
+  /** With `changes`: the longest wait between reads while nothing happens (DEFAULT_FOLLOW.idleMs when absent). */
+  idleMs?: number;
   signal: AbortSignal;
 }
 
-export const DEFAULT_FOLLOW = { pollMs: 250, maxPollMs: 1_000, terminalGraceMs: 1_000, maxFailures: 5 } as const;
+export const DEFAULT_FOLLOW = { pollMs: 250, maxPollMs: 1_000, terminalGraceMs: 1_000, maxFailures: 5, idleMs: 120_000 } as const;
 
 /** Events read per poll; a full page is followed by the next at once. */
 const PAGE = 100;
@@ -99,40 +102,79 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  */
 export async function* followRun(source: RunEventSource, tenantId: string, first: RunRow, after: number, options: FollowOptions): AsyncGenerator<RunEvent> {
   const { signal } = options;
-  let run = first;
-  let cursor = after;
-  let wait = options.pollMs;
-  let failures = 0;
-  while (!signal.aborted) {
-    let page: JourneyPage;
-    try {
-      page = await source.listJourneyEvents(tenantId, { runId: run.id, after: cursor, limit: PAGE });
-      if (page.rows.length === 0) run = await source.getRun(tenantId, run.id);
-      failures = 0;
-    } catch (err) {
-      failures += 1;
-      if (failures >= options.maxFailures) throw err;
-      wait = Math.min(wait * 2, options.maxPollMs);
-      await sleep(wait, signal);
-      continue;
-    }
-    for (const row of page.rows) {
-      if (signal.aborted) return;
-      cursor = row.id;
-      const event = eventOf(row, run);
-      yield event;
-      if (isTerminal(event.state)) return;
-    }
-    if (page.more) continue;
-    if (page.rows.length > 0) {
-      wait = options.pollMs;
-    } else {
-      if (isTerminal(run.status) && Date.now() - run.updatedAt.getTime() >= options.terminalGraceMs) {
+  // Listen before the first read: a change recorded while reading marks the run dirty, and is read next.
+  const change = changeSignal(options.changes, tenantId, first.id, signal);
+  try {
+    let run = first;
+    let cursor = after;
+    let wait = options.pollMs;
+    let failures = 0;
+    while (!signal.aborted) {
+      change.clear();
+      let page: JourneyPage;
+      try {
+        page = await source.listJourneyEvents(tenantId, { runId: run.id, after: cursor, limit: PAGE });
+        if (page.rows.length === 0) run = await source.getRun(tenantId, run.id);
+        failures = 0;
+      } catch (err) {
+        failures += 1;
+        if (failures >= options.maxFailures) throw err;
+        wait = Math.min(wait * 2, options.maxPollMs);
+        await sleep(wait, signal);
+        continue;
+      }
+      for (const row of page.rows) {
+        if (signal.aborted) return;
+        cursor = row.id;
+        const event = eventOf(row, run);
+        yield event;
+        if (isTerminal(event.state)) return;
+      }
+      if (page.more) continue;
+      const ended = page.rows.length === 0 && isTerminal(run.status);
+      if (ended && Date.now() - run.updatedAt.getTime() >= options.terminalGraceMs) {
         yield runEndEvent(run);
         return;
       }
-      wait = Math.min(wait * 2, options.maxPollMs);
+      if (options.changes) {
+        // The run's end is written a moment after its row says so: look again after the grace.
+        await change.wait(ended ? options.terminalGraceMs : (options.idleMs ?? DEFAULT_FOLLOW.idleMs));
+        continue;
+      }
+      wait = page.rows.length > 0 ? options.pollMs : Math.min(wait * 2, options.maxPollMs);
+      await sleep(wait, signal);
     }
-    await sleep(wait, signal);
+  } finally {
+    change.stop();
   }
+}
+
+/** "The run changed" from the feed: set by each of its events, waited on with a timeout, cleared before each read. */
+function changeSignal(feed: FollowOptions['changes'], tenantId: string, runId: string, signal: AbortSignal) {
+  let dirty = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = feed?.subscribe(tenantId, (e) => {
+    if (e.run_id !== runId) return;
+    dirty = true;
+    wake?.();
+  });
+  return {
+    clear: () => {
+      dirty = false;
+    },
+    wait: (ms: number) =>
+      new Promise<void>((resolve) => {
+        if (dirty || signal.aborted) return resolve();
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          wake = undefined;
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signal.addEventListener('abort', done, { once: true });
+        wake = done;
+      }),
+    stop: () => unsubscribe?.(),
+  };
 }

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { journeyEvents, runs } from '../db/schema.ts';
 import { recordAudit } from '../services/audit.ts';
 import { followRun, type RunEventSource } from '../services/run-events.ts';
+import type { RunStatus } from '../domain/runs/states.ts';
+import type { JourneyRow } from '../services/journey.ts';
 import type { RunRow } from '../services/runs.ts';
 import { ContractChecker } from './support/contract.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
@@ -337,9 +339,10 @@ describe('GET /v1/agent-runs/{run_id}/events', () => {
   });
 });
 
-describe("followRun (the stream's source)", () => {
-  const baseRun = {
-    id: 'run_x',
+/** A run's row as followRun reads it, executing. */
+const executingRun = (id: string) =>
+  ({
+    id,
     status: 'executing',
     currentStep: 'execute',
     plan: null,
@@ -347,7 +350,10 @@ describe("followRun (the stream's source)", () => {
     progress: null,
     updatedAt: new Date(),
     completedAt: null,
-  } as unknown as RunRow;
+  }) as unknown as RunRow;
+
+describe("followRun (the stream's source)", () => {
+  const baseRun = executingRun('run_x');
 
   it('stops reading once the client is gone (the signal aborts)', async () => {
     let reads = 0;
@@ -395,6 +401,113 @@ describe("followRun (the stream's source)", () => {
     expect(gaps[0]).toBeGreaterThanOrEqual(35); // 20 doubled after an empty poll
     expect(gaps[2]).toBeGreaterThanOrEqual(75); // capped at 80
     expect(at).toHaveLength(6);
+  });
+});
+
+describe('followers on the journey feed', () => {
+  const baseRun = executingRun('run_f');
+  const row = (id: number, state: RunStatus): JourneyRow => ({
+    id,
+    kind: `run.${state}`,
+    runId: 'run_f',
+    state,
+    progress: { state, steps_done: 0, steps_total: 1, current_step: null, current_plan_step: null, waiting_for: null },
+    createdAt: new Date(),
+  });
+
+  /** A feed whose events the test sends itself. */
+  function manualFeed() {
+    const listeners = new Set<(e: { run_id: string }) => void>();
+    return {
+      subscribe: (_tenant: string, l: (e: never) => void) => {
+        listeners.add(l as (e: { run_id: string }) => void);
+        return () => listeners.delete(l as (e: { run_id: string }) => void);
+      },
+      send: (runId: string) => {
+        for (const l of listeners) l({ run_id: runId });
+      },
+      get size() {
+        return listeners.size;
+      },
+    };
+  }
+
+  it("idle, 100 followers read once each and then not again; a change wakes only its run's followers, which read at once", async () => {
+    const feed = manualFeed();
+    const recorded: JourneyRow[] = [];
+    let reads = 0;
+    const source: RunEventSource = {
+      getRun: async () => {
+        reads += 1;
+        return baseRun;
+      },
+      listJourneyEvents: async (_t, q) => {
+        reads += 1;
+        return { rows: recorded.filter((r) => r.id > (q.after ?? 0)), more: false };
+      },
+    };
+    const controller = new AbortController();
+    const seen: string[][] = Array.from({ length: 100 }, () => []);
+    const followers = seen.map(async (events) => {
+      for await (const e of followRun(source, 'ten_x', baseRun, 0, {
+        pollMs: 10,
+        maxPollMs: 20,
+        terminalGraceMs: 0,
+        maxFailures: 3,
+        changes: feed as never,
+        idleMs: 60_000,
+        signal: controller.signal,
+      }))
+        events.push(e.state);
+    });
+    await until(() => reads >= 200, 'every follower read once'); // the events, then the run's row
+    await new Promise((r) => setTimeout(r, 300));
+    expect(reads).toBe(200); // polling would have read again every 10–20 ms
+    feed.send('run_other');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(reads).toBe(200);
+    recorded.push(row(1, 'completed'));
+    const woken = Date.now();
+    feed.send('run_f');
+    await Promise.all(followers);
+    expect(Date.now() - woken).toBeLessThan(1_000);
+    expect(seen.every((events) => events.join() === 'completed')).toBe(true);
+    expect(feed.size).toBe(0); // each follower unsubscribed when it ended
+    controller.abort();
+  });
+});
+
+describe('stream caps', () => {
+  it('answers 429 with Retry-After beyond the per-key cap and 503 beyond the per-process cap; a closed stream frees its slot', async () => {
+    const capped = await startTestApp({ STREAMS_PER_KEY: '2', STREAMS_PER_PROCESS: '3' });
+    try {
+      const a = await newTenant(capped.database.db);
+      const b = await newTenant(capped.database.db);
+      const open = (key: string) => {
+        const controller = new AbortController();
+        const response = fetch(`${capped.url}/v1/agent-runs/events`, { headers: { authorization: `Bearer ${key}` }, signal: controller.signal });
+        return { response, close: () => controller.abort() };
+      };
+      const first = open(a.key);
+      const second = open(a.key);
+      expect((await first.response).status).toBe(200);
+      expect((await second.response).status).toBe(200);
+      const third = await open(a.key).response;
+      expect(third.status).toBe(429);
+      expect(third.headers.get('retry-after')).toBe('5');
+      expect(((await third.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
+      const otherKey = open(b.key);
+      expect((await otherKey.response).status).toBe(200);
+      const full = await open(b.key).response;
+      expect(full.status).toBe(503);
+      expect(full.headers.get('retry-after')).toBe('5');
+      first.close();
+      await until(async () => (await open(b.key).response).status === 200, 'a slot freed by the closed stream');
+      second.close();
+      otherKey.close();
+    } finally {
+      await capped.close();
+    }
   });
 });
 

@@ -26,7 +26,7 @@ export const sseFrame = (id: string, event: string, data: unknown) => `id: ${id}
  */
 export function eventStream(
   ctx: Koa.Context,
-  options: { keepAliveMs: number; what: string; logFields?: Record<string, string> },
+  options: { keepAliveMs: number; what: string; logFields?: Record<string, string>; onEnd?: () => void },
   produce: (write: SseWrite, signal: AbortSignal) => Promise<void>,
 ): RouteResult {
   const out = new PassThrough();
@@ -69,6 +69,7 @@ export function eventStream(
       clearInterval(keepAlive);
       clearInterval(shutdownWatch);
       ctx.res.off('close', stop);
+      options.onEnd?.();
       out.end();
     }
   })();

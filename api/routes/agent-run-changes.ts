@@ -3,11 +3,12 @@
 // (services/journey-feed.ts), so open pages cost the database nothing more each.
 import { z } from 'zod';
 import type { JourneyFeed } from '../../services/journey-feed.ts';
+import type { StreamSlots } from '../../services/stream-slots.ts';
 import type { RunEvent as RunEventData } from '../../services/run-events.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { defineRoute } from '../contract/route.ts';
 import { eventStream, RECONNECT_MS, sseFrame } from '../contract/sse.ts';
-import { RunEvent, streamHeaders } from './agent-run-events.ts';
+import { RunEvent, streamCapResponses, streamHeaders } from './agent-run-events.ts';
 import type { JourneyLister } from './journey-events.ts';
 
 /** Events replayed after a Last-Event-ID at most; with more missed, the stream says `reset` instead. */
@@ -29,6 +30,7 @@ Resuming: with \`Last-Event-ID\` (or \`last_event_id\` in the query) the events 
 
 export interface RunChangeDeps {
   feed: JourneyFeed;
+  slots: StreamSlots;
   listJourneyEvents: JourneyLister;
   keepAliveMs: number;
 }
@@ -50,11 +52,13 @@ export function agentRunChangeRoutes(deps: RunChangeDeps) {
       responses: {
         200: { description: 'text/event-stream of RunEvent `data:`.', contentType: 'text/event-stream', eventData: RunEvent, headers: streamHeaders },
         400: { description: 'A Last-Event-ID this stream did not send.', schema: ErrorObject },
+        ...streamCapResponses,
       },
       handler({ principal, query, headers, ctx }) {
         const tenantId = principal!.tenantId;
         const resumeAfter = headers['last-event-id'] ?? query.last_event_id;
-        return eventStream(ctx, { keepAliveMs: deps.keepAliveMs, what: 'run change stream' }, async (write, signal) => {
+        const release = deps.slots.acquire(principal!.keyId);
+        return eventStream(ctx, { keepAliveMs: deps.keepAliveMs, what: 'run change stream', onEnd: release }, async (write, signal) => {
           // Listen first, then catch up: an event recorded meanwhile is buffered, and sent once.
           const buffered: RunEventData[] = [];
           let live = false;

@@ -3,7 +3,9 @@
 import type Koa from 'koa';
 import { z } from 'zod';
 import { isTerminal } from '../../domain/runs/states.ts';
+import type { JourneyFeed } from '../../services/journey-feed.ts';
 import type { RunControl } from '../../services/run-control.ts';
+import type { StreamSlots } from '../../services/stream-slots.ts';
 import { DEFAULT_FOLLOW, type FollowOptions, followRun, RUN_END_EVENT_ID } from '../../services/run-events.ts';
 import { ErrorObject } from '../contract/common.ts';
 import { defineRoute, type ResponseSpec, type RouteResult } from '../contract/route.ts';
@@ -47,6 +49,20 @@ export const streamHeaders = {
   'X-Accel-Buffering': z.literal('no').meta({ description: 'Tells nginx-style proxies not to buffer the stream.' }),
 };
 
+/** The answers of a stream refused by the process's cap on open streams (services/stream-slots.ts). */
+export const streamCapResponses = {
+  429: {
+    description:
+      'This key already holds STREAMS_PER_KEY streams open on this server (code rate_limit_exceeded), or the per-key rate limit. Close one, or retry after Retry-After.',
+    schema: ErrorObject,
+  },
+  503: {
+    description:
+      'This server holds STREAMS_PER_PROCESS streams open, or a dependency is unavailable (code service_unavailable). Retry after Retry-After, on any replica.',
+    schema: ErrorObject,
+  },
+} satisfies Record<number, ResponseSpec>;
+
 export const streamEnded204: ResponseSpec = {
   description: `The run ended and nothing follows the \`Last-Event-ID\` (or \`last_event_id\`) event: no stream. EventSource stops reconnecting on 204.`,
 };
@@ -57,7 +73,11 @@ export interface RunEventDeps {
   /** Interval of the `: keep-alive` comments. */
   keepAliveMs: number;
   /** Polling and grace intervals; DEFAULT_FOLLOW when absent. */
-  follow?: Partial<Omit<FollowOptions, 'signal'>>;
+  follow?: Partial<Omit<FollowOptions, 'signal' | 'changes'>>;
+  /** The process's journey feed: followers read when their run changed instead of polling. */
+  changes?: JourneyFeed;
+  /** The process's cap on open streams, in all and per key. */
+  slots: StreamSlots;
 }
 
 /** Does the request ask for the event stream rather than JSON? (`Accept: text/event-stream`, as EventSource sends.) */
@@ -66,7 +86,13 @@ export const wantsEventStream = (ctx: Koa.Context) => ctx.accepts('application/j
 /** Answers a run's event stream (or 204, or 404 for a run the tenant does not have). */
 export function runEventStream(deps: RunEventDeps) {
   const follow = { ...DEFAULT_FOLLOW, ...deps.follow };
-  return async function streamRunEvents(ctx: Koa.Context, tenantId: string, runId: string, lastEventId: string | undefined): Promise<RouteResult> {
+  return async function streamRunEvents(
+    ctx: Koa.Context,
+    tenantId: string,
+    keyId: string,
+    runId: string,
+    lastEventId: string | undefined,
+  ): Promise<RouteResult> {
     const run = await deps.runs.get(tenantId, runId);
     // The closing event is sent only for a run that ended; any other id is a journey event id.
     const after = lastEventId === undefined || lastEventId === RUN_END_EVENT_ID ? 0 : Number(lastEventId);
@@ -76,9 +102,15 @@ export function runEventStream(deps: RunEventDeps) {
     }
 
     const source = { getRun: (t: string, r: string) => deps.runs.get(t, r), listJourneyEvents: deps.listJourneyEvents };
-    return eventStream(ctx, { keepAliveMs: deps.keepAliveMs, what: 'run event stream', logFields: { run_id: runId } }, async (write, signal) => {
-      for await (const event of followRun(source, tenantId, run, after, { ...follow, signal })) write(sseFrame(event.id, event.kind, event));
-    });
+    const release = deps.slots.acquire(keyId);
+    return eventStream(
+      ctx,
+      { keepAliveMs: deps.keepAliveMs, what: 'run event stream', logFields: { run_id: runId }, onEnd: release },
+      async (write, signal) => {
+        for await (const event of followRun(source, tenantId, run, after, { ...follow, ...(deps.changes ? { changes: deps.changes } : {}), signal }))
+          write(sseFrame(event.id, event.kind, event));
+      },
+    );
   };
 }
 
@@ -102,9 +134,10 @@ export function agentRunEventRoutes(deps: RunEventDeps) {
         200: { description: 'text/event-stream of RunEvent `data:`.', contentType: 'text/event-stream', eventData: RunEvent, headers: streamHeaders },
         204: streamEnded204,
         404: { description: 'No run with this id for your tenant.', schema: ErrorObject },
+        ...streamCapResponses,
       },
       handler({ principal, params, query, headers, ctx }) {
-        return stream(ctx, principal!.tenantId, params.run_id, headers['last-event-id'] ?? query.last_event_id);
+        return stream(ctx, principal!.tenantId, principal!.keyId, params.run_id, headers['last-event-id'] ?? query.last_event_id);
       },
     }),
   ];

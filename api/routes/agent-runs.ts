@@ -1,7 +1,9 @@
 // Durable runs: create (idempotent), read, list, export, approve, cancel.
 import type Koa from 'koa';
 import { z } from 'zod';
+import type { JourneyFeed } from '../../services/journey-feed.ts';
 import type { RunControl } from '../../services/run-control.ts';
+import type { StreamSlots } from '../../services/stream-slots.ts';
 import type { RunCursor, RunFilters, RunRow } from '../../services/runs.ts';
 import { admitModel } from '../../domain/models.ts';
 import { progressOfRun } from '../../services/run-progress.ts';
@@ -78,9 +80,22 @@ function filtersOf(q: z.output<typeof RunListQuery>): RunFilters {
   };
 }
 
-export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string; listJourneyEvents: JourneyLister; chatKeepAliveMs: number }) {
+export function agentRunRoutes(deps: {
+  runs: RunControl;
+  publicBaseUrl?: string;
+  listJourneyEvents: JourneyLister;
+  chatKeepAliveMs: number;
+  journeyFeed?: JourneyFeed;
+  streamSlots: StreamSlots;
+}) {
   const tags = ['runs'];
-  const followRun = runEventStream({ runs: deps.runs, listJourneyEvents: deps.listJourneyEvents, keepAliveMs: deps.chatKeepAliveMs });
+  const followRun = runEventStream({
+    runs: deps.runs,
+    listJourneyEvents: deps.listJourneyEvents,
+    keepAliveMs: deps.chatKeepAliveMs,
+    slots: deps.streamSlots,
+    ...(deps.journeyFeed ? { changes: deps.journeyFeed } : {}),
+  });
   const optionalStreamHeaders = Object.fromEntries(Object.entries(streamHeaders).map(([name, h]) => [name, h.optional()]));
   const notFound = { description: 'No run with this id for your tenant.', schema: ErrorObject };
   return [
@@ -193,7 +208,7 @@ export function agentRunRoutes(deps: { runs: RunControl; publicBaseUrl?: string;
       // Not async: the read's own promise is the answer's (the most frequent request: docs/performance.md).
       handler({ principal, params, headers, ctx }) {
         ctx.vary('Accept');
-        if (wantsEventStream(ctx)) return followRun(ctx, principal!.tenantId, params.run_id, headers['last-event-id']);
+        if (wantsEventStream(ctx)) return followRun(ctx, principal!.tenantId, principal!.keyId, params.run_id, headers['last-event-id']);
         return deps.runs
           .get(principal!.tenantId, params.run_id)
           .then((run) => ({ status: 200 as const, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) }));

@@ -13,6 +13,7 @@ import { agentRunRoutes } from './agent-runs.ts';
 import { agentRunEventRoutes } from './agent-run-events.ts';
 import { agentRunChangeRoutes } from './agent-run-changes.ts';
 import type { JourneyFeed } from '../../services/journey-feed.ts';
+import type { StreamSlots } from '../../services/stream-slots.ts';
 import { platformCatalogRoutes, type TenantStatus } from './platform-catalogs.ts';
 import { platformStoreRoutes } from './platform-stores.ts';
 import { platformValidationRoutes } from './platform-validation.ts';
@@ -41,6 +42,8 @@ export interface RouteDeps {
   listJourneyEvents: JourneyLister;
   /** The process's one reader of new journey events, for the live streams. */
   journeyFeed: JourneyFeed;
+  /** The process's cap on open event streams, in all and per key. */
+  streamSlots: StreamSlots;
   journeyRetentionDays: number;
   vault: VaultService;
   chat: ChatService;
@@ -68,8 +71,14 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...modelRoutes(deps.platform.config.pricing),
     ...chatRoutes({ chat: deps.chat, keepAliveMs: deps.chatKeepAliveMs }),
     ...agentRunRoutes(deps),
-    ...agentRunChangeRoutes({ feed: deps.journeyFeed, listJourneyEvents: deps.listJourneyEvents, keepAliveMs: deps.chatKeepAliveMs }),
-    ...agentRunEventRoutes({ runs: deps.runs, listJourneyEvents: deps.listJourneyEvents, keepAliveMs: deps.chatKeepAliveMs }),
+    ...agentRunChangeRoutes({ feed: deps.journeyFeed, slots: deps.streamSlots, listJourneyEvents: deps.listJourneyEvents, keepAliveMs: deps.chatKeepAliveMs }),
+    ...agentRunEventRoutes({
+      runs: deps.runs,
+      listJourneyEvents: deps.listJourneyEvents,
+      keepAliveMs: deps.chatKeepAliveMs,
+      changes: deps.journeyFeed,
+      slots: deps.streamSlots,
+    }),
     ...usageRoutes(deps),
     ...journeyRoutes({ listJourneyEvents: deps.listJourneyEvents, retentionDays: deps.journeyRetentionDays }),
     ...webhookEndpointRoutes(deps),
