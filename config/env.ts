@@ -115,6 +115,7 @@ export const envSchema = z.object({
   // How long start-up waits, in all, for a database or Temporal that is unreachable (runtime/startup.ts).
   STARTUP_TIMEOUT_MS: positiveInt.default(300_000),
   WORKER_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(100),
 
   PRICE_CREDITS_PER_1K_TOKENS: positiveInt.default(2),
   PRICE_CREDITS_PER_1K_TOKENS_FAST: positiveInt.default(1),
@@ -254,6 +255,12 @@ export interface Config {
   startupTimeoutMs: number;
   /** How long a stopping worker lets in-flight activities finish before cancelling them. */
   workerShutdownGraceMs: number;
+  /**
+   * Workflows the worker keeps in its sticky cache. A run that waits for a person has no work in
+   * flight: evicted, it costs the worker nothing until its decision arrives, when its short history
+   * replays. So the worker's memory is bounded by this, not by how many runs wait.
+   */
+  workerMaxCachedWorkflows: number;
   pricing: PricingTable;
   runs: {
     approvalTimeoutMs: number;
@@ -388,6 +395,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     startupTimeoutMs: e.STARTUP_TIMEOUT_MS,
     workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
+    workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     pricing: {
       version: 'v1',
       modelRates: {

@@ -5,8 +5,8 @@
 // Why: on Node 20, one AsyncLocalStorage in use turns on async_hooks for the whole process, and
 // every promise, tick and timer of every request then runs them, traced or not. Here, a promise made
 // outside any context costs one hook call that does nothing, and ticks and timers nothing at all:
-// `/health` under tracing gained clearly, one run's GET by less than its spread (docs/performance.md,
-// row 7, 2026-11-28 morning). Much of what a traced GET still paid then was not these hooks but a
+// `/health` under tracing gained clearly, one run's GET by less than its spread (bench row 7,
+// 2026-11-28 morning, in git history). Much of what a traced GET still paid then was not these hooks but a
 // V8 map that start-up had filled (runtime/telemetry.ts `startedWithoutRequireHook`).
 // Node 22's AsyncContextFrame would need no hooks; the stack is Node 20.
 //

@@ -44,6 +44,8 @@ export interface WorkerOptions {
   workflowBundlePath?: string;
   /** How long stop() lets in-flight activities finish before they are cancelled (the SDK's default is 0). */
   shutdownGraceMs?: number;
+  /** The sticky cache's size (WORKER_MAX_CACHED_WORKFLOWS); the SDK's heap-sized default when absent. */
+  maxCachedWorkflows?: number;
   /** Where the Temporal SDK serves its metrics (only the first worker of a process sets it up). */
   temporalMetricsPort?: number;
   /** Worker interceptors (the fault-injection tests use one to crash after an activity committed). */
@@ -86,6 +88,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     activities: createActivities(options.activities),
     dataConverter: serviceDataConverter(options.payloadCodec),
     shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
+    ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     interceptors,
     sinks: tracing.sinks,
     ...(workerDeploymentOptions ? { workerDeploymentOptions } : {}),

@@ -98,7 +98,7 @@ type PairRequests<A, B> = Record<PairKind, { a: (side: A) => Promise<LoadResult>
  * together, one run's GET measured first, then /health, both stopped), instead of one pair for the whole
  * comparison. One process keeps its own speed for its life (where the scheduler and V8 happen to put
  * it): with one pair, the same tree's traced GET at 10 % measured 0.99, 0.90 and 0.69 of tracing off in
- * three full runs, each run's five pairs alike (docs/performance.md, 2026-11-27 late night). The median
+ *  three full runs, each run's five pairs alike (bench runs of 2026-11-27, in git history). The median
  * is then one over REPS pairs of processes, as well as over REPS phases.
  */
 async function alternateFreshPairs<A extends Side, B extends Side>(

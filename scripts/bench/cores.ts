@@ -6,7 +6,7 @@
 // generator and the database. The model's rows (6, 8) run on every CPU, as users run them.
 // Off by default: it steadies one process's `/health` rounds, but it also confines the server's GC
 // and libuv threads to its one core and Temporal and Postgres to the other, and in a full run on a
-// noisy machine it spread the pairs no less (docs/performance.md, 2026-11-27 night).
+// noisy machine it spread the pairs no less (a bench run of 2026-11-27, in git history).
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 

@@ -1,0 +1,196 @@
+// `npm run scale`: what the service costs as waiting work grows, measured against a running service
+// as an adopter would: N runs brought to awaiting_approval, the service's memory per waiting run,
+// the list of waiting runs, F idle followers (database transactions per second, memory each), then
+// every run approved at c=20 with each follower's lag to its run's end, and each delivery counted.
+//
+//   DATABASE_URL=postgres://… DEFAULT_PROVIDER=local RATE_LIMIT_POINTS=1000000 npm start   # the service
+//   npm run scale -- --pid <the service's pid> --waiting 1000 --followers 500               # this
+//
+// It reads GWS_BASE_URL, GWS_API_KEY (a core key of --tenant, dev by default) and DATABASE_URL (the
+// service's Postgres: the tenant's webhook is pointed at this script's receiver, and pg_stat_database
+// counts the transactions). Prints JSON.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createParser } from 'eventsource-parser';
+import pg from 'pg';
+import { openPostgres } from '../db/client.ts';
+import { setWebhookUrl } from '../services/tenants.ts';
+
+const { values } = parseArgs({
+  options: {
+    waiting: { type: 'string', default: '1000' },
+    followers: { type: 'string', default: '500' },
+    concurrency: { type: 'string', default: '20' },
+    pid: { type: 'string' },
+    'idle-seconds': { type: 'string', default: '10' },
+    tenant: { type: 'string', default: 'dev' },
+  },
+});
+const BASE = process.env.GWS_BASE_URL ?? 'http://127.0.0.1:8080';
+const KEY = process.env.GWS_API_KEY ?? '';
+const DATABASE_URL = process.env.DATABASE_URL ?? '';
+if (!KEY || !DATABASE_URL) throw new Error('Set GWS_API_KEY and DATABASE_URL (the running service’s Postgres).');
+const N = Number(values.waiting);
+const F = Math.min(Number(values.followers), N);
+const C = Number(values.concurrency);
+const INPUT = 'Tell the on-call channel that the nightly export finished.';
+const auth = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+
+const rssKiB = () => (values.pid ? Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${values.pid}/status`, 'utf8'))?.[1] ?? 0) : 0);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))] ?? 0;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+/** 503s answered (then retried, with the same Idempotency-Key where one was sent). */
+let unavailable = 0;
+
+async function api(method: string, path: string, body?: unknown, idempotencyKey?: string) {
+  for (let attempt = 1; ; attempt++) {
+    const headers = idempotencyKey ? { ...auth, 'idempotency-key': idempotencyKey } : auth;
+    const res = await fetch(`${BASE}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    if (res.status === 503 && attempt < 30) {
+      unavailable += 1;
+      await sleep(1_000);
+      continue;
+    }
+    const json = (await res.json()) as Record<string, unknown>;
+    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  }
+}
+
+/** Counts deliveries by run. */
+async function receiver() {
+  const deliveries = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      const runId = (JSON.parse(raw) as { run_id: string }).run_id;
+      deliveries.set(runId, (deliveries.get(runId) ?? 0) + 1);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, deliveries, close: () => server.close() };
+}
+
+/** Follows one run's events; resolves with the time its terminal event arrived. */
+function follow(runId: string, signal: AbortSignal): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fetch(`${BASE}/v1/agent-runs/${runId}/events`, { headers: { authorization: auth.authorization }, signal })
+      .then(async (res) => {
+        if (res.status !== 200 || !res.body) throw new Error(`follow ${runId}: ${res.status}`);
+        const parser = createParser({
+          onEvent: (m) => {
+            if (['run.completed', 'run.failed', 'run.needs_attention'].includes(m.event ?? '')) resolve(Date.now());
+          },
+        });
+        for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) parser.feed(chunk);
+      })
+      .catch((err: Error) => (signal.aborted ? resolve(Number.NaN) : reject(err)));
+  });
+}
+
+const database = openPostgres(DATABASE_URL, 2);
+const stats = new pg.Client({ connectionString: DATABASE_URL });
+await stats.connect();
+const commits = async () => {
+  const r = await stats.query<{ n: string }>('select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()');
+  return Number(r.rows[0]!.n);
+};
+
+const hook = await receiver();
+await setWebhookUrl(database.db, values.tenant, hook.url, { allowLoopback: true });
+const report: Record<string, unknown> = { waiting: N, followers: F, concurrency: C };
+
+const rssBefore = rssKiB();
+let started = Date.now();
+const ids: string[] = [];
+await pool(
+  Array.from({ length: N }, (_, i) => i),
+  C,
+  async () => {
+    ids.push((await api('POST', '/v1/agent-runs', { input: INPUT }, `scale-${randomUUID()}`)).run_id as string);
+  },
+);
+for (;;) {
+  const waiting = await Promise.all(ids.map(async (id) => ((await api('GET', `/v1/agent-runs/${id}`)).status as string) === 'awaiting_approval')).then(
+    (w) => w.filter(Boolean).length,
+  );
+  if (waiting === N) break;
+  await sleep(1_000);
+}
+report.to_waiting_s = (Date.now() - started) / 1_000;
+report.to_waiting_runs_per_s = N / (report.to_waiting_s as number);
+await sleep(5_000);
+const rssWaiting = rssKiB();
+report.rss_mib = { before: Math.round(rssBefore / 1024), waiting: Math.round(rssWaiting / 1024) };
+report.kib_per_waiting_run = Math.round((rssWaiting - rssBefore) / N);
+
+const listMs: number[] = [];
+for (let i = 0; i < 50; i++) {
+  const t = performance.now();
+  await api('GET', '/v1/agent-runs?status=awaiting_approval&limit=100');
+  listMs.push(performance.now() - t);
+}
+report.list_ms_median = Math.round(median(listMs) * 10) / 10;
+
+const followers = new AbortController();
+const followed = ids.slice(0, F);
+const ends = followed.map((id) => follow(id, followers.signal));
+await sleep(5_000);
+const rssFollowing = rssKiB();
+const c0 = await commits();
+await sleep(Number(values['idle-seconds']) * 1_000);
+const c1 = await commits();
+report.idle_followers_tx_per_s = Math.round(((c1 - c0) / Number(values['idle-seconds'])) * 10) / 10;
+report.kib_per_follower = F > 0 ? Math.round((rssFollowing - rssWaiting) / F) : 0;
+
+started = Date.now();
+await pool(ids, C, async (id) => {
+  await api('POST', `/v1/agent-runs/${id}/approval`, { decision: 'approve' }, `approve-${id}`);
+});
+const completedAt = new Map<string, number>();
+for (;;) {
+  await pool(
+    ids.filter((id) => !completedAt.has(id)),
+    C,
+    async (id) => {
+      const run = await api('GET', `/v1/agent-runs/${id}`);
+      if (run.completed_at) completedAt.set(id, Date.parse(run.completed_at as string));
+    },
+  );
+  if (completedAt.size === N) break;
+  await sleep(1_000);
+}
+report.approve_all_s = (Date.now() - started) / 1_000;
+report.approved_runs_per_s = N / (report.approve_all_s as number);
+const arrived = await Promise.all(ends);
+const lags = followed.map((id, i) => arrived[i]! - completedAt.get(id)!);
+report.end_event_lag_ms = { median: median(lags), p99: p99(lags) };
+followers.abort();
+await sleep(3_000);
+const counts = ids.map((id) => hook.deliveries.get(id) ?? 0);
+report.answered_503_then_retried = unavailable;
+report.deliveries = {
+  exactly_once: counts.filter((n) => n === 1).length,
+  missing: counts.filter((n) => n === 0).length,
+  doubled: counts.filter((n) => n > 1).length,
+};
+console.log(JSON.stringify(report));
+hook.close();
+await stats.end();
+await database.close();
