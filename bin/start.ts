@@ -108,7 +108,7 @@ try {
     payloadCodec: codec,
     logger,
     shutdownGraceMs: config.workerShutdownGraceMs,
-    maxCachedWorkflows: config.workerMaxCachedWorkflows,
+    ...(config.workerMaxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.workerMaxCachedWorkflows } : {}),
     temporalMetricsPort: config.metrics?.temporalPort,
     versioning: config.temporal.versioning,
   };

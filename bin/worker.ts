@@ -49,7 +49,7 @@ try {
     logger,
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceMs: config.workerShutdownGraceMs,
-    maxCachedWorkflows: config.workerMaxCachedWorkflows,
+    ...(config.workerMaxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.workerMaxCachedWorkflows } : {}),
     temporalMetricsPort: config.metrics?.temporalPort,
     versioning: config.temporal.versioning,
   };

@@ -115,7 +115,7 @@ export const envSchema = z.object({
   // How long start-up waits, in all, for a database or Temporal that is unreachable (runtime/startup.ts).
   STARTUP_TIMEOUT_MS: positiveInt.default(300_000),
   WORKER_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(100),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).optional(),
 
   PRICE_CREDITS_PER_1K_TOKENS: positiveInt.default(2),
   PRICE_CREDITS_PER_1K_TOKENS_FAST: positiveInt.default(1),
@@ -256,11 +256,12 @@ export interface Config {
   /** How long a stopping worker lets in-flight activities finish before cancelling them. */
   workerShutdownGraceMs: number;
   /**
-   * Workflows the worker keeps in its sticky cache. A run that waits for a person has no work in
-   * flight: evicted, it costs the worker nothing until its decision arrives, when its short history
-   * replays. So the worker's memory is bounded by this, not by how many runs wait.
+   * Workflows the worker keeps in its sticky cache; unset, the SDK's default (sized from the heap).
+   * A run that waits for a person has no work in flight: evicted, it costs the worker nothing until
+   * its decision arrives, when its short history replays. Too small a cache for the runs in flight
+   * at once makes every step replay its run (docs/performance.md, "Scale").
    */
-  workerMaxCachedWorkflows: number;
+  workerMaxCachedWorkflows?: number;
   pricing: PricingTable;
   runs: {
     approvalTimeoutMs: number;
@@ -395,7 +396,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     startupTimeoutMs: e.STARTUP_TIMEOUT_MS,
     workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
-    workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+    ...(e.WORKER_MAX_CACHED_WORKFLOWS !== undefined ? { workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS } : {}),
     pricing: {
       version: 'v1',
       modelRates: {
