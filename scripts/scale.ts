@@ -26,6 +26,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '20' },
     pid: { type: 'string' },
     'idle-seconds': { type: 'string', default: '10' },
+    'settle-seconds': { type: 'string', default: '20' },
     tenant: { type: 'string', default: 'dev' },
   },
 });
@@ -151,7 +152,8 @@ report.list_ms_median = Math.round(median(listMs) * 10) / 10;
 const followers = new AbortController();
 const followed = ids.slice(0, F);
 const ends = followed.map((id) => follow(id, followers.signal));
-await sleep(5_000);
+// Opening F streams reads each run once: let that finish before the idle cost is measured.
+await sleep(Number(values['settle-seconds']) * 1_000);
 const rssFollowing = rssKiB();
 const c0 = await commits();
 await sleep(Number(values['idle-seconds']) * 1_000);
