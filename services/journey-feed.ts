@@ -25,7 +25,7 @@ export interface JourneyFeed {
 export interface JourneyFeedOptions {
   pollMs: number;
   lookbackMs: number;
-  /** Rows read per poll; a full page is followed by the next at once. */
+  /** Rows read per query; a full page is followed by the next in the same poll. */
   page: number;
 }
 
@@ -55,10 +55,9 @@ export function journeyFeed(db: Db, options: Partial<JourneyFeedOptions> = {}): 
     return row?.max ?? 0;
   }
 
-  async function poll(): Promise<boolean> {
-    const current = generation;
-    from ??= await start();
-    const rows = await db
+  /** The run events above `after`, a page of them, oldest first. */
+  function read(after: number) {
+    return db
       .select({
         id: journeyEvents.id,
         tenantId: journeyEvents.tenantId,
@@ -69,30 +68,43 @@ export function journeyFeed(db: Db, options: Partial<JourneyFeedOptions> = {}): 
         createdAt: journeyEvents.createdAt,
       })
       .from(journeyEvents)
-      .where(and(gt(journeyEvents.id, from), isNotNull(journeyEvents.runId)))
+      .where(and(gt(journeyEvents.id, after), isNotNull(journeyEvents.runId)))
       .orderBy(asc(journeyEvents.id))
       .limit(page);
-    if (current !== generation) return false;
+  }
+
+  function deliver(row: Awaited<ReturnType<typeof read>>[number]) {
+    if (sent.has(row.id)) return;
+    sent.add(row.id);
+    const progress = progressOfJourneyEvent({ ...row, stepsFinished: 0, planSteps: 0 });
+    if (!progress || row.runId === null) return;
+    const event: RunEvent = {
+      id: String(row.id),
+      kind: row.kind,
+      run_id: row.runId,
+      state: isRunStatus(row.state) ? row.state : progress.state,
+      progress,
+      created_at: row.createdAt.toISOString(),
+    };
+    for (const listener of listeners.get(row.tenantId) ?? []) listener(event);
+  }
+
+  /** Reads everything above `from`, page after page (more than a page can fall within the lookback), and delivers what was not sent. */
+  async function poll(): Promise<void> {
+    const current = generation;
+    from ??= await start();
     const now = Date.now();
-    for (const row of rows) {
-      if (sent.has(row.id)) continue;
-      sent.add(row.id);
-      const progress = progressOfJourneyEvent({ ...row, stepsFinished: 0, planSteps: 0 });
-      if (!progress || row.runId === null) continue;
-      const event: RunEvent = {
-        id: String(row.id),
-        kind: row.kind,
-        run_id: row.runId,
-        state: isRunStatus(row.state) ? row.state : progress.state,
-        progress,
-        created_at: row.createdAt.toISOString(),
-      };
-      for (const listener of listeners.get(row.tenantId) ?? []) listener(event);
+    let highest: number | undefined;
+    for (let after = from; ; ) {
+      const rows = await read(after);
+      if (current !== generation) return;
+      for (const row of rows) deliver(row);
+      highest = rows.at(-1)?.id ?? highest;
+      if (rows.length < page || highest === undefined) break;
+      after = highest;
     }
-    const highest = rows.at(-1)?.id;
     if (highest !== undefined) marks.push({ at: now, id: highest });
     advance(now);
-    return rows.length === page;
   }
 
   /** Moves `from` to the newest mark at least lookbackMs old and forgets the sent ids at or below it. */
@@ -111,7 +123,7 @@ export function journeyFeed(db: Db, options: Partial<JourneyFeedOptions> = {}): 
     running = true;
     let next = pollMs;
     try {
-      if (await poll()) next = 0;
+      await poll();
     } catch {
       // The database is away: try again later from the same place; nothing is skipped.
       next = Math.min(pollMs * 8, 2_000);

@@ -63,6 +63,23 @@ describe('the journey feed', () => {
     expect(feed.size).toBe(0);
   });
 
+  it('sends every event when more than a page of them fall within the lookback window', async () => {
+    const t = await newTenant(db(), 0);
+    const feed = journeyFeed(db(), { pollMs: 20, lookbackMs: 60_000, page: 5 });
+    const seen: string[] = [];
+    const stop = feed.subscribe(t.tenantId, (e) => seen.push(e.run_id));
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 17; i++) await recordJourneyEvent(db(), runEvent(t.tenantId, `run_page_${i}`));
+      await until(() => seen.length === 17, 'all 17 events, 5 to a page');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(seen).toEqual(Array.from({ length: 17 }, (_, i) => `run_page_${i}`));
+    } finally {
+      stop();
+      feed.close();
+    }
+  });
+
   it('still sends an event whose transaction commits after a later event was read', async () => {
     const t = await newTenant(db(), 0);
     const feed = journeyFeed(db(), { pollMs: 20, lookbackMs: 5_000 });
