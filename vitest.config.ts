@@ -32,6 +32,10 @@ const unitFiles = [
   'tests/startup-wait.test.ts',
   // Spawns `gws listen` and posts to it: no API, database or Temporal server.
   'tests/gws-listen.test.ts',
+  // A fake Temporal frontend and the Temporal CLI: no database or Temporal server.
+  'tests/temporal-cli-parity.test.ts',
+  'tests/temporal-connection-settings.test.ts',
+  'tests/temporal-tls-connection.test.ts',
 ];
 
 export default defineConfig({

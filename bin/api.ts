@@ -1,4 +1,5 @@
-// `npm run api` (production): the HTTP API alone, against TEMPORAL_ADDRESS and
+// `npm run api` (production): the HTTP API alone, against the Temporal cluster of
+// TEMPORAL_ADDRESS or a temporal.toml profile (config/temporal-profile.ts) and
 // DATABASE_URL. Run `npm run worker` beside it. It listens at once and answers
 // 503 "starting" until the database is migrated (waiting out a database that is
 // down: runtime/startup.ts); it starts even while Temporal is down, and /health
@@ -17,6 +18,7 @@ import { createLogger } from '../runtime/logger.ts';
 import { lazyTemporalClient } from '../runtime/temporal-client.ts';
 import { StartUp } from '../runtime/startup.ts';
 import { warmInboxAssets } from '../inbox/assets.ts';
+import { describeTemporalConnection } from '../config/temporal-connection-settings.ts';
 
 // Metrics are on in production (METRICS_PORT 9464 unless set); elsewhere only when METRICS_PORT is set.
 const config = loadConfigOrExit(process.env.NODE_ENV === 'production' ? { METRICS_PORT: '9464' } : {});
@@ -27,9 +29,8 @@ const startup = new StartUp(logger, config.startupTimeoutMs);
 
 try {
   const codec = loadPayloadCodec(config, logger, { allowDataDirKey: config.env !== 'production' });
-  const address = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
   const opened = openServiceDatabase(config, lifecycle, 'npm run api');
-  const handle = lazyTemporalClient(address, config.temporal.namespace, codec);
+  const handle = lazyTemporalClient(config.temporal.connection, codec);
   lifecycle.onStop('temporal client', () => handle.close());
   const server = await listen(createStartingApp(config, logger, startup.pending), config.http.host, config.http.port);
   lifecycle.onStop('http server', () => server.close());
@@ -41,7 +42,7 @@ try {
     lifecycle.onStop('metrics server', () => metrics.close());
   }
   startup.ready();
-  logger.info({ url: server.url, temporal: address }, 'api listening');
+  logger.info({ url: server.url, temporal: describeTemporalConnection(config.temporal.connection) }, 'api listening');
 } catch (err) {
   logger.fatal({ err: (err as Error).message }, 'api start-up failed');
   await lifecycle.stop();

@@ -11,10 +11,12 @@
 //
 // ramp and promote wait up to S seconds (default 30) for B's workers to poll every task queue the current
 // build polls, then nudge every run awaiting approval, so it moves to its target build.
-// Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and WORKER_DEPLOYMENT_NAME as the workers do.
+// Connects to Temporal as the workers do (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*,
+// or a temporal.toml profile: config/temporal-profile.ts) and reads WORKER_DEPLOYMENT_NAME as they do.
 import { parseArgs } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { loadConfigOrExit } from '../runtime/boot.ts';
+import { temporalConnectOptions } from '../runtime/temporal-connection.ts';
 import {
   candidateBuild,
   type DeploymentStatus,
@@ -36,7 +38,8 @@ const { positionals, values } = parseArgs({
   options: { build: { type: 'string' }, wait: { type: 'string' }, json: { type: 'boolean', default: false } },
 });
 const config = loadConfigOrExit();
-const address = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+const temporal = config.temporal.connection;
+const { address } = temporal;
 
 function fail(message: string): never {
   console.error(message);
@@ -78,10 +81,10 @@ async function route(build: string, change: (options: RoutingOptions) => Promise
 
 // A build id goes into visibility queries, as WORKER_BUILD_ID's rule says (config/env.ts).
 if (values.build !== undefined && !/^[^:'"\\]+$/.test(values.build)) fail('--build must not contain ":", quotes or backslashes.');
-const connection = await Connection.connect({ address, connectTimeout: '5 seconds' }).catch((err: Error) =>
+const connection = await Connection.connect({ ...temporalConnectOptions(temporal), connectTimeout: '5 seconds' }).catch((err: Error) =>
   fail(`Temporal is not reachable at ${address}: ${err.message}`),
 );
-const target: DeploymentTarget = { connection, namespace: config.temporal.namespace, deploymentName: config.temporal.versioning.deploymentName };
+const target: DeploymentTarget = { connection, namespace: temporal.namespace, deploymentName: config.temporal.versioning.deploymentName };
 try {
   const status = await deploymentStatus(target).catch((err: Error) => fail(`No worker deployment ${target.deploymentName} at ${address}: ${err.message}`));
   const build = values.build ?? candidateBuild(status);

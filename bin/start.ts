@@ -1,6 +1,7 @@
 // `npm start`: the whole service in one process on embedded defaults. Starts
-// the Temporal dev server (unless TEMPORAL_ADDRESS is set), applies migrations,
-// runs the worker and the API, and on first start prints the dev keys once.
+// the Temporal dev server (unless TEMPORAL_ADDRESS or a temporal.toml profile
+// names a cluster: config/temporal-profile.ts), applies migrations, runs the
+// worker and the API, and on first start prints the dev keys once.
 // Payloads are encrypted with PAYLOAD_KEY, or with a key it generates on first
 // start and keeps in DATA_DIR/payload-key.json; the dev server's UI decodes them
 // through the API's codec endpoint. The API listens first and answers 503
@@ -22,7 +23,7 @@ import { ensureJourneyRetentionSchedule, ensureReconcileSchedule } from '../runt
 import { startWorker, type WorkerOptions } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { connectToolServers } from '../services/tool-servers.ts';
-import { DATABASE, notConnected, StartUp, TEMPORAL } from '../runtime/startup.ts';
+import { DATABASE, notConnected, StartUp, temporalDependency } from '../runtime/startup.ts';
 import { warmInboxAssets } from '../inbox/assets.ts';
 
 // The embedded model serves the model aliases when its file is there (scripts/ensure-embedded-model.sh).
@@ -74,8 +75,7 @@ try {
   const opened = openServiceDatabase(config, lifecycle, 'npm start');
   // Development always has a key: PAYLOAD_KEY, or the one generated in DATA_DIR on first start.
   const codec = loadPayloadCodec(config, logger, { allowDataDirKey: true });
-  const temporalAddress = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
-  const handle = lazyTemporalClient(temporalAddress, config.temporal.namespace, codec);
+  const handle = lazyTemporalClient(config.temporal.connection, codec);
   lifecycle.onStop('temporal client', () => handle.close());
   // Listen before the dev server starts: it picks random ports of its own, which must not
   // take ours. Until start-up has finished, /health answers 503 "starting".
@@ -94,27 +94,28 @@ try {
   // The API listens already, so the dev server's UI can be pointed at its codec endpoint.
   startup.at('starting Temporal');
   const temporal = await ensureTemporal(config, logger, lifecycle, startup, config.codecEndpoint.enabled ? { uiCodecEndpoint: `${server.url}/codec` } : {});
-  // What start-up waits for below, if it must: TEMPORAL_ADDRESS, or the dev server it started.
-  const temporalDependency = temporal.uiUrl ? { name: 'Temporal', setting: `the dev server on TEMPORAL_DEV_PORT ${config.temporal.devPort}` } : TEMPORAL;
+  // What start-up waits for below, if it must: the cluster (named by what set its address), or the dev server it started.
+  const temporalDep = temporal.uiUrl
+    ? { name: 'Temporal', setting: `the dev server on TEMPORAL_DEV_PORT ${config.temporal.devPort}` }
+    : temporalDependency(temporal.connection);
   if (!temporal.uiUrl) {
-    await startup.waitFor(TEMPORAL, 'registering search attributes', () => ensureSearchAttributes(handle.connection, config.temporal.namespace, logger));
+    await startup.waitFor(temporalDep, 'registering search attributes', () => ensureSearchAttributes(handle.connection, config.temporal.namespace, logger));
   }
 
   const workerOptions: WorkerOptions = {
-    address: temporal.address,
-    namespace: config.temporal.namespace,
+    temporal: temporal.connection,
     taskQueue: config.temporal.taskQueue,
     activities: activityDeps(config, database.db, { logger, toolServers }),
     payloadCodec: codec,
     logger,
     shutdownGraceMs: config.workerShutdownGraceMs,
-    ...(config.workerMaxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.workerMaxCachedWorkflows } : {}),
+    maxCachedWorkflows: config.workerMaxCachedWorkflows,
     temporalMetricsPort: config.metrics?.temporalPort,
     versioning: config.temporal.versioning,
   };
   // Tried again whole if Temporal is unreachable while the worker connects (the worker's native connection
   // fails with a TransportError, before the worker runs): a failure after it ran has closed the tool servers.
-  const worker = await startup.waitFor(temporalDependency, 'starting the worker', () => startWorker(workerOptions), { retryOn: notConnected });
+  const worker = await startup.waitFor(temporalDep, 'starting the worker', () => startWorker(workerOptions), { retryOn: notConnected });
   lifecycle.onStop('worker', () => worker.stop());
   // Watched from now on: start-up may still wait a while below.
   worker.done.catch((err: Error) => {
@@ -125,7 +126,7 @@ try {
     const metrics = await startMetricsServer({ ...config.metrics, temporalMetricsUrl: `http://127.0.0.1:${config.metrics.temporalPort}/metrics`, logger });
     lifecycle.onStop('metrics server', () => metrics.close());
   }
-  await startup.waitFor(temporalDependency, 'creating the schedules', async () => {
+  await startup.waitFor(temporalDep, 'creating the schedules', async () => {
     await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
     await ensureJourneyRetentionSchedule(handle.client, config.temporal.taskQueue, logger);
   });

@@ -14,7 +14,8 @@ import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-
 import { ensureJourneyRetentionSchedule, ensureReconcileSchedule } from '../runtime/schedules.ts';
 import { startWorker, type WorkerOptions } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
-import { notConnected, StartUp, TEMPORAL } from '../runtime/startup.ts';
+import { notConnected, StartUp, temporalDependency } from '../runtime/startup.ts';
+import { describeTemporalConnection } from '../config/temporal-connection-settings.ts';
 
 // Metrics are on in production (METRICS_PORT 9465 unless set); elsewhere only when METRICS_PORT is set.
 const config = loadConfigOrExit(process.env.NODE_ENV === 'production' ? { METRICS_PORT: '9465' } : {});
@@ -28,11 +29,12 @@ try {
     throw new Error(`No workflow bundle at ${config.temporal.workflowBundlePath}: run \`npm run build\` first.`);
   }
   const codec = loadPayloadCodec(config, logger, { allowDataDirKey: config.env !== 'production' });
-  const address = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+  const temporal = config.temporal.connection;
+  const temporalDep = temporalDependency(temporal);
   const database = await ensureDatabase(config, lifecycle, 'npm run worker', { logger, startup });
-  const handle = lazyTemporalClient(address, config.temporal.namespace, codec);
-  await startup.waitFor(TEMPORAL, 'registering search attributes', () => ensureSearchAttributes(handle.connection, config.temporal.namespace, logger));
-  await startup.waitFor(TEMPORAL, 'creating the schedules', async () => {
+  const handle = lazyTemporalClient(temporal, codec);
+  await startup.waitFor(temporalDep, 'registering search attributes', () => ensureSearchAttributes(handle.connection, temporal.namespace, logger));
+  await startup.waitFor(temporalDep, 'creating the schedules', async () => {
     await ensureReconcileSchedule(handle.client, config.temporal.taskQueue, config.runs.reconcileIntervalSeconds, logger);
     await ensureJourneyRetentionSchedule(handle.client, config.temporal.taskQueue, logger);
   });
@@ -41,28 +43,27 @@ try {
   // The worker closes its tool servers when it stops; this covers a start that fails before it runs.
   lifecycle.onStop('tool servers', () => activities.toolServers.close());
   const workerOptions: WorkerOptions = {
-    address,
-    namespace: config.temporal.namespace,
+    temporal,
     taskQueue: config.temporal.taskQueue,
     activities,
     payloadCodec: codec,
     logger,
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceMs: config.workerShutdownGraceMs,
-    ...(config.workerMaxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.workerMaxCachedWorkflows } : {}),
+    maxCachedWorkflows: config.workerMaxCachedWorkflows,
     temporalMetricsPort: config.metrics?.temporalPort,
     versioning: config.temporal.versioning,
   };
   // Tried again whole if Temporal is unreachable while the worker connects (the worker's native connection
   // fails with a TransportError, before the worker runs): a failure after it ran has closed the tool servers.
-  const worker = await startup.waitFor(TEMPORAL, 'starting the worker', () => startWorker(workerOptions), { retryOn: notConnected });
+  const worker = await startup.waitFor(temporalDep, 'starting the worker', () => startWorker(workerOptions), { retryOn: notConnected });
   lifecycle.onStop('worker', () => worker.stop());
   if (config.metrics) {
     const metrics = await startMetricsServer({ ...config.metrics, temporalMetricsUrl: `http://127.0.0.1:${config.metrics.temporalPort}/metrics`, logger });
     lifecycle.onStop('metrics server', () => metrics.close());
   }
   startup.ready();
-  logger.info({ temporal: address, taskQueue: config.temporal.taskQueue }, 'worker running');
+  logger.info({ temporal: describeTemporalConnection(temporal), taskQueue: config.temporal.taskQueue }, 'worker running');
   await worker.done;
   await lifecycle.stop();
 } catch (err) {

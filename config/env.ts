@@ -7,6 +7,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import { type AgentLimits, PROVIDERS, type PricingTable } from '../domain/pricing.ts';
 import { ConfigError } from './config-error.ts';
+import { withHidden } from './hidden.ts';
+import { connectionSettings, type TemporalConnectionSettings } from './temporal-connection-settings.ts';
+import { resolveTemporalConnection } from './temporal-profile.ts';
 import { type ModelsConfig, modelsConfig } from './models.ts';
 import { defaultEmbeddedModelPath } from './paths.ts';
 import { loadToolServers, type ToolServerSpec } from './tool-servers.ts';
@@ -14,7 +17,6 @@ import { loadToolServers, type ToolServerSpec } from './tool-servers.ts';
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const flag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
-const hostPort = z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port, for example 127.0.0.1:7233');
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const keyId = z.string().regex(KEY_ID, 'must be 1 to 64 of A-Z a-z 0-9 . _ -');
 /** Standard base64 that decodes to exactly 32 bytes (an AES-256 key). */
@@ -73,8 +75,7 @@ export const envSchema = z.object({
   DATABASE_POOL_SIZE: positiveInt.default(10),
   MIGRATE_ON_START: flag.default(true),
 
-  TEMPORAL_ADDRESS: hostPort.optional(),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  // TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE…: config/temporal-profile.ts.
   TASK_QUEUE: z.string().min(1).default('governed-workspace'),
   TEMPORAL_CLI: z.string().min(1).optional(),
   TEMPORAL_DEV_PORT: port.default(7233),
@@ -115,7 +116,10 @@ export const envSchema = z.object({
   // How long start-up waits, in all, for a database or Temporal that is unreachable (runtime/startup.ts).
   STARTUP_TIMEOUT_MS: positiveInt.default(300_000),
   WORKER_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).optional(),
+  // The worker's sticky cache. Under Node 20 every cached workflow's AsyncLocalStorage tags every promise the
+  // workflow thread makes, so memory and time per step grow with the cache (temporalio/sdk-typescript#1432):
+  // 40 holds twice the runs moving at c=20; a waiting run is evicted and replays on its decision (docs/performance.md).
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(40),
 
   PRICE_CREDITS_PER_1K_TOKENS: positiveInt.default(2),
   PRICE_CREDITS_PER_1K_TOKENS_FAST: positiveInt.default(1),
@@ -229,9 +233,11 @@ export interface Config {
   buildDate?: string;
   database: { url?: string; dataDir: string; poolSize: number; migrateOnStart: boolean };
   temporal: {
-    /** Set when an existing cluster is used; unset means "start the dev server". */
+    /** Set when an existing cluster is used (TEMPORAL_ADDRESS, or a temporal.toml profile's); unset means "start the dev server". */
     address?: string;
     namespace: string;
+    /** How every process connects: to that cluster (TLS, API key, metadata as resolved), or to the dev server on devPort. */
+    connection: TemporalConnectionSettings;
     taskQueue: string;
     cliPath?: string;
     devPort: number;
@@ -256,12 +262,12 @@ export interface Config {
   /** How long a stopping worker lets in-flight activities finish before cancelling them. */
   workerShutdownGraceMs: number;
   /**
-   * Workflows the worker keeps in its sticky cache; unset, the SDK's default (sized from the heap).
-   * A run that waits for a person has no work in flight: evicted, it costs the worker nothing until
-   * its decision arrives, when its short history replays. Too small a cache for the runs in flight
-   * at once makes every step replay its run (docs/performance.md, "Scale").
+   * Workflows the worker keeps in its sticky cache (WORKER_MAX_CACHED_WORKFLOWS, 40). A run that waits for
+   * a person has no work in flight: evicted, it costs the worker nothing until its decision arrives, when
+   * its short history replays. Too small a cache for the runs in flight at once makes every step replay
+   * its run (docs/performance.md, "Scale").
    */
-  workerMaxCachedWorkflows?: number;
+  workerMaxCachedWorkflows: number;
   pricing: PricingTable;
   runs: {
     approvalTimeoutMs: number;
@@ -317,12 +323,6 @@ export function payloadKeyOf(id: string, bytes: Buffer): PayloadKey {
   return key;
 }
 
-/** `target` with `name` set to `value` as a property that is not enumerable (secrets stay out of logs and JSON). */
-function withHidden<T extends object, K extends string, V>(target: T, name: K, value: V | undefined): T & { [P in K]?: V } {
-  if (value !== undefined) Object.defineProperty(target, name, { value, enumerable: false });
-  return target as T & { [P in K]?: V };
-}
-
 /** The id a key gets when none is given: a short fingerprint, so two different keys never share an id. */
 export function defaultPayloadKeyId(bytes: Buffer): string {
   return `k-${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
@@ -340,10 +340,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   // Empty strings mean "unset" so `FOO= npm start` behaves like not setting FOO.
   const cleaned = Object.fromEntries(Object.keys(envSchema.shape).map((name) => [name, source[name] === '' ? undefined : source[name]]));
   const parsed = envSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`));
-  }
+  // Temporal's own variables and temporal.toml, as the Temporal CLI reads them (empty values included).
+  const temporal = resolveTemporalConnection(source);
+  const problems = [...(parsed.success ? [] : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`)), ...(temporal.ok ? [] : temporal.problems)];
+  if (!parsed.success || !temporal.ok) throw new ConfigError(problems);
   const e = parsed.data;
+  const resolvedTemporal = temporal.settings;
   if (e.WORKER_SHUTDOWN_GRACE_MS >= e.SHUTDOWN_TIMEOUT_MS) {
     throw new ConfigError([
       `WORKER_SHUTDOWN_GRACE_MS: must be less than SHUTDOWN_TIMEOUT_MS (${e.SHUTDOWN_TIMEOUT_MS}), or the process exits before in-flight activities finish`,
@@ -377,8 +379,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       migrateOnStart: e.MIGRATE_ON_START,
     },
     temporal: {
-      address: e.TEMPORAL_ADDRESS,
-      namespace: e.TEMPORAL_NAMESPACE,
+      address: resolvedTemporal.address,
+      namespace: resolvedTemporal.namespace,
+      connection: connectionSettings(resolvedTemporal, `127.0.0.1:${e.TEMPORAL_DEV_PORT}`),
       taskQueue: e.TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI,
       devPort: e.TEMPORAL_DEV_PORT,
@@ -396,7 +399,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     startupTimeoutMs: e.STARTUP_TIMEOUT_MS,
     workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
-    ...(e.WORKER_MAX_CACHED_WORKFLOWS !== undefined ? { workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS } : {}),
+    workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     pricing: {
       version: 'v1',
       modelRates: {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/config-error.ts';
 import { type Config, loadConfig } from '../config/env.ts';
+import type { TemporalConnectionSettings } from '../config/temporal-connection-settings.ts';
 import { type Database, openDatabase } from '../db/client.ts';
 import { openAdminDatabase, serveDatabaseToAdmins } from './admin-access.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
@@ -10,7 +11,7 @@ import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import type { EncryptionCodec } from './payload-codec.ts';
 import { payloadCodecFor, resolvePayloadKeyring } from './payload-keys.ts';
-import { DATABASE, type StartUp, TEMPORAL } from './startup.ts';
+import { DATABASE, type StartUp, temporalDependency } from './startup.ts';
 import { checkTemporal } from './temporal-client.ts';
 import { resolveTemporalCli, startDevServer } from './temporal-dev-server.ts';
 import { stopRecordingMetrics } from '../services/metrics.ts';
@@ -102,15 +103,15 @@ export function loadPayloadCodec(config: Config, logger: Logger, options: { allo
 }
 
 export interface TemporalTarget {
-  address: string;
+  connection: TemporalConnectionSettings;
   /** Set when this process started the dev server. */
   uiUrl?: string;
 }
 
 /**
- * TEMPORAL_ADDRESS when set (start-up waits until it answers: runtime/startup.ts); otherwise
- * starts the dev server, persisted under DATA_DIR, and stops it on shutdown. `uiCodecEndpoint`:
- * the dev server's Web UI decodes payloads through it.
+ * The cluster of TEMPORAL_ADDRESS or a temporal.toml profile's address, when set (start-up waits
+ * until it answers: runtime/startup.ts); otherwise starts the dev server, persisted under DATA_DIR,
+ * and stops it on shutdown. `uiCodecEndpoint`: the dev server's Web UI decodes payloads through it.
  */
 export async function ensureTemporal(
   config: Config,
@@ -121,10 +122,11 @@ export async function ensureTemporal(
 ): Promise<TemporalTarget> {
   const { temporal } = config;
   if (temporal.address) {
-    const address = temporal.address;
-    const hint = 'Start that server, or unset TEMPORAL_ADDRESS to run the embedded dev server.';
-    await startup.waitFor({ ...TEMPORAL, hint }, 'connecting to Temporal', () => checkTemporal(address));
-    return { address };
+    const { connection } = temporal;
+    const unset = connection.source === 'TEMPORAL_ADDRESS' ? 'unset TEMPORAL_ADDRESS' : `remove the address from ${connection.source}`;
+    const hint = `Start that server, or ${unset} to run the embedded dev server.`;
+    await startup.waitFor({ ...temporalDependency(connection), hint }, 'connecting to Temporal', () => checkTemporal(connection));
+    return { connection };
   }
   const cliPath = await resolveTemporalCli(temporal.cliPath);
   logger.info({ cli: cliPath, port: temporal.devPort }, 'starting Temporal dev server');
@@ -139,7 +141,8 @@ export async function ensureTemporal(
     logger,
   });
   lifecycle.onStop('temporal dev server', () => server.stop());
-  return { address: server.address, uiUrl: server.uiUrl };
+  // The settings every connection of this process was given: the dev server's address (TEMPORAL_DEV_PORT), plaintext.
+  return { connection: temporal.connection, uiUrl: server.uiUrl };
 }
 
 /**

@@ -9,12 +9,15 @@
 // every route that needs a dependency), so a probe's first 200 means that
 // migrations, the worker, the schedules and the dev keys are all in place.
 import type { Logger } from 'pino';
+import type { TemporalConnectionSettings } from '../config/temporal-connection-settings.ts';
 import { isDependencyOutage } from '../services/dependency-outage.ts';
 
 /** A dependency start-up can wait for: its name, the setting that says where it is and what to do about it (for the give-up message). */
 export type Dependency = { name: string; setting: string; hint?: string };
 export const DATABASE: Dependency = { name: 'the database', setting: 'DATABASE_URL' };
 export const TEMPORAL: Dependency = { name: 'Temporal', setting: 'TEMPORAL_ADDRESS' };
+/** Temporal, named by what set its address: TEMPORAL_ADDRESS, or the temporal.toml profile. */
+export const temporalDependency = (connection: TemporalConnectionSettings): Dependency => ({ name: 'Temporal', setting: connection.source });
 
 /** The first retry comes this soon; each next one twice as late, up to MAX_BACKOFF_MS. */
 const FIRST_BACKOFF_MS = 250;

@@ -7,6 +7,7 @@ import { Client, type Connection } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { Logger } from 'pino';
+import type { TemporalConnectionSettings } from '../config/temporal-connection-settings.ts';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../domain/runs/search-attributes.ts';
 import { isDependencyOutage } from '../services/dependency-outage.ts';
 import { tracingClientInterceptors } from './temporal-tracing.ts';
@@ -36,12 +37,18 @@ export interface TemporalHandle {
   close(): Promise<void>;
 }
 
-export function lazyTemporalClient(address: string, namespace: string, codec: PayloadCodec, callDeadlineMs = TEMPORAL_CALL_DEADLINE_MS): TemporalHandle {
-  const connection = namespaceConnection(address, namespace, callDeadlineMs);
-  const probeConnection = probingConnection(address, PROBE_DEADLINE_MS);
+/** The client of `settings`' namespace, connected as `settings` say (address, TLS, API key, metadata). */
+export function lazyTemporalClient(settings: TemporalConnectionSettings, codec: PayloadCodec, callDeadlineMs = TEMPORAL_CALL_DEADLINE_MS): TemporalHandle {
+  const connection = namespaceConnection(settings, callDeadlineMs);
+  const probeConnection = probingConnection(settings, PROBE_DEADLINE_MS);
   return {
     connection,
-    client: new Client({ connection, namespace, dataConverter: serviceDataConverter(codec), interceptors: { workflow: tracingClientInterceptors() } }),
+    client: new Client({
+      connection,
+      namespace: settings.namespace,
+      dataConverter: serviceDataConverter(codec),
+      interceptors: { workflow: tracingClientInterceptors() },
+    }),
     callDeadlineMs,
     codec,
     probe: () => probeTemporal(probeConnection),
@@ -56,9 +63,9 @@ async function probeTemporal(connection: Connection): Promise<void> {
   await connection.healthService.check({ service: 'temporal.api.workflowservice.v1.WorkflowService' });
 }
 
-/** Resolves when a Temporal frontend answers at `address`; throws the probe's error otherwise. */
-export async function checkTemporal(address: string): Promise<void> {
-  const connection = probingConnection(address, PROBE_DEADLINE_MS);
+/** Resolves when the Temporal frontend of `settings` answers; throws the probe's error otherwise. */
+export async function checkTemporal(settings: TemporalConnectionSettings): Promise<void> {
+  const connection = probingConnection(settings, PROBE_DEADLINE_MS);
   try {
     await probeTemporal(connection);
   } finally {
@@ -66,9 +73,9 @@ export async function checkTemporal(address: string): Promise<void> {
   }
 }
 
-/** True when a Temporal frontend answers at `address`. */
-export async function isTemporalReachable(address: string): Promise<boolean> {
-  return checkTemporal(address).then(
+/** True when the Temporal frontend of `settings` answers. */
+export async function isTemporalReachable(settings: TemporalConnectionSettings): Promise<boolean> {
+  return checkTemporal(settings).then(
     () => true,
     () => false,
   );

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../domain/runs/search-attributes.ts';
 import { forgetDevServer, recordDevServer, stopRecordedDevServer } from './dev-server-pidfile.ts';
 import { ensureTemporalCliScript } from '../config/paths.ts';
+import { localTemporal } from '../config/temporal-connection-settings.ts';
 import { isTemporalReachable } from './temporal-client.ts';
 
 const execFileAsync = promisify(execFile);
@@ -75,7 +76,7 @@ async function assertPortFree(port: number, variable: string): Promise<void> {
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const address = `127.0.0.1:${options.port}`;
   if (options.pidFile) await stopRecordedDevServer(options.pidFile, options.logger);
-  if (await isTemporalReachable(address)) {
+  if (await isTemporalReachable(localTemporal(address))) {
     throw new Error(
       `A Temporal server already answers at ${address}, and not one this data directory's npm start left running. Stop it, set TEMPORAL_ADDRESS=${address} to use it, or set TEMPORAL_DEV_PORT to another port.`,
     );
@@ -155,7 +156,7 @@ async function launch(options: DevServerOptions, args: string[], address: string
   };
 
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
-  while (!(await isTemporalReachable(address))) {
+  while (!(await isTemporalReachable(localTemporal(address)))) {
     if (child.exitCode !== null || child.signalCode !== null) {
       if (options.pidFile) forgetDevServer(options.pidFile);
       process.off('exit', killOnExit);

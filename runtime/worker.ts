@@ -10,7 +10,9 @@ import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../activities/index.ts';
 import { projectRoot } from '../config/paths.ts';
 import type { VersioningConfig } from '../config/env.ts';
+import type { TemporalConnectionSettings } from '../config/temporal-connection-settings.ts';
 import { serviceDataConverter } from './payload-codec.ts';
+import { temporalConnectOptions } from './temporal-connection.ts';
 import { deploymentOptions, promoteFirstBuild, workerBuildId } from './worker-deployment.ts';
 import { tracingWorkerOptions, WORKFLOW_INTERCEPTOR_MODULES } from './temporal-tracing.ts';
 
@@ -33,8 +35,8 @@ function installRuntimeOnce(logger: Logger, temporalMetricsPort?: number): void 
 }
 
 export interface WorkerOptions {
-  address: string;
-  namespace: string;
+  /** Where and how to connect (address, TLS, API key, metadata), and the namespace to serve. */
+  temporal: TemporalConnectionSettings;
   taskQueue: string;
   activities: ActivityDeps;
   /** Encrypts and decrypts every payload the worker sends to or reads from Temporal. */
@@ -66,7 +68,7 @@ export interface RunningWorker {
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   installRuntimeOnce(options.logger, options.temporalMetricsPort);
-  const connection = await NativeConnection.connect({ address: options.address });
+  const connection = await NativeConnection.connect(temporalConnectOptions(options.temporal));
   const fromBundle = options.workflowBundlePath !== undefined && existsSync(options.workflowBundlePath);
   const workflowSource = fromBundle
     ? { workflowBundle: { codePath: options.workflowBundlePath! } }
@@ -83,7 +85,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // A worker that cannot be created leaves no connection open (start-up tries again: runtime/startup.ts).
   const worker = await Worker.create({
     connection,
-    namespace: options.namespace,
+    namespace: options.temporal.namespace,
     taskQueue: options.taskQueue,
     activities: createActivities(options.activities),
     dataConverter: serviceDataConverter(options.payloadCodec),
@@ -107,7 +109,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   if (workerDeploymentOptions && buildId) {
     // Polling registers the build in its deployment; the deployment's first build becomes current here.
     const promoted = promoteFirstBuild(connection, {
-      namespace: options.namespace,
+      namespace: options.temporal.namespace,
       deploymentName: workerDeploymentOptions.version.deploymentName,
       buildId,
       logger: options.logger,

@@ -19,9 +19,11 @@ import { digestOf } from '../domain/digest.ts';
 import type { ModelId } from '../domain/models.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { projectRoot } from '../config/paths.ts';
+import { localTemporal } from '../config/temporal-connection-settings.ts';
 import { serviceDataConverter } from '../runtime/payload-codec.ts';
 import { payloadCodecFor, resolvePayloadKeyring } from '../runtime/payload-keys.ts';
 import { resolveTemporalCli, startDevServer } from '../runtime/temporal-dev-server.ts';
+import { temporalConnectOptions } from '../runtime/temporal-connection.ts';
 import { startWorker } from '../runtime/worker.ts';
 import { upsertBudget } from '../services/budgets.ts';
 import { createKey } from '../services/keys.ts';
@@ -52,11 +54,10 @@ const server = await startDevServer({ cliPath: await resolveTemporalCli(), port:
 const database = openPglite('memory');
 await database.migrate();
 const db = database.db;
-const connection = await Connection.connect({ address: server.address });
+const connection = await Connection.connect(temporalConnectOptions(localTemporal(server.address)));
 const client = new Client({ connection, dataConverter: serviceDataConverter(codec) });
 const worker = await startWorker({
-  address: server.address,
-  namespace: 'default',
+  temporal: localTemporal(server.address),
   taskQueue: config.temporal.taskQueue,
   activities: activityDeps(config, db),
   payloadCodec: codec,

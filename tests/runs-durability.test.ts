@@ -9,6 +9,7 @@ import { eq } from 'drizzle-orm';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../config/env.ts';
+import { localTemporal } from '../config/temporal-connection-settings.ts';
 import { runs } from '../db/schema.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { startWorker } from '../runtime/worker.ts';
@@ -64,8 +65,7 @@ describe('20 concurrent identical creates over two API processes', () => {
     const helper = await startTestApp({ TASK_QUEUE: taskQueue });
     const db = helper.database.db;
     const worker = await startWorker({
-      address: inject('temporalAddress'),
-      namespace: 'default',
+      temporal: localTemporal(inject('temporalAddress')),
       taskQueue,
       activities: activityDeps(loadConfig({}), db),
       payloadCodec: testCodec(),

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { isGrpcDeadlineError, isGrpcServiceError } from '@temporalio/client';
 import { afterAll, describe, expect, it, inject } from 'vitest';
+import { localTemporal } from '../config/temporal-connection-settings.ts';
 import { isTemporalReachable, lazyTemporalClient, type TemporalHandle } from '../runtime/temporal-client.ts';
 import { testCodec } from './support/payload-codec.ts';
 
@@ -41,7 +42,7 @@ describe('the API Temporal client', () => {
   it('ends a call to a frontend that never answers at its deadline, as DEADLINE_EXCEEDED', async () => {
     const silent = await silentServer();
     closers.push(() => silent.close());
-    const handle = lazyTemporalClient(silent.address, 'default', testCodec(), 400);
+    const handle = lazyTemporalClient(localTemporal(silent.address), testCodec(), 400);
     closers.push(() => handle.close());
     expect(handle.callDeadlineMs).toBe(400);
 
@@ -60,15 +61,15 @@ describe('the API Temporal client', () => {
     const probeStarted = Date.now();
     await expect(handle.probe()).rejects.toThrow();
     expect(Date.now() - probeStarted).toBeLessThan(5_000);
-    expect(await isTemporalReachable(silent.address)).toBe(false);
+    expect(await isTemporalReachable(localTemporal(silent.address))).toBe(false);
     expect(contextStorageEnabled(handle)).toBe(false);
   });
 
   it('reaches the dev server without turning on the call-context storage', async () => {
-    const handle = lazyTemporalClient(inject('temporalAddress'), 'default', testCodec());
+    const handle = lazyTemporalClient(localTemporal(inject('temporalAddress')), testCodec());
     closers.push(() => handle.close());
     await handle.probe();
-    expect(await isTemporalReachable(inject('temporalAddress'))).toBe(true);
+    expect(await isTemporalReachable(localTemporal(inject('temporalAddress')))).toBe(true);
     const err = await handle.client.workflow
       .getHandle('wf-that-does-not-exist')
       .describe()

@@ -9,6 +9,7 @@ import { activityContextStorage, storageIsOn } from '../runtime/activity-storage
 import { type RunningWorker, startWorker } from '../runtime/worker.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { loadConfig } from '../config/env.ts';
+import { localTemporal } from '../config/temporal-connection-settings.ts';
 import { probeWorkflow } from '../workflows/index.ts';
 import { testCodec, testDataConverter } from './support/payload-codec.ts';
 import { until } from './support/until.ts';
@@ -21,8 +22,7 @@ describe('worker', () => {
 
   beforeAll(async () => {
     worker = await startWorker({
-      address: inject('temporalAddress'),
-      namespace: 'default',
+      temporal: localTemporal(inject('temporalAddress')),
       taskQueue,
       activities: activityDeps(loadConfig({}), database.db),
       payloadCodec: testCodec(),

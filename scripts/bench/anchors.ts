@@ -13,8 +13,10 @@ import Koa from 'koa';
 import pg from 'pg';
 import { allRoutes } from '../../api/routes/index.ts';
 import { loadConfig } from '../../config/env.ts';
+import { localTemporal } from '../../config/temporal-connection-settings.ts';
 import { newId } from '../../domain/ids.ts';
 import { serviceDataConverter } from '../../runtime/payload-codec.ts';
+import { temporalConnectOptions } from '../../runtime/temporal-connection.ts';
 import { payloadCodecFor, resolvePayloadKeyring } from '../../runtime/payload-keys.ts';
 import { runSummary } from '../../services/run-workflow.ts';
 import type { RunRow } from '../../services/runs.ts';
@@ -88,7 +90,7 @@ function oneQuery(): Koa {
 async function starts(a: StartAnchorArgs): Promise<LoadResult> {
   const config = loadConfig({ NODE_ENV: 'production', PAYLOAD_KEY: process.env.PAYLOAD_KEY });
   const codec = payloadCodecFor(resolvePayloadKeyring(config, { allowDataDirKey: false }));
-  const connection = await Connection.connect({ address: a.temporalAddress });
+  const connection = await Connection.connect(temporalConnectOptions(localTemporal(a.temporalAddress)));
   const client = new Client({ connection, dataConverter: serviceDataConverter(codec) });
   const startOne = async () => {
     const id = newId('run', 12);

@@ -4,6 +4,8 @@
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { webhookIdFor } from '../../services/webhook-endpoints.ts';
+import type { TemporalConnectionSettings } from '../../config/temporal-connection-settings.ts';
+import { temporalConnectOptions } from '../../runtime/temporal-connection.ts';
 import type { NotificationEvent } from '../../domain/runs/progress.ts';
 import { type ErrorLine, sleep } from './cluster.ts';
 import type { FaultRecord } from './faults.ts';
@@ -36,7 +38,8 @@ const OUTAGE_TAIL_MS = 15_000;
 
 export async function account(input: {
   databaseUrl: string;
-  temporalAddress: string;
+  /** As the cluster's services connect (Cluster.temporal). */
+  temporal: TemporalConnectionSettings;
   tenantIds: string[];
   load: LoadStats;
   receiver: Receiver;
@@ -47,8 +50,8 @@ export async function account(input: {
   const violate = (invariant: string, detail: string) => violations.push({ invariant, detail });
   const db = new pg.Client({ connectionString: input.databaseUrl });
   await db.connect();
-  const connection = await Connection.connect({ address: input.temporalAddress });
-  const temporal = new Client({ connection });
+  const connection = await Connection.connect(temporalConnectOptions(input.temporal));
+  const temporal = new Client({ connection, namespace: input.temporal.namespace });
   try {
     const { rows: runs } = await db.query<{
       id: string;

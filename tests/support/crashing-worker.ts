@@ -30,8 +30,7 @@ activities.toolServers.call = async (tool, args, options) => {
   return result;
 };
 await startWorker({
-  address: config.temporal.address!,
-  namespace: config.temporal.namespace,
+  temporal: config.temporal.connection,
   taskQueue: config.temporal.taskQueue,
   activities,
   payloadCodec: payloadCodecFor(resolvePayloadKeyring(config, { allowDataDirKey: false })), // PAYLOAD_KEY from the test's environment

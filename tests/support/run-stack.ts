@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { expect, inject } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { loadConfig } from '../../config/env.ts';
+import { localTemporal } from '../../config/temporal-connection-settings.ts';
 import { ledgerEntries, ledgerHolds } from '../../db/schema.ts';
 import type { Db } from '../../db/client.ts';
 import { newId } from '../../domain/ids.ts';
@@ -39,8 +40,7 @@ export function startTestWorker(
 ): Promise<RunningWorker> {
   const config = loadConfig({ DATABASE_URL: inject('databaseUrl'), ...payloadEnv(), TASK_QUEUE: taskQueue, ...env });
   return startWorker({
-    address: inject('temporalAddress'),
-    namespace: 'default',
+    temporal: localTemporal(inject('temporalAddress')),
     taskQueue,
     activities: activityDeps(config, db),
     payloadCodec: codecOf(config),

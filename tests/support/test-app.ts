@@ -27,7 +27,7 @@ export async function startTestApp(env: Record<string, string> = {}, logger?: Lo
     ...env,
   });
   const database = openPostgres(config.database.url!, 4);
-  const temporal = lazyTemporalClient(config.temporal.address!, config.temporal.namespace, codecOf(config));
+  const temporal = lazyTemporalClient(config.temporal.connection, codecOf(config));
   const app = createApp(composeApi(config, logger ?? pino({ level: 'silent' }), database, temporal));
   const server = await listen(app, '127.0.0.1', 0);
   return {
