@@ -278,15 +278,16 @@ export const errors = {
       { 'Retry-After': '5' },
     ),
   /**
-   * The run's record says it awaits approval but its workflow is not there yet (a worker that died
-   * as the run reached approval is being replaced and is replaying). Retrying shortly applies it.
+   * The run's record says it awaits approval but its workflow cannot take the decision yet: a worker
+   * that died as the run reached approval is being replaced and is replaying, or the workflow's last
+   * task failed or timed out (an overloaded worker) and Temporal is retrying it. Retrying shortly applies it.
    */
   approvalNotSettled: () =>
     new ApiError(
       503,
       'server_error',
       'service_unavailable',
-      'The run awaits approval, but its workflow is catching up after a worker restart and could not take the decision yet; nothing was recorded. Retry shortly with the same Idempotency-Key.',
+      'The run awaits approval, but its workflow could not take the decision yet (it is catching up after a worker restart, or retrying its last step); nothing was recorded. Retry shortly with the same Idempotency-Key.',
       null,
       { 'Retry-After': '1' },
     ),

@@ -66,7 +66,20 @@ class TemporalUnreachable extends Error {
 }
 
 const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_FAILED_PRECONDITION = 9;
 const GRPC_UNAVAILABLE = 14;
+
+/**
+ * Temporal refused an Update because the workflow cannot take one now (WorkflowNotReady,
+ * FAILED_PRECONDITION): its last workflow task failed or timed out and is being retried, as under
+ * a worker overloaded past the task's timeout. Nothing was recorded; the same Update may be sent again.
+ */
+function isWorkflowNotReady(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if (isGrpcServiceError(e) && e.code === GRPC_FAILED_PRECONDITION) return true;
+  }
+  return false;
+}
 
 /** Temporal (or, for an Update, its workers) did not answer in time or could not be reached. */
 function isTemporalOutage(err: unknown): boolean {
@@ -254,8 +267,9 @@ export function runControl(deps: RunControlDeps) {
      * Sends the approval Update. Its validator refuses unless the workflow awaits approval; a refusal is a 409
      * only when the run's record agrees. While the record says awaiting_approval, the workflow is behind it (a
      * worker died after recording the move and its replacement is replaying, so the decision met the replayed
-     * state): the Update is sent again, with backoff, for up to APPROVAL_CATCH_UP_MS, then answered 503 with
-     * Retry-After. A refused Update leaves nothing in the history, so sending it again applies it at most once.
+     * state), or Temporal says the workflow is not ready (its last task failed or timed out and is retried): the
+     * Update is sent again, with backoff, for up to APPROVAL_CATCH_UP_MS, then answered 503 with Retry-After. A
+     * refused Update leaves nothing in the history, so sending it again applies it at most once.
      */
     async deliverDecision(tenantId: string, runId: string, send: () => Promise<ApprovalOutcome>): Promise<ApprovalOutcome> {
       const giveUpAt = Date.now() + APPROVAL_CATCH_UP_MS;
@@ -269,9 +283,12 @@ export function runControl(deps: RunControlDeps) {
             throw errors.approvalStale(/sha256:[0-9a-f]{64}/.exec(cause.message ?? '')?.[0] ?? 'unknown');
           }
           const closed = isAlreadyClosed(err);
-          if (!closed && !(err instanceof WorkflowUpdateFailedError && cause?.type === NOT_AWAITING_APPROVAL)) throw err;
-          const latest = await this.get(tenantId, runId);
-          if (closed || latest.status !== 'awaiting_approval') throw errors.runNotAwaitingApproval(latest.status);
+          const notReady = isWorkflowNotReady(err);
+          if (!closed && !notReady && !(err instanceof WorkflowUpdateFailedError && cause?.type === NOT_AWAITING_APPROVAL)) throw err;
+          if (!notReady) {
+            const latest = await this.get(tenantId, runId);
+            if (closed || latest.status !== 'awaiting_approval') throw errors.runNotAwaitingApproval(latest.status);
+          }
           if (Date.now() + pause > giveUpAt) throw errors.approvalNotSettled();
           await new Promise((r) => setTimeout(r, pause));
         }

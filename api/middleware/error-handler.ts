@@ -36,7 +36,7 @@ export function errorHandler(logger: Logger, outage?: OutageLog): Koa.Middleware
 }
 
 /**
- * What may be logged of an unexpected error: its class, its codes (errno, SQLSTATE) and where it was
+ * What may be logged of an unexpected error: its class, its codes (errno, SQLSTATE, gRPC status) and where it was
  * thrown. Never its message: a database error's message carries the query's parameters (run inputs,
  * vault text, key hashes) and parse errors quote the input.
  */
@@ -52,6 +52,8 @@ export function loggableError(e: { name?: string; code?: unknown; stack?: string
     ...(typeof e.code === 'string' || typeof e.code === 'number' ? { code: e.code } : {}),
     ...(cause?.name ? { cause: cause.name } : {}),
     ...(typeof cause?.code === 'string' ? { sqlstate: cause.code } : {}),
+    // A gRPC status (Temporal's client wraps it in a ServiceError): which failure it was, without its text.
+    ...(typeof cause?.code === 'number' ? { grpc_code: cause.code } : {}),
     frames,
   };
 }
