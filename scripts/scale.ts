@@ -1,7 +1,8 @@
 // `npm run scale`: what the service costs as waiting work grows, measured against a running service
-// as an adopter would: N runs brought to awaiting_approval, the service's memory per waiting run,
-// the list of waiting runs, F idle followers (database transactions per second, memory each), then
-// every run approved at c=20 with each follower's lag to its run's end, and each delivery counted.
+// as an adopter would: N runs brought to awaiting_approval (a tenth first), the service's settled
+// memory per waiting run (from idle, and for each run added once a tenth wait), the list of waiting
+// runs, F idle followers (database transactions per second, memory each), then every run approved
+// at c=20 with each follower's lag to its run's end, and each delivery counted.
 //
 //   DATABASE_URL=postgres://… DEFAULT_PROVIDER=local RATE_LIMIT_POINTS=1000000 npm start   # the service
 //   npm run scale -- --pid <the service's pid> --waiting 1000 --followers 500               # this
@@ -41,6 +42,33 @@ const INPUT = 'Tell the on-call channel that the nightly export finished.';
 const auth = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
 
 const rssKiB = () => (values.pid ? Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${values.pid}/status`, 'utf8'))?.[1] ?? 0) : 0);
+/**
+ * The service's RSS once it has settled. V8 hands freed pages back to the system some seconds after
+ * load stops, so a reading taken at once counts garbage as memory held: sample every 2 s until two
+ * readings 10 s apart differ by less than 1 %, or 120 s have passed.
+ */
+async function settledRssKiB(): Promise<number> {
+  const readings = [rssKiB()];
+  for (let waited = 0; waited < 120_000; waited += 2_000) {
+    await sleep(2_000);
+    readings.push(rssKiB());
+    const [then, now] = [readings.at(-6), readings.at(-1)!];
+    if (then !== undefined && Math.abs(now - then) < then * 0.01) return now;
+  }
+  return readings.at(-1)!;
+}
+/** The highest RSS seen while `work` runs, sampled every second. */
+async function peakRssKiB(work: () => Promise<void>): Promise<number> {
+  let peak = rssKiB();
+  const sampler = setInterval(() => (peak = Math.max(peak, rssKiB())), 1_000);
+  try {
+    await work();
+  } finally {
+    clearInterval(sampler);
+  }
+  return Math.max(peak, rssKiB());
+}
+const mib = (kib: number) => Math.round(kib / 1024);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))] ?? 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -113,33 +141,55 @@ const commits = async () => {
   return Number(r.rows[0]!.n);
 };
 
+/** How many of `ids` match `where` (a fixed SQL condition on runs). */
+const countRuns = async (ids: string[], where: string) =>
+  Number((await stats.query<{ n: string }>(`select count(*) as n from runs where id = any($1) and ${where}`, [ids])).rows[0]!.n);
+const until = async (done: () => Promise<boolean>) => {
+  while (!(await done())) await sleep(1_000);
+};
+
 const hook = await receiver();
 await setWebhookUrl(database.db, values.tenant, hook.url, { allowLoopback: true });
 const report: Record<string, unknown> = { waiting: N, followers: F, concurrency: C };
 
-const rssBefore = rssKiB();
-let started = Date.now();
+const rssBefore = await settledRssKiB();
 const ids: string[] = [];
-await pool(
-  Array.from({ length: N }, (_, i) => i),
-  C,
-  async () => {
-    ids.push((await api('POST', '/v1/agent-runs', { input: INPUT }, `scale-${randomUUID()}`)).run_id as string);
-  },
-);
-for (;;) {
-  const waiting = await Promise.all(ids.map(async (id) => ((await api('GET', `/v1/agent-runs/${id}`)).status as string) === 'awaiting_approval')).then(
-    (w) => w.filter(Boolean).length,
-  );
-  if (waiting === N) break;
-  await sleep(1_000);
-}
-report.to_waiting_s = (Date.now() - started) / 1_000;
+/** Brings `count` more runs to awaiting_approval at c=C; resolves with the highest RSS seen meanwhile. */
+const addWaiting = (count: number) =>
+  peakRssKiB(async () => {
+    const added: string[] = [];
+    await pool(
+      Array.from({ length: count }, (_, i) => i),
+      C,
+      async () => {
+        added.push((await api('POST', '/v1/agent-runs', { input: INPUT }, `scale-${randomUUID()}`)).run_id as string);
+      },
+    );
+    ids.push(...added);
+    // Waits by asking Postgres, not the API: a thousand reads a second would be load that no adopter makes,
+    // and its garbage would count as memory held by waiting runs.
+    await until(async () => (await countRuns(ids, "status = 'awaiting_approval'")) === ids.length);
+  });
+// A tenth first: from there on the sticky cache is full and warm, so the rest shows what each waiting run adds.
+const first = Math.max(1, Math.round(N / 10));
+let started = Date.now();
+let peak = await addWaiting(first);
+const firstSeconds = (Date.now() - started) / 1_000;
+const rssFirst = await settledRssKiB();
+started = Date.now();
+peak = Math.max(peak, await addWaiting(N - first));
+report.to_waiting_s = firstSeconds + (Date.now() - started) / 1_000;
 report.to_waiting_runs_per_s = N / (report.to_waiting_s as number);
-await sleep(5_000);
-const rssWaiting = rssKiB();
-report.rss_mib = { before: Math.round(rssBefore / 1024), waiting: Math.round(rssWaiting / 1024) };
-report.kib_per_waiting_run = Math.round((rssWaiting - rssBefore) / N);
+const rssWaiting = await settledRssKiB();
+report.rss_mib = { before: mib(rssBefore), [`with_${first}_waiting`]: mib(rssFirst), [`with_${N}_waiting`]: mib(rssWaiting), peak_while_creating: mib(peak) };
+report.kib_per_waiting_run = {
+  from_idle: Math.round((rssWaiting - rssBefore) / N),
+  each_added_after_the_first_tenth: N > first ? Math.round((rssWaiting - rssFirst) / (N - first)) : 0,
+};
+
+// Each phase's figures go to stderr as soon as they are known: the approvals can take many minutes.
+const progress = (phase: string) => console.error(`${phase}: ${JSON.stringify(report)}`);
+progress('waiting');
 
 const listMs: number[] = [];
 for (let i = 0; i < 50; i++) {
@@ -154,36 +204,37 @@ const followed = ids.slice(0, F);
 const ends = followed.map((id) => follow(id, followers.signal));
 // Opening F streams reads each run once: let that finish before the idle cost is measured.
 await sleep(Number(values['settle-seconds']) * 1_000);
-const rssFollowing = rssKiB();
+const rssFollowing = await settledRssKiB();
 const c0 = await commits();
 await sleep(Number(values['idle-seconds']) * 1_000);
 const c1 = await commits();
 report.idle_followers_tx_per_s = Math.round(((c1 - c0) / Number(values['idle-seconds'])) * 10) / 10;
 report.kib_per_follower = F > 0 ? Math.round((rssFollowing - rssWaiting) / F) : 0;
+progress('following');
 
 started = Date.now();
+// An approval answered an error is counted, not fatal: the receiver must stay up for the runs that go on.
+const approvalErrors: string[] = [];
 await pool(ids, C, async (id) => {
-  await api('POST', `/v1/agent-runs/${id}/approval`, { decision: 'approve' }, `approve-${id}`);
+  await api('POST', `/v1/agent-runs/${id}/approval`, { decision: 'approve' }, `approve-${id}`).catch((err: Error) => approvalErrors.push(err.message));
 });
-const completedAt = new Map<string, number>();
-for (;;) {
-  await pool(
-    ids.filter((id) => !completedAt.has(id)),
-    C,
-    async (id) => {
-      const run = await api('GET', `/v1/agent-runs/${id}`);
-      if (run.completed_at) completedAt.set(id, Date.parse(run.completed_at as string));
-    },
-  );
-  if (completedAt.size === N) break;
-  await sleep(1_000);
-}
+report.approvals_failed = approvalErrors.length;
+if (approvalErrors.length > 0) console.error(approvalErrors.slice(0, 5).join('\n'));
+const approved = ids.length - approvalErrors.length;
+await until(async () => (await countRuns(ids, 'completed_at is not null')) >= approved);
+const completedAt = new Map(
+  (await stats.query<{ id: string; at: Date }>('select id, completed_at as at from runs where id = any($1) and completed_at is not null', [ids])).rows.map(
+    (r) => [r.id, r.at.getTime()],
+  ),
+);
 report.approve_all_s = (Date.now() - started) / 1_000;
-report.approved_runs_per_s = N / (report.approve_all_s as number);
-const arrived = await Promise.all(ends);
-const lags = followed.map((id, i) => arrived[i]! - completedAt.get(id)!);
-report.end_event_lag_ms = { median: median(lags), p99: p99(lags) };
+report.approved_runs_per_s = approved / (report.approve_all_s as number);
+// Every follower of a run that ended has 5 s to see it; then the streams are closed.
+const arrived = await Promise.race([Promise.all(ends), sleep(5_000).then(() => null)]);
 followers.abort();
+const seen = arrived ?? (await Promise.all(ends));
+const lags = followed.flatMap((id, i) => (completedAt.has(id) && Number.isFinite(seen[i]) ? [seen[i]! - completedAt.get(id)!] : []));
+report.end_event_lag_ms = { median: median(lags), p99: p99(lags), missed: followed.filter((id) => completedAt.has(id)).length - lags.length };
 await sleep(3_000);
 const counts = ids.map((id) => hook.deliveries.get(id) ?? 0);
 report.answered_503_then_retried = unavailable;
