@@ -9,6 +9,8 @@
 //   npm run drill -- --seed 1234          replays a schedule
 //   npm run drill -- --rollout [--quick]  the rollout drill instead (scripts/drill/rollout.ts);
 //                                         --no-versioning shows what it guards against
+//   npm run drill -- --rollout --waiting 1000
+//                                         with 1,000 runs awaiting approval at the promote (default 8; 3 with --quick)
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { account, type Accounting } from './drill/accounting.ts';
@@ -30,11 +32,17 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '2' },
     rollout: { type: 'boolean', default: false },
     'no-versioning': { type: 'boolean', default: false },
+    waiting: { type: 'string' },
   },
 });
 
+/** A wrong argument: its message alone (no stack trace), exit 2, before anything starts. */
+const usage = (message: string): never => {
+  console.error(`drill: ${message}`);
+  process.exit(2);
+};
 const positive = (name: string, value: string) => {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new Error(`--${name} must be a whole number of at least 1`);
+  if (!/^\d+$/.test(value) || Number(value) < 1) usage(`--${name} must be a whole number of at least 1, not ${JSON.stringify(value)}`);
   return Number(value);
 };
 const seed = values.seed === undefined ? randomInt(2 ** 31) : positive('seed', values.seed);
@@ -48,8 +56,10 @@ const shape = values.quick
       faults: { count: 3 * minutes, gapMs: [10_000, 30_000], outageMs: [20_000, 60_000] } as FaultPlan,
       runTimeoutMs: 300_000,
     };
+const waiting = values.waiting === undefined ? undefined : positive('waiting', values.waiting);
+if (waiting !== undefined && !values.rollout) usage('--waiting applies to the rollout drill only: npm run drill -- --rollout --waiting N');
 if (values.rollout) {
-  const summary = await rolloutDrill({ quick: values.quick, versioning: !values['no-versioning'], seed });
+  const summary = await rolloutDrill({ quick: values.quick, versioning: !values['no-versioning'], seed, waiting });
   process.exit(summary.violations > 0 ? 1 : 0);
 }
 const rng = seededRng(seed);
@@ -98,7 +108,7 @@ await untilSettled(
 );
 const accounting: Accounting = await account({
   databaseUrl: cluster.postgres.url,
-  temporalAddress: cluster.temporalAddress,
+  temporal: cluster.temporalConnection,
   tenantIds: tenants.map((t) => t.tenantId),
   load: load.stats,
   receiver,

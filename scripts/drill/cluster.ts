@@ -11,7 +11,9 @@ import { createInterface } from 'node:readline';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { pino } from 'pino';
 import { openPostgres } from '../../db/client.ts';
+import { loadConfig } from '../../config/env.ts';
 import { projectRoot } from '../../config/paths.ts';
+import type { TemporalConnectionSettings } from '../../config/temporal-connection-settings.ts';
 import { type DevServer, resolveTemporalCli, startDevServer } from '../../runtime/temporal-dev-server.ts';
 import { freePort } from '../../tests/support/free-port.ts';
 import { type PrivatePostgres, startPrivatePostgres } from '../../tests/support/private-postgres.ts';
@@ -85,6 +87,11 @@ export class Cluster {
     return `127.0.0.1:${this.temporalPorts.port}`;
   }
 
+  /** How the services connect to Temporal, resolved from their environment as they resolve it: the drill's own clients use it too. */
+  get temporalConnection(): TemporalConnectionSettings {
+    return loadConfig(this.serviceEnv()).temporal.connection;
+  }
+
   apiUrls(): string[] {
     return [...this.apiPorts.values()].map((port) => `http://127.0.0.1:${port}`);
   }
@@ -101,6 +108,8 @@ export class Cluster {
       DATABASE_URL: this.postgres.url,
       MIGRATE_ON_START: 'false',
       TEMPORAL_ADDRESS: this.temporalAddress,
+      // The drill's own dev server only: no temporal.toml of the operator's (under HOME) may add TLS or an API key.
+      TEMPORAL_CONFIG_FILE: path.join(this.scratch, 'no-temporal.toml'),
       TASK_QUEUE,
       WORKFLOW_BUNDLE_PATH: this.bundlePath,
       PAYLOAD_KEY: this.payloadKey,

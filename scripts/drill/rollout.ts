@@ -8,23 +8,44 @@
 //      more runs are created.
 //   4. v1 is stopped once the server says it has drained; the ledger recovers 5 s into that wait.
 //
+// --waiting N sets how many runs wait at approval (the other groups keep their sizes): the drill then
+// times the promote until every one of them is on v2, and counts those moved, left behind and doubled
+// (scripts/drill/waiting-move.ts), and how long approving them all takes. Its client keeps to 20 requests
+// in flight, and its time-outs grow with N.
+//
 // With --no-versioning the workers run unversioned: nothing can say when v1 has drained, so v1 stops when
 // the drain would begin, the ledger recovering 5 s later as before, and v1's runs held in settle finish on
 // v2, replaying histories v2 cannot: the failure the test expects to see.
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { projectRoot } from '../../config/paths.ts';
+import { AUDIT_RETENTION_COUNT } from '../../services/audit.ts';
 import { type DeploymentTarget, deploymentStatus, isDrained, promoteBuild, rampBuild } from '../../runtime/deployments.ts';
+import { temporalConnectOptions } from '../../runtime/temporal-connection.ts';
 import { account } from './accounting.ts';
 import { Cluster, sleep } from './cluster.ts';
 import { type DrillTenant, LoadDriver } from './load.ts';
+import { CLIENT_CONCURRENCY, pooled, timeLeft } from './pool.ts';
 import { startReceiver } from './receiver.ts';
 import { seededRng } from './rng.ts';
 import { FAST_DRAINAGE_ARGS } from '../../tests/support/fast-drainage.ts';
 import { setUpTenants } from './tenants.ts';
+import { type MoveTiming, runsOnBuild, untilAllOnBuild, type WaitingVerdict, waitingVerdict } from './waiting-move.ts';
 
 const DEPLOYMENT = 'governed-workspace';
 const LEDGER_RECOVERS_AFTER_MS = 5_000;
+/**
+ * Time-outs grow by this per waiting run beyond the group's usual size: 1 run/s, well under what a shared
+ * 2-core machine measured at c=20 (3-5 runs/s to awaiting_approval, about 4 from approval to completed,
+ * 2-3 approvals answered): a time-out only ends a drill that is failing anyway.
+ */
+const MS_PER_EXTRA_WAITING_RUN = 1_000;
+/**
+ * A tenant keeps its last AUDIT_RETENTION_COUNT audit events (services/audit.ts) and every approval writes
+ * one: the waiting runs are spread over tenants of at most this many, so that the accounting still finds
+ * each decision's record. One tenant unless --waiting is large.
+ */
+const WAITING_PER_TENANT = AUDIT_RETENTION_COUNT / 2;
 
 type Group = 'waiting' | 'settling' | 'executing' | 'ramped' | 'after';
 
@@ -42,16 +63,47 @@ export interface RolloutSummary {
   stuck_runs: number;
   double_effects: number;
   v1_drained: boolean;
+  /** The waiting group through the promote (versioning only). */
+  waiting_move: WaitingMove | null;
   violations: number;
   violation_kinds: Record<string, number>;
 }
 
-export async function rolloutDrill(options: { quick: boolean; versioning: boolean; seed: number }): Promise<RolloutSummary> {
+export interface WaitingMove {
+  n: number;
+  /** From the first create until the waiting (and settling) runs all awaited approval on v1. */
+  to_awaiting_approval_s: number;
+  /** Already on v2 when the promote was called (the 10% ramp moves its share). */
+  on_v2_at_promote: number;
+  /** From the promote call until it returned (its nudge passes). */
+  promote_s: number;
+  /** Signals its nudge passes sent (the reconciler nudges runs left on an unrouted build too, every RECONCILE_INTERVAL_SECONDS). */
+  nudged_by_promote: number;
+  /** From the promote call until every waiting run was on v2 (waiting-move.ts says what that means); null: some never were. */
+  all_on_v2_s: number | null;
+  moved: number;
+  left_behind: number;
+  doubled: number;
+  /** From the first approval until every waiting run's approval was answered 200. */
+  approve_all_s: number;
+  /** From the first approval until the last waiting run completed (runs.completed_at). */
+  approved_to_completed_s: number | null;
+}
+
+export async function rolloutDrill(options: { quick: boolean; versioning: boolean; seed: number; waiting?: number }): Promise<RolloutSummary> {
   const started = Date.now();
   const n = options.quick
     ? { waiting: 3, settling: 2, executing: 2, ramped: 4, after: 2, v1: 1, v2: 1 }
     : { waiting: 8, settling: 4, executing: 4, ramped: 10, after: 6, v1: 2, v2: 2 };
-  const runTimeoutMs = options.quick ? 60_000 : 240_000;
+  const extraWaiting = Math.max(0, (options.waiting ?? n.waiting) - n.waiting);
+  n.waiting = options.waiting ?? n.waiting;
+  const runTimeoutMs = (options.quick ? 60_000 : 240_000) + extraWaiting * MS_PER_EXTRA_WAITING_RUN;
+  const tenantOf = new Map<string, DrillTenant>();
+  // Group-wide work at the client's concurrency; a group's waits share one deadline.
+  const each = <T>(ids: string[], work: (id: string, tenant: DrillTenant, timeoutMs: number) => Promise<T>) => {
+    const left = timeLeft(runTimeoutMs);
+    return pooled(ids, CLIENT_CONCURRENCY, (id) => work(id, tenantOf.get(id)!, left()));
+  };
   const workerEnv = (bundle: string) => ({ WORKFLOW_BUNDLE_PATH: bundle, WORKER_VERSIONING: String(options.versioning) });
   const violations: { invariant: string; detail: string }[] = [];
   const violate = (invariant: string, detail: string) => violations.push({ invariant, detail });
@@ -64,33 +116,41 @@ export async function rolloutDrill(options: { quick: boolean; versioning: boolea
   process.once('SIGINT', stopOnSignal).once('SIGTERM', stopOnSignal);
   console.log(`drill --rollout: cluster up in ${cluster.scratch}; versioning ${options.versioning ? 'on' : 'off'}`);
   const receiver = await startReceiver({ toolDelayMs: 3_000 });
-  const [tenant] = (await setUpTenants(cluster.postgres.url, `rollout-${options.seed}`, 1, `${receiver.url}/tool`)) as [DrillTenant];
+  const tenantCount = Math.ceil(n.waiting / WAITING_PER_TENANT);
+  const tenants = await setUpTenants(cluster.postgres.url, `rollout-${options.seed}`, tenantCount, `${receiver.url}/tool`);
   const load = new LoadDriver(() => cluster.apiUrls(), seededRng(options.seed), options.seed, 60_000);
-  const connection = await Connection.connect({ address: cluster.temporalAddress });
-  const target: DeploymentTarget = { connection, namespace: 'default', deploymentName: DEPLOYMENT };
+  const connection = await Connection.connect(temporalConnectOptions(cluster.temporalConnection));
+  const target: DeploymentTarget = { connection, namespace: cluster.temporalConnection.namespace, deploymentName: DEPLOYMENT };
   const db = new pg.Client({ connectionString: cluster.postgres.url });
   await db.connect();
   const groups = new Map<string, Group>();
   let seq = 0;
+  let waitingCreated = 0;
   const create = async (group: Group, kind: 'approve' | 'analysis') => {
+    const tenant = group === 'waiting' ? tenants[waitingCreated++ % tenants.length]! : tenants[0]!;
     const runId = await load.create(seq++, kind, tenant);
-    if (runId) groups.set(runId, group);
+    if (runId) {
+      groups.set(runId, group);
+      tenantOf.set(runId, tenant);
+    }
     return runId;
   };
   const createAll = async (group: Group, count: number, kind: 'approve' | 'analysis') =>
-    (await Promise.all(Array.from({ length: count }, () => create(group, kind)))).filter((id): id is string => id !== null);
+    (await pooled(Array.from({ length: count }), CLIENT_CONCURRENCY, () => create(group, kind))).filter((id): id is string => id !== null);
 
   // 1. v1 serves: runs wait at approval, run (slowly) and settle (held).
   for (let i = 1; i <= n.v1; i++) cluster.spawnService(`v1-worker-${i}`, 'worker', workerEnv(cluster.bundlePath));
   const v1 = options.versioning ? await untilBuild(target, (s) => s.current) : 'v1';
+  const creatingStarted = Date.now();
   const waiting = await createAll('waiting', n.waiting, 'approve');
   const settling = await createAll('settling', n.settling, 'approve');
-  await Promise.all([...waiting, ...settling].map((id) => load.untilAwaitingApproval(tenant, id, runTimeoutMs)));
+  await each([...waiting, ...settling], (id, tenant, ms) => load.untilAwaitingApproval(tenant, id, ms));
+  const toApprovalMs = Date.now() - creatingStarted;
   const ledger = await holdLedgerRows(db, settling);
-  await Promise.all(settling.map((id) => load.approveRun(tenant, id, runTimeoutMs)));
-  await Promise.all(settling.map((id) => load.until(tenant, id, (r) => r.progress?.current_step === 'settle', runTimeoutMs)));
+  await each(settling, (id, tenant, ms) => load.approveRun(tenant, id, ms));
+  await each(settling, (id, tenant, ms) => load.until(tenant, id, (r) => r.progress?.current_step === 'settle', ms));
   const executing = await createAll('executing', n.executing, 'approve');
-  await Promise.all(executing.map((id) => load.approveRun(tenant, id, runTimeoutMs)));
+  await each(executing, (id, tenant, ms) => load.approveRun(tenant, id, ms));
 
   // 2. v2 comes up beside v1.
   const v2Bundle = await cluster.buildBundle('workflow-bundle-v2', [`${projectRoot}/scripts/drill/v2-change.ts`]);
@@ -103,10 +163,20 @@ export async function rolloutDrill(options: { quick: boolean; versioning: boolea
   const waitingForWorkers = { onWaitingForWorkers: () => console.log(`drill --rollout: waiting for ${v2}'s workers to poll every task queue`) };
   if (options.versioning) await rampBuild(target, v2, 10, waitingForWorkers);
   await createAll('ramped', n.ramped, 'analysis');
-  if (options.versioning) console.log(`drill --rollout: promoted ${v2}; ${await promoteBuild(target, v2, waitingForWorkers)} waiting run(s) nudged`);
-  await Promise.all(waiting.map((id) => load.approveRun(tenant, id, runTimeoutMs)));
+  const waitingIds = new Set(waiting);
+  const onV2AtPromote = options.versioning ? (await runsOnBuild(target, v2, waitingIds)).size : 0;
+  const promotedAt = Date.now();
+  const moving = options.versioning ? untilAllOnBuild(target, v2, waitingIds, promotedAt, runTimeoutMs) : null;
+  const nudged = options.versioning ? await promoteBuild(target, v2, waitingForWorkers) : 0;
+  if (options.versioning) console.log(`drill --rollout: promoted ${v2}; ${nudged} waiting run(s) nudged`);
+  const promoteMs = Date.now() - promotedAt;
+  const move = await moving;
+  if (move) console.log(`drill --rollout: ${move.moved.size} of ${waiting.length} waiting run(s) on ${v2} ${secondsAfterPromote(move)}`);
+  const approvalsStarted = Date.now();
+  await each(waiting, (id, tenant, ms) => load.approveRun(tenant, id, ms));
+  const approveAllMs = Date.now() - approvalsStarted;
   const after = await createAll('after', n.after, 'approve');
-  await Promise.all(after.map((id) => load.approveRun(tenant, id, runTimeoutMs)));
+  await each(after, (id, tenant, ms) => load.approveRun(tenant, id, ms));
 
   // 4. Drain v1; the ledger recovers 5 s in.
   const recovered = sleep(LEDGER_RECOVERS_AFTER_MS).then(() => ledger.release());
@@ -121,13 +191,14 @@ export async function rolloutDrill(options: { quick: boolean; versioning: boolea
   }
   for (let i = 1; i <= n.v1; i++) await cluster.stopService(`v1-worker-${i}`);
   await recovered;
-  await Promise.all([...groups.keys()].map((id) => load.untilEnded(tenant, id, runTimeoutMs)));
+  await each([...groups.keys()], (id, tenant, ms) => load.untilEnded(tenant, id, ms));
+  const waitingCompletedAt = await lastCompleted(db, waiting);
 
   // Accounting: the fault drill's (money, holds, effects, audits, runs and workflows), then versions.
   const accounting = await account({
     databaseUrl: cluster.postgres.url,
-    temporalAddress: cluster.temporalAddress,
-    tenantIds: [tenant.tenantId],
+    temporal: cluster.temporalConnection,
+    tenantIds: tenants.map((t) => t.tenantId),
     load: load.stats,
     receiver,
     faults: [],
@@ -149,6 +220,17 @@ export async function rolloutDrill(options: { quick: boolean; versioning: boolea
   if (nde > 0) violate('non_determinism', `${nde} workflow task(s) failed for non-determinism`);
   const doubleEffects = [...receiver.deliveries.values()].filter((c) => c > 1).length;
   if (doubleEffects > 0) violate('double_effect', `${doubleEffects} tool delivery(ies) received more than once`);
+  const waitingMove = move && {
+    n: n.waiting,
+    to_awaiting_approval_s: seconds(toApprovalMs),
+    on_v2_at_promote: onV2AtPromote,
+    promote_s: seconds(promoteMs),
+    nudged_by_promote: nudged,
+    all_on_v2_s: move.allMovedMs === null ? null : seconds(move.allMovedMs),
+    ...countVerdict(waitingVerdict({ waiting, chains, movedInTime: move.moved, deliveries: receiver.deliveries, v1, v2 }), violate),
+    approve_all_s: seconds(approveAllMs),
+    approved_to_completed_s: waitingCompletedAt === null ? null : seconds(waitingCompletedAt - approvalsStarted),
+  };
   const stuck = Object.entries(accounting.byStatus)
     .filter(([status]) => !['completed', 'failed', 'needs_attention'].includes(status))
     .reduce((sum, [, c]) => sum + c, 0);
@@ -176,11 +258,13 @@ export async function rolloutDrill(options: { quick: boolean; versioning: boolea
     stuck_runs: stuck,
     double_effects: doubleEffects,
     v1_drained: drained,
+    waiting_move: waitingMove,
     violations: violations.length,
     violation_kinds: kinds,
   };
   for (const v of violations.slice(0, 20)) console.log(`violation ${v.invariant}: ${v.detail}`);
   console.log(`runs ${summary.runs} ${JSON.stringify(summary.by_status)}; builds ${JSON.stringify(builds)}`);
+  if (waitingMove) console.log(waitingLine(waitingMove, v2));
   console.log(`continued as new ${continued}, non-determinism ${nde}, stuck ${stuck}, double effects ${doubleEffects}, violations ${violations.length}`);
   console.log(JSON.stringify(summary));
   return summary;
@@ -199,6 +283,38 @@ async function untilBuild(target: DeploymentTarget, pick: (s: Awaited<ReturnType
   }
 }
 
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+function secondsAfterPromote(move: MoveTiming): string {
+  return move.allMovedMs === null ? 'when the time ran out' : `${seconds(move.allMovedMs)} s after the promote call`;
+}
+
+/** The verdict's counts; a run left behind or doubled is a violation (a few run ids named). */
+function countVerdict(verdict: WaitingVerdict, violate: (i: string, d: string) => void): Pick<WaitingMove, 'moved' | 'left_behind' | 'doubled'> {
+  const some = (ids: string[]) => `${ids.length} waiting run(s), e.g. ${ids.slice(0, 5).join(', ')}`;
+  if (verdict.leftBehind.length > 0) violate('waiting_left_behind', `${some(verdict.leftBehind)}: not on the new build`);
+  if (verdict.doubled.length > 0) violate('waiting_doubled', `${some(verdict.doubled)}: continued twice or a delivery received twice`);
+  return { moved: verdict.moved.length, left_behind: verdict.leftBehind.length, doubled: verdict.doubled.length };
+}
+
+function waitingLine(w: WaitingMove, v2: string): string {
+  const onV2 = w.all_on_v2_s === null ? `not all on ${v2}` : `all on ${v2} ${w.all_on_v2_s} s after the promote call`;
+  return (
+    `waiting ${w.n} (awaiting approval in ${w.to_awaiting_approval_s} s): ${onV2} (${w.on_v2_at_promote} already there by the ramp; promote returned in ${w.promote_s} s, nudged ${w.nudged_by_promote}); ` +
+    `moved ${w.moved}, left behind ${w.left_behind}, doubled ${w.doubled}; ` +
+    `approve-all ${w.approve_all_s} s, approved to completed ${w.approved_to_completed_s ?? '-'} s`
+  );
+}
+
+/** When the last of the runs completed (Postgres's completed_at), or null when one has not. */
+async function lastCompleted(db: pg.Client, runIds: string[]): Promise<number | null> {
+  const { rows } = await db.query<{ last: Date | null; open: string }>(
+    'select max(completed_at) as last, count(*) filter (where completed_at is null) as open from runs where id = any($1)',
+    [runIds],
+  );
+  return rows[0]!.last && Number(rows[0]!.open) === 0 ? rows[0]!.last.getTime() : null;
+}
+
 /** Locks the runs' ledger holds in an open transaction (a slow ledger): their settle waits until release(). */
 async function holdLedgerRows(db: pg.Client, runIds: string[]): Promise<{ release(): Promise<void> }> {
   await db.query('begin');
@@ -215,22 +331,24 @@ interface Execution {
 /** Each run's executions, oldest first: the build each ran on, and its workflow tasks failed for non-determinism. */
 async function executionChains(connection: Connection, runIds: string[]): Promise<Map<string, Execution[]>> {
   const client = new Client({ connection });
-  const chains = new Map<string, Execution[]>();
-  for (const runId of runIds) {
-    const chain: Execution[] = [];
-    for await (const wf of client.workflow.list({ query: `WorkflowId = '${runId}'` })) {
-      const handle = client.workflow.getHandle(runId, wf.runId);
-      const history = await handle.fetchHistory();
-      const failures = (history.events ?? []).filter(
-        (e) => e.workflowTaskFailedEventAttributes && /nondetermin/i.test(e.workflowTaskFailedEventAttributes.failure?.message ?? ''),
-      ).length;
-      const { raw } = await handle.describe();
-      const version = raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ?? 'unversioned';
-      chain.push({ runId: wf.runId, buildId: version, nonDeterminism: failures });
-    }
-    chains.set(runId, chain.reverse());
+  // A thousand waiting runs take minutes one after the other.
+  const chains = await pooled(runIds, CLIENT_CONCURRENCY, (runId) => executionChain(client, runId));
+  return new Map(runIds.map((runId, i) => [runId, chains[i]!]));
+}
+
+async function executionChain(client: Client, runId: string): Promise<Execution[]> {
+  const chain: Execution[] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowId = '${runId}'` })) {
+    const handle = client.workflow.getHandle(runId, wf.runId);
+    const history = await handle.fetchHistory();
+    const failures = (history.events ?? []).filter(
+      (e) => e.workflowTaskFailedEventAttributes && /nondetermin/i.test(e.workflowTaskFailedEventAttributes.failure?.message ?? ''),
+    ).length;
+    const { raw } = await handle.describe();
+    const version = raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ?? 'unversioned';
+    chain.push({ runId: wf.runId, buildId: version, nonDeterminism: failures });
   }
-  return chains;
+  return chain.reverse();
 }
 
 /**
