@@ -17,6 +17,7 @@ import type { DevServer } from '../runtime/temporal-dev-server.ts';
 import type { StartAnchorArgs } from './bench/anchors.ts';
 import type { LoadArgs } from './bench/load.ts';
 import { pinningNote, pinSelf } from './bench/cores.ts';
+import { e2eRow } from './bench/e2e.ts';
 import { type BenchCluster, startBenchCluster } from './bench/postgres-cluster.ts';
 import {
   ADMIN_URL,
@@ -44,7 +45,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? (QUICK ? 0.5 : 2));
 const SCALE_SECONDS = QUICK ? SECONDS : Math.max(1, Math.round(SECONDS / 2));
 const SCALE_CONNECTIONS = 5;
 const TASK_QUEUE = 'bench-no-worker';
-/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, npm-start, scale, chat, tracing, metrics, embedded, runs), for profiling. */
+/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, npm-start, scale, chat, tracing, metrics, embedded, runs, e2e), for profiling. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 const selected = (name: string) => !ONLY || ONLY.has(name);
 const payloadKey = randomBytes(32).toString('base64');
@@ -430,6 +431,27 @@ try {
         anchor.latency_to_approval_ms.max,
         30_000,
       ),
+    );
+  }
+
+  // 11. Runs end to end: analysis runs on the local provider, POST to their end at c=20, against a raw
+  // Temporal workflow of the same activities and Postgres writes (scripts/bench/e2e.ts). A run takes
+  // seconds at c=20 (4-5 s on two busy cores), so the phases are longer than the request rows': a
+  // warm-up of about two runs' time, past the first batch's end, and a window of several runs' time.
+  if (selected('e2e')) {
+    rows.push(
+      await e2eRow({
+        databaseUrl: database.url,
+        temporalAddress: temporal.address,
+        temporalPid: temporal.pid,
+        payloadKey,
+        tenant: s.creator,
+        quick: QUICK,
+        warmupSeconds: Math.max(WARMUP, 8),
+        seconds: Math.max(SECONDS, QUICK ? 6 : 15),
+        alternate,
+        log,
+      }),
     );
   }
 

@@ -64,6 +64,8 @@ export async function createDatabase(adminUrl = ADMIN_URL): Promise<BenchDatabas
 export interface Server {
   name: string;
   url: string;
+  /** Its process (row 11 reads its CPU time). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -108,7 +110,44 @@ async function startServer(name: string, args: string[], env: NodeJS.ProcessEnv,
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { name, url, stop: () => stopChild(child) };
+  return { name, url, pid: child.pid, stop: () => stopChild(child) };
+}
+
+/**
+ * Spawns a long-lived child that serves no HTTP (a Temporal worker) and waits until a line of its
+ * stdout passes `ready` (its "worker running" log line).
+ */
+export async function startLoggingChild(name: string, args: string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean): Promise<Server> {
+  const output: string[] = [];
+  const child = spawn(...spawnArgs('under-test', process.execPath, [...profiling(name), ...tsx, ...args]), {
+    cwd: projectRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  const keep = (s: string) => {
+    output.push(s);
+    if (output.length > 50) output.shift();
+  };
+  child.stderr!.setEncoding('utf8').on('data', keep);
+  const started = new Promise<void>((resolve, reject) => {
+    let pending = '';
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+      keep(s);
+      pending += s;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      if (lines.some(ready)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited ${code} during start-up:\n${output.join('')}`)));
+  });
+  const timeout = setTimeout(() => child.kill('SIGTERM'), 120_000);
+  try {
+    await started;
+  } finally {
+    clearTimeout(timeout);
+  }
+  return { name, url: '', pid: child.pid, stop: () => stopChild(child) };
 }
 
 export interface ApiSettings {
@@ -152,7 +191,7 @@ async function redisUrl(): Promise<string | undefined> {
 }
 
 /** What every service process of the bench gets: the bench's Postgres, Temporal, key and queue, on `port`. */
-function benchServiceEnv(s: ApiSettings, port: number): NodeJS.ProcessEnv {
+export function benchServiceEnv(s: ApiSettings, port: number): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,

@@ -58,6 +58,10 @@ export interface Row {
   holds: boolean;
   /** Failed (non-2xx, error) requests of service + anchor; a row with failures does not hold. */
   failed: number;
+  /** What the reader needs beside the figures (row 11: the per-run counts), printed under the table. */
+  note?: string;
+  /** The figures behind the note, for the JSON report. */
+  detail?: unknown;
 }
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -98,7 +102,8 @@ export function table(rows: Row[]): string {
         `| ${r.target} | ${r.metric} | ${r.service} | ${r.anchor} | ${r.ratio} | ${r.bound} | ${r.holds ? 'holds' : 'does not hold'}${r.failed ? ` (${r.failed} failed)` : ''} |`,
     ),
   ];
-  return lines.join('\n');
+  const notes = rows.filter((r) => r.note).map((r) => `- ${r.target.split(' ')[0]} ${r.note}`);
+  return [...lines, ...(notes.length ? ['', ...notes] : [])].join('\n');
 }
 
 /** Writes bench-results/bench-<time>.json and .md; returns the .md path. */
