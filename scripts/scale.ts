@@ -19,6 +19,7 @@ import { createParser } from 'eventsource-parser';
 import pg from 'pg';
 import { openPostgres } from '../db/client.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
+import { pooled } from './drill/pool.ts';
 
 const { values } = parseArgs({
   options: {
@@ -72,15 +73,6 @@ const mib = (kib: number) => Math.round(kib / 1024);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))] ?? 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
-}
 
 /** 503s answered (then retried, with the same Idempotency-Key where one was sent). */
 let unavailable = 0;
@@ -158,7 +150,7 @@ const ids: string[] = [];
 const addWaiting = (count: number) =>
   peakRssKiB(async () => {
     const added: string[] = [];
-    await pool(
+    await pooled(
       Array.from({ length: count }, (_, i) => i),
       C,
       async () => {
@@ -215,7 +207,7 @@ progress('following');
 started = Date.now();
 // An approval answered an error is counted, not fatal: the receiver must stay up for the runs that go on.
 const approvalErrors: string[] = [];
-await pool(ids, C, async (id) => {
+await pooled(ids, C, async (id) => {
   await api('POST', `/v1/agent-runs/${id}/approval`, { decision: 'approve' }, `approve-${id}`).catch((err: Error) => approvalErrors.push(err.message));
 });
 report.approvals_failed = approvalErrors.length;
