@@ -13,6 +13,7 @@ import { createLogger } from '../runtime/logger.ts';
 import { ensureSearchAttributes, lazyTemporalClient } from '../runtime/temporal-client.ts';
 import { ensureJourneyRetentionSchedule, ensureReconcileSchedule } from '../runtime/schedules.ts';
 import { startWorker, type WorkerOptions } from '../runtime/worker.ts';
+import { workflowBundleFor } from '../runtime/temporal-tracing.ts';
 import { activityDeps } from '../runtime/compose-activities.ts';
 import { notConnected, StartUp, temporalDependency } from '../runtime/startup.ts';
 import { describeTemporalConnection } from '../config/temporal-connection-settings.ts';
@@ -25,9 +26,9 @@ lifecycle.handleSignals();
 const startup = new StartUp(logger, config.startupTimeoutMs);
 
 try {
-  if (!existsSync(config.temporal.workflowBundlePath)) {
-    throw new Error(`No workflow bundle at ${config.temporal.workflowBundlePath}: run \`npm run build\` first.`);
-  }
+  // The bundle this worker loads: the traced variant while tracing is on (runtime/temporal-tracing.ts).
+  const bundle = workflowBundleFor(config.temporal.workflowBundlePath);
+  if (!existsSync(bundle)) throw new Error(`No workflow bundle at ${bundle}: run \`npm run build\` first.`);
   const codec = loadPayloadCodec(config, logger, { allowDataDirKey: config.env !== 'production' });
   const temporal = config.temporal.connection;
   const temporalDep = temporalDependency(temporal);

@@ -14,7 +14,8 @@ import type { TemporalConnectionSettings } from '../config/temporal-connection-s
 import { serviceDataConverter } from './payload-codec.ts';
 import { temporalConnectOptions } from './temporal-connection.ts';
 import { deploymentOptions, promoteFirstBuild, workerBuildId } from './worker-deployment.ts';
-import { tracingWorkerOptions, WORKFLOW_INTERCEPTOR_MODULES } from './temporal-tracing.ts';
+import { telemetry } from './telemetry.ts';
+import { tracingWorkerOptions, workflowBundleFor, workflowInterceptorModules } from './temporal-tracing.ts';
 
 const PINO_LEVEL = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 
@@ -70,16 +71,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   installRuntimeOnce(options.logger, options.temporalMetricsPort);
   const connection = await NativeConnection.connect(temporalConnectOptions(options.temporal));
   const fromBundle = options.workflowBundlePath !== undefined && existsSync(options.workflowBundlePath);
+  // Tracing: activity spans, and the workflow's spans through a sink, from the traced bundle (runtime/temporal-tracing.ts).
+  const traced = telemetry().enabled;
   const workflowSource = fromBundle
-    ? { workflowBundle: { codePath: options.workflowBundlePath! } }
+    ? { workflowBundle: { codePath: workflowBundleFor(options.workflowBundlePath!, traced) } }
     : { workflowsPath: path.join(projectRoot, 'workflows', 'index.ts') };
-  // Tracing: activity spans, and the workflow's spans through a sink (runtime/temporal-tracing.ts).
   const tracing = tracingWorkerOptions();
   const interceptors: WorkerInterceptors = {
     ...options.interceptors,
     activity: [...tracing.activity, ...(options.interceptors?.activity ?? [])],
-    ...(fromBundle ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
+    ...(fromBundle ? {} : { workflowModules: workflowInterceptorModules(traced) }),
   };
+  // One build id for both variants (the untraced bundle's): turning tracing on or off is not a deploy.
   const buildId = options.versioning?.enabled ? workerBuildId(options.versioning, fromBundle ? options.workflowBundlePath : undefined) : undefined;
   const workerDeploymentOptions = options.versioning && buildId ? deploymentOptions(options.versioning, buildId) : undefined;
   // A worker that cannot be created leaves no connection open (start-up tries again: runtime/startup.ts).

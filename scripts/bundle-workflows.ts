@@ -1,16 +1,20 @@
 // `npm run build` step: bundles the workflows once, so production workers load
-// prebuilt code instead of running webpack at start-up.
+// prebuilt code instead of running webpack at start-up. Two variants: without and with
+// Temporal's OpenTelemetry workflow interceptors (loaded while tracing is on).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { projectRoot } from '../config/paths.ts';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../runtime/temporal-tracing.ts';
+import { tracedBundlePath, workflowInterceptorModules } from '../runtime/temporal-tracing.ts';
 
 const outFile = path.join(projectRoot, 'dist', 'workflow-bundle.js');
-const { code } = await bundleWorkflowCode({
-  workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'),
-  workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-});
 mkdirSync(path.dirname(outFile), { recursive: true });
-writeFileSync(outFile, code);
-console.log(`workflow bundle: ${path.relative(projectRoot, outFile)} (${Math.round(code.length / 1024)} KiB)`);
+for (const traced of [false, true]) {
+  const file = traced ? tracedBundlePath(outFile) : outFile;
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'),
+    workflowInterceptorModules: workflowInterceptorModules(traced),
+  });
+  writeFileSync(file, code);
+  console.log(`workflow bundle: ${path.relative(projectRoot, file)} (${Math.round(code.length / 1024)} KiB)`);
+}

@@ -37,6 +37,7 @@ import { scriptedUpstream } from '../tests/support/fake-servers.ts';
 import { FIXTURE_PAYLOAD_KEY, HISTORY_VERSION as VERSION, type HistoryPath } from '../tests/support/history-paths.ts';
 import { createWebhookEndpoint } from '../services/webhook-endpoints.ts';
 import { NOTIFICATION_EVENTS } from '../domain/runs/progress.ts';
+import { isTerminal } from '../domain/runs/states.ts';
 import { approvalSignal, approvalUpdate } from '../workflows/messages.ts';
 import http from 'node:http';
 
@@ -83,6 +84,8 @@ async function awaitingApproval(runId: string): Promise<void> {
   for (;;) {
     const state = await client.workflow.getHandle(runId).query<{ status: string }>('state');
     if (state.status === 'awaiting_approval') return;
+    // A run that ends first would be waited on for ever: its input asks for no external effect any more.
+    if (isTerminal(state.status)) throw new Error(`${runId} ended ${state.status} before approval: give this path an input that sends something.`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -124,15 +127,15 @@ try {
   await rememberEntry(db, { tenantId: recorder, subject: 'release policy', content: 'Releases ship on Tuesdays.', source: 'seed', entryKey: 'seed' });
   await record('approved-with-memory', {
     tenantId: recorder,
-    input: 'Check the release policy; then send the summary to the team.',
+    input: 'Check the release policy and tell the team channel that releases ship on Tuesdays.',
     memory: true,
     after: decide('approve'),
   });
-  await record('rejected', { tenantId: recorder, input: 'Compile the release notes and publish them.', after: decide('reject') });
-  await record('expired', { tenantId: recorder, input: 'Draft the memo and publish it.', approvalTimeoutMs: 1_000 });
+  await record('rejected', { tenantId: recorder, input: 'Compile the release notes and tell the team that they are out.', after: decide('reject') });
+  await record('expired', { tenantId: recorder, input: 'Prepare the summary and tell the team that it is out.', approvalTimeoutMs: 1_000 });
   await record('cancelled', {
     tenantId: recorder,
-    input: 'Draft the memo and publish it.',
+    input: 'Prepare the summary and tell the team that it is out.',
     after: async (runId) => {
       await awaitingApproval(runId);
       await client.workflow.getHandle(runId).cancel();
@@ -148,7 +151,7 @@ try {
   // A webhook nobody listens on: every delivery attempt fails before sending, so the step fails.
   const unreachable = await tenant('unreachable', 1_000);
   await setWebhookUrl(db, 'unreachable', `http://127.0.0.1:${await closedPort()}/hook`, { allowLoopback: true });
-  await record('failing-tool', { tenantId: unreachable, input: 'Summarise the incident and send it to the team.', after: decide('approve') });
+  await record('failing-tool', { tenantId: unreachable, input: 'Tell the on-call channel that the incident timeline is ready.', after: decide('approve') });
 
   // An upstream run: model plan, approval, two tool calls, the model's answer.
   await setRoute(db, recorder, 'svc-workspace-quality', 'upstream');
@@ -188,7 +191,7 @@ try {
   );
   await record('operator-decisions', {
     tenantId: operated,
-    input: 'Compile the release notes and publish them.',
+    input: 'Compile the release notes and tell the team that they are out.',
     after: async (runId) => {
       await awaitingApproval(runId);
       const handle = client.workflow.getHandle(runId);

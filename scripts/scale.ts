@@ -1,6 +1,7 @@
 // `npm run scale`: what the service costs as waiting work grows, measured against a running service
-// as an adopter would: N runs brought to awaiting_approval (a tenth first), the service's settled
-// memory per waiting run (from idle, and for each run added once a tenth wait), the list of waiting
+// as an adopter would: C runs taken to their end to warm it, N runs brought to awaiting_approval (a
+// tenth first), the service's settled memory per waiting run (from warm idle, and for each run added
+// once a tenth wait), the list of waiting
 // runs, F idle followers (database transactions per second, memory each), then every run approved
 // at c=20 with each follower's lag to its run's end, and each delivery counted.
 //
@@ -144,23 +145,33 @@ const hook = await receiver();
 await setWebhookUrl(database.db, values.tenant, hook.url, { allowLoopback: true });
 const report: Record<string, unknown> = { waiting: N, followers: F, concurrency: C };
 
+/** Brings `count` runs to awaiting_approval at c=C; resolves with their ids. */
+async function createWaiting(count: number): Promise<string[]> {
+  const added: string[] = [];
+  await pooled(
+    Array.from({ length: count }, (_, i) => i),
+    C,
+    async () => {
+      added.push((await api('POST', '/v1/agent-runs', { input: INPUT }, `scale-${randomUUID()}`)).run_id as string);
+    },
+  );
+  // Waits by asking Postgres, not the API: a thousand reads a second would be load that no adopter makes,
+  // and its garbage would count as memory held by waiting runs.
+  await until(async () => (await countRuns(added, "status = 'awaiting_approval'")) === added.length);
+  return added;
+}
+
+// The baseline is a warm service: C runs taken through approval to their end first, so that code compiled,
+// pools opened and the workflow thread started on first use are not counted as what waiting runs hold.
+const warmUp = await createWaiting(C);
+await pooled(warmUp, C, (id) => api('POST', `/v1/agent-runs/${id}/approval`, { decision: 'approve' }, `approve-${id}`).then(() => undefined));
+await until(async () => (await countRuns(warmUp, 'completed_at is not null')) === warmUp.length);
 const rssBefore = await settledRssKiB();
 const ids: string[] = [];
 /** Brings `count` more runs to awaiting_approval at c=C; resolves with the highest RSS seen meanwhile. */
 const addWaiting = (count: number) =>
   peakRssKiB(async () => {
-    const added: string[] = [];
-    await pooled(
-      Array.from({ length: count }, (_, i) => i),
-      C,
-      async () => {
-        added.push((await api('POST', '/v1/agent-runs', { input: INPUT }, `scale-${randomUUID()}`)).run_id as string);
-      },
-    );
-    ids.push(...added);
-    // Waits by asking Postgres, not the API: a thousand reads a second would be load that no adopter makes,
-    // and its garbage would count as memory held by waiting runs.
-    await until(async () => (await countRuns(ids, "status = 'awaiting_approval'")) === ids.length);
+    ids.push(...(await createWaiting(count)));
   });
 // A tenth first: from there on the sticky cache is full and warm, so the rest shows what each waiting run adds.
 const first = Math.max(1, Math.round(N / 10));
@@ -173,9 +184,14 @@ peak = Math.max(peak, await addWaiting(N - first));
 report.to_waiting_s = firstSeconds + (Date.now() - started) / 1_000;
 report.to_waiting_runs_per_s = N / (report.to_waiting_s as number);
 const rssWaiting = await settledRssKiB();
-report.rss_mib = { before: mib(rssBefore), [`with_${first}_waiting`]: mib(rssFirst), [`with_${N}_waiting`]: mib(rssWaiting), peak_while_creating: mib(peak) };
+report.rss_mib = {
+  warm_idle: mib(rssBefore),
+  [`with_${first}_waiting`]: mib(rssFirst),
+  [`with_${N}_waiting`]: mib(rssWaiting),
+  peak_while_creating: mib(peak),
+};
 report.kib_per_waiting_run = {
-  from_idle: Math.round((rssWaiting - rssBefore) / N),
+  from_warm_idle: Math.round((rssWaiting - rssBefore) / N),
   each_added_after_the_first_tenth: N > first ? Math.round((rssWaiting - rssFirst) / (N - first)) : 0,
 };
 

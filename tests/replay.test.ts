@@ -11,6 +11,7 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { payloadKeyOf } from '../config/env.ts';
 import { EncryptionCodec, serviceDataConverter } from '../runtime/payload-codec.ts';
+import { tracedBundlePath, workflowBundleFor } from '../runtime/temporal-tracing.ts';
 import { FIXTURE_PAYLOAD_KEY, HISTORY_PATHS, HISTORY_VERSION } from './support/history-paths.ts';
 
 const fixtureCodec = new EncryptionCodec({ current: payloadKeyOf(FIXTURE_PAYLOAD_KEY.id, Buffer.from(FIXTURE_PAYLOAD_KEY.base64, 'base64')), previous: [] });
@@ -31,16 +32,30 @@ describe('workflow replay', () => {
       'v1-upstream-agent-loop.history.json',
     ]);
     expect(files.filter((f) => f.startsWith('v2-'))).toHaveLength(9);
+    expect(files.filter((f) => f.startsWith('v3-'))).toHaveLength(10);
   });
 
-  it.each(files)('%s replays without nondeterminism', async (file) => {
-    const history = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
-    await expect(
-      Worker.runReplayHistory(
-        { workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: serviceDataConverter(fixtureCodec) },
-        history,
-        `replay-${file}`,
-      ),
-    ).resolves.toBeUndefined();
+  // Both bundles serve one build (runtime/temporal-tracing.ts): a run started with tracing on or off replays on either.
+  const bundles = { untraced: () => inject('workflowBundlePath'), traced: () => tracedBundlePath(inject('workflowBundlePath')) };
+  it.each(files.flatMap((file) => (['untraced', 'traced'] as const).map((variant) => [file, variant] as const)))(
+    '%s replays without nondeterminism on the %s bundle',
+    async (file, variant) => {
+      const history = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
+      await expect(
+        Worker.runReplayHistory(
+          { workflowBundle: { codePath: bundles[variant]() }, dataConverter: serviceDataConverter(fixtureCodec) },
+          history,
+          `replay-${file}`,
+        ),
+      ).resolves.toBeUndefined();
+    },
+  );
+
+  it('bundles the OpenTelemetry workflow interceptor into the traced variant only', () => {
+    const marker = 'OpenTelemetryInboundInterceptor';
+    expect(readFileSync(inject('workflowBundlePath'), 'utf8')).not.toContain(marker);
+    expect(readFileSync(tracedBundlePath(inject('workflowBundlePath')), 'utf8')).toContain(marker);
+    expect(workflowBundleFor('/b/workflow-bundle.js', false)).toBe('/b/workflow-bundle.js');
+    expect(workflowBundleFor('/b/workflow-bundle.js', true)).toBe('/b/workflow-bundle.traced.js');
   });
 });

@@ -48,6 +48,12 @@ export const PROJECTION_AS_LOCAL_ACTIVITY = 'projection-as-local-activity';
 export const APPROVAL_AUDIT_IN_WORKFLOW = 'approval-audit-in-workflow';
 /** Runs that reach their end on this code send completion notifications and end a failed run's execution Failed. */
 export const NOTIFY_AND_FAIL_EXECUTION = 'notify-and-fail-execution';
+/**
+ * Runs started on this code upsert the status search attribute only when the status changes: a new step
+ * within a state changes nothing Temporal indexes, and each upsert is a history event and a visibility
+ * write (8 of a run's 13 were redundant: docs/performance.md, row 11).
+ */
+export const STATUS_ATTRIBUTE_ON_CHANGE = 'status-attribute-on-change';
 
 /** How a run ended, and what the workflow still awaits before it closes. */
 export interface RunEnd {
@@ -111,6 +117,7 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
   // an Update handler or between local activities does not replay reliably: tests/replay.test.ts).
   const auditsDecisions = patched(APPROVAL_AUDIT_IN_WORKFLOW);
   const notifies = patched(NOTIFY_AND_FAIL_EXECUTION);
+  const upsertsOnChangeOnly = patched(STATUS_ATTRIBUTE_ON_CHANGE);
   const awaitsDecision = () => live.status === 'awaiting_approval' && !decision;
 
   const c: RunContext = {
@@ -132,11 +139,12 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
       const status = nextStatus(live.status, event);
       if (!status) throw new Error(`Illegal run move: no "${event}" from ${live.status} (domain/runs/states.ts RUN_TRANSITIONS).`);
       // A new state is run.<state>; a new step within the same state is run.step.<step>.
-      const eventKind = kind ?? (status !== live.status || seq === 0 ? `run.${status}` : `run.step.${step}`);
+      const changed = status !== live.status || seq === 0;
+      const eventKind = kind ?? (changed ? `run.${status}` : `run.step.${step}`);
       live.status = status;
       live.step = step;
       seq += 1;
-      upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
+      if (changed || !upsertsOnChangeOnly) upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
       if (patch.failure) failureCode = patch.failure.code;
       c.showDetails();
       const transition: RunTransition = { runId, tenantId, seq, status, step, patch, kind: eventKind, progress: progressOf(live) };

@@ -5,7 +5,6 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { projectRoot } from '../../config/paths.ts';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../runtime/temporal-tracing.ts';
 import { freePort } from '../../tests/support/free-port.ts';
 import type { AnchorWorkerArgs } from './e2e-anchor-worker.ts';
 import { type ApiSettings, benchServiceEnv, POOL_SIZE, type Server, startLoggingChild } from './processes.ts';
@@ -22,7 +21,7 @@ async function bundle(file: string, workflowsPath: string, workflowInterceptorMo
 /** Both sides' workflow bundles, built into `dir` before anything is measured (neither worker bundles at start-up). */
 export async function bundleWorkflows(dir: string): Promise<{ service: string; anchor: string }> {
   return {
-    service: await bundle(path.join(dir, 'workflow-bundle.js'), path.join(projectRoot, 'workflows', 'index.ts'), WORKFLOW_INTERCEPTOR_MODULES),
+    service: await bundle(path.join(dir, 'workflow-bundle.js'), path.join(projectRoot, 'workflows', 'index.ts')),
     anchor: await bundle(path.join(dir, 'anchor-bundle.js'), path.join(projectRoot, 'scripts', 'bench', 'e2e-workflow.ts')),
   };
 }

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { projectRoot } from '../../config/paths.ts';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../runtime/temporal-tracing.ts';
+import { tracedBundlePath, workflowInterceptorModules } from '../../runtime/temporal-tracing.ts';
 import pg from 'pg';
 import { pino } from 'pino';
 import type { TestProject } from 'vitest/node';
@@ -64,15 +64,17 @@ export default async function setup(project: TestProject) {
   await database.migrate();
   await database.close();
 
-  // One workflow bundle for every worker of the run, as production workers load it.
+  // One workflow bundle for every worker of the run, and its traced variant beside it, as `npm run build` writes them.
   const bundleDir = mkdtempSync(path.join(os.tmpdir(), 'gws-bundle-'));
   const workflowBundlePath = path.join(bundleDir, 'workflow-bundle.js');
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'),
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-    logger: silentBundlerLogger,
-  });
-  writeFileSync(workflowBundlePath, code);
+  for (const traced of [false, true]) {
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'),
+      workflowInterceptorModules: workflowInterceptorModules(traced),
+      logger: silentBundlerLogger,
+    });
+    writeFileSync(traced ? tracedBundlePath(workflowBundlePath) : workflowBundlePath, code);
+  }
   project.provide('workflowBundlePath', workflowBundlePath);
 
   project.provide('temporalAddress', temporal.address);

@@ -2,9 +2,10 @@
 
 /**
  * The workflow code's history version. v1: before projection writes became local activities; v2: after;
- * v3: approvals audited by the workflow, notifications, failed runs ending their execution Failed.
+ * v3: approvals audited by the workflow, notifications, failed runs ending their execution Failed;
+ * v4: the status search attribute upserted only when the status changes.
  */
-export const HISTORY_VERSION = 'v3';
+export const HISTORY_VERSION = 'v4';
 
 /** Every path a run can take; each version records one history per path. */
 export const HISTORY_PATHS = [
