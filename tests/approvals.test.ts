@@ -4,10 +4,11 @@
 // are down.
 import { Context } from '@temporalio/activity';
 import { and, eq, like } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { auditEvents, runs } from '../db/schema.ts';
 import type { RunningWorker } from '../runtime/worker.ts';
 import { ApiClient } from './support/client.ts';
+import { startGrpcFaultProxy } from './support/grpc-fault-proxy.ts';
 import { storedRun, isTerminal, newTenant, type RunStack, startRunStack, startTestWorker, type TestTenant, waitForRun } from './support/run-stack.ts';
 import { startTestApp } from './support/test-app.ts';
 
@@ -249,6 +250,50 @@ describe('bounded answers while Temporal is down', () => {
       opened();
       await gated.stop();
       await own.close();
+    }
+  });
+
+  it('while Temporal answers that the workflow is not ready (its last task failed), an approval is retried, then a 503 with Retry-After; then applied once', async () => {
+    // Temporal answers an Update FAILED_PRECONDITION while the workflow's last task failed or timed out and is
+    // being retried (a worker overloaded past the task's timeout). The API's client reaches Temporal through a
+    // proxy that gives that answer on demand; the worker reaches Temporal directly.
+    const proxy = await startGrpcFaultProxy(inject('temporalAddress'));
+    const proxied = await startTestApp({ TASK_QUEUE: stack.taskQueue, TEMPORAL_ADDRESS: proxy.address });
+    const viaProxy = await ApiClient.connect(proxied.url);
+    try {
+      const t = await newTenant(db);
+      const notReady = (times: number) => proxy.failNext('UpdateWorkflowExecution', times, 9, 'Workflow is not ready to handle update');
+
+      // Not ready twice, then ready: one answer, 200, the decision applied once.
+      const first = await awaitingRun(stack, t);
+      notReady(2);
+      const retried = await viaProxy.post(`/v1/agent-runs/${first}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'nr-1' } });
+      expect(retried.status).toBe(200);
+      expect(proxy.calls('UpdateWorkflowExecution')).toBe(3);
+      expect((await waitForRun(stack.api, t.key, first, isTerminal)).approval.state).toBe('approved');
+      expect(await approvalEvents(first)).toHaveLength(1);
+
+      // Not ready for longer than the API waits: a 503 with Retry-After, nothing recorded; the same key later applies.
+      const second = await awaitingRun(stack, t);
+      notReady(1_000);
+      const { result: refused, ms } = await timed(() =>
+        viaProxy.post(`/v1/agent-runs/${second}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'nr-2' } }),
+      );
+      expect(refused.status).toBe(503);
+      expect(refused.json.error.code).toBe('service_unavailable');
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(ms).toBeLessThan(OUTAGE_ANSWER_MS);
+      expect(await approvalEvents(second)).toHaveLength(0);
+      expect((await stack.api.get(`/v1/agent-runs/${second}`, { key: t.key })).json.status).toBe('awaiting_approval');
+
+      notReady(0);
+      const applied = await viaProxy.post(`/v1/agent-runs/${second}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'nr-2' } });
+      expect(applied.status).toBe(200);
+      expect((await waitForRun(stack.api, t.key, second, isTerminal)).approval.state).toBe('approved');
+      expect((await approvalEvents(second)).map((e) => e.action)).toEqual(['run.approval.approve']);
+    } finally {
+      await proxied.close();
+      await proxy.close();
     }
   });
 

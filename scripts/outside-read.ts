@@ -1,0 +1,88 @@
+// `npm run outside-read`: one run's GET on a running service (`npm start`, say, as its user runs it),
+// measured from outside as an adopter would, against row 3's anchor (Koa + @koa/router with the API's
+// routes and one raw pg query) on the same Postgres. autocannon runs in a process of its own, at c=50,
+// alternating service and anchor for each repetition; medians are compared (docs/performance.md).
+//
+//   DATABASE_URL=postgres://… npm start                                    # the service, as users run it
+//   GWS_API_KEY=… DATABASE_URL=postgres://… npm run outside-read -- --reps 3   # this
+//
+// It reads GWS_BASE_URL (http://127.0.0.1:8080 by default), GWS_API_KEY (a core key) and DATABASE_URL
+// (the service's Postgres, which the anchor reads). Creates one run to read. Prints JSON.
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { startAnchorServer } from './bench/processes.ts';
+
+const { values } = parseArgs({
+  options: { reps: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' } },
+});
+const BASE = process.env.GWS_BASE_URL ?? 'http://127.0.0.1:8080';
+const KEY = process.env.GWS_API_KEY ?? '';
+const DATABASE_URL = process.env.DATABASE_URL ?? '';
+if (!KEY || !DATABASE_URL) throw new Error('Set GWS_API_KEY and DATABASE_URL (the running service’s Postgres).');
+const autocannonBin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+
+interface Measured {
+  rps: number;
+  p99_ms: number;
+  non2xx: number;
+}
+
+/** autocannon's own process for `seconds` at c=`connections` (after 2 s of warm-up); its JSON summary. */
+function autocannon(url: string, headers: Record<string, string>, seconds: number): Promise<Measured> {
+  const headerArgs = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]);
+  const run = (duration: number) =>
+    new Promise<Measured>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        [autocannonBin, '-c', values.connections!, '-d', String(duration), '-j', ...headerArgs, url],
+        { maxBuffer: 1 << 24 },
+        (err, stdout) => {
+          if (err) return reject(err);
+          const r = JSON.parse(stdout) as { requests: { average: number }; latency: { p99: number }; non2xx: number };
+          resolve({ rps: r.requests.average, p99_ms: r.latency.p99, non2xx: r.non2xx });
+        },
+      );
+    });
+  return run(2).then(() => run(seconds));
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+const created = await fetch(`${BASE}/v1/agent-runs`, {
+  method: 'POST',
+  headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'idempotency-key': `outside-read-${randomUUID()}` },
+  body: JSON.stringify({ input: 'Summarise the notes. The launch moved to May.' }),
+});
+const runId = ((await created.json()) as { run_id: string }).run_id;
+const db = new pg.Client({ connectionString: DATABASE_URL });
+await db.connect();
+const tenantId = (await db.query<{ tenant_id: string }>('select tenant_id from runs where id = $1', [runId])).rows[0]!.tenant_id;
+await db.end();
+
+const anchor = await startAnchorServer('pg', DATABASE_URL);
+const service: Measured[] = [];
+const anchored: Measured[] = [];
+try {
+  for (let rep = 1; rep <= Number(values.reps); rep++) {
+    service.push(await autocannon(`${BASE}/v1/agent-runs/${runId}`, { authorization: `Bearer ${KEY}` }, Number(values.seconds)));
+    anchored.push(await autocannon(`${anchor.url}/v1/agent-runs/${runId}?tenant=${tenantId}`, {}, Number(values.seconds)));
+    console.error(`rep ${rep}: ${service.at(-1)!.rps} vs ${anchored.at(-1)!.rps} req/s`);
+  }
+} finally {
+  await anchor.stop();
+}
+const rps = { service: median(service.map((m) => m.rps)), anchor: median(anchored.map((m) => m.rps)) };
+console.log(
+  JSON.stringify({
+    connections: Number(values.connections),
+    seconds: Number(values.seconds),
+    rps,
+    ratio: Math.round((rps.service / rps.anchor) * 1000) / 1000,
+    p99_ms: { service: median(service.map((m) => m.p99_ms)), anchor: median(anchored.map((m) => m.p99_ms)) },
+    non2xx: service.reduce((n, m) => n + m.non2xx, 0) + anchored.reduce((n, m) => n + m.non2xx, 0),
+    per_rep: service.map((m, i) => Math.round((m.rps / anchored[i]!.rps) * 1000) / 1000),
+  }),
+);
