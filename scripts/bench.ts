@@ -18,6 +18,7 @@ import type { StartAnchorArgs } from './bench/anchors.ts';
 import type { LoadArgs } from './bench/load.ts';
 import { pinningNote, pinSelf } from './bench/cores.ts';
 import { e2eRow } from './bench/e2e.ts';
+import { waitingRows } from './bench/waiting.ts';
 import { type BenchCluster, startBenchCluster } from './bench/postgres-cluster.ts';
 import {
   ADMIN_URL,
@@ -45,7 +46,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? (QUICK ? 0.5 : 2));
 const SCALE_SECONDS = QUICK ? SECONDS : Math.max(1, Math.round(SECONDS / 2));
 const SCALE_CONNECTIONS = 5;
 const TASK_QUEUE = 'bench-no-worker';
-/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, npm-start, scale, chat, tracing, metrics, embedded, runs, e2e), for profiling. */
+/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, npm-start, scale, chat, tracing, metrics, embedded, runs, e2e; waiting runs only when named), for profiling. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 const selected = (name: string) => !ONLY || ONLY.has(name);
 const payloadKey = randomBytes(32).toString('base64');
@@ -452,6 +453,21 @@ try {
         alternate,
         log,
       }),
+    );
+  }
+
+  // 12. Many runs waiting on the production split: only when asked for by name (10,000 runs take about 45 min).
+  if (ONLY?.has('waiting')) {
+    const waiting = Number(process.env.BENCH_WAITING ?? 10_000);
+    rows.push(
+      ...(await waitingRows({
+        databaseUrl: database.url,
+        temporalAddress: temporal.address,
+        payloadKey,
+        waiting,
+        followers: Math.min(500, waiting),
+        log,
+      })),
     );
   }
 

@@ -7,6 +7,7 @@
 //
 //   DATABASE_URL=postgres://… DEFAULT_PROVIDER=local RATE_LIMIT_POINTS=1000000 npm start   # the service
 //   npm run scale -- --pid <the service's pid> --waiting 1000 --followers 500               # this
+//   (--pid <api>,<worker>: the production split's two processes, whose memory is summed)
 //
 // It reads GWS_BASE_URL, GWS_API_KEY (a core key of --tenant, dev by default) and DATABASE_URL (the
 // service's Postgres: the tenant's webhook is pointed at this script's receiver, and pg_stat_database
@@ -43,7 +44,9 @@ const C = Number(values.concurrency);
 const INPUT = 'Tell the on-call channel that the nightly export finished.';
 const auth = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
 
-const rssKiB = () => (values.pid ? Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${values.pid}/status`, 'utf8'))?.[1] ?? 0) : 0);
+/** The service's resident memory: the sum over its processes (--pid 12,34: the API and the worker of the production split). */
+const pids = (values.pid ?? '').split(',').filter(Boolean);
+const rssKiB = () => pids.reduce((sum, pid) => sum + Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0), 0);
 /**
  * The service's RSS once it has settled. V8 hands freed pages back to the system some seconds after
  * load stops, so a reading taken at once counts garbage as memory held: sample every 2 s until two

@@ -93,13 +93,21 @@ export function withinMs(target: string, service: number, anchor: number, maxMs:
   return { target, metric: 'ms', service, anchor, ratio: r3(ratio), bound: `≤ ${maxMs} ms`, holds: service <= maxMs, failed: 0 };
 }
 
+/** A figure the issue bounds outright, with no anchor to compare it with (row 12): it holds when it is at most `max`. */
+export function withinLimit(target: string, metric: string, value: number, max: number): Row {
+  return { target, metric, service: value, anchor: Number.NaN, ratio: Number.NaN, bound: `≤ ${max} ${metric}`, holds: value <= max, failed: 0 };
+}
+
+/** A figure of the table: a dash where a row has none (no anchor). */
+const cell = (x: number) => (Number.isFinite(x) ? String(x) : '—');
+
 export function table(rows: Row[]): string {
   const lines = [
     '| Target | Metric | Service | Anchor | Ratio | Bound | Holds |',
     '|---|---|---:|---:|---:|---|---|',
     ...rows.map(
       (r) =>
-        `| ${r.target} | ${r.metric} | ${r.service} | ${r.anchor} | ${r.ratio} | ${r.bound} | ${r.holds ? 'holds' : 'does not hold'}${r.failed ? ` (${r.failed} failed)` : ''} |`,
+        `| ${r.target} | ${r.metric} | ${r.service} | ${cell(r.anchor)} | ${cell(r.ratio)} | ${r.bound} | ${r.holds ? 'holds' : 'does not hold'}${r.failed ? ` (${r.failed} failed)` : ''} |`,
     ),
   ];
   const notes = rows.filter((r) => r.note).map((r) => `- ${r.target.split(' ')[0]} ${r.note}`);
