@@ -93,3 +93,17 @@ export function grpcMetadata(fromProfile: Record<string, string> | undefined, en
   }
   return metadata;
 }
+
+/** A temporal.toml path that never exists: a child given it reads no profile. */
+const NO_CONFIG_FILE = '/nonexistent/gws-no-temporal.toml';
+
+/**
+ * `env` without the user's Temporal settings: no TEMPORAL_* connection variable and no temporal.toml.
+ * For the processes the tests, the bench and the drills start, which must reach the dev server they
+ * name, not the cluster a developer's shell or ~/.config/temporalio/temporal.toml points at.
+ */
+export function withoutUserTemporalSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const connection = new Set<string>(TEMPORAL_CONNECTION_VARIABLES);
+  const kept = Object.entries(env).filter(([name]) => !connection.has(name) && !name.startsWith(GRPC_META_PREFIX));
+  return { ...Object.fromEntries(kept), TEMPORAL_CONFIG_FILE: NO_CONFIG_FILE };
+}

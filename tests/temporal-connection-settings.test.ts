@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/config-error.ts';
 import { loadConfig } from '../config/env.ts';
 import { describeTemporalConnection } from '../config/temporal-connection-settings.ts';
+import { withoutUserTemporalSettings } from '../config/temporal-env.ts';
 import { makeTestPki, type TestPki } from './support/test-certificates.ts';
 
 const SECRET_KEY = 'tk-secret-0123456789abcdef';
@@ -77,6 +78,26 @@ describe('with no address from the variables or a profile', () => {
     const { temporal } = loadConfig({ HOME: home });
     expect(temporal.address).toBe('temporal.internal:7233');
     expect(temporal.connection.source).toBe(`profile "default" in ${path.join(home, '.config', 'temporalio', 'temporal.toml')}`);
+  });
+
+  it("leaves the user's settings out of what the tests, the bench and the drills start", () => {
+    const home = path.join(scratch, 'developer-home');
+    mkdirSync(path.join(home, '.config', 'temporalio'), { recursive: true });
+    writeFileSync(path.join(home, '.config', 'temporalio', 'temporal.toml'), '[profile.default]\naddress = "cloud.example:7233"\napi_key = "from-toml"\n');
+    const shell = { HOME: home, TEMPORAL_NAMESPACE: 'prod', TEMPORAL_API_KEY: SECRET_KEY, TEMPORAL_GRPC_META_X_TEAM: 'ops', TEMPORAL_CLI: '/opt/temporal' };
+    expect(describeTemporalConnection(loadConfig(shell).temporal.connection)).toMatchObject({ address: 'cloud.example:7233', api_key: true });
+
+    const child = withoutUserTemporalSettings(shell);
+    expect(child).toMatchObject({ HOME: home, TEMPORAL_CLI: '/opt/temporal' });
+    const { temporal } = loadConfig({ ...child, TEMPORAL_ADDRESS: '127.0.0.1:7299' });
+    expect(describeTemporalConnection(temporal.connection)).toEqual({
+      address: '127.0.0.1:7299',
+      namespace: 'default',
+      tls: false,
+      client_cert: false,
+      api_key: false,
+    });
+    expect(temporal.connection.metadata).toEqual({});
   });
 });
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { projectRoot } from '../../config/paths.ts';
+import { withoutUserTemporalSettings } from '../../config/temporal-env.ts';
 import { resolveTemporalCli, startDevServer, type DevServer } from '../../runtime/temporal-dev-server.ts';
 import { freePort } from '../../tests/support/free-port.ts';
 import { type Cores, spawnArgs } from './cores.ts';
@@ -193,8 +194,7 @@ async function redisUrl(): Promise<string | undefined> {
 /** What every service process of the bench gets: the bench's Postgres, Temporal, key and queue, on `port`. */
 export function benchServiceEnv(s: ApiSettings, port: number): NodeJS.ProcessEnv {
   return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
+    ...withoutUserTemporalSettings({ PATH: process.env.PATH, HOME: process.env.HOME }),
     HOST: '127.0.0.1',
     PORT: String(port),
     DATABASE_URL: s.databaseUrl,
@@ -237,8 +237,7 @@ export async function startNpmStart(s: ApiSettings & { dataDir: string }): Promi
 export async function startAnchorServer(mode: 'hello' | 'pg', databaseUrl: string): Promise<Server> {
   const port = await freePort();
   const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
+    ...withoutUserTemporalSettings({ PATH: process.env.PATH, HOME: process.env.HOME }),
     NODE_ENV: 'production',
     BENCH_PORT: String(port),
     DATABASE_URL: databaseUrl,
@@ -263,7 +262,7 @@ export function runJsonChild<T>(script: string, arg: unknown, env: NodeJS.Proces
   return new Promise((resolve, reject) => {
     const child = spawn(...spawnArgs(cores, process.execPath, [...tsx, path.join(projectRoot, 'scripts', 'bench', script), ...leading, ...json]), {
       cwd: projectRoot,
-      env: { ...process.env, NODE_ENV: 'production', ...env },
+      env: { ...withoutUserTemporalSettings(process.env), NODE_ENV: 'production', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.add(child);

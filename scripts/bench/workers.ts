@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { projectRoot } from '../../config/paths.ts';
+import { withoutUserTemporalSettings } from '../../config/temporal-env.ts';
 import { freePort } from '../../tests/support/free-port.ts';
 import type { AnchorWorkerArgs } from './e2e-anchor-worker.ts';
 import { type ApiSettings, benchServiceEnv, POOL_SIZE, type Server, startLoggingChild } from './processes.ts';
@@ -42,7 +43,7 @@ export async function startServiceWorker(s: ApiSettings & { bundlePath: string }
 
 /** The anchor's worker (scripts/bench/e2e-anchor-worker.ts) on `taskQueue`, writing to `databaseUrl`. */
 export function startAnchorWorker(a: Omit<AnchorWorkerArgs, 'poolSize'>): Promise<Server> {
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production' };
+  const env = { ...withoutUserTemporalSettings({ PATH: process.env.PATH, HOME: process.env.HOME }), NODE_ENV: 'production' };
   const args: AnchorWorkerArgs = { ...a, poolSize: POOL_SIZE };
   return startLoggingChild('anchor-worker', [path.join(projectRoot, 'scripts', 'bench', 'e2e-anchor-worker.ts'), JSON.stringify(args)], env, (line) =>
     line.includes('anchor worker running'),

@@ -14,6 +14,7 @@ import { openPostgres } from '../../db/client.ts';
 import { loadConfig } from '../../config/env.ts';
 import { projectRoot } from '../../config/paths.ts';
 import type { TemporalConnectionSettings } from '../../config/temporal-connection-settings.ts';
+import { withoutUserTemporalSettings } from '../../config/temporal-env.ts';
 import { type DevServer, resolveTemporalCli, startDevServer } from '../../runtime/temporal-dev-server.ts';
 import { freePort } from '../../tests/support/free-port.ts';
 import { type PrivatePostgres, startPrivatePostgres } from '../../tests/support/private-postgres.ts';
@@ -99,8 +100,8 @@ export class Cluster {
   /** The environment every service gets: the drill's database, Temporal and key; short leases so sweeps converge. */
   serviceEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     return {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
+      // The drill's own dev server only: no TEMPORAL_* variable or temporal.toml of the operator's may add TLS or an API key.
+      ...withoutUserTemporalSettings({ PATH: process.env.PATH, HOME: process.env.HOME }),
       NODE_ENV: 'development', // loopback webhook receivers are accepted outside production only
       LOG_LEVEL: 'warn',
       HOST: '127.0.0.1',
@@ -108,8 +109,6 @@ export class Cluster {
       DATABASE_URL: this.postgres.url,
       MIGRATE_ON_START: 'false',
       TEMPORAL_ADDRESS: this.temporalAddress,
-      // The drill's own dev server only: no temporal.toml of the operator's (under HOME) may add TLS or an API key.
-      TEMPORAL_CONFIG_FILE: path.join(this.scratch, 'no-temporal.toml'),
       TASK_QUEUE,
       WORKFLOW_BUNDLE_PATH: this.bundlePath,
       PAYLOAD_KEY: this.payloadKey,
