@@ -456,7 +456,7 @@ try {
     );
   }
 
-  // 12. Many runs waiting on the production split: only when asked for by name (10,000 runs take about 45 min).
+  // 12. Many runs waiting on the production split: only when asked for by name (10,000 runs took 27 min on 2 cores).
   if (ONLY?.has('waiting')) {
     const waiting = Number(process.env.BENCH_WAITING ?? 10_000);
     rows.push(
