@@ -317,6 +317,11 @@ describe('deciding', () => {
     await expect.poll(() => page.getByRole('dialog').textContent()).toContain('Approve run');
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    // Escape cancels with the focus outside the dialog too (a click on the backdrop).
+    await page.keyboard.press('a');
+    await page.locator('.backdrop').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     await page.keyboard.press('r');
     await expect.poll(() => page.getByRole('dialog').textContent()).toContain('Reject run');
     await page.keyboard.press('Enter');

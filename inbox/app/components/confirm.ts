@@ -1,6 +1,6 @@
 // The confirmation every decision takes, by button or key: what will happen, then Confirm or Cancel.
 import { html } from 'htm/preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import type { Run } from '../types.ts';
 import type { CheckedEdit } from './effect-card.ts';
 
@@ -15,11 +15,21 @@ interface Props {
 
 export function Confirm({ run, decision, edits, busy, onConfirm, onCancel }: Props) {
   const confirmButton = useRef<HTMLButtonElement>(null);
-  useEffect(() => confirmButton.current?.focus(), []);
+  // Focus moves in the same task as the dialog appears: a key pressed as soon as it shows (Enter) reaches it.
+  useLayoutEffect(() => confirmButton.current?.focus(), []);
+  // Escape cancels wherever the focus is (a click on the backdrop moves it out of the dialog), from the
+  // moment the dialog shows.
+  const cancel = useRef(onCancel);
+  cancel.current = onCancel;
+  useLayoutEffect(() => {
+    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && cancel.current();
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
   const effects = run.approval?.effects ?? [];
   const approve = decision === 'approve';
   return html`
-    <div class="backdrop" onKeyDown=${(e: KeyboardEvent) => e.key === 'Escape' && onCancel()}>
+    <div class="backdrop">
       <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="confirm-heading" aria-describedby="confirm-body">
         <h3 id="confirm-heading">${approve ? 'Approve' : 'Reject'} run <code>${run.run_id}</code>?</h3>
         <div id="confirm-body">
