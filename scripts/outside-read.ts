@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { startAnchorServer } from './bench/processes.ts';
+import { median } from './bench/report.ts';
 
 const { values } = parseArgs({
   options: { reps: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' } },
@@ -48,8 +49,6 @@ function autocannon(url: string, headers: Record<string, string>, seconds: numbe
     });
   return run(2).then(() => run(seconds));
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 const created = await fetch(`${BASE}/v1/agent-runs`, {
   method: 'POST',

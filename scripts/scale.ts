@@ -21,6 +21,7 @@ import { createParser } from 'eventsource-parser';
 import pg from 'pg';
 import { openPostgres } from '../db/client.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
+import { median } from './bench/report.ts';
 import { pooled } from './drill/pool.ts';
 
 const { values } = parseArgs({
@@ -74,7 +75,6 @@ async function peakRssKiB(work: () => Promise<void>): Promise<number> {
   return Math.max(peak, rssKiB());
 }
 const mib = (kib: number) => Math.round(kib / 1024);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))] ?? 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -2,7 +2,7 @@
 // bulk rows written straight into Postgres with generate_series (runs, journey
 // events, ledger entries) in the shapes the service writes.
 import { digestOf } from '../../domain/digest.ts';
-import { openPostgres } from '../../db/client.ts';
+import { type Db, openPostgres } from '../../db/client.ts';
 import { createKey } from '../../services/keys.ts';
 import { grantCredits } from '../../services/ledger.ts';
 import { POOL_SIZE } from './processes.ts';
@@ -28,16 +28,19 @@ export interface Seed {
   chatter: SeededTenant;
 }
 
+/** A tenant with a core key and credits no bench phase can spend. */
+export async function benchTenant(db: Db, name: string): Promise<SeededTenant> {
+  const key = await createKey(db, { tenant: name, kind: 'core' });
+  await grantCredits(db, { tenantId: key.tenantId, amount: 1_000_000_000_000, entryKey: `${name}-grant` });
+  return { name, tenantId: key.tenantId, secret: key.secret, sampleRunId: null };
+}
+
 export async function seed(databaseUrl: string, sizes = { small: 100, large: 10_000, ledger: 12_000 }): Promise<Seed> {
   const database = openPostgres(databaseUrl, POOL_SIZE);
   try {
     await database.migrate();
     const db = database.db;
-    const tenant = async (name: string): Promise<SeededTenant> => {
-      const key = await createKey(db, { tenant: name, kind: 'core' });
-      await grantCredits(db, { tenantId: key.tenantId, amount: 1_000_000_000_000, entryKey: `${name}-grant` });
-      return { name, tenantId: key.tenantId, secret: key.secret, sampleRunId: null };
-    };
+    const tenant = (name: string) => benchTenant(db, name);
     const creator = await tenant('bench-creator');
     const small = await tenant('bench-small');
     const large = await tenant('bench-large');

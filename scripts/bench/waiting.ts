@@ -8,10 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openPostgres } from '../../db/client.ts';
-import { createKey } from '../../services/keys.ts';
-import { grantCredits } from '../../services/ledger.ts';
 import { runJsonChild, startApi } from './processes.ts';
 import { type Row, withinLimit } from './report.ts';
+import { benchTenant } from './seed.ts';
 import { bundleWorkflows, startServiceWorker } from './workers.ts';
 
 const QUEUE = 'bench-waiting';
@@ -53,11 +52,9 @@ export async function waitingRows(ctx: WaitingContext): Promise<Row[]> {
   ]);
   const database = openPostgres(ctx.databaseUrl, 2);
   try {
-    const tenant = 'bench-waiting';
-    const key = await createKey(database.db, { tenant, kind: 'core' });
-    await grantCredits(database.db, { tenantId: key.tenantId, amount: 1_000_000_000_000, entryKey: `${tenant}-grant` });
+    const tenant = await benchTenant(database.db, 'bench-waiting');
     ctx.log(`waiting: ${ctx.waiting} runs to awaiting_approval, ${ctx.followers} followers, on npm run api + npm run worker`);
-    const r = await runJsonChild<ScaleReport>('../scale.ts', undefined, { GWS_BASE_URL: api.url, GWS_API_KEY: key.secret, DATABASE_URL: ctx.databaseUrl }, [
+    const r = await runJsonChild<ScaleReport>('../scale.ts', undefined, { GWS_BASE_URL: api.url, GWS_API_KEY: tenant.secret, DATABASE_URL: ctx.databaseUrl }, [
       '--pid',
       `${api.pid},${worker.pid}`,
       '--waiting',
@@ -65,7 +62,7 @@ export async function waitingRows(ctx: WaitingContext): Promise<Row[]> {
       '--followers',
       String(ctx.followers),
       '--tenant',
-      tenant,
+      tenant.name,
     ]);
     const target = `12. ${ctx.waiting.toLocaleString('en')} runs waiting, production split`;
     const note =
