@@ -51,7 +51,7 @@ export const NOTIFY_AND_FAIL_EXECUTION = 'notify-and-fail-execution';
 /**
  * Runs started on this code upsert the status search attribute only when the status changes: a new step
  * within a state changes nothing Temporal indexes, and each upsert is a history event and a visibility
- * write (8 of a run's 13 were redundant: docs/performance.md, row 11).
+ * write (an analysis run moved 10 times through 5 statuses: docs/performance.md, row 11).
  */
 export const STATUS_ATTRIBUTE_ON_CHANGE = 'status-attribute-on-change';
 
