@@ -55,10 +55,9 @@ export function projectionActivities(deps: { db: Db; journeyRetentionDays: numbe
       // A model's answer or arguments may hold characters Postgres cannot store; they must not strand the run.
       const eventKey = `${t.runId}:${t.seq}`;
       // The state the move leaves, and since when (the time-in-state metrics).
-      const before = await recordedState(deps.db, t.runId);
-      const moved = await moveRun(deps.db, t.runId, storableJson({ ...patch, status: t.status }));
-      if (moved && before && before.status !== t.status) observeMove(before, t.status);
-      if (!moved) {
+      const left = await moveRun(deps.db, t.runId, storableJson({ ...patch, status: t.status }));
+      if (left && left.status !== t.status) observeMove(left, t.status);
+      if (!left) {
         // Not written: the table has no move from the recorded state. A retry finds its own move
         // already written; a replay (a worker died before its workflow task completed) runs behind a
         // record that is ahead of it, and leaves it so. Anything else is a bug, refused loudly.

@@ -2,6 +2,7 @@
 // unique index), updated by workflow activities, read and listed by the API.
 import { metrics } from './metrics.ts';
 import { and, count, desc, eq, gte, ilike, inArray, lte, sql } from 'drizzle-orm';
+import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.ts';
 import { preparedPer, selectRows } from '../db/prepared.ts';
 import { runs } from '../db/schema.ts';
@@ -111,24 +112,34 @@ export async function cancelBeforeStart(db: Db, runId: string): Promise<void> {
   if (ended.length) metrics.runsEnded.inc({ state: 'failed' });
 }
 
+/** A run's recorded state and when it entered it. */
+export interface RecordedState {
+  status: string;
+  since: Date;
+}
+
+/** The runs row as it was before an update, joined by id: Postgres returns only the new values. */
+const before = alias(runs, 'before');
+
 /**
  * Writes a run's move to `patch.status`, only over a state from which the table of moves
- * (domain/runs/states.ts) leads there, or over `from` when given (a subset of those). Returns
- * false, writing nothing, when the row is in none of them.
+ * (domain/runs/states.ts) leads there, or over `from` when given (a subset of those). Returns the
+ * state it left and since when, or null, writing nothing, when the row is in none of them.
  */
 export async function moveRun(
   db: Db,
   runId: string,
   patch: RunPatch & { status: RunStatus },
   from: readonly RunStatus[] = statesLeadingTo(patch.status),
-): Promise<boolean> {
-  const moved = await db
+): Promise<RecordedState | null> {
+  const [left] = await db
     .update(runs)
     // state_since changes only with the state: a move within it (progress, step results) keeps it.
     .set({ ...patch, updatedAt: new Date(), stateSince: sql`case when ${runs.status} = ${patch.status} then ${runs.stateSince} else now() end` })
-    .where(and(eq(runs.id, runId), inArray(runs.status, [...from])))
-    .returning({ id: runs.id });
-  return moved.length > 0;
+    .from(before)
+    .where(and(eq(runs.id, runId), eq(before.id, runs.id), inArray(runs.status, [...from])))
+    .returning({ status: before.status, since: sinceOf(before) });
+  return left ?? null;
 }
 
 /** What a run's receipt is computed from when it ends before verification; null when there is no such run. */
@@ -148,10 +159,15 @@ export async function runAtEnd(db: Db, runId: string) {
   return row ?? null;
 }
 
+/** When a row entered its state (rows written before state_since: when they were created). */
+function sinceOf(row: { stateSince: AnyPgColumn; createdAt: AnyPgColumn }) {
+  return sql<Date>`coalesce(${row.stateSince}, ${row.createdAt})`.mapWith((v) => new Date(v));
+}
+
 /** The run's recorded state and when it entered it, or null when there is no such run. */
-export async function recordedState(db: Db, runId: string): Promise<{ status: string; since: Date } | null> {
+export async function recordedState(db: Db, runId: string): Promise<RecordedState | null> {
   const [row] = await db
-    .select({ status: runs.status, since: sql<Date>`coalesce(${runs.stateSince}, ${runs.createdAt})`.mapWith((v) => new Date(v)) })
+    .select({ status: runs.status, since: sinceOf(runs) })
     .from(runs)
     .where(eq(runs.id, runId));
   return row ?? null;

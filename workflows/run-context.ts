@@ -54,6 +54,13 @@ export const NOTIFY_AND_FAIL_EXECUTION = 'notify-and-fail-execution';
  * write (an analysis run moved 10 times through 5 statuses: docs/performance.md, row 11).
  */
 export const STATUS_ATTRIBUTE_ON_CHANGE = 'status-attribute-on-change';
+/**
+ * Runs started on this code take every change above under this one patch: one marker, and one of the
+ * SDK's TemporalChangeVersion upserts (it makes one per patch, each a history event and a visibility
+ * write), instead of four of each. Their first move upserts no status either: the start carries
+ * `accepted` (services/run-workflow.ts). Runs started before ask each patch as they did.
+ */
+export const EARLIER_PATCHES_IN_ONE = 'earlier-patches-in-one';
 
 /** How a run ended, and what the workflow still awaits before it closes. */
 export interface RunEnd {
@@ -115,9 +122,12 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
 
   // Decided once, at the start, so a run keeps one behaviour throughout (a patch marker written inside
   // an Update handler or between local activities does not replay reliably: tests/replay.test.ts).
-  const auditsDecisions = patched(APPROVAL_AUDIT_IN_WORKFLOW);
-  const notifies = patched(NOTIFY_AND_FAIL_EXECUTION);
-  const upsertsOnChangeOnly = patched(STATUS_ATTRIBUTE_ON_CHANGE);
+  const current = patched(EARLIER_PATCHES_IN_ONE);
+  const auditsDecisions = current || patched(APPROVAL_AUDIT_IN_WORKFLOW);
+  const notifies = current || patched(NOTIFY_AND_FAIL_EXECUTION);
+  const upsertsOnChangeOnly = current || patched(STATUS_ATTRIBUTE_ON_CHANGE);
+  /** Whether a move upserts the status: on every move (oldest runs), on a change or the first move, or on a change only. */
+  const upsertsStatus = (changed: boolean, first: boolean) => (current ? changed : changed || first || !upsertsOnChangeOnly);
   const awaitsDecision = () => live.status === 'awaiting_approval' && !decision;
 
   const c: RunContext = {
@@ -139,16 +149,17 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
       const status = nextStatus(live.status, event);
       if (!status) throw new Error(`Illegal run move: no "${event}" from ${live.status} (domain/runs/states.ts RUN_TRANSITIONS).`);
       // A new state is run.<state>; a new step within the same state is run.step.<step>.
-      const changed = status !== live.status || seq === 0;
-      const eventKind = kind ?? (changed ? `run.${status}` : `run.step.${step}`);
+      const changed = status !== live.status;
+      const first = seq === 0;
+      const eventKind = kind ?? (changed || first ? `run.${status}` : `run.step.${step}`);
       live.status = status;
       live.step = step;
       seq += 1;
-      if (changed || !upsertsOnChangeOnly) upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
+      if (upsertsStatus(changed, first)) upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
       if (patch.failure) failureCode = patch.failure.code;
       c.showDetails();
       const transition: RunTransition = { runId, tenantId, seq, status, step, patch, kind: eventKind, progress: progressOf(live) };
-      if (patched(PROJECTION_AS_LOCAL_ACTIVITY)) await projection.recordTransition(transition);
+      if (current || patched(PROJECTION_AS_LOCAL_ACTIVITY)) await projection.recordTransition(transition);
       else await acts.recordTransition(transition);
     },
 
