@@ -4,6 +4,7 @@
 // hourly, chat-only tenants included, and a run's end purges its tenant's.
 import { and, asc, desc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
+import { preparedPer } from '../db/prepared.ts';
 import { journeyEvents, runs } from '../db/schema.ts';
 import type { RunProgress } from '../domain/runs/progress.ts';
 import { progressOfJourneyEvent } from './run-progress.ts';
@@ -23,8 +24,25 @@ export async function journeyEventRecorded(db: Db, eventKey: string): Promise<bo
   return rows.length > 0;
 }
 
+// Ten a run (one per move): built once per handle, sent as a named prepared statement (db/prepared.ts).
+const insertJourneyEvent = preparedPer((db) =>
+  db
+    .insert(journeyEvents)
+    .values({
+      tenantId: sql.placeholder('tenantId'),
+      runId: sql.placeholder('runId'),
+      kind: sql.placeholder('kind'),
+      state: sql.placeholder('state'),
+      // Serialised here: through the column's own mapping an absent progress would be JSON null, not NULL.
+      progress: sql`${sql.placeholder('progress')}::jsonb`,
+      eventKey: sql.placeholder('eventKey'),
+    })
+    .onConflictDoNothing({ target: journeyEvents.eventKey })
+    .prepare('gws_insert_journey_event'),
+);
+
 export async function recordJourneyEvent(db: Db, event: JourneyEventInput): Promise<void> {
-  await db.insert(journeyEvents).values(event).onConflictDoNothing({ target: journeyEvents.eventKey });
+  await insertJourneyEvent(db).execute({ ...event, progress: event.progress === undefined || event.progress === null ? null : JSON.stringify(event.progress) });
 }
 
 export interface JourneyQuery {
