@@ -7,7 +7,8 @@
 //   GWS_API_KEY=… DATABASE_URL=postgres://… npm run outside-read -- --reps 3   # this
 //
 // It reads GWS_BASE_URL (http://127.0.0.1:8080 by default), GWS_API_KEY (a core key) and DATABASE_URL
-// (the service's Postgres, which the anchor reads). Creates one run to read. Prints JSON.
+// (the service's Postgres, which the anchor reads). Creates one run to read, and measures once it has
+// stopped working (awaiting approval or ended). Prints JSON.
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
@@ -56,6 +57,23 @@ const created = await fetch(`${BASE}/v1/agent-runs`, {
   body: JSON.stringify({ input: 'Summarise the notes. The launch moved to May.' }),
 });
 const runId = ((await created.json()) as { run_id: string }).run_id;
+
+/**
+ * Waits until the run has stopped working (waiting for approval, or ended): until then the service plans
+ * it, on `npm start`'s defaults with the embedded model, whose first use loads it and whose inference takes
+ * a core for seconds, so a first repetition would measure reads beside a model (0.49 against 0.81–0.83).
+ */
+async function settled(): Promise<string> {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const res = await fetch(`${BASE}/v1/agent-runs/${runId}`, { headers: { authorization: `Bearer ${KEY}` } });
+    const { status } = (await res.json()) as { status: string };
+    if (!['accepted', 'planning', 'executing', 'verifying'].includes(status)) return status;
+    if (Date.now() > deadline) throw new Error(`run ${runId} is still ${status} after 180 s`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+console.error(`run ${runId}: ${await settled()}`);
 const db = new pg.Client({ connectionString: DATABASE_URL });
 await db.connect();
 const tenantId = (await db.query<{ tenant_id: string }>('select tenant_id from runs where id = $1', [runId])).rows[0]!.tenant_id;
