@@ -4,7 +4,7 @@ import { log } from '@temporalio/activity';
 import type { Db } from '../db/client.ts';
 import type { RunTransition } from '../domain/runs/transition.ts';
 import { isTerminal } from '../domain/runs/states.ts';
-import { journeyEventRecorded, purgeJourneyEvents, recordJourneyEvent } from '../services/journey.ts';
+import { journeyEventRecorded, recordJourneyEvent } from '../services/journey.ts';
 import { storableJson } from '../domain/storable-text.ts';
 import { metrics } from '../services/metrics.ts';
 import { moveRun, type RunPatch, recordedState, runAtEnd } from '../services/runs.ts';
@@ -41,7 +41,13 @@ async function receiptAtEnd(db: Db, t: RunTransition): Promise<RunPatch['receipt
   });
 }
 
-export function projectionActivities(deps: { db: Db; journeyRetentionDays: number }) {
+/**
+ * Retention is not a run's work: the hourly Schedule purges every tenant's expired events
+ * (activities/journey.ts). A purge at each run's end scanned the tenant's events whenever the planner
+ * took its (tenant, id) index, as it does for a tenant newer than its statistics: milliseconds of
+ * Postgres at every end, growing with the tenant's history (docs/performance.md, row 11).
+ */
+export function projectionActivities(deps: { db: Db }) {
   return {
     async recordTransition(t: RunTransition): Promise<void> {
       // `completedAt: true` is how transitions scheduled before the typed patch said `completed`.
@@ -77,7 +83,6 @@ export function projectionActivities(deps: { db: Db; journeyRetentionDays: numbe
         progress: t.progress ?? null,
         eventKey,
       });
-      if (isTerminal(t.status)) await purgeJourneyEvents(deps.db, t.tenantId, deps.journeyRetentionDays);
     },
   };
 }

@@ -5,8 +5,8 @@
 // unreachable is thrown instead, for start-up to wait it out (runtime/startup.ts).
 //   - reconcile: starts or ends runs whose workflow never started (activities/reconcile.ts);
 //   - journey retention: deletes every tenant's journey events older than
-//     JOURNEY_RETENTION_DAYS (activities/journey.ts), so a tenant that never ends a run
-//     (chat only) keeps them no longer than one that does.
+//     JOURNEY_RETENTION_DAYS (activities/journey.ts), chat-only tenants included; the one
+//     place events are purged.
 import { type Client, ScheduleAlreadyRunning } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { isDependencyOutage } from '../services/dependency-outage.ts';
@@ -73,7 +73,7 @@ export function ensureJourneyRetentionSchedule(
       workflowType: 'purgeJourneyEventsWorkflow',
       taskQueue,
       intervalSeconds,
-      withoutIt: 'expired journey events are purged only when a run ends',
+      withoutIt: 'expired journey events are not purged',
     },
     logger,
   );

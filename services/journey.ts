@@ -142,10 +142,3 @@ export async function purgeExpiredJourneyEvents(db: Db, retentionDays: number, o
     if (rows.length < batchSize) return deleted;
   }
 }
-
-/** Deletes the tenant's events older than the retention window. */
-export async function purgeJourneyEvents(db: Db, tenantId: string, retentionDays: number): Promise<void> {
-  await db
-    .delete(journeyEvents)
-    .where(and(eq(journeyEvents.tenantId, tenantId), lt(journeyEvents.createdAt, sql`now() - make_interval(days => ${retentionDays})`)));
-}

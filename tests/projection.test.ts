@@ -21,8 +21,7 @@ afterAll(() => database.close());
 function recorder() {
   const errors: { message: string; meta: unknown }[] = [];
   const logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (message: string, meta?: unknown) => errors.push({ message, meta }) };
-  const record = (t: RunTransition) =>
-    new MockActivityEnvironment({}, { logger }).run(projectionActivities({ db: database.db, journeyRetentionDays: 30 }).recordTransition, t);
+  const record = (t: RunTransition) => new MockActivityEnvironment({}, { logger }).run(projectionActivities({ db: database.db }).recordTransition, t);
   return { errors, record };
 }
 
