@@ -1,7 +1,7 @@
 // The runs projection: created by the API (so idempotency is decided in one
 // unique index), updated by workflow activities, read and listed by the API.
 import { metrics } from './metrics.ts';
-import { and, count, desc, eq, gte, ilike, inArray, lte, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gte, ilike, lte, type SQL, sql } from 'drizzle-orm';
 import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.ts';
 import { preparedPer, selectRows } from '../db/prepared.ts';
@@ -121,6 +121,77 @@ export interface RecordedState {
 /** The runs row as it was before an update, joined by id: Postgres returns only the new values. */
 const before = alias(runs, 'before');
 
+/** The columns a move may write, in a fixed order: a move's statement is named by the set it writes. */
+const MOVE_COLUMNS = [
+  'status',
+  'currentStep',
+  'estimate',
+  'reservation',
+  'usage',
+  'plan',
+  'approval',
+  'result',
+  'receipt',
+  'failure',
+  'completedAt',
+  'progress',
+] as const satisfies readonly (keyof RunPatch)[];
+type MoveColumn = (typeof MOVE_COLUMNS)[number];
+
+/**
+ * A column's value as the statement takes it. Placeholders go through no column mapping: JSON is
+ * serialised by moveValues (so null stays SQL NULL, where the jsonb mapping would write JSON null)
+ * and cast here, as is the time.
+ */
+function moveValue(column: MoveColumn): SQL {
+  const value = sql.placeholder(column);
+  if (column === 'status' || column === 'currentStep') return sql`${value}`;
+  if (column === 'completedAt') return sql`${value}::timestamptz`;
+  return sql`${value}::jsonb`;
+}
+
+function moveValues(runId: string, patch: RunPatch, from: readonly RunStatus[]): Record<string, unknown> {
+  const values: Record<string, unknown> = { runId, from: [...from] };
+  for (const column of MOVE_COLUMNS) {
+    const value = patch[column];
+    if (value === undefined) continue;
+    values[column] = column === 'status' || column === 'currentStep' || column === 'completedAt' || value === null ? value : JSON.stringify(value);
+  }
+  return values;
+}
+
+/**
+ * One named statement per set of columns a move writes, built once per handle: a run makes ten
+ * moves, each parsed and planned once per connection instead of built and planned every time.
+ */
+const moveStatements = new Map<number, ReturnType<typeof moveStatement>>();
+function moveStatement(mask: number) {
+  return preparedPer((db) => {
+    const set: Partial<Record<MoveColumn, SQL>> = {};
+    for (const [i, column] of MOVE_COLUMNS.entries()) if (mask & (1 << i)) set[column] = moveValue(column);
+    return (
+      db
+        .update(runs)
+        // state_since changes only with the state: a move within it (progress, step results) keeps it.
+        .set({ ...set, updatedAt: sql`now()`, stateSince: sql`case when ${runs.status} = ${sql.placeholder('status')} then ${runs.stateSince} else now() end` })
+        .from(before)
+        .where(and(eq(runs.id, sql.placeholder('runId')), eq(before.id, runs.id), sql`${runs.status} = any(${sql.placeholder('from')}::text[])`))
+        .returning({ status: before.status, since: sinceOf(before) })
+        .prepare(`gws_move_run_${mask.toString(36)}`)
+    );
+  });
+}
+
+function moveStatementFor(patch: RunPatch) {
+  const mask = MOVE_COLUMNS.reduce((m, column, i) => (patch[column] === undefined ? m : m | (1 << i)), 0);
+  let statement = moveStatements.get(mask);
+  if (!statement) {
+    statement = moveStatement(mask);
+    moveStatements.set(mask, statement);
+  }
+  return statement;
+}
+
 /**
  * Writes a run's move to `patch.status`, only over a state from which the table of moves
  * (domain/runs/states.ts) leads there, or over `from` when given (a subset of those). Returns the
@@ -132,13 +203,7 @@ export async function moveRun(
   patch: RunPatch & { status: RunStatus },
   from: readonly RunStatus[] = statesLeadingTo(patch.status),
 ): Promise<RecordedState | null> {
-  const [left] = await db
-    .update(runs)
-    // state_since changes only with the state: a move within it (progress, step results) keeps it.
-    .set({ ...patch, updatedAt: new Date(), stateSince: sql`case when ${runs.status} = ${patch.status} then ${runs.stateSince} else now() end` })
-    .from(before)
-    .where(and(eq(runs.id, runId), eq(before.id, runs.id), inArray(runs.status, [...from])))
-    .returning({ status: before.status, since: sinceOf(before) });
+  const [left] = await selectRows(moveStatementFor(patch)(db), moveValues(runId, patch, from));
   return left ?? null;
 }
 
