@@ -4,7 +4,7 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { ModelId } from '../domain/models.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
-import { AGENT_RUN_WORKFLOW, type AgentRunInput } from '../domain/runs/run-input.ts';
+import { AGENT_RUN_WORKFLOW, type AgentRunInput, RUN_BEHAVIOUR } from '../domain/runs/run-input.ts';
 import { RunStatusKey, TenantIdKey } from '../domain/runs/search-attributes.ts';
 import type { RunRow } from './runs.ts';
 
@@ -40,6 +40,7 @@ export async function startRunWorkflow(client: Client, settings: RunWorkflowSett
     memory: run.memory,
     approvalTimeoutMs: settings.approvalTimeoutMs,
     model: run.model as ModelId,
+    behaviour: RUN_BEHAVIOUR,
   };
   try {
     await client.workflow.start<(run: AgentRunInput) => Promise<unknown>>(AGENT_RUN_WORKFLOW, {

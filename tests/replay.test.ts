@@ -51,6 +51,32 @@ describe('workflow replay', () => {
     },
   );
 
+  // A run started by this code's API (its input says behaviour 1) on a worker still on the code before,
+  // which asked the patch and recorded its marker, replays on this code: the marker nobody asks is skipped.
+  it('replays a v5 history whose input says behaviour 1 (started by this API on the worker before)', async () => {
+    const history = JSON.parse(readFileSync(path.join(dir, 'v5-read-only.history.json'), 'utf8'));
+    const started = history.events[0].workflowExecutionStartedEventAttributes.input.payloads;
+    const fromJson = (p: { metadata: Record<string, string>; data: string }) => ({
+      metadata: Object.fromEntries(Object.entries(p.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+      data: Buffer.from(p.data, 'base64'),
+    });
+    const [plain] = await fixtureCodec.decode([fromJson(started[0])]);
+    const input = JSON.parse(Buffer.from(plain!.data!).toString('utf8'));
+    expect(input.behaviour).toBeUndefined();
+    const [sealed] = await fixtureCodec.encode([{ ...plain!, data: Buffer.from(JSON.stringify({ ...input, behaviour: 1 })) }]);
+    started[0] = {
+      metadata: Object.fromEntries(Object.entries(sealed!.metadata!).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])),
+      data: Buffer.from(sealed!.data!).toString('base64'),
+    };
+    await expect(
+      Worker.runReplayHistory(
+        { workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: serviceDataConverter(fixtureCodec) },
+        history,
+        'replay-mixed',
+      ),
+    ).resolves.toBeUndefined();
+  });
+
   it('bundles the OpenTelemetry workflow interceptor into the traced variant only', () => {
     const marker = 'OpenTelemetryInboundInterceptor';
     expect(readFileSync(inject('workflowBundlePath'), 'utf8')).not.toContain(marker);

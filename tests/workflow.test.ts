@@ -20,6 +20,7 @@ import { textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { verifyRun } from '../domain/runs/verification.ts';
 import { withAnsweredMessages } from '../domain/planning/delivery-steps.ts';
 import { type AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
+import { RUN_BEHAVIOUR } from '../domain/runs/run-input.ts';
 import type { ApprovalWait } from '../workflows/run-resume.ts';
 import { approvalSignal, approvalUpdate, stateQuery, TOOL_NOT_SENT, WEBHOOK_NOT_SENT } from '../workflows/messages.ts';
 import { createTimeSkippingEnv, workflowsPath } from './support/time-skipping.ts';
@@ -226,7 +227,7 @@ async function withWorker<T>(fakes: Fakes, body: (taskQueue: string) => Promise<
 }
 
 function runInput(input: string, extra: Partial<AgentRunInput> = {}): AgentRunInput {
-  return { runId: `run_${randomUUID()}`, tenantId: 'tenant_test', input, memory: false, approvalTimeoutMs: 24 * HOUR, ...extra };
+  return { runId: `run_${randomUUID()}`, tenantId: 'tenant_test', input, memory: false, approvalTimeoutMs: 24 * HOUR, behaviour: RUN_BEHAVIOUR, ...extra };
 }
 
 /**

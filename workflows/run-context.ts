@@ -11,6 +11,7 @@ import {
   setHandler,
   startChild,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { ApprovalChannel } from '../activities/approval.ts';
 import type { NotificationEvent } from '../domain/runs/progress.ts';
@@ -55,12 +56,25 @@ export const NOTIFY_AND_FAIL_EXECUTION = 'notify-and-fail-execution';
  */
 export const STATUS_ATTRIBUTE_ON_CHANGE = 'status-attribute-on-change';
 /**
- * Runs started on this code take every change above under this one patch: one marker, and one of the
- * SDK's TemporalChangeVersion upserts (it makes one per patch, each a history event and a visibility
- * write), instead of four of each. Their first move upserts no status either: the start carries
- * `accepted` (services/run-workflow.ts). Runs started before ask each patch as they did.
+ * Runs started on the code before this one took every change above under this one patch: one marker,
+ * and one of the SDK's TemporalChangeVersion upserts (it makes one per patch, each a history event and
+ * a visibility write), instead of four of each. Their first move upserts no status either: the start
+ * carries `accepted` (services/run-workflow.ts). Runs started before ask each patch as they did.
  */
 export const EARLIER_PATCHES_IN_ONE = 'earlier-patches-in-one';
+/**
+ * Whether the run takes what EARLIER_PATCHES_IN_ONE stands for. Runs started now say so in their input
+ * (AgentRunInput.behaviour, set by services/run-workflow.ts) and do not ask, so their histories hold no
+ * marker and no TemporalChangeVersion upsert at all; the input is in the history, so a replay decides
+ * as the first execution did. One exception is replayed: a run this code's API started on a worker
+ * still on the code before, which asked and recorded the marker. A marker nobody asks about is a
+ * nondeterminism error, so a replay asks; over a history without the marker, that records nothing.
+ */
+function takesEarlierPatches(run: AgentRunInput): boolean {
+  if ((run.behaviour ?? 0) < 1) return patched(EARLIER_PATCHES_IN_ONE);
+  if (workflowInfo().unsafe.isReplaying) patched(EARLIER_PATCHES_IN_ONE);
+  return true;
+}
 
 /** How a run ended, and what the workflow still awaits before it closes. */
 export interface RunEnd {
@@ -122,7 +136,7 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
 
   // Decided once, at the start, so a run keeps one behaviour throughout (a patch marker written inside
   // an Update handler or between local activities does not replay reliably: tests/replay.test.ts).
-  const current = patched(EARLIER_PATCHES_IN_ONE);
+  const current = takesEarlierPatches(run);
   const auditsDecisions = current || patched(APPROVAL_AUDIT_IN_WORKFLOW);
   const notifies = current || patched(NOTIFY_AND_FAIL_EXECUTION);
   const upsertsOnChangeOnly = current || patched(STATUS_ATTRIBUTE_ON_CHANGE);

@@ -5,6 +5,12 @@ import type { ModelId } from '../models.ts';
 /** The registered name of the run's workflow function (workflows/agent-run.ts agentRunWorkflow). */
 export const AGENT_RUN_WORKFLOW = 'agentRunWorkflow';
 
+/**
+ * The behaviour a run started now takes (AgentRunInput.behaviour). 1: every change made so far under
+ * a patch, without asking the patch (workflows/run-context.ts).
+ */
+export const RUN_BEHAVIOUR = 1;
+
 export interface AgentRunInput {
   runId: string;
   tenantId: string;
@@ -13,6 +19,12 @@ export interface AgentRunInput {
   approvalTimeoutMs: number;
   /** Absent in runs started before runs took a model: svc-workspace. */
   model?: ModelId;
+  /**
+   * Fixed by whoever starts the run (RUN_BEHAVIOUR): which changes it takes without asking a patch.
+   * Asking costs every run a marker event and a TemporalChangeVersion upsert (a visibility write).
+   * Absent in runs started before: their workflow asks its patches.
+   */
+  behaviour?: number;
   /**
    * Set only by the run's own workflow when it continues as new onto a newer build while it awaits
    * approval: the state it carries over (workflows/run-resume.ts ApprovalWait). Services never set it.

@@ -21,6 +21,7 @@ import { payloadCodecFor, resolvePayloadKeyring } from '../../runtime/payload-ke
 import { runSummary } from '../../services/run-workflow.ts';
 import type { RunRow } from '../../services/runs.ts';
 import type { AgentRunInput, agentRunWorkflow } from '../../workflows/agent-run.ts';
+import { RUN_BEHAVIOUR } from '../../domain/runs/run-input.ts';
 import { RunStatusKey, TenantIdKey } from '../../domain/runs/search-attributes.ts';
 import { summarize, type LoadResult } from './report.ts';
 
@@ -101,6 +102,7 @@ async function starts(a: StartAnchorArgs): Promise<LoadResult> {
       memory: false,
       approvalTimeoutMs: config.runs.approvalTimeoutMs,
       model: 'svc-workspace',
+      behaviour: RUN_BEHAVIOUR,
     };
     await client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
       taskQueue: a.taskQueue,

@@ -4,9 +4,10 @@
  * The workflow code's history version. v1: before projection writes became local activities; v2: after;
  * v3: approvals audited by the workflow, notifications, failed runs ending their execution Failed;
  * v4: the status search attribute upserted only when the status changes; v5: those changes under one patch,
- * and no status upsert at the first move.
+ * and no status upsert at the first move; v6: runs that take them by their input (AgentRunInput.behaviour),
+ * with no patch marker at all.
  */
-export const HISTORY_VERSION = 'v5';
+export const HISTORY_VERSION = 'v6';
 
 /** Every path a run can take; each version records one history per path. */
 export const HISTORY_PATHS = [
