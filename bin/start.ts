@@ -99,7 +99,9 @@ try {
     ? { name: 'Temporal', setting: `the dev server on TEMPORAL_DEV_PORT ${config.temporal.devPort}` }
     : temporalDependency(temporal.connection);
   if (!temporal.uiUrl) {
-    await startup.waitFor(temporalDep, 'registering search attributes', () => ensureSearchAttributes(handle.connection, config.temporal.namespace, logger));
+    await startup.waitFor(temporalDep, 'registering search attributes', () =>
+      ensureSearchAttributes(handle.connection, config.temporal.connection.namespace, logger),
+    );
   }
 
   const workerOptions: WorkerOptions = {

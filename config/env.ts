@@ -233,10 +233,9 @@ export interface Config {
   buildDate?: string;
   database: { url?: string; dataDir: string; poolSize: number; migrateOnStart: boolean };
   temporal: {
-    /** Set when an existing cluster is used (TEMPORAL_ADDRESS, or a temporal.toml profile's); unset means "start the dev server". */
-    address?: string;
-    namespace: string;
-    /** How every process connects: to that cluster (TLS, API key, metadata as resolved), or to the dev server on devPort. */
+    /** An existing cluster is used (TEMPORAL_ADDRESS, or a temporal.toml profile's address); false: start the dev server. */
+    external: boolean;
+    /** How every process connects (its address and namespace too): to that cluster (TLS, API key, metadata as resolved), or to the dev server on devPort. */
     connection: TemporalConnectionSettings;
     taskQueue: string;
     cliPath?: string;
@@ -379,8 +378,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       migrateOnStart: e.MIGRATE_ON_START,
     },
     temporal: {
-      address: resolvedTemporal.address,
-      namespace: resolvedTemporal.namespace,
+      external: resolvedTemporal.address !== undefined,
       connection: connectionSettings(resolvedTemporal, `127.0.0.1:${e.TEMPORAL_DEV_PORT}`),
       taskQueue: e.TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI,

@@ -121,7 +121,7 @@ export async function ensureTemporal(
   options: { uiCodecEndpoint?: string } = {},
 ): Promise<TemporalTarget> {
   const { temporal } = config;
-  if (temporal.address) {
+  if (temporal.external) {
     const { connection } = temporal;
     const unset = connection.source === 'TEMPORAL_ADDRESS' ? 'unset TEMPORAL_ADDRESS' : `remove the address from ${connection.source}`;
     const hint = `Start that server, or ${unset} to run the embedded dev server.`;
@@ -136,7 +136,7 @@ export async function ensureTemporal(
     uiPort: temporal.uiPort,
     dbFile: path.join(config.database.dataDir, 'temporal.sqlite'),
     pidFile: path.join(config.database.dataDir, 'temporal-dev.pid'),
-    namespace: temporal.namespace,
+    namespace: temporal.connection.namespace,
     ...(options.uiCodecEndpoint ? { uiCodecEndpoint: options.uiCodecEndpoint } : {}),
     logger,
   });

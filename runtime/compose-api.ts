@@ -127,7 +127,7 @@ export function composeApi(
       ? {
           codecEndpoint: {
             codec: temporal.codec,
-            namespace: config.temporal.namespace,
+            namespace: config.temporal.connection.namespace,
             ...(config.codecEndpoint.token ? { token: config.codecEndpoint.token } : {}),
             corsOrigins: config.codecEndpoint.corsOrigins,
           },

@@ -45,8 +45,8 @@ describe('configuration', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
     expect(config.http.port).toBe(8080);
-    expect(config.temporal).toMatchObject({ namespace: 'default', taskQueue: 'governed-workspace', devPort: 7233, uiPort: 8233 });
-    expect(config.temporal.address).toBeUndefined();
+    expect(config.temporal).toMatchObject({ external: false, taskQueue: 'governed-workspace', devPort: 7233, uiPort: 8233 });
+    expect(config.temporal.connection.namespace).toBe('default');
     expect(config.database.url).toBeUndefined();
     expect(config.logLevel).toBe('info');
   });

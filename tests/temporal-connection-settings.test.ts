@@ -57,7 +57,7 @@ describe('with no address from the variables or a profile', () => {
     mkdirSync(home, { recursive: true });
     for (const env of [{}, { HOME: home }, { TEMPORAL_ADDRESS: '' }]) {
       const { temporal } = loadConfig(env);
-      expect(temporal.address).toBeUndefined();
+      expect(temporal.external).toBe(false);
       expect(describeTemporalConnection(temporal.connection)).toEqual({
         address: '127.0.0.1:7233',
         namespace: 'default',
@@ -68,7 +68,7 @@ describe('with no address from the variables or a profile', () => {
     }
     expect(loadConfig({ TEMPORAL_DEV_PORT: '7299' }).temporal.connection.address).toBe('127.0.0.1:7299');
     // A profile without an address names only the namespace the dev server is started with.
-    expect(loadConfig({ TEMPORAL_CONFIG_FILE: tomlFile }).temporal).toMatchObject({ address: undefined, namespace: 'file-ns' });
+    expect(loadConfig({ TEMPORAL_CONFIG_FILE: tomlFile }).temporal).toMatchObject({ external: false, connection: { namespace: 'file-ns' } });
   });
 
   it("uses the cluster of the default profile in the user's temporal.toml", () => {
@@ -76,7 +76,7 @@ describe('with no address from the variables or a profile', () => {
     mkdirSync(path.join(home, '.config', 'temporalio'), { recursive: true });
     writeFileSync(path.join(home, '.config', 'temporalio', 'temporal.toml'), '[profile.default]\naddress = "temporal.internal:7233"\n');
     const { temporal } = loadConfig({ HOME: home });
-    expect(temporal.address).toBe('temporal.internal:7233');
+    expect(temporal).toMatchObject({ external: true, connection: { address: 'temporal.internal:7233' } });
     expect(temporal.connection.source).toBe(`profile "default" in ${path.join(home, '.config', 'temporalio', 'temporal.toml')}`);
   });
 

@@ -32,7 +32,7 @@ describe('temporal-dev.yml', () => {
       const read: string[] = [...Object.keys(envSchema.shape), ...TEMPORAL_CONNECTION_VARIABLES];
       for (const key of Object.keys(env)) expect(read, `${name}: ${key}`).toContain(key);
       const config = loadConfig(env);
-      expect(config.temporal.address).toBe('temporal:7233');
+      expect(config.temporal).toMatchObject({ external: true, connection: { address: 'temporal:7233' } });
       expect(config.database.url).toMatch(/^postgres:\/\/.*@postgres:5432\//);
     }
   });

@@ -179,8 +179,8 @@ export function platformCatalogRoutes(deps: CatalogDeps) {
             },
             {
               id: 'durable_execution',
-              state: config.temporal.address ? 'ready' : 'embedded',
-              detail: config.temporal.address ? 'external Temporal cluster' : 'Temporal dev server',
+              state: config.temporal.external ? 'ready' : 'embedded',
+              detail: config.temporal.external ? 'external Temporal cluster' : 'Temporal dev server',
             },
             { id: 'shared_rate_limits', state: config.database.url ? 'ready' : 'per_process' },
             { id: 'upstream_provider', state: config.chat.upstream ? 'ready' : 'not_configured' },
