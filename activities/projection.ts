@@ -27,7 +27,7 @@ function observeMove(before: { status: string; since: Date }, to: string): void 
 async function receiptAtEnd(db: Db, t: RunTransition): Promise<RunPatch['receipt'] | null> {
   if (!isTerminal(t.status) || t.patch.receipt) return null;
   const row = await runAtEnd(db, t.runId);
-  if (!row || row.receipt) return null;
+  if (!row) return null;
   return endingReceipt({
     runId: t.runId,
     input: row.input,

@@ -1,7 +1,7 @@
 // The runs projection: created by the API (so idempotency is decided in one
 // unique index), updated by workflow activities, read and listed by the API.
 import { metrics } from './metrics.ts';
-import { and, count, desc, eq, gte, ilike, lte, type SQL, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gte, ilike, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.ts';
 import { preparedPer, selectRows } from '../db/prepared.ts';
@@ -207,20 +207,15 @@ export async function moveRun(
   return left ?? null;
 }
 
-/** What a run's receipt is computed from when it ends before verification; null when there is no such run. */
+/**
+ * What a run's receipt is computed from when it ends before verification; null when there is no such
+ * run or it has its receipt (a verified run, at every end but this: its row is not read or parsed).
+ */
 export async function runAtEnd(db: Db, runId: string) {
   const [row] = await db
-    .select({
-      input: runs.input,
-      memory: runs.memory,
-      plan: runs.plan,
-      approval: runs.approval,
-      result: runs.result,
-      receipt: runs.receipt,
-      failure: runs.failure,
-    })
+    .select({ input: runs.input, memory: runs.memory, plan: runs.plan, approval: runs.approval, result: runs.result, failure: runs.failure })
     .from(runs)
-    .where(eq(runs.id, runId));
+    .where(and(eq(runs.id, runId), isNull(runs.receipt)));
   return row ?? null;
 }
 
