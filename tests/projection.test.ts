@@ -2,7 +2,7 @@
 // before (a retry, or a replay behind the record) changes nothing quietly; any other move
 // is refused loudly (an error log line, nothing written).
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { projectionActivities } from '../activities/projection.ts';
 import { type Database, openPostgres } from '../db/client.ts';
@@ -70,6 +70,22 @@ describe('recordTransition', () => {
     // The time in planning counts from when it was entered, not from the last move within it.
     expect(sumOf(await metrics.runStateDuration.get()) - sumOf(before)).toBeGreaterThanOrEqual(1.1);
     expect((await run.row()).stateSince!.getTime()).toBeGreaterThan(entered.getTime());
+  });
+
+  // Each move is a prepared statement with its JSON serialised by hand (services/runs.ts moveValues).
+  it('writes what a move carries: JSON as JSON, a null as SQL NULL, a string as its text, the end as a time', async () => {
+    const { record } = recorder();
+    const run = await newRun();
+    const failure = { code: 'approval_rejected', message: 'Rejected: "no" \\ twice' };
+    await record({ ...run.move(1, 'planning', 'plan'), patch: { reservation: { amount: 7, status: 'held' }, failure } });
+    expect((await run.row()).failure).toEqual(failure);
+    await record({ ...run.move(2, 'failed', 'approval'), patch: { failure: null, approval: null, completed: true } });
+    const { rows } = await database.db.execute<Record<string, unknown>>(sql`
+      select jsonb_typeof(reservation) as reservation, failure is null as failure_is_null, approval is null as approval_is_null,
+             current_step, completed_at is not null as completed
+      from runs where id = ${run.id}`);
+    expect(rows[0]).toEqual({ reservation: 'object', failure_is_null: true, approval_is_null: true, current_step: null, completed: true });
+    expect((await run.row()).reservation).toEqual({ amount: 7, status: 'held' });
   });
 
   it('refuses an illegal move loudly and writes nothing', async () => {
