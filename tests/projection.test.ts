@@ -80,10 +80,10 @@ describe('recordTransition', () => {
     await record({ ...run.move(1, 'planning', 'plan'), patch: { reservation: { amount: 7, status: 'held' }, failure } });
     expect((await run.row()).failure).toEqual(failure);
     await record({ ...run.move(2, 'failed', 'approval'), patch: { failure: null, approval: null, completed: true } });
-    const { rows } = await database.db.execute<Record<string, unknown>>(sql`
+    const { rows } = (await database.db.execute(sql`
       select jsonb_typeof(reservation) as reservation, failure is null as failure_is_null, approval is null as approval_is_null,
              current_step, completed_at is not null as completed
-      from runs where id = ${run.id}`);
+      from runs where id = ${run.id}`)) as unknown as { rows: Record<string, unknown>[] };
     expect(rows[0]).toEqual({ reservation: 'object', failure_is_null: true, approval_is_null: true, current_step: null, completed: true });
     expect((await run.row()).reservation).toEqual({ amount: 7, status: 'held' });
   });
