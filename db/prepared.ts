@@ -22,6 +22,14 @@ export function preparedPer<T>(build: (db: Db) => T): (db: Db) => T {
   };
 }
 
+/**
+ * A JSON value for a `${placeholder}::jsonb` parameter: serialised here, so an absent or null value is
+ * SQL NULL (a placeholder through a jsonb column's own mapping would be JSON null).
+ */
+export function jsonbParam(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
 /** What drizzle's node-postgres prepared query holds (its own fields, absent from its types). */
 interface NodePgPrepared {
   client: pg.Pool;

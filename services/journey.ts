@@ -1,10 +1,10 @@
 // Journey events: content-free lifecycle history (kind, run, state, time).
 // Writes are idempotent by event key; retention is bounded by configuration
 // (JOURNEY_RETENTION_DAYS): a Schedule purges every tenant's expired events
-// hourly, chat-only tenants included, and a run's end purges its tenant's.
+// hourly, chat-only tenants included (the one place events are purged).
 import { and, asc, desc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { preparedPer } from '../db/prepared.ts';
+import { jsonbParam, preparedPer } from '../db/prepared.ts';
 import { journeyEvents, runs } from '../db/schema.ts';
 import type { RunProgress } from '../domain/runs/progress.ts';
 import { progressOfJourneyEvent } from './run-progress.ts';
@@ -33,7 +33,6 @@ const insertJourneyEvent = preparedPer((db) =>
       runId: sql.placeholder('runId'),
       kind: sql.placeholder('kind'),
       state: sql.placeholder('state'),
-      // Serialised here: through the column's own mapping an absent progress would be JSON null, not NULL.
       progress: sql`${sql.placeholder('progress')}::jsonb`,
       eventKey: sql.placeholder('eventKey'),
     })
@@ -42,7 +41,7 @@ const insertJourneyEvent = preparedPer((db) =>
 );
 
 export async function recordJourneyEvent(db: Db, event: JourneyEventInput): Promise<void> {
-  await insertJourneyEvent(db).execute({ ...event, progress: event.progress === undefined || event.progress === null ? null : JSON.stringify(event.progress) });
+  await insertJourneyEvent(db).execute({ ...event, progress: jsonbParam(event.progress) });
 }
 
 export interface JourneyQuery {

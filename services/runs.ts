@@ -4,7 +4,7 @@ import { metrics } from './metrics.ts';
 import { and, count, desc, eq, gte, ilike, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.ts';
-import { preparedPer, selectRows } from '../db/prepared.ts';
+import { jsonbParam, preparedPer, selectRows } from '../db/prepared.ts';
 import { runs } from '../db/schema.ts';
 import { newId } from '../domain/ids.ts';
 import { endingReceipt } from '../domain/runs/ending-receipt.ts';
@@ -140,8 +140,7 @@ type MoveColumn = (typeof MOVE_COLUMNS)[number];
 
 /**
  * A column's value as the statement takes it. Placeholders go through no column mapping: JSON is
- * serialised by moveValues (so null stays SQL NULL, where the jsonb mapping would write JSON null)
- * and cast here, as is the time.
+ * serialised by moveValues (jsonbParam: a null stays SQL NULL) and cast here, as is the time.
  */
 function moveValue(column: MoveColumn): SQL {
   const value = sql.placeholder(column);
@@ -155,7 +154,7 @@ function moveValues(runId: string, patch: RunPatch, from: readonly RunStatus[]):
   for (const column of MOVE_COLUMNS) {
     const value = patch[column];
     if (value === undefined) continue;
-    values[column] = column === 'status' || column === 'currentStep' || column === 'completedAt' || value === null ? value : JSON.stringify(value);
+    values[column] = column === 'status' || column === 'currentStep' || column === 'completedAt' ? value : jsonbParam(value);
   }
   return values;
 }

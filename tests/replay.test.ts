@@ -52,7 +52,8 @@ describe('workflow replay', () => {
   );
 
   // A run started by this code's API (its input says behaviour 1) on a worker still on the code before,
-  // which asked the patch and recorded its marker, replays on this code: the marker nobody asks is skipped.
+  // which asked the patch and recorded its marker, replays on this code: its replay asks the patch too
+  // (workflows/run-context.ts), as a marker nobody asks about is a nondeterminism error.
   it('replays a v5 history whose input says behaviour 1 (started by this API on the worker before)', async () => {
     const history = JSON.parse(readFileSync(path.join(dir, 'v5-read-only.history.json'), 'utf8'));
     const started = history.events[0].workflowExecutionStartedEventAttributes.input.payloads;
