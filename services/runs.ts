@@ -10,6 +10,7 @@ import { newId } from '../domain/ids.ts';
 import { endingReceipt } from '../domain/runs/ending-receipt.ts';
 import { type RunStatus, statesLeadingTo } from '../domain/runs/states.ts';
 import { afterPosition, type Position, toPage } from './keyset-page.ts';
+import { KeyedBatcher } from './keyed-batcher.ts';
 
 export type RunRow = typeof runs.$inferSelect;
 export type RunPatch = Partial<
@@ -47,6 +48,37 @@ const selectRun = preparedPer((db) =>
     .prepare('gws_select_run'),
 );
 
+const selectRunsById = preparedPer((db) =>
+  db
+    .select()
+    .from(runs)
+    .where(and(sql`${runs.id} = any(${sql.placeholder('runIds')}::text[])`, sql`${runs.tenantId} = any(${sql.placeholder('tenantIds')}::text[])`))
+    .prepare('gws_select_runs_by_id'),
+);
+
+type RunKey = { tenantId: string; runId: string };
+
+/**
+ * Reads of one run (any tenant's) that arrive while a read is in flight go together in the next
+ * statement (KeyedBatcher, one queue per database handle). Under load most of a read's cost is its
+ * round trip: the statement's write, Postgres waking for it, the reply's parse, a pooled connection.
+ * Batched, 50 clients polling runs cost one round trip per batch instead of one each, and at most
+ * one of the pool's connections. A read that finds none in flight goes at once, as the single-row
+ * statement: nothing waits for a timer.
+ */
+const runReader = preparedPer((db) => new KeyedBatcher<RunKey, RunRow | null>((_queue, keys) => readRuns(db, keys)));
+
+/** One row or null per key, in order: a run only for its own tenant. Reads of one run share its row, which nobody changes. */
+async function readRuns(db: Db, keys: RunKey[]): Promise<(RunRow | null)[]> {
+  if (keys.length === 1) return [(await selectRows(selectRun(db), keys[0]!))[0] ?? null];
+  const rows = await selectRows(selectRunsById(db), { runIds: keys.map((k) => k.runId), tenantIds: keys.map((k) => k.tenantId) });
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return keys.map(({ tenantId, runId }) => {
+    const row = byId.get(runId);
+    return row?.tenantId === tenantId ? row : null;
+  });
+}
+
 export type CreateRunOutcome = { kind: 'created'; run: RunRow } | { kind: 'replayed'; run: RunRow } | { kind: 'key_reused'; run: RunRow };
 
 /**
@@ -68,7 +100,7 @@ export async function createRun(
 }
 
 export function getRun(db: Db, tenantId: string, runId: string): Promise<RunRow | null> {
-  return selectRows(selectRun(db), { tenantId, runId }).then(([row]) => row ?? null);
+  return runReader(db).submit('runs', { tenantId, runId });
 }
 
 /**
