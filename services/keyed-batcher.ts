@@ -3,11 +3,14 @@
 // requests, only queues longer. Batching what arrived while the previous batch ran makes one
 // lock and one commit serve many requests, so throughput grows with load instead of staying flat.
 // The first item of an idle key runs at once: no request waits for a timer.
+import { type Context, context } from '@opentelemetry/api';
 
 interface Waiting<I, O> {
   item: I;
   resolve: (out: O) => void;
   reject: (err: unknown) => void;
+  /** The trace context the item was submitted in. */
+  context: Context;
 }
 
 export class KeyedBatcher<I, O> {
@@ -25,12 +28,13 @@ export class KeyedBatcher<I, O> {
 
   submit(key: string, item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
+      const waiting = { item, resolve, reject, context: context.active() };
       const queue = this.queues.get(key);
       if (queue) {
-        queue.push({ item, resolve, reject });
+        queue.push(waiting);
         return;
       }
-      const fresh: Waiting<I, O>[] = [{ item, resolve, reject }];
+      const fresh: Waiting<I, O>[] = [waiting];
       this.queues.set(key, fresh);
       void this.drain(key, fresh);
     });
@@ -40,9 +44,13 @@ export class KeyedBatcher<I, O> {
     while (queue.length > 0) {
       const batch = queue.splice(0, this.maxBatch);
       try {
-        const outputs = await this.work(
-          key,
-          batch.map((w) => w.item),
+        // In the trace of its first item, a request waiting for it (its queries are that request's spans):
+        // the loop itself goes on in the context of the item that found the key idle, long done by now.
+        const outputs = await context.with(batch[0]!.context, () =>
+          this.work(
+            key,
+            batch.map((w) => w.item),
+          ),
         );
         for (const [i, w] of batch.entries()) w.resolve(outputs[i]!);
       } catch (err) {

@@ -1,6 +1,9 @@
 // Write combining per key: an idle key's item runs at once; items that arrive while a batch
-// runs go together in the next; keys never share a batch; a failed batch fails its items only.
+// runs go together in the next; keys never share a batch; a failed batch fails its items only;
+// a batch runs in its first item's trace context.
+import { context, createContextKey, ROOT_CONTEXT } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
+import { PromiseContextManager } from '../runtime/promise-context-manager.ts';
 import { KeyedBatcher } from '../services/keyed-batcher.ts';
 
 describe('KeyedBatcher', () => {
@@ -42,5 +45,25 @@ describe('KeyedBatcher', () => {
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
     expect(calls).toBe(2);
     expect(await batcher.submit('k', 4)).toBe(4);
+  });
+
+  it("runs each batch in its first item's trace context, not in the context of the item that found the key idle", async () => {
+    const REQUEST = createContextKey('request');
+    const manager = new PromiseContextManager().enable();
+    context.setGlobalContextManager(manager);
+    try {
+      const seen: unknown[] = [];
+      const batcher = new KeyedBatcher<string, string>(async (_key, items) => {
+        seen.push(context.active().getValue(REQUEST));
+        await new Promise((r) => setTimeout(r, 5));
+        return items;
+      });
+      const submitIn = (request: string) => context.with(ROOT_CONTEXT.setValue(REQUEST, request), () => batcher.submit('k', request));
+      await Promise.all(['a', 'b', 'c'].map(submitIn));
+      expect(seen).toEqual(['a', 'b']);
+    } finally {
+      context.disable();
+      manager.disable();
+    }
   });
 });
