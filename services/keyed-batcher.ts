@@ -1,7 +1,8 @@
-// Write combining per key. Work that serialises on one row (a tenant's running balance: every
+// Combining per key. Work that serialises on one row (a tenant's running balance: every
 // reserve locks it until its commit, fsync included) goes no faster with more concurrent
 // requests, only queues longer. Batching what arrived while the previous batch ran makes one
 // lock and one commit serve many requests, so throughput grows with load instead of staying flat.
+// Reads of runs combine the same way, to share one round trip (services/runs.ts, getRun).
 // The first item of an idle key runs at once: no request waits for a timer.
 import { type Context, context } from '@opentelemetry/api';
 
