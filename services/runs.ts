@@ -170,15 +170,17 @@ const MOVE_COLUMNS = [
 ] as const satisfies readonly (keyof RunPatch)[];
 type MoveColumn = (typeof MOVE_COLUMNS)[number];
 
+/** The columns a move writes as JSON; the others are text, and the end's time. */
+const isJsonColumn = (column: MoveColumn) => column !== 'status' && column !== 'currentStep' && column !== 'completedAt';
+
 /**
  * A column's value as the statement takes it. Placeholders go through no column mapping: JSON is
  * serialised by moveValues (jsonbParam: a null stays SQL NULL) and cast here, as is the time.
  */
 function moveValue(column: MoveColumn): SQL {
   const value = sql.placeholder(column);
-  if (column === 'status' || column === 'currentStep') return sql`${value}`;
-  if (column === 'completedAt') return sql`${value}::timestamptz`;
-  return sql`${value}::jsonb`;
+  if (isJsonColumn(column)) return sql`${value}::jsonb`;
+  return column === 'completedAt' ? sql`${value}::timestamptz` : sql`${value}`;
 }
 
 function moveValues(runId: string, patch: RunPatch, from: readonly RunStatus[]): Record<string, unknown> {
@@ -186,7 +188,7 @@ function moveValues(runId: string, patch: RunPatch, from: readonly RunStatus[]):
   for (const column of MOVE_COLUMNS) {
     const value = patch[column];
     if (value === undefined) continue;
-    values[column] = column === 'status' || column === 'currentStep' || column === 'completedAt' ? value : jsonbParam(value);
+    values[column] = isJsonColumn(column) ? jsonbParam(value) : value;
   }
   return values;
 }
