@@ -21,9 +21,13 @@ export function anchorActivities(pool: pg.Pool) {
       await pool.query('update bench_e2e_runs set seq = $2, updated_at = now() where id = $1', [runId, seq]);
       await pool.query('insert into bench_e2e_events (run_id, seq) values ($1, $2)', [runId, seq]);
     },
-    /** An activity's own work: `writes` ledger entries, one transaction each (a hold, a charge), or nothing. */
-    async work(runId: string, writes: number): Promise<void> {
+    /**
+     * An activity's own work: `writes` ledger entries, one transaction each (a hold, a charge), or nothing.
+     * Its input may carry padding, and its result is `resultBytes` long (the `payloads` variant).
+     */
+    async work(runId: string, writes: number, _padding = '', resultBytes = 0): Promise<string> {
       for (let i = 0; i < writes; i++) await pool.query('insert into bench_e2e_ledger (run_id, amount) values ($1, 1)', [runId]);
+      return 'x'.repeat(resultBytes);
     },
   };
 }

@@ -1,7 +1,8 @@
 // Row 11's anchor side: a plain Temporal client (default data converter, no search attributes or
 // metadata) that writes each run's row, as the API does before it starts a run, then starts the raw
 // workflow of scripts/bench/e2e-workflow.ts and awaits its result; on a task queue the anchor's own
-// worker polls (scripts/bench/e2e-anchor-worker.ts).
+// worker polls (scripts/bench/e2e-anchor-worker.ts). Its `features` variant starts each run as the
+// API does: the service's search attributes and summary (services/run-workflow.ts).
 //   node --import tsx scripts/bench/e2e-anchor.ts loop|counts '<json>'   (prints a LoadResult, or RunCounts)
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
@@ -9,7 +10,10 @@ import pg from 'pg';
 import { insertRun } from './e2e-anchor-activities.ts';
 import { type CountArgs, countRuns } from './e2e-counts.ts';
 import { closedLoop, type LoopArgs } from './e2e-loop.ts';
-import type { anchorRunWorkflow } from './e2e-workflow.ts';
+import { RunStatusKey, TenantIdKey } from '../../domain/runs/search-attributes.ts';
+import type { RunRow } from '../../services/runs.ts';
+import { runSummary } from '../../services/run-workflow.ts';
+import type { AnchorVariant, anchorRunWorkflow } from './e2e-workflow.ts';
 
 export interface AnchorRunArgs {
   temporalAddress: string;
@@ -17,6 +21,9 @@ export interface AnchorRunArgs {
   databaseUrl: string;
   poolSize: number;
   toolSteps: number;
+  variant?: AnchorVariant;
+  /** The service's run text, which the `features` variant's summary is made from as the API makes it. */
+  input?: string;
 }
 
 const mode = process.argv[2];
@@ -25,6 +32,19 @@ const pool = new pg.Pool({ connectionString: a.databaseUrl, max: a.poolSize });
 const connection = await Connection.connect({ address: a.temporalAddress });
 const client = new Client({ connection });
 
+/** The start options the API adds (services/run-workflow.ts): the run's summary and its two search attributes. */
+function asTheApiStarts(runId: string, input: string) {
+  const tenantId = 'ten_bench_anchor';
+  const row = { id: runId, tenantId, input, memory: false, model: 'svc-workspace' } as RunRow;
+  return {
+    ...runSummary(row, 'bench'),
+    typedSearchAttributes: [
+      { key: TenantIdKey, value: tenantId },
+      { key: RunStatusKey, value: 'accepted' },
+    ],
+  };
+}
+
 /** One run: its row, its workflow started, its result awaited; answers the workflow id. */
 async function oneRun(): Promise<string> {
   const runId = `anchor_${randomBytes(12).toString('hex')}`;
@@ -32,7 +52,8 @@ async function oneRun(): Promise<string> {
   const handle = await client.workflow.start<typeof anchorRunWorkflow>('anchorRunWorkflow', {
     taskQueue: a.taskQueue,
     workflowId: runId,
-    args: [{ runId, toolSteps: a.toolSteps }],
+    args: [{ runId, toolSteps: a.toolSteps, variant: a.variant }],
+    ...(a.variant === 'features' ? asTheApiStarts(runId, a.input ?? '') : {}),
   });
   await handle.result();
   return runId;

@@ -5,40 +5,81 @@
 // is a local activity writing twice (its projection row and its journey event), as
 // activities/projection.ts does; the hold and the settlement write once each. None of the service's
 // own work: no search attributes, patches, details, payload codec, reads or run logic.
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+//
+// Two variants put one kind of the service's Temporal footprint back, to measure what it costs raw
+// Temporal (BENCH_E2E_VARIANT, scripts/bench/e2e.ts): `payloads`, the service's payload sizes;
+// `features`, its search attributes, start metadata and tool timeouts.
+import { proxyActivities, proxyLocalActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { RunStatusKey } from '../../domain/runs/search-attributes.ts';
 import type { AnchorActivities } from './e2e-anchor-activities.ts';
+
+export type AnchorVariant = 'plain' | 'payloads' | 'features';
 
 export interface AnchorRunInput {
   runId: string;
   /** Tool steps of the plan (runTool activities): those of the service's run, as counted in the same bench. */
   toolSteps: number;
+  variant?: AnchorVariant;
 }
 
 // The service's timeouts and retries (workflows/run-activities.ts).
 const retry = { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' } as const;
 const remote = proxyActivities<AnchorActivities>({ startToCloseTimeout: '30 seconds', retry });
 const local = proxyLocalActivities<AnchorActivities>({ startToCloseTimeout: '30 seconds', retry });
+/** The `features` variant's tool calls: the service's tool timeouts (a heartbeat timeout, a longer start-to-close). */
+const tools = proxyActivities<AnchorActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 5 },
+});
 
-export async function anchorRunWorkflow({ runId, toolSteps }: AnchorRunInput): Promise<string> {
+/**
+ * The `payloads` variant's bytes added to each activity's input and result: what the service's exceed
+ * the plain anchor's by, read off one history of each (2026-11-29: 41.5 KB of history JSON a run
+ * against 22 KB; with these, the anchor's is 38.7 KB).
+ */
+const PAYLOAD_BYTES = {
+  estimateRun: [200, 775],
+  reserveCredits: [100, 140],
+  planRun: [130, 1300],
+  runTool: [950, 480],
+  verifyRun: [2200, 3000],
+  settleRun: [970, 240],
+} as const satisfies Record<string, readonly [number, number]>;
+
+export async function anchorRunWorkflow({ runId, toolSteps, variant = 'plain' }: AnchorRunInput): Promise<string> {
   let seq = 0;
   const move = () => local.recordMove(runId, ++seq);
+  /** An activity's own work (`writes` ledger entries), with the service's payload sizes in the `payloads` variant. */
+  const work = (name: keyof typeof PAYLOAD_BYTES, writes: number) => {
+    const [input, result] = variant === 'payloads' ? PAYLOAD_BYTES[name] : [0, 0];
+    return (name === 'runTool' && variant === 'features' ? tools : remote).work(runId, writes, 'x'.repeat(input), result);
+  };
+  /** The service's status upserts, where it makes them (the `features` variant). */
+  const status = (value: string) => {
+    if (variant === 'features') upsertSearchAttributes([{ key: RunStatusKey, value }]);
+  };
   await move(); // accepted
+  status('planning');
   await move(); // planning (estimate)
-  await remote.work(runId, 0); // estimateRun
+  await work('estimateRun', 0);
   await move(); // reserve
-  await remote.work(runId, 1); // reserveCredits: the hold
+  await work('reserveCredits', 1); // the hold
   await move(); // plan
-  await remote.work(runId, 0); // planRun
+  await work('planRun', 0);
+  status('executing');
   await move(); // executing
   for (let i = 0; i < toolSteps; i++) {
     if (i > 0) await move(); // the step before finished
-    await remote.work(runId, 0); // runTool
+    await work('runTool', 0);
   }
   await move(); // the last step finished
+  status('verifying');
   await move(); // verifying
-  await remote.work(runId, 0); // verifyRun
+  await work('verifyRun', 0);
   await move(); // settle
-  await remote.work(runId, 1); // settleRun: the charge
+  await work('settleRun', 1); // the charge
+  status('needs_attention');
   await move(); // the end
   await local.work(runId, 0); // the end's notification targets
   return 'ended';
