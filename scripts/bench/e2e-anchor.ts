@@ -1,8 +1,8 @@
 // Row 11's anchor side: a plain Temporal client (default data converter, no search attributes or
 // metadata) that writes each run's row, as the API does before it starts a run, then starts the raw
 // workflow of scripts/bench/e2e-workflow.ts and awaits its result; on a task queue the anchor's own
-// worker polls (scripts/bench/e2e-anchor-worker.ts). Its `features` variant starts each run as the
-// API does: the service's search attributes and summary (services/run-workflow.ts).
+// worker polls (scripts/bench/e2e-anchor-worker.ts). A variant carrying `attributes` or `summary` starts
+// each run with the service's search attributes or summary, as the API does (services/run-workflow.ts).
 //   node --import tsx scripts/bench/e2e-anchor.ts loop|counts '<json>'   (prints a LoadResult, or RunCounts)
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
@@ -13,7 +13,7 @@ import { closedLoop, type LoopArgs } from './e2e-loop.ts';
 import { RunStatusKey, TenantIdKey } from '../../domain/runs/search-attributes.ts';
 import type { RunRow } from '../../services/runs.ts';
 import { runSummary } from '../../services/run-workflow.ts';
-import type { AnchorVariant, anchorRunWorkflow } from './e2e-workflow.ts';
+import type { anchorRunWorkflow, FootprintPart } from './e2e-workflow.ts';
 
 export interface AnchorRunArgs {
   temporalAddress: string;
@@ -21,8 +21,8 @@ export interface AnchorRunArgs {
   databaseUrl: string;
   poolSize: number;
   toolSteps: number;
-  variant?: AnchorVariant;
-  /** The service's run text, which the `features` variant's summary is made from as the API makes it. */
+  footprint?: FootprintPart[];
+  /** The service's run text, which the `summary` part is made from as the API makes it. */
   input?: string;
 }
 
@@ -32,16 +32,17 @@ const pool = new pg.Pool({ connectionString: a.databaseUrl, max: a.poolSize });
 const connection = await Connection.connect({ address: a.temporalAddress });
 const client = new Client({ connection });
 
-/** The start options the API adds (services/run-workflow.ts): the run's summary and its two search attributes. */
-function asTheApiStarts(runId: string, input: string) {
+/** The start options the API adds (services/run-workflow.ts) for the parts carried: its two search attributes, the run's summary. */
+function asTheApiStarts(runId: string, footprint: FootprintPart[], input: string) {
   const tenantId = 'ten_bench_anchor';
   const row = { id: runId, tenantId, input, memory: false, model: 'svc-workspace' } as RunRow;
+  const attributes = [
+    { key: TenantIdKey, value: tenantId },
+    { key: RunStatusKey, value: 'accepted' },
+  ];
   return {
-    ...runSummary(row, 'bench'),
-    typedSearchAttributes: [
-      { key: TenantIdKey, value: tenantId },
-      { key: RunStatusKey, value: 'accepted' },
-    ],
+    ...(footprint.includes('summary') ? runSummary(row, 'bench') : {}),
+    ...(footprint.includes('attributes') ? { typedSearchAttributes: attributes } : {}),
   };
 }
 
@@ -52,8 +53,8 @@ async function oneRun(): Promise<string> {
   const handle = await client.workflow.start<typeof anchorRunWorkflow>('anchorRunWorkflow', {
     taskQueue: a.taskQueue,
     workflowId: runId,
-    args: [{ runId, toolSteps: a.toolSteps, variant: a.variant }],
-    ...(a.variant === 'features' ? asTheApiStarts(runId, a.input ?? '') : {}),
+    args: [{ runId, toolSteps: a.toolSteps, footprint: a.footprint }],
+    ...asTheApiStarts(runId, a.footprint ?? [], a.input ?? ''),
   });
   await handle.result();
   return runId;

@@ -6,27 +6,30 @@
 // activities/projection.ts does; the hold and the settlement write once each. None of the service's
 // own work: no search attributes, patches, details, payload codec, reads or run logic.
 //
-// Two variants put one kind of the service's Temporal footprint back, to measure what it costs raw
-// Temporal (BENCH_E2E_VARIANT, scripts/bench/e2e.ts): `payloads`, the service's payload sizes;
-// `features`, its search attributes, start metadata and tool timeouts.
+// A variant puts parts of the service's Temporal footprint back, to measure what they cost raw Temporal
+// (BENCH_E2E_VARIANT, scripts/bench/e2e.ts): `payloads`, the service's payload sizes; `attributes`, its
+// search attributes; `summary`, its start summary; `timeouts`, its tool calls' timeouts.
 import { proxyActivities, proxyLocalActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import { RunStatusKey } from '../../domain/runs/search-attributes.ts';
 import type { AnchorActivities } from './e2e-anchor-activities.ts';
 
-export type AnchorVariant = 'plain' | 'payloads' | 'features';
+/** The parts of the service's Temporal footprint a variant of the anchor carries. */
+export const FOOTPRINT_PARTS = ['payloads', 'attributes', 'summary', 'timeouts'] as const;
+export type FootprintPart = (typeof FOOTPRINT_PARTS)[number];
 
 export interface AnchorRunInput {
   runId: string;
   /** Tool steps of the plan (runTool activities): those of the service's run, as counted in the same bench. */
   toolSteps: number;
-  variant?: AnchorVariant;
+  /** The parts of the service's footprint this run carries (none: the plain anchor). */
+  footprint?: FootprintPart[];
 }
 
 // The service's timeouts and retries (workflows/run-activities.ts).
 const retry = { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' } as const;
 const remote = proxyActivities<AnchorActivities>({ startToCloseTimeout: '30 seconds', retry });
 const local = proxyLocalActivities<AnchorActivities>({ startToCloseTimeout: '30 seconds', retry });
-/** The `features` variant's tool calls: the service's tool timeouts (a heartbeat timeout, a longer start-to-close). */
+/** The `timeouts` part's tool calls: the service's tool timeouts (a heartbeat timeout, a longer start-to-close). */
 const tools = proxyActivities<AnchorActivities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '5 seconds',
@@ -34,7 +37,7 @@ const tools = proxyActivities<AnchorActivities>({
 });
 
 /**
- * The `payloads` variant's bytes added to each activity's input and result: what the service's exceed
+ * The `payloads` part's bytes added to each activity's input and result: what the service's exceed
  * the plain anchor's by, read off one history of each (2026-11-29: 41.5 KB of history JSON a run
  * against 22 KB; with these, the anchor's is 38.7 KB).
  */
@@ -47,17 +50,18 @@ const PAYLOAD_BYTES = {
   settleRun: [970, 240],
 } as const satisfies Record<string, readonly [number, number]>;
 
-export async function anchorRunWorkflow({ runId, toolSteps, variant = 'plain' }: AnchorRunInput): Promise<string> {
+export async function anchorRunWorkflow({ runId, toolSteps, footprint = [] }: AnchorRunInput): Promise<string> {
+  const carries = (part: FootprintPart) => footprint.includes(part);
   let seq = 0;
   const move = () => local.recordMove(runId, ++seq);
-  /** An activity's own work (`writes` ledger entries), with the service's payload sizes in the `payloads` variant. */
+  /** An activity's own work (`writes` ledger entries), with the service's payload sizes (`payloads`) and tool timeouts (`timeouts`). */
   const work = (name: keyof typeof PAYLOAD_BYTES, writes: number) => {
-    const [input, result] = variant === 'payloads' ? PAYLOAD_BYTES[name] : [0, 0];
-    return (name === 'runTool' && variant === 'features' ? tools : remote).work(runId, writes, 'x'.repeat(input), result);
+    const [input, result] = carries('payloads') ? PAYLOAD_BYTES[name] : [0, 0];
+    return (name === 'runTool' && carries('timeouts') ? tools : remote).work(runId, writes, 'x'.repeat(input), result);
   };
-  /** The service's status upserts, where it makes them (the `features` variant). */
+  /** The service's status upserts, where it makes them (`attributes`). */
   const status = (value: string) => {
-    if (variant === 'features') upsertSearchAttributes([{ key: RunStatusKey, value }]);
+    if (carries('attributes')) upsertSearchAttributes([{ key: RunStatusKey, value }]);
   };
   await move(); // accepted
   status('planning');

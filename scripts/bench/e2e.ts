@@ -17,7 +17,7 @@ import { POOL_SIZE, runJsonChild, type Server, startApi } from './processes.ts';
 import { atLeast, type LoadResult, type Row } from './report.ts';
 import { RUN_INPUT, type SeededTenant } from './seed.ts';
 import { bundleWorkflows, startAnchorWorker, startServiceWorker } from './workers.ts';
-import type { AnchorVariant } from './e2e-workflow.ts';
+import { FOOTPRINT_PARTS, type FootprintPart } from './e2e-workflow.ts';
 
 const CONCURRENCY = 20;
 const SERVICE_QUEUE = 'bench-e2e';
@@ -27,19 +27,19 @@ const FIXED_ACTIVITIES = 5;
 const E2E_TARGET = `11. Runs end to end (analysis, local) c=${CONCURRENCY} vs raw Temporal, same activities and writes`;
 
 /**
- * BENCH_E2E_VARIANT=payloads|features: instead of the service, the anchor with one kind of the service's
- * Temporal footprint put back (scripts/bench/e2e-workflow.ts) against the plain anchor, alternating as the
- * row does: what that footprint costs raw Temporal. A measurement, not a target.
+ * BENCH_E2E_VARIANT=<parts>, a comma-separated subset of payloads, attributes, summary and timeouts:
+ * instead of the service, the anchor carrying those parts of the service's Temporal footprint
+ * (scripts/bench/e2e-workflow.ts), against the plain anchor, alternating as the row does: what they cost
+ * raw Temporal. A measurement, not a target.
  */
-const VARIANTS: Record<Exclude<AnchorVariant, 'plain'>, string> = {
-  payloads: "the service's payload sizes",
-  features: "the service's search attributes, start summary and tool timeouts",
-};
-function variantFromEnv(): Exclude<AnchorVariant, 'plain'> | null {
+function footprintFromEnv(): FootprintPart[] | null {
   const v = process.env.BENCH_E2E_VARIANT;
   if (!v) return null;
-  if (v in VARIANTS) return v as Exclude<AnchorVariant, 'plain'>;
-  throw new Error(`BENCH_E2E_VARIANT must be one of ${Object.keys(VARIANTS).join(', ')}`);
+  const parts = v.split(',').map((p) => p.trim());
+  const unknown = parts.filter((p) => !(FOOTPRINT_PARTS as readonly string[]).includes(p));
+  if (unknown.length || parts.length === 0)
+    throw new Error(`BENCH_E2E_VARIANT takes a comma-separated subset of ${FOOTPRINT_PARTS.join(', ')}; not ${unknown.join(', ')}`);
+  return parts as FootprintPart[];
 }
 
 export interface E2eContext {
@@ -108,7 +108,7 @@ async function countBoth(ctx: E2eContext, service: ServiceRunArgs): Promise<{ an
 }
 
 export async function e2eRow(ctx: E2eContext): Promise<Row> {
-  const variant = variantFromEnv();
+  const footprint = footprintFromEnv();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gws-bench-e2e-'));
   const servers = await startSides(ctx, dir);
   try {
@@ -128,18 +128,19 @@ export async function e2eRow(ctx: E2eContext): Promise<Row> {
       withCpu({ worker: anchorWorker!.pid }, shared, () => runJsonChild('e2e-anchor.ts', { ...args, ...loop }, {}, ['loop'], 'under-test'), into);
     const runs = await ctx.alternate(
       'e2e',
-      variant
-        ? anchorLoop({ ...anchor, variant, input: RUN_INPUT }, cpu.service)
+      footprint
+        ? anchorLoop({ ...anchor, footprint, input: RUN_INPUT }, cpu.service)
         : () =>
             withCpu({ api: api!.pid, worker: worker!.pid }, shared, () => runJsonChild('e2e-service.ts', { ...service, ...loop }, {}, ['loop']), cpu.service),
       anchorLoop(anchor, cpu.anchor),
     );
-    const own = variant ? ['worker'] : ['api', 'worker'];
-    const cpuNote = `CPU ms per run, ${variant ? `anchor with ${VARIANTS[variant]}` : 'service'}: ${cpuLine(cpu.service, own)}; anchor: ${cpuLine(cpu.anchor, ['worker'])} (the anchor's driver is its client)`;
+    const own = footprint ? ['worker'] : ['api', 'worker'];
+    const variant = footprint && `the anchor with the service's ${footprint.join(', ')}`;
+    const cpuNote = `CPU ms per run, ${variant ?? 'service'}: ${cpuLine(cpu.service, own)}; anchor: ${cpuLine(cpu.anchor, ['worker'])} (the anchor's driver is its client)`;
     ctx.log(`e2e: ${cpuNote}`);
     const failed = runs.a.failed + runs.b.failed;
     const row = variant
-      ? atLeast(`11 (${variant}). The anchor with ${VARIANTS[variant]} vs the plain anchor, c=${CONCURRENCY}`, 'runs/s', runs.a.rps, runs.b.rps, 0, failed)
+      ? atLeast(`11 (variant). ${variant} vs the plain anchor, c=${CONCURRENCY}`, 'runs/s', runs.a.rps, runs.b.rps, 0, failed)
       : atLeast(E2E_TARGET, 'runs/s', runs.a.rps, runs.b.rps, 0.8, failed);
     const phases = `phases of ${loop.warmupSeconds} s warm-up + ${loop.seconds} s measured, then drained`;
     return { ...row, note: `${note}; ${cpuNote}; ${phases}`, detail: { ...counts, cpuPerRun: cpu } };
