@@ -11,6 +11,7 @@
 // search attributes; `summary`, its start summary; `timeouts`, its tool calls' timeouts.
 import { proxyActivities, proxyLocalActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import { RunStatusKey } from '../../domain/runs/search-attributes.ts';
+import { ACTIVITY_OPTIONS, TOOL_OPTIONS } from '../../workflows/run-activities.ts';
 import type { AnchorActivities } from './e2e-anchor-activities.ts';
 
 /** The parts of the service's Temporal footprint a variant of the anchor carries. */
@@ -26,15 +27,10 @@ export interface AnchorRunInput {
 }
 
 // The service's timeouts and retries (workflows/run-activities.ts).
-const retry = { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' } as const;
-const remote = proxyActivities<AnchorActivities>({ startToCloseTimeout: '30 seconds', retry });
-const local = proxyLocalActivities<AnchorActivities>({ startToCloseTimeout: '30 seconds', retry });
+const remote = proxyActivities<AnchorActivities>(ACTIVITY_OPTIONS);
+const local = proxyLocalActivities<AnchorActivities>(ACTIVITY_OPTIONS);
 /** The `timeouts` part's tool calls: the service's tool timeouts (a heartbeat timeout, a longer start-to-close). */
-const tools = proxyActivities<AnchorActivities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 5 },
-});
+const tools = proxyActivities<AnchorActivities>(TOOL_OPTIONS);
 
 /**
  * The `payloads` part's bytes added to each activity's input and result: what the service's exceed
