@@ -2,13 +2,11 @@
 // at start-up) or from the prebuilt bundle in production, activities bound to
 // this process's database. Payloads are encrypted with the service's codec.
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { PayloadCodec } from '@temporalio/common';
 import { releaseActivityStorageWhenIdle } from './activity-storage.ts';
 import { DefaultLogger, type LogEntry, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkerInterceptors } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../activities/index.ts';
-import { projectRoot } from '../config/paths.ts';
 import type { VersioningConfig } from '../config/env.ts';
 import type { TemporalConnectionSettings } from '../config/temporal-connection-settings.ts';
 import { serviceDataConverter } from './payload-codec.ts';
@@ -16,6 +14,7 @@ import { temporalConnectOptions } from './temporal-connection.ts';
 import { deploymentOptions, promoteFirstBuild, workerBuildId } from './worker-deployment.ts';
 import { telemetry } from './telemetry.ts';
 import { tracingWorkerOptions, workflowBundleFor, workflowInterceptorModules } from './temporal-tracing.ts';
+import { WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from './workflow-bundle.ts';
 
 const PINO_LEVEL = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 
@@ -75,7 +74,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const traced = telemetry().enabled;
   const workflowSource = fromBundle
     ? { workflowBundle: { codePath: workflowBundleFor(options.workflowBundlePath!, traced) } }
-    : { workflowsPath: path.join(projectRoot, 'workflows', 'index.ts') };
+    : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES } };
   const tracing = tracingWorkerOptions();
   const interceptors: WorkerInterceptors = {
     ...options.interceptors,

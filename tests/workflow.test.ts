@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, type LogEntry, makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, type LogEntry, makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import type { createActivities } from '../activities/index.ts';
 import { digestOf } from '../domain/digest.ts';
@@ -23,7 +23,8 @@ import { type AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts'
 import { RUN_BEHAVIOUR } from '../domain/runs/run-input.ts';
 import type { ApprovalWait } from '../workflows/run-resume.ts';
 import { approvalSignal, approvalUpdate, stateQuery, TOOL_NOT_SENT, WEBHOOK_NOT_SENT } from '../workflows/messages.ts';
-import { createTimeSkippingEnv, workflowsPath } from './support/time-skipping.ts';
+import { createTimeSkippingEnv } from './support/time-skipping.ts';
+import { bundleServiceWorkflows } from '../runtime/workflow-bundle.ts';
 import { until } from './support/until.ts';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -204,7 +205,7 @@ beforeAll(async () => {
   });
   const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
   // One bundle of the production workflows (workflows/index.ts) for every worker of this file.
-  [env, workflowBundle] = await Promise.all([createTimeSkippingEnv(), bundleWorkflowCode({ workflowsPath, logger: silent })]);
+  [env, workflowBundle] = await Promise.all([createTimeSkippingEnv(), bundleServiceWorkflows({ logger: silent }).then((code) => ({ code }))]);
 }, 120_000);
 
 afterAll(async () => {
@@ -486,6 +487,20 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(fakes.state.calls.runTool).toBeUndefined();
     expect(fakes.state.calls.verifyRun).toBeUndefined();
     expect(fakes.state.holds.get(run.runId)!.status).toBe('released');
+  });
+
+  it('the sandbox records no stack traces (workflows/sandbox-preload.ts): a waiting run answers the stack trace query without frames', async () => {
+    const fakes = makeFakes();
+    const stack = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, runInput(DELIVERY_INPUT));
+      await until(awaitingApproval(fakes), 'awaiting_approval');
+      const stack = await handle.query<string>('__stack_trace');
+      await handle.cancel();
+      await finalStatus(handle);
+      return stack;
+    });
+    // With frames, each pending promise shows where it waits: "at awaitApproval (…/run-phases.ts:…)".
+    expect(stack).not.toMatch(/\bat \S/);
   });
 
   it('approval through the signal runs both steps, the delivery included, and ends (needs attention: its analysis needs a model)', async () => {

@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { projectRoot } from '../../config/paths.ts';
+import { bundleServiceWorkflows } from '../../runtime/workflow-bundle.ts';
 import { withoutUserTemporalSettings } from '../../config/temporal-env.ts';
 import { freePort } from '../../tests/support/free-port.ts';
 import type { AnchorWorkerArgs } from './e2e-anchor-worker.ts';
@@ -12,9 +13,8 @@ import { type ApiSettings, benchServiceEnv, POOL_SIZE, type Server, startLogging
 
 const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
-/** Workflows bundled into `file`: the service's as `npm run build` bundles them (scripts/bundle-workflows.ts), or the anchor's alone. */
-async function bundle(file: string, workflowsPath: string, workflowInterceptorModules: string[] = []): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: silent });
+/** `code` written to `file`. */
+function written(file: string, code: string): string {
   writeFileSync(file, code);
   return file;
 }
@@ -22,8 +22,12 @@ async function bundle(file: string, workflowsPath: string, workflowInterceptorMo
 /** Both sides' workflow bundles, built into `dir` before anything is measured (neither worker bundles at start-up). */
 export async function bundleWorkflows(dir: string): Promise<{ service: string; anchor: string }> {
   return {
-    service: await bundle(path.join(dir, 'workflow-bundle.js'), path.join(projectRoot, 'workflows', 'index.ts')),
-    anchor: await bundle(path.join(dir, 'anchor-bundle.js'), path.join(projectRoot, 'scripts', 'bench', 'e2e-workflow.ts')),
+    // The service's as `npm run build` bundles them (runtime/workflow-bundle.ts); the anchor's alone, as the SDK bundles by default.
+    service: written(path.join(dir, 'workflow-bundle.js'), await bundleServiceWorkflows({ logger: silent })),
+    anchor: written(
+      path.join(dir, 'anchor-bundle.js'),
+      (await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'scripts', 'bench', 'e2e-workflow.ts'), logger: silent })).code,
+    ),
   };
 }
 

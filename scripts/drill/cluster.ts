@@ -8,7 +8,7 @@ import { appendFileSync, chmodSync, mkdtempSync, rmSync, writeFileSync } from 'n
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleServiceWorkflows } from '../../runtime/workflow-bundle.ts';
 import { pino } from 'pino';
 import { openPostgres } from '../../db/client.ts';
 import { loadConfig } from '../../config/env.ts';
@@ -67,7 +67,7 @@ export class Cluster {
     await database.migrate();
     await database.close();
     const bundlePath = path.join(scratch, 'workflow-bundle.js');
-    const { code } = await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'), logger: silentBundlerLogger });
+    const code = await bundleServiceWorkflows({ logger: silentBundlerLogger });
     writeFileSync(bundlePath, code);
     const cluster = new Cluster(scratch, postgres, randomBytes(32).toString('base64'), bundlePath);
     cluster.cliPath = await resolveTemporalCli(process.env.TEMPORAL_CLI);
@@ -161,11 +161,7 @@ export class Cluster {
   /** Another workflow bundle in the scratch folder: the workflows with `interceptorModules` bundled in (another build). */
   async buildBundle(name: string, interceptorModules: string[]): Promise<string> {
     const bundlePath = path.join(this.scratch, `${name}.js`);
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'),
-      workflowInterceptorModules: interceptorModules,
-      logger: silentBundlerLogger,
-    });
+    const code = await bundleServiceWorkflows({ workflowInterceptorModules: interceptorModules, logger: silentBundlerLogger });
     writeFileSync(bundlePath, code);
     return bundlePath;
   }

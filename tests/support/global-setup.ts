@@ -5,8 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { projectRoot } from '../../config/paths.ts';
+import { bundleServiceWorkflows } from '../../runtime/workflow-bundle.ts';
 import { tracedBundlePath, workflowInterceptorModules } from '../../runtime/temporal-tracing.ts';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -68,11 +67,7 @@ export default async function setup(project: TestProject) {
   const bundleDir = mkdtempSync(path.join(os.tmpdir(), 'gws-bundle-'));
   const workflowBundlePath = path.join(bundleDir, 'workflow-bundle.js');
   for (const traced of [false, true]) {
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: path.join(projectRoot, 'workflows', 'index.ts'),
-      workflowInterceptorModules: workflowInterceptorModules(traced),
-      logger: silentBundlerLogger,
-    });
+    const code = await bundleServiceWorkflows({ workflowInterceptorModules: workflowInterceptorModules(traced), logger: silentBundlerLogger });
     writeFileSync(traced ? tracedBundlePath(workflowBundlePath) : workflowBundlePath, code);
   }
   project.provide('workflowBundlePath', workflowBundlePath);

@@ -13,9 +13,6 @@ import { CUSTOM_SEARCH_ATTRIBUTES } from '../../domain/runs/search-attributes.ts
 const execFileAsync = promisify(execFile);
 const ensureScript = path.join(projectRoot, 'scripts', 'ensure-temporal-test-server.sh');
 
-/** The workflows the production worker registers; workers in tests bundle them from source. */
-export const workflowsPath = path.join(projectRoot, 'workflows', 'index.ts');
-
 /** Path of the time-skipping test server: what the ensure script finds, or installs on first use. */
 export async function resolveTestServer(): Promise<string> {
   try {
