@@ -44,6 +44,8 @@ async function metadataReadsAfter(started: number): Promise<number> {
   return persistenceRequests(METADATA);
 }
 
+const STARTS = 10;
+
 it('starts workflows carrying the search attributes without rereading them from its database', async () => {
   const connection = await Connection.connect({ address: server.address });
   try {
@@ -59,8 +61,10 @@ it('starts workflows carrying the search attributes without rereading them from 
       });
     await start(); // the first use may fill the cache
     const before = await metadataReadsAfter(1);
-    for (let i = 0; i < 5; i++) await start();
-    expect(await metadataReadsAfter(6)).toBe(before);
+    for (let i = 0; i < STARTS; i++) await start();
+    // Rereading costs about 4 reads a start. The cache itself expires once a minute, and the
+    // server has background reads of its own, so a busy machine may see one or two.
+    expect((await metadataReadsAfter(1 + STARTS)) - before).toBeLessThan(STARTS / 2);
   } finally {
     await connection.close();
   }
