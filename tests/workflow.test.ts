@@ -521,6 +521,34 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(fakes.state.holds.get(run.runId)!.status).toBe('settled');
   });
 
+  /** The RunStatus values a run's history upserted, in order. */
+  async function upsertedStatuses(handle: { fetchHistory(): Promise<{ events?: any[] | null }> }): Promise<string[]> {
+    const { events } = await handle.fetchHistory();
+    return (events ?? [])
+      .map((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.RunStatus?.data)
+      .filter(Boolean)
+      .map((data: Uint8Array) => JSON.parse(Buffer.from(data).toString('utf8')));
+  }
+
+  it.each([
+    // Runs started now: where an operator acts (the wait, the decision, the end), not at each working state.
+    [RUN_BEHAVIOUR, ['awaiting_approval', 'executing', 'needs_attention']],
+    // Runs started before keep upserting every change, as their histories say.
+    [1, ['planning', 'awaiting_approval', 'executing', 'verifying', 'needs_attention']],
+  ])('behaviour %s upserts the status search attribute %j', async (behaviour, expected) => {
+    const fakes = makeFakes();
+    const run = runInput(DELIVERY_INPUT, { behaviour });
+    const upserted = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await until(awaitingApproval(fakes), 'awaiting_approval');
+      await handle.signal(approvalSignal, { decision: 'approve' });
+      await finalStatus(handle);
+      return upsertedStatuses(handle);
+    });
+    expect(statuses(fakes)).toEqual(expect.arrayContaining(['planning', 'verifying']));
+    expect(upserted).toEqual(expected);
+  });
+
   /** What a run carries when a deploy moves it at its approval wait (workflows/run-resume.ts), `deadline` its approval's. */
   function waitingState(deadline: string): ApprovalWait {
     const plan = planLocally(DELIVERY_INPUT, false);

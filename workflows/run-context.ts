@@ -17,7 +17,7 @@ import type { ApprovalChannel } from '../activities/approval.ts';
 import type { NotificationEvent } from '../domain/runs/progress.ts';
 import type { AgentRunInput } from '../domain/runs/run-input.ts';
 import type { ApprovalRecord } from '../domain/runs/run-types.ts';
-import { RunStatusKey, TenantIdKey } from '../domain/runs/search-attributes.ts';
+import { indexesMove, RunStatusKey, TenantIdKey } from '../domain/runs/search-attributes.ts';
 import { nextStatus, type RunEvent, type RunStatus, type RunStep } from '../domain/runs/states.ts';
 import type { RunProjectionPatch, RunTransition } from '../domain/runs/transition.ts';
 import {
@@ -140,8 +140,15 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
   const auditsDecisions = current || patched(APPROVAL_AUDIT_IN_WORKFLOW);
   const notifies = current || patched(NOTIFY_AND_FAIL_EXECUTION);
   const upsertsOnChangeOnly = current || patched(STATUS_ATTRIBUTE_ON_CHANGE);
-  /** Whether a move upserts the status: on every move (oldest runs), on a change or the first move, or on a change only. */
-  const upsertsStatus = (changed: boolean, first: boolean) => (current ? changed : changed || first || !upsertsOnChangeOnly);
+  const indexesRestsOnly = (run.behaviour ?? 0) >= 2;
+  /**
+   * Whether a move upserts the status: on every move (oldest runs), on a change or the first move,
+   * on a change only, or (runs started now, by their input) where an operator acts.
+   */
+  const upsertsStatus = (from: RunStatus, to: RunStatus, first: boolean) => {
+    if (indexesRestsOnly) return indexesMove(from, to);
+    return current ? from !== to : from !== to || first || !upsertsOnChangeOnly;
+  };
   const awaitsDecision = () => live.status === 'awaiting_approval' && !decision;
 
   const c: RunContext = {
@@ -160,16 +167,16 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
      * code: it fails the workflow task (Temporal retries it, and a fixed worker resumes the run).
      */
     async moveTo(event, step, patch = {}, kind) {
-      const status = nextStatus(live.status, event);
-      if (!status) throw new Error(`Illegal run move: no "${event}" from ${live.status} (domain/runs/states.ts RUN_TRANSITIONS).`);
+      const from = live.status;
+      const status = nextStatus(from, event);
+      if (!status) throw new Error(`Illegal run move: no "${event}" from ${from} (domain/runs/states.ts RUN_TRANSITIONS).`);
       // A new state is run.<state>; a new step within the same state is run.step.<step>.
-      const changed = status !== live.status;
       const first = seq === 0;
-      const eventKind = kind ?? (changed || first ? `run.${status}` : `run.step.${step}`);
+      const eventKind = kind ?? (status !== from || first ? `run.${status}` : `run.step.${step}`);
       live.status = status;
       live.step = step;
       seq += 1;
-      if (upsertsStatus(changed, first)) upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
+      if (upsertsStatus(from, status, first)) upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
       if (patch.failure) failureCode = patch.failure.code;
       c.showDetails();
       const transition: RunTransition = { runId, tenantId, seq, status, step, patch, kind: eventKind, progress: progressOf(live) };

@@ -7,9 +7,10 @@ export const AGENT_RUN_WORKFLOW = 'agentRunWorkflow';
 
 /**
  * The behaviour a run started now takes (AgentRunInput.behaviour). 1: every change made so far under
- * a patch, without asking the patch (workflows/run-context.ts).
+ * a patch, without asking the patch (workflows/run-context.ts). 2: also the status search attribute
+ * changed only where an operator acts (domain/runs/search-attributes.ts indexesMove).
  */
-export const RUN_BEHAVIOUR = 1;
+export const RUN_BEHAVIOUR = 2;
 
 export interface AgentRunInput {
   runId: string;

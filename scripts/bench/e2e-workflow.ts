@@ -55,26 +55,23 @@ export async function anchorRunWorkflow({ runId, toolSteps, footprint = [] }: An
     const [input, result] = carries('payloads') ? PAYLOAD_BYTES[name] : [0, 0];
     return (name === 'runTool' && carries('timeouts') ? tools : remote).work(runId, writes, 'x'.repeat(input), result);
   };
-  /** The service's status upserts, where it makes them (`attributes`). */
+  /** The service's status upserts, where it makes them (`attributes`): an analysis run's only one is at its end (indexesMove). */
   const status = (value: string) => {
     if (carries('attributes')) upsertSearchAttributes([{ key: RunStatusKey, value }]);
   };
   await move(); // accepted
-  status('planning');
   await move(); // planning (estimate)
   await work('estimateRun', 0);
   await move(); // reserve
   await work('reserveCredits', 1); // the hold
   await move(); // plan
   await work('planRun', 0);
-  status('executing');
   await move(); // executing
   for (let i = 0; i < toolSteps; i++) {
     if (i > 0) await move(); // the step before finished
     await work('runTool', 0);
   }
   await move(); // the last step finished
-  status('verifying');
   await move(); // verifying
   await work('verifyRun', 0);
   await move(); // settle

@@ -5,9 +5,10 @@
  * v3: approvals audited by the workflow, notifications, failed runs ending their execution Failed;
  * v4: the status search attribute upserted only when the status changes; v5: those changes under one patch,
  * and no status upsert at the first move; v6: runs that take them by their input (AgentRunInput.behaviour),
- * with no patch marker at all.
+ * with no patch marker at all; v7: behaviour 2, the status search attribute upserted only where an operator
+ * acts (the approval wait, the decision, the end).
  */
-export const HISTORY_VERSION = 'v6';
+export const HISTORY_VERSION = 'v7';
 
 /** Every path a run can take; each version records one history per path. */
 export const HISTORY_PATHS = [
