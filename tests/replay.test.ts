@@ -51,11 +51,15 @@ describe('workflow replay', () => {
     },
   );
 
-  // A run started by this code's API (its input says behaviour 1) on a worker still on the code before,
-  // which asked the patch and recorded its marker, replays on this code: its replay asks the patch too
-  // (workflows/run-context.ts), as a marker nobody asks about is a nondeterminism error.
-  it('replays a v5 history whose input says behaviour 1 (started by this API on the worker before)', async () => {
-    const history = JSON.parse(readFileSync(path.join(dir, 'v5-read-only.history.json'), 'utf8'));
+  // A run started by an API on newer code (its input says a newer behaviour) on a worker still on the
+  // code before, then replayed on this code: what the worker recorded decides. v5: the worker asked
+  // the patch and recorded its marker, so the replay asks it too (workflows/run-context.ts); v6: the
+  // worker upserted the status at every change.
+  it.each([
+    ['v5-read-only.history.json', undefined, 1],
+    ['v6-read-only.history.json', 1, 2],
+  ])('replays %s whose input says behaviour %s → %s (started by a newer API on the worker before)', async (file, was, now) => {
+    const history = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
     const started = history.events[0].workflowExecutionStartedEventAttributes.input.payloads;
     const fromJson = (p: { metadata: Record<string, string>; data: string }) => ({
       metadata: Object.fromEntries(Object.entries(p.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
@@ -63,8 +67,8 @@ describe('workflow replay', () => {
     });
     const [plain] = await fixtureCodec.decode([fromJson(started[0])]);
     const input = JSON.parse(Buffer.from(plain!.data!).toString('utf8'));
-    expect(input.behaviour).toBeUndefined();
-    const [sealed] = await fixtureCodec.encode([{ ...plain!, data: Buffer.from(JSON.stringify({ ...input, behaviour: 1 })) }]);
+    expect(input.behaviour).toBe(was);
+    const [sealed] = await fixtureCodec.encode([{ ...plain!, data: Buffer.from(JSON.stringify({ ...input, behaviour: now })) }]);
     started[0] = {
       metadata: Object.fromEntries(Object.entries(sealed!.metadata!).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])),
       data: Buffer.from(sealed!.data!).toString('base64'),

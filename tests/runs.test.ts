@@ -629,6 +629,12 @@ describe('Temporal visibility', () => {
     );
     const state = await temporal.workflow.getHandle(run.run_id).query('state');
     expect(state).toMatchObject({ status: 'needs_attention', stepsDone: 1, stepsTotal: 1 });
+    // On a versioned worker the run's input decides where it indexes its status: one upsert, at its
+    // end (no operator acted before), and no patch marker (workflows/run-context.ts).
+    const { events } = await temporal.workflow.getHandle(run.run_id).fetchHistory();
+    const upserted = (events ?? []).flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
+    expect(upserted).toEqual(['RunStatus']);
+    expect((events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toEqual([]);
   });
 });
 

@@ -76,6 +76,23 @@ function takesEarlierPatches(run: AgentRunInput): boolean {
   return true;
 }
 
+/** Runs of behaviour 2 on an unversioned worker ask this patch before they index only where an operator acts. */
+export const STATUS_WHERE_OPERATORS_ACT = 'status-where-operators-act';
+
+/**
+ * Whether the run changes its status search attribute only where an operator acts (indexesMove).
+ * A run on a versioned worker is PINNED to the build that took its first task, so its history
+ * replays only on code that knows behaviour 2: its input decides, at no cost. On an unversioned
+ * worker, a newer API may have started the run on a worker of the code before, which upserted every
+ * change: the run asks a patch, so its history says which code took it (a marker and a
+ * TemporalChangeVersion upsert, on unversioned workers only).
+ */
+function indexesWhereOperatorsAct(run: AgentRunInput): boolean {
+  if ((run.behaviour ?? 0) < 2) return false;
+  if (workflowInfo().currentDeploymentVersion?.deploymentName) return true;
+  return patched(STATUS_WHERE_OPERATORS_ACT);
+}
+
 /** How a run ended, and what the workflow still awaits before it closes. */
 export interface RunEnd {
   status: RunStatus;
@@ -140,7 +157,7 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
   const auditsDecisions = current || patched(APPROVAL_AUDIT_IN_WORKFLOW);
   const notifies = current || patched(NOTIFY_AND_FAIL_EXECUTION);
   const upsertsOnChangeOnly = current || patched(STATUS_ATTRIBUTE_ON_CHANGE);
-  const indexesRestsOnly = (run.behaviour ?? 0) >= 2;
+  const indexesRestsOnly = indexesWhereOperatorsAct(run);
   /**
    * Whether a move upserts the status: on every move (oldest runs), on a change or the first move,
    * on a change only, or (runs started now, by their input) where an operator acts.

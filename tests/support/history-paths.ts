@@ -6,7 +6,7 @@
  * v4: the status search attribute upserted only when the status changes; v5: those changes under one patch,
  * and no status upsert at the first move; v6: runs that take them by their input (AgentRunInput.behaviour),
  * with no patch marker at all; v7: behaviour 2, the status search attribute upserted only where an operator
- * acts (the approval wait, the decision, the end).
+ * acts (the approval wait, the decision, the end), under a patch as the recorder's worker is unversioned.
  */
 export const HISTORY_VERSION = 'v7';
 
