@@ -203,9 +203,8 @@ beforeAll(async () => {
     logger: new DefaultLogger('WARN', (entry) => void logs.push(entry)),
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
   });
-  const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
   // One bundle of the production workflows (workflows/index.ts) for every worker of this file.
-  [env, workflowBundle] = await Promise.all([createTimeSkippingEnv(), bundleServiceWorkflows({ logger: silent }).then((code) => ({ code }))]);
+  [env, workflowBundle] = await Promise.all([createTimeSkippingEnv(), bundleServiceWorkflows().then((code) => ({ code }))]);
 }, 120_000);
 
 afterAll(async () => {

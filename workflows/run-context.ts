@@ -157,13 +157,13 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
   const auditsDecisions = current || patched(APPROVAL_AUDIT_IN_WORKFLOW);
   const notifies = current || patched(NOTIFY_AND_FAIL_EXECUTION);
   const upsertsOnChangeOnly = current || patched(STATUS_ATTRIBUTE_ON_CHANGE);
-  const indexesRestsOnly = indexesWhereOperatorsAct(run);
+  const onlyWhereOperatorsAct = indexesWhereOperatorsAct(run);
   /**
    * Whether a move upserts the status: on every move (oldest runs), on a change or the first move,
    * on a change only, or (runs started now, by their input) where an operator acts.
    */
   const upsertsStatus = (from: RunStatus, to: RunStatus, first: boolean) => {
-    if (indexesRestsOnly) return indexesMove(from, to);
+    if (onlyWhereOperatorsAct) return indexesMove(from, to);
     return current ? from !== to : from !== to || first || !upsertsOnChangeOnly;
   };
   const awaitsDecision = () => live.status === 'awaiting_approval' && !decision;

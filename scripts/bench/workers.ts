@@ -5,13 +5,11 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { projectRoot } from '../../config/paths.ts';
-import { bundleServiceWorkflows } from '../../runtime/workflow-bundle.ts';
+import { BUNDLER_LOGGER, bundleServiceWorkflows } from '../../runtime/workflow-bundle.ts';
 import { withoutUserTemporalSettings } from '../../config/temporal-env.ts';
 import { freePort } from '../../tests/support/free-port.ts';
 import type { AnchorWorkerArgs } from './e2e-anchor-worker.ts';
 import { type ApiSettings, benchServiceEnv, POOL_SIZE, type Server, startLoggingChild } from './processes.ts';
-
-const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 /** `code` written to `file`. */
 function written(file: string, code: string): string {
@@ -23,10 +21,10 @@ function written(file: string, code: string): string {
 export async function bundleWorkflows(dir: string): Promise<{ service: string; anchor: string }> {
   return {
     // The service's as `npm run build` bundles them (runtime/workflow-bundle.ts); the anchor's alone, as the SDK bundles by default.
-    service: written(path.join(dir, 'workflow-bundle.js'), await bundleServiceWorkflows({ logger: silent })),
+    service: written(path.join(dir, 'workflow-bundle.js'), await bundleServiceWorkflows()),
     anchor: written(
       path.join(dir, 'anchor-bundle.js'),
-      (await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'scripts', 'bench', 'e2e-workflow.ts'), logger: silent })).code,
+      (await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'scripts', 'bench', 'e2e-workflow.ts'), logger: BUNDLER_LOGGER })).code,
     ),
   };
 }

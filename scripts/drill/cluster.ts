@@ -39,8 +39,6 @@ export interface Service {
   exited: Promise<void>;
 }
 
-const silentBundlerLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-
 export class Cluster {
   readonly errorLines: ErrorLine[] = [];
   readonly services = new Map<string, Service>();
@@ -67,7 +65,7 @@ export class Cluster {
     await database.migrate();
     await database.close();
     const bundlePath = path.join(scratch, 'workflow-bundle.js');
-    const code = await bundleServiceWorkflows({ logger: silentBundlerLogger });
+    const code = await bundleServiceWorkflows();
     writeFileSync(bundlePath, code);
     const cluster = new Cluster(scratch, postgres, randomBytes(32).toString('base64'), bundlePath);
     cluster.cliPath = await resolveTemporalCli(process.env.TEMPORAL_CLI);
@@ -161,7 +159,7 @@ export class Cluster {
   /** Another workflow bundle in the scratch folder: the workflows with `interceptorModules` bundled in (another build). */
   async buildBundle(name: string, interceptorModules: string[]): Promise<string> {
     const bundlePath = path.join(this.scratch, `${name}.js`);
-    const code = await bundleServiceWorkflows({ workflowInterceptorModules: interceptorModules, logger: silentBundlerLogger });
+    const code = await bundleServiceWorkflows({ workflowInterceptorModules: interceptorModules });
     writeFileSync(bundlePath, code);
     return bundlePath;
   }

@@ -29,8 +29,6 @@ declare module 'vitest' {
 /** Where the test database is created; CI sets it, a developer may point it elsewhere. */
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-const silentBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
-
 function withDatabase(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = `/${name}`;
@@ -67,7 +65,7 @@ export default async function setup(project: TestProject) {
   const bundleDir = mkdtempSync(path.join(os.tmpdir(), 'gws-bundle-'));
   const workflowBundlePath = path.join(bundleDir, 'workflow-bundle.js');
   for (const traced of [false, true]) {
-    const code = await bundleServiceWorkflows({ workflowInterceptorModules: workflowInterceptorModules(traced), logger: silentBundlerLogger });
+    const code = await bundleServiceWorkflows({ workflowInterceptorModules: workflowInterceptorModules(traced) });
     writeFileSync(traced ? tracedBundlePath(workflowBundlePath) : workflowBundlePath, code);
   }
   project.provide('workflowBundlePath', workflowBundlePath);
