@@ -5,7 +5,8 @@
 // covers what a promotion does to runs mid-flight.
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import { status } from '@grpc/grpc-js';
+import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { RunningWorker } from '../runtime/worker.ts';
 import { isTerminal, newTenant, type RunStack, startRunStack, startTestWorker, waitForRun } from './support/run-stack.ts';
@@ -48,13 +49,18 @@ function deployWatched(...args: string[]) {
   return { output, exited };
 }
 
-/** The task queues `buildId`'s workers poll, as the server knows them. */
+/** The task queues `buildId`'s workers poll, as the server knows them: none until a worker's first poll registers the build. */
 async function polledQueues(buildId: string): Promise<string[]> {
-  const { workerDeploymentVersionInfo: info } = await connection.workflowService.describeWorkerDeploymentVersion({
-    namespace: 'default',
-    deploymentVersion: { deploymentName: deployment, buildId },
-  });
-  return (info?.taskQueueInfos ?? []).map((q) => q.name ?? '');
+  try {
+    const { workerDeploymentVersionInfo: info } = await connection.workflowService.describeWorkerDeploymentVersion({
+      namespace: 'default',
+      deploymentVersion: { deploymentName: deployment, buildId },
+    });
+    return (info?.taskQueueInfos ?? []).map((q) => q.name ?? '');
+  } catch (err) {
+    if (isGrpcServiceError(err) && err.code === status.NOT_FOUND) return [];
+    throw err;
+  }
 }
 
 beforeAll(async () => {
