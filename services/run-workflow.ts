@@ -27,7 +27,7 @@ export function runSummary(run: RunRow, tenantName: string | null): { staticSumm
       `**Run:** ${run.id}`,
       `**Model:** ${run.model}; memory ${run.memory ? 'on' : 'off'}`,
       `**External effects requested:** ${effects} (each needs a person's approval before it runs)`,
-      'Live state: the current details below, the `state` query, and the RunStatus search attribute.',
+      'Live state: the current details below and the `state` query. The RunStatus search attribute changes where an operator acts: awaiting approval, decided, ended.',
     ].join('\n\n'),
   };
 }
