@@ -6,7 +6,7 @@
 import type { Db } from '../db/client.ts';
 import type { ProposedCall } from '../domain/agent/admission.ts';
 import { assessPlan, type PlanProposal, proposalOf } from '../domain/agent/plan-check.ts';
-import { argumentProblems, isKnownTool, serverSchemaValidator } from '../domain/agent/tool-args.ts';
+import { argumentProblems, isKnownTool } from '../domain/agent/tool-args.ts';
 import { buildableOptions, exactPlanSchema, maxJsonTokens } from '../domain/agent/exact-plan.ts';
 import { actionOptions } from '../domain/agent/plan-options.ts';
 import { exactPlanningInstructions, executionInstructions } from '../domain/agent/plan-schema.ts';
@@ -21,7 +21,7 @@ import { type ServerToolCatalog, TOOL_IDS, TOOLS } from '../domain/tools.ts';
 
 export type { PlanProposal };
 import { recallableEntries } from '../services/memory.ts';
-import { tenantById } from '../services/tenants.ts';
+import { type OfferedServerTools, offeredServerTools } from '../services/tool-catalog.ts';
 import { type AgentDeps, type CallContext, callModel } from './model-call.ts';
 import { type AnswerPartOutcome, answerPart } from './answer-part.ts';
 import { planByChoice } from './plan-by-choice.ts';
@@ -37,37 +37,9 @@ export function catalogTools(serverTools: ServerToolCatalog = {}): ToolDefinitio
   ];
 }
 
-/** Bounds on what a run carries of the server tools (it travels in the plan, through Temporal, and in each prompt). */
-const MAX_SERVER_TOOLS = 64;
-const MAX_SCHEMA_CHARS = 16_384;
-
-/**
- * The server tools a tenant's run may use now: those available to the tenant whose input schema the
- * service can check, at most MAX_SERVER_TOOLS of them by name, each schema at most MAX_SCHEMA_CHARS.
- * Their effect class is the operator's; the server's hints play no part.
- */
-async function serverToolsFor(deps: AgentDeps, tenantId: string): Promise<ServerToolCatalog> {
-  const tenant = await tenantById(deps.db, tenantId);
-  const offered = deps.toolServers
-    .forTenant(tenant)
-    .filter(
-      (t) => t.status === 'available' && JSON.stringify(t.tool.inputSchema).length <= MAX_SCHEMA_CHARS && serverSchemaValidator(t.tool.inputSchema) !== null,
-    )
-    .sort((a, b) => (a.tool.name < b.tool.name ? -1 : 1))
-    .slice(0, MAX_SERVER_TOOLS);
-  return Object.fromEntries(
-    offered.map(({ tool }) => [
-      tool.name,
-      {
-        server: tool.server,
-        tool: tool.tool,
-        effect: tool.effect,
-        description: tool.description.slice(0, 1_000),
-        parameters: tool.inputSchema,
-        ...(tool.classified ? {} : { classified: false }),
-      },
-    ]),
-  );
+/** The server tools a tenant's run may use now (services/tool-catalog.ts). */
+async function serverToolsFor(deps: Pick<AgentDeps, 'db' | 'toolServers'>, tenantId: string): Promise<ServerToolCatalog> {
+  return (await offeredServerTools(deps.db, deps.toolServers, tenantId)).serverTools;
 }
 
 /** Parses and validates each tool call's arguments against the catalog (the workflow decides admission). */
@@ -132,6 +104,11 @@ export async function withRecalledText(db: Db, tenantId: string, transcript: Cha
   });
 }
 
+/** A turn that called tools: the assistant message as the transcript keeps it, and its calls as checked. */
+export function toolCallsTurn(output: ChatOutput, calls: ProposedCall[]) {
+  return { kind: 'tool_calls' as const, assistant: { role: 'assistant' as const, content: output.content ?? '', tool_calls: output.toolCalls }, calls };
+}
+
 export type TurnOutcome =
   | { kind: 'answer'; content: string }
   | { kind: 'tool_calls'; assistant: ChatMessage; calls: ProposedCall[] }
@@ -139,6 +116,11 @@ export type TurnOutcome =
 
 export function agentActivities(deps: AgentDeps) {
   return {
+    /** The tenant's server tools a tool-calling run offers its model, as the operator classified them now. */
+    async offeredServerTools(p: { tenantId: string }): Promise<OfferedServerTools> {
+      return await offeredServerTools(deps.db, deps.toolServers, p.tenantId);
+    },
+
     /** Asks the model for a plan; `problems` from an earlier attempt are shown to it once. */
     async proposePlan(p: CallContext & { input: string; memory?: boolean; attempt: number; problems: string[] }): Promise<PlanProposal> {
       const actions = requestedActions(p.input, { memory: p.memory ?? false });
@@ -170,13 +152,7 @@ export function agentActivities(deps: AgentDeps) {
       const called = await callModel(deps, t, `turn:${t.turn}`, request, t.toolsRun);
       if (called.kind === 'stopped') return called;
       const { output } = called;
-      if (output.toolCalls?.length) {
-        return {
-          kind: 'tool_calls',
-          assistant: { role: 'assistant', content: output.content ?? '', tool_calls: output.toolCalls },
-          calls: proposedCalls(output, t.plan.serverTools ?? {}),
-        };
-      }
+      if (output.toolCalls?.length) return toolCallsTurn(output, proposedCalls(output, t.plan.serverTools ?? {}));
       if (output.refusal || output.content === null) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to answer.' } };
       return { kind: 'answer', content: output.content };
     },

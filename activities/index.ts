@@ -5,7 +5,7 @@ import type { Db } from '../db/client.ts';
 import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
 import type { PlanningProvider } from '../domain/planning/plan.ts';
 import type { AgentLimits, PricingTable, Provider } from '../domain/pricing.ts';
-import type { Providers } from '../services/model-layer.ts';
+import type { Providers, ToolCallingSizes } from '../services/model-layer.ts';
 import type { ToolServers } from '../services/tool-servers.ts';
 import { agentActivities } from './agent.ts';
 import { approvalActivities } from './approval.ts';
@@ -16,6 +16,7 @@ import { notificationActivities } from './notify.ts';
 import { planningActivities } from './planning.ts';
 import { projectionActivities } from './projection.ts';
 import { reconcileActivities } from './reconcile.ts';
+import { toolTurnActivities } from './tool-turn.ts';
 import { toolActivities } from './tools.ts';
 import { verifyActivities } from './verify.ts';
 
@@ -40,6 +41,8 @@ export interface ActivityDeps {
   /** The operator's tool servers (MCP), connected by this process; the worker closes them when it stops. */
   toolServers: ToolServers;
   toolCalls: { callTimeoutMs: number; resultMaxChars: number };
+  /** Upstream runs take the tool-calling protocol: what sizes their estimate (absent: the plan schema). */
+  toolCalling?: ToolCallingSizes;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -47,6 +50,7 @@ export function createActivities(deps: ActivityDeps) {
     ...projectionActivities(deps),
     ...planningActivities(deps),
     ...agentActivities({ ...deps, turnMaxTokens: deps.agent.turnMaxTokens }),
+    ...toolTurnActivities({ ...deps, turnMaxTokens: deps.agent.turnMaxTokens }),
     ...ledgerActivities(deps),
     ...toolActivities(deps),
     ...verifyActivities(),

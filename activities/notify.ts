@@ -38,6 +38,8 @@ export interface DeliverNotificationInput {
   runId: string;
   endpointId: string;
   event: NotificationEvent;
+  /** A tool-calling run's approval round, from 1 (absent: the first, or the only one). */
+  round?: number;
 }
 
 /** The JSON body of a notification (Standard Webhooks payload structure). Content-free by construction. */
@@ -126,7 +128,7 @@ export function notificationActivities(deps: {
       const ctx = activityContext();
       const attempt = ctx?.info.attempt ?? 1;
       const final = attempt >= NOTIFICATION_MAX_ATTEMPTS;
-      const webhookId = webhookIdFor(input.runId, input.event);
+      const webhookId = webhookIdFor(input.runId, input.event, input.round);
       const deliveryId = deliveryIdFor(webhookId, input.endpointId);
 
       const endpoint = await endpointForDelivery(db, input.tenantId, input.endpointId);

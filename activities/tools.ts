@@ -17,6 +17,8 @@ import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
 import { type DeliveryFetch, deliveryFetch, isDeliveryRefused, type ResolveAll } from '../services/delivery-fetch.ts';
 import type { StepResult } from '../domain/runs/run-types.ts';
 import { isToolId, type ToolId } from '../domain/tools.ts';
+import { isProtocolTool } from '../domain/agent/protocol-tools.ts';
+import { evidenceOf, exactOutput } from '../domain/runs/protocol-outputs.ts';
 import type { ToolServers } from '../services/tool-servers.ts';
 import { toolCallSpan } from '../services/instrumentation.ts';
 import { runServerTool } from './server-tool.ts';
@@ -32,6 +34,8 @@ export interface ToolCall {
   actions?: RequestedAction[];
   /** The model's answer parts, for a plan run step by step: a delivery carries them. */
   answers?: { action: number; status: string; result?: string; reason?: string }[];
+  /** A call of a tool-calling run: a built-in does exactly what the step's arguments say (domain/agent/protocol-tools.ts). */
+  protocol?: 'tool_calls';
 }
 
 type ToolOutcome = Omit<StepResult, 'step_id' | 'tool' | 'output_digest'>;
@@ -103,7 +107,10 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number, send: 
   if (!tenant?.url) {
     return { status: 'not_configured', detail: 'No webhook URL is configured for this tenant.', output: null, sources: [] };
   }
-  const message = deliveryMessage(call.step, call.answers);
+  const args = call.step.arguments ?? {};
+  const to = call.protocol === 'tool_calls' && typeof args.to === 'string' ? args.to : null;
+  // A tool-calling run sends exactly the approved arguments; no other text is ever put in their place.
+  const message = call.protocol === 'tool_calls' ? (typeof args.message === 'string' ? args.message : null) : deliveryMessage(call.step, call.answers);
   if (message === null) {
     const from = call.step.message_from;
     const detail =
@@ -113,13 +120,16 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number, send: 
     return { status: 'failed', detail, output: null, sources: [] };
   }
   const ctx = Context.current();
-  const payload = {
-    run_id: call.runId,
-    step_id: call.step.id,
-    message,
-    results: call.previous.map((r) => ({ step_id: r.step_id, tool: r.tool, status: r.status, output: r.output })),
-    ...(call.answers?.length ? { answers: call.answers } : {}),
-  };
+  const payload =
+    to !== null
+      ? { run_id: call.runId, step_id: call.step.id, to, message }
+      : {
+          run_id: call.runId,
+          step_id: call.step.id,
+          message,
+          results: call.previous.map((r) => ({ step_id: r.step_id, tool: r.tool, status: r.status, output: r.output })),
+          ...(call.answers?.length ? { answers: call.answers } : {}),
+        };
   const idempotencyKey = `${call.runId}:${call.step.id}`;
   const body = JSON.stringify(payload);
   const signed = tenant.secret ? signatureHeaders(tenant.secret, idempotencyKey, body) : {};
@@ -174,6 +184,14 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number, send: 
   }
 }
 
+/** A protocol built-in that computes: its output from its arguments and the run's evidence, or a failed step saying why. */
+function exactBuiltin(call: ToolCall): ToolOutcome | null {
+  const exact = exactOutput(call.step.tool, call.step.arguments ?? {}, evidenceOf(call.input, call.previous));
+  if (!exact) return null;
+  if (!exact.ok) return { status: 'failed', detail: exact.problem, output: null, sources: [] };
+  return { status: 'done', detail: exact.detail, output: exact.output, sources: ['input'] };
+}
+
 export interface ToolDeps {
   db: Db;
   webhookTimeoutMs: number;
@@ -187,6 +205,10 @@ export function toolActivities(deps: ToolDeps) {
   const send = deliveryFetch(deps.deliveryRules, deps.resolveAll);
   const serverDeps = { db: deps.db, toolServers: deps.toolServers, ...deps.toolCalls };
   const builtin = async (tool: ToolId, call: ToolCall): Promise<ToolOutcome> => {
+    if (call.protocol === 'tool_calls') {
+      const exact = exactBuiltin(call);
+      if (exact) return exact;
+    }
     switch (tool) {
       case 'text_analysis':
         return textAnalysis(call.step.scope);
@@ -204,7 +226,8 @@ export function toolActivities(deps: ToolDeps) {
     async runTool(call: ToolCall): Promise<StepResult> {
       const tool = call.step.tool;
       const outcome = await toolCallSpan(tool, async (reportOutcome) => {
-        const result = isToolId(tool) ? await builtin(tool, call) : await runServerTool(serverDeps, call);
+        const protocolBuiltin = call.protocol === 'tool_calls' && isProtocolTool(tool);
+        const result = isToolId(tool) ? await builtin(tool, call) : protocolBuiltin ? exactBuiltin(call)! : await runServerTool(serverDeps, call);
         reportOutcome(result.status);
         return result;
       });

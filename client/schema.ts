@@ -1385,6 +1385,7 @@ export interface components {
          *     awaiting_approval -> executing   (execute)
          *     awaiting_approval -> needs_attention   (unresolved)
          *     awaiting_approval -> failed   (fail)
+         *     executing -> awaiting_approval   (needs_approval)
          *     executing -> verifying   (verify)
          *     executing -> failed   (fail)
          *     verifying -> completed   (complete)
@@ -1782,8 +1783,13 @@ export interface components {
             /** @description Runs (extension): each action the input requests, in order, and what became of it. */
             actions?: {
                 n: number;
-                /** @enum {string} */
-                kind: "analysis" | "delivery" | "unsupported";
+                /**
+                 * @description Tool-calling runs: effect (the part asks for a change outside the service; performed only by approved external calls that succeeded) or information (an answer or text the model writes). Runs before them: the kind of action the request was read as.
+                 * @enum {string}
+                 */
+                kind: "analysis" | "delivery" | "unsupported" | "effect" | "information";
+                /** @description Tool-calling runs: the words of the request this part accounts for, verbatim. */
+                quote?: string;
                 /** @enum {string} */
                 outcome: "performed" | "not_performed" | "outcome_unknown";
                 /** @description The steps that carried it out, or `answer`. */
@@ -1934,7 +1940,7 @@ export interface components {
                 }[];
                 steps: {
                     id: string;
-                    /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
+                    /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, calculate, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
                     tool: string;
                     /**
                      * @description Always the tool catalog's effect class, whatever a planner or model said.
@@ -1955,6 +1961,15 @@ export interface components {
                     proposed_digest?: string;
                     /** @description Extension: a webhook_delivery with no message of its own sends the result of this requested action (its answer, written after approval). */
                     message_from?: number;
+                    /** @description Tool-calling runs (extension): the id of the model's tool call this step is; the report cites it. */
+                    call_id?: string;
+                    /** @description Tool-calling runs (extension): the approval round that decided this external step. */
+                    round?: number;
+                    /**
+                     * @description Tool-calling runs (extension): what that round decided for it.
+                     * @enum {string}
+                     */
+                    decision?: "approved" | "rejected";
                 }[];
                 /** @description Model-planned runs (extension): the requested actions the model said it would carry out in its final answer. Each counts as performed only where the answer has a specific part for that action. */
                 answer?: number[];
@@ -1963,6 +1978,13 @@ export interface components {
                     action: number;
                     reason: string;
                 }[];
+                /**
+                 * @description Extension. tool_calls: the model planned and acted with tool calls over the whole catalog; `steps` are the calls it made, in order (reads call_N, external calls step_N), and the request is accounted for by its report (receipt.actions: one part each, with its verbatim quote). Absent: plans made before.
+                 * @enum {string}
+                 */
+                protocol?: "tool_calls";
+                /** @description Tool-calling runs (extension): tools of the catalog the model was not shown. */
+                not_shown?: string[];
                 /** @description Extension: the tenant's server tools offered to the model when it planned, by name, as the operator classified them then; edited arguments are checked against these schemas. */
                 serverTools?: {
                     [key: string]: {
@@ -1990,7 +2012,7 @@ export interface components {
                 steps: {
                     /** @description A plan step, or call_<turn>_<k> for an extra read a model asked for. */
                     step_id: string;
-                    /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
+                    /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, calculate, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
                     tool: string;
                     /**
                      * @description done: performed; not_configured: the tool cannot run for this tenant; failed: nothing was done; outcome_unknown: an effect may or may not have happened (a delivery that timed out after sending); refused: not in the approved plan, or invalid. Anything but done is unresolved.
@@ -2038,7 +2060,16 @@ export interface components {
                 max_turns?: number;
                 /** @description Upstream runs: tool calls the loop may make. */
                 max_tool_calls?: number;
+                /** @description Tool-calling runs: the tokens of the catalog (descriptions and schemas) every model call carries. */
+                catalog_tokens?: number;
+                /** @description Tool-calling runs: the most tokens of tool results, all together, the model is shown; the rest is withheld. */
+                tool_results_tokens_max?: number;
             };
+            /**
+             * @description Extension. tool_calls: the upstream model plans and acts with tool calls over the whole catalog (docs/runs.md, "The tool-calling protocol").
+             * @enum {string}
+             */
+            protocol?: "tool_calls";
             /** @description Credits. */
             amounts: {
                 model: number;
@@ -2066,7 +2097,7 @@ export interface components {
             /** @description The external effects awaiting a decision, and why each is in the plan. Each shows its arguments and their digest (a delivery its message, a server tool step its server, tool and call). */
             effects: {
                 step_id: string;
-                /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
+                /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, calculate, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
                 tool: string;
                 why: string;
                 /** @description Server tools (extension): the tool server that performs the effect. */
@@ -2088,6 +2119,8 @@ export interface components {
                 proposed_digest?: string;
             }[];
             reason: string;
+            /** @description Tool-calling runs (extension): which approval round this is, from 1. A model that asks for further external calls after seeing results waits for another round. */
+            round?: number;
             /** @description After this the run ends needs_attention with nothing external done. */
             deadline: string;
             decided_at: string | null;
@@ -2108,7 +2141,7 @@ export interface components {
             /** @description The effects awaiting approval as the edits would leave them: an edited effect has its new `arguments` and `args_digest`, and `proposed_digest` for what was proposed. */
             effects: {
                 step_id: string;
-                /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
+                /** @description A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, calculate, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension). */
                 tool: string;
                 why: string;
                 /** @description Server tools (extension): the tool server that performs the effect. */
@@ -4927,7 +4960,16 @@ export interface operations {
                             max_turns?: number;
                             /** @description Upstream runs: tool calls the loop may make. */
                             max_tool_calls?: number;
+                            /** @description Tool-calling runs: the tokens of the catalog (descriptions and schemas) every model call carries. */
+                            catalog_tokens?: number;
+                            /** @description Tool-calling runs: the most tokens of tool results, all together, the model is shown; the rest is withheld. */
+                            tool_results_tokens_max?: number;
                         };
+                        /**
+                         * @description Extension. tool_calls: the upstream model plans and acts with tool calls over the whole catalog (docs/runs.md, "The tool-calling protocol").
+                         * @enum {string}
+                         */
+                        protocol?: "tool_calls";
                         /** @description Credits. */
                         amounts: {
                             model: number;

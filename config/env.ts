@@ -156,7 +156,11 @@ export const envSchema = z.object({
   // Below the tool activity's 2-minute limit (workflows/run-activities.ts).
   TOOL_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(60_000),
   TOOL_RESULT_MAX_CHARS: positiveInt.default(16_384),
+  // All the tool results one tool-calling run shows its model, together: what its hold is sized by (docs/billing.md).
+  RUN_TOOL_RESULTS_MAX_CHARS: positiveInt.default(32_768),
   UPSTREAM_BASE_URL: z.url().optional(),
+  // How an upstream model plans and acts: tool_calls (the whole catalog as OpenAI tools, the model's report accounts for the request) or plan (the plan schema of runs before it).
+  UPSTREAM_PROTOCOL: z.enum(['tool_calls', 'plan']).default('tool_calls'),
   UPSTREAM_API_KEY_ENV: z
     .string()
     .regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable')
@@ -276,6 +280,10 @@ export interface Config {
     /** Tool servers (MCP): the operator's file (config/tool-servers.ts), read and checked here, a call's time limit, and how much of a result a model is shown. */
     toolServers: { servers: ToolServerSpec[]; callTimeoutMs: number; resultMaxChars: number };
     agent: AgentLimits;
+    /** How an upstream model plans and acts (docs/runs.md, "The tool-calling protocol"). */
+    upstreamProtocol: 'tool_calls' | 'plan';
+    /** All the tool results a tool-calling run shows its model, in characters: the rest is withheld, so its hold covers every call. */
+    toolResultsMaxChars: number;
     /** How often the reconcile Schedule looks for runs whose workflow never started, and how old such a row must be. */
     reconcileIntervalSeconds: number;
     reconcileGraceMs: number;
@@ -423,6 +431,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       devStartingCredits: e.DEV_STARTING_CREDITS,
       toolServers: { servers: loadToolServers(e.TOOL_SERVERS_FILE), callTimeoutMs: e.TOOL_CALL_TIMEOUT_MS, resultMaxChars: e.TOOL_RESULT_MAX_CHARS },
       agent: { maxTurns: e.RUN_MAX_MODEL_TURNS, turnMaxTokens: e.RUN_TURN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
+      upstreamProtocol: e.UPSTREAM_PROTOCOL,
+      toolResultsMaxChars: e.RUN_TOOL_RESULTS_MAX_CHARS,
       reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
       reconcileGraceMs: e.RECONCILE_GRACE_SECONDS * 1000,
     },

@@ -54,7 +54,12 @@ export interface UsageEstimate {
     model_calls_max?: number;
     max_turns?: number;
     max_tool_calls?: number;
+    /** Tool-calling runs: the tokens of the catalog (descriptions and schemas) every call carries, and of all tool results a model is shown, at most. */
+    catalog_tokens?: number;
+    tool_results_tokens_max?: number;
   };
+  /** 'tool_calls': an upstream run planned and carried out by the tool-calling protocol (workflows/tool-calling.ts). */
+  protocol?: 'tool_calls';
   amounts: { model: number; tools: number; total: number };
   terms: {
     unit: 'credit';
@@ -153,14 +158,32 @@ export function estimateAgentUsage(
   limits: AgentLimits,
   provider: ModelProvider = 'upstream',
 ): UsageEstimate {
-  const inputTokens = estimateTokens(input);
   const calls = PLAN_ATTEMPTS + limits.maxTurns;
-  const promptPerCall = inputTokens + PROMPT_OVERHEAD_TOKENS;
+  return loopEstimate(input, model, pricing, limits, {
+    provider,
+    calls,
+    promptExtra: 0,
+    method: `Up to ${calls} model calls (${PLAN_ATTEMPTS} planning, ${limits.maxTurns} turns), each priced at the input's byte-count estimate plus ${PROMPT_OVERHEAD_TOKENS} tokens of instructions and ${limits.turnMaxTokens} output tokens, times the model's rate; plus the dearest tool's credits for each of up to ${limits.maxToolCalls} tool calls. Settled by the usage the model reports.`,
+  });
+}
+
+/** A model loop's estimate: `calls` calls, each priced at the input, the instructions, `promptExtra` and a full answer; plus the dearest tool for each tool call. */
+function loopEstimate(
+  input: string,
+  model: ModelId,
+  pricing: PricingTable,
+  limits: AgentLimits,
+  loop: { provider: ModelProvider; calls: number; promptExtra: number; method: string; basis?: Partial<UsageEstimate['basis']>; protocol?: 'tool_calls' },
+): UsageEstimate {
+  const inputTokens = estimateTokens(input);
+  const { calls } = loop;
+  const promptPerCall = inputTokens + PROMPT_OVERHEAD_TOKENS + loop.promptExtra;
   const modelAmount = modelCredits(calls * (promptPerCall + limits.turnMaxTokens), model, pricing);
   const tools = limits.maxToolCalls * Math.max(...Object.values(pricing.toolCredits));
   return {
     model,
-    provider,
+    provider: loop.provider,
+    ...(loop.protocol ? { protocol: loop.protocol } : {}),
     basis: {
       input_tokens: inputTokens,
       output_tokens_max: calls * limits.turnMaxTokens,
@@ -168,14 +191,36 @@ export function estimateAgentUsage(
       model_calls_max: calls,
       max_turns: limits.maxTurns,
       max_tool_calls: limits.maxToolCalls,
+      ...loop.basis,
     },
     amounts: { model: modelAmount, tools, total: modelAmount + tools },
-    terms: terms(
-      model,
-      pricing,
-      `Up to ${calls} model calls (${PLAN_ATTEMPTS} planning, ${limits.maxTurns} turns), each priced at the input's byte-count estimate plus ${PROMPT_OVERHEAD_TOKENS} tokens of instructions and ${limits.turnMaxTokens} output tokens, times the model's rate; plus the dearest tool's credits for each of up to ${limits.maxToolCalls} tool calls. Settled by the usage the model reports.`,
-    ),
+    terms: terms(model, pricing, loop.method),
   };
+}
+
+/**
+ * A tool-calling run's worst case: up to maxTurns model calls, each carrying the input, the
+ * instructions, the whole catalog, every tool result it may be shown (all of them together capped at
+ * `resultsMaxTokens`: the workflow withholds what would pass it) and the model's earlier turns, and
+ * each answering up to turnMaxTokens; plus the dearest tool's credits for each tool call. So the hold
+ * covers every call the loop admits.
+ */
+export function estimateToolCallingUsage(
+  input: string,
+  model: ModelId,
+  pricing: PricingTable,
+  limits: AgentLimits,
+  sizes: { catalogTokens: number; resultsMaxTokens: number },
+): UsageEstimate {
+  const calls = limits.maxTurns;
+  return loopEstimate(input, model, pricing, limits, {
+    provider: 'upstream',
+    protocol: 'tool_calls',
+    calls,
+    promptExtra: sizes.catalogTokens + sizes.resultsMaxTokens + calls * limits.turnMaxTokens,
+    basis: { catalog_tokens: sizes.catalogTokens, tool_results_tokens_max: sizes.resultsMaxTokens },
+    method: `Up to ${calls} model calls, each priced at the input's byte-count estimate plus ${PROMPT_OVERHEAD_TOKENS} tokens of instructions, the catalog's ${sizes.catalogTokens} tokens, at most ${sizes.resultsMaxTokens} tokens of tool results in all and the model's earlier turns, and ${limits.turnMaxTokens} output tokens, times the model's rate; plus the dearest tool's credits for each of up to ${limits.maxToolCalls} tool calls. Settled by the usage the model reports.`,
+  });
 }
 
 /** Actual usage of a local run: tokens of the input and of the outputs produced, and the tools actually called. */

@@ -26,7 +26,10 @@ export interface ActionBoundary {
 /** One requested action of a run's input and what became of it. */
 export interface ActionOutcome {
   n: number;
-  kind: 'analysis' | 'delivery' | 'unsupported';
+  /** effect / information: a part of a tool-calling run's report; the others: an action the word lists read (runs before it). */
+  kind: 'analysis' | 'delivery' | 'unsupported' | 'effect' | 'information';
+  /** Tool-calling runs: the words of the request this part accounts for, verbatim. */
+  quote?: string;
   outcome: 'performed' | 'not_performed' | 'outcome_unknown';
   /** The steps (or `answer`) that carried it out. */
   by: string[];

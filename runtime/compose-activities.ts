@@ -4,7 +4,8 @@ import type { Db } from '../db/client.ts';
 import { deliveryUrlRules } from '../domain/delivery-url.ts';
 import { localPlanner } from '../domain/planning/local-planner.ts';
 import { type Logger, pino } from 'pino';
-import { buildProviders } from '../services/model-layer.ts';
+import { buildProviders, type ToolCallingSizes } from '../services/model-layer.ts';
+import { catalogTokens } from '../services/tool-catalog.ts';
 import { connectToolServers, type ToolServers } from '../services/tool-servers.ts';
 
 const silentLogger = pino({ level: 'silent' });
@@ -18,8 +19,10 @@ export const planningProvider = localPlanner;
  */
 export function activityDeps(config: Config, db: Db, options: { logger?: Logger; toolServers?: ToolServers } = {}): ActivityDeps {
   const { servers, ...toolCalls } = config.runs.toolServers;
+  const toolServers = options.toolServers ?? connectToolServers(servers, { logger: options.logger ?? silentLogger });
   return {
-    toolServers: options.toolServers ?? connectToolServers(servers, { logger: options.logger ?? silentLogger }),
+    toolServers,
+    ...(config.runs.upstreamProtocol === 'tool_calls' ? { toolCalling: toolCallingSizes(config, db, toolServers) } : {}),
     toolCalls,
     db,
     pricing: config.pricing,
@@ -34,5 +37,13 @@ export function activityDeps(config: Config, db: Db, options: { logger?: Logger;
     reconcileGraceMs: config.runs.reconcileGraceMs,
     ...(config.temporal.versioning.enabled ? { deploymentName: config.temporal.versioning.deploymentName } : {}),
     publicBaseUrl: config.http.publicBaseUrl ?? `http://${config.http.host}:${config.http.port}`,
+  };
+}
+
+/** What sizes a tool-calling run's estimate: its tenant's catalog, and the most of all tool results its model is shown. */
+export function toolCallingSizes(config: Config, db: Db, toolServers: ToolServers): ToolCallingSizes {
+  return {
+    catalogTokens: (tenantId) => catalogTokens(db, toolServers, tenantId),
+    resultsMaxTokens: Math.ceil(config.runs.toolResultsMaxChars / 4),
   };
 }

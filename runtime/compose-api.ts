@@ -28,7 +28,7 @@ import { DEFAULT_SWEEPER_TIMING, startHoldSweeper } from '../services/hold-sweep
 import { tenantById } from '../services/tenants.ts';
 import { connectToolServers, type ToolServers } from '../services/tool-servers.ts';
 import { Redis } from 'ioredis';
-import { planningProvider } from './compose-activities.ts';
+import { planningProvider, toolCallingSizes } from './compose-activities.ts';
 import type { TemporalHandle } from './temporal-client.ts';
 import { telemetry } from './telemetry.ts';
 
@@ -95,6 +95,7 @@ export function composeApi(
             pricing: config.pricing,
             planner: planningProvider,
             agent: config.runs.agent,
+            ...(config.runs.upstreamProtocol === 'tool_calls' ? { toolCalling: toolCallingSizes(config, database.db, toolServers) } : {}),
           },
           { tenantId, ...request },
         );

@@ -6,7 +6,7 @@
 // that alters its commands (guard it with patched(), see workflows/agent-run.ts), bump
 // HISTORY_VERSION (tests/support/history-paths.ts) and run this once: it records every path
 // for the new version. The
-// upstream run talks to a scripted OpenAI-compatible server on loopback.
+// upstream runs talk to a scripted OpenAI-compatible server on loopback.
 import { existsSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -33,7 +33,7 @@ import { setRoute } from '../services/routing.ts';
 import { startRunWorkflow } from '../services/run-workflow.ts';
 import { createRun } from '../services/runs.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
-import { scriptedUpstream } from '../tests/support/fake-servers.ts';
+import { reportReply, scriptedUpstream } from '../tests/support/fake-servers.ts';
 import { FIXTURE_PAYLOAD_KEY, HISTORY_VERSION as VERSION, type HistoryPath } from '../tests/support/history-paths.ts';
 import { createWebhookEndpoint } from '../services/webhook-endpoints.ts';
 import { NOTIFICATION_EVENTS } from '../domain/runs/progress.ts';
@@ -86,6 +86,20 @@ async function awaitingApproval(runId: string): Promise<void> {
     if (state.status === 'awaiting_approval') return;
     // A run that ends first would be waited on for ever: its input asks for no external effect any more.
     if (isTerminal(state.status)) throw new Error(`${runId} ended ${state.status} before approval: give this path an input that sends something.`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A tool-calling run waiting in its second approval round. */
+async function roundTwo(runId: string): Promise<void> {
+  for (;;) {
+    const state = await client.workflow.getHandle(runId).query<{ status: string; approval: string }>('state');
+    if (state.status === 'awaiting_approval' && state.approval === 'pending') {
+      const history = await client.workflow.getHandle(runId).fetchHistory();
+      const decided = (history.events ?? []).filter((e) => e.workflowExecutionUpdateCompletedEventAttributes).length;
+      if (decided >= 1) return;
+    }
+    if (isTerminal(state.status)) throw new Error(`${runId} ended ${state.status} before its second round.`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -153,26 +167,35 @@ try {
   await setWebhookUrl(db, 'unreachable', `http://127.0.0.1:${await closedPort()}/hook`, { allowLoopback: true });
   await record('failing-tool', { tenantId: unreachable, input: 'Tell the on-call channel that the incident timeline is ready.', after: decide('approve') });
 
-  // An upstream run: model plan, approval, two tool calls, the model's answer.
+  // An upstream run by the tool-calling protocol: a read (calculate) at once, the delivery approved, the report.
   await setRoute(db, recorder, 'svc-workspace-quality', 'upstream');
-  const plan = {
-    steps: [
-      { tool: 'text_analysis', arguments: { text: 'the incident timeline' }, purpose: 'Read the timeline', covers: [1] },
-      { tool: 'webhook_delivery', arguments: {}, purpose: 'Send the summary', covers: [2] },
-    ],
-    unresolved: [],
-  };
+  const payroll = 'Sum these and tell payroll the result: 12, 30, 8.';
   upstream.load([
-    { content: JSON.stringify(plan) },
-    { tool_calls: [{ name: 'text_analysis', arguments: { text: 'Summarise the incident timeline.' } }] },
-    { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] },
-    { content: 'The timeline is summarised; the webhook is not configured.' },
+    { tool_calls: [{ name: 'calculate', arguments: { expression: '12 + 30 + 8' }, id: 'c1' }] },
+    { tool_calls: [{ name: 'webhook_delivery', arguments: { to: 'payroll', message: 'The total is 50.' }, id: 'c2' }] },
+    reportReply({ quote: payroll, asks: 'effect', calls: ['c1', 'c2'] }),
   ]);
-  await record('upstream-agent-loop', {
+  await record('upstream-agent-loop', { tenantId: recorder, input: payroll, model: 'svc-workspace-quality', after: decide('approve') });
+
+  // Two approval rounds: the first approved, the second (proposed after the first ran) rejected and reported unresolved.
+  const rounds = 'Tell Dana the invoice was paid. Then tell finance that Dana knows.';
+  upstream.load([
+    { tool_calls: [{ name: 'webhook_delivery', arguments: { to: 'Dana', message: 'The invoice was paid.' }, id: 'c1' }] },
+    { tool_calls: [{ name: 'webhook_delivery', arguments: { to: 'finance', message: 'Dana knows the invoice was paid.' }, id: 'c2' }] },
+    reportReply(
+      { quote: 'Tell Dana the invoice was paid.', asks: 'effect', calls: ['c1'] },
+      { quote: 'Then tell finance that Dana knows.', asks: 'effect', status: 'unresolved', reason: 'The approver rejected it.' },
+    ),
+  ]);
+  await record('upstream-rounds', {
     tenantId: recorder,
-    input: 'Summarise the incident timeline and send it to the on-call channel.',
+    input: rounds,
     model: 'svc-workspace-quality',
-    after: decide('approve'),
+    after: async (runId) => {
+      await decide('approve')(runId);
+      await roundTwo(runId);
+      await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [{ decision: 'reject', reason: 'not finance' }] });
+    },
   });
 
   // Operators decide through Temporal: a typo'd signal (refused, audited), then the validated Update

@@ -7,7 +7,16 @@ import type { ChatProvider } from '../domain/chat/types.ts';
 import { errors } from '../domain/errors.ts';
 import type { ModelId } from '../domain/models.ts';
 import type { PlanningProvider } from '../domain/planning/plan.ts';
-import { type AgentLimits, estimateAgentUsage, estimateUsage, PROVIDERS, type PricingTable, type Provider, type UsageEstimate } from '../domain/pricing.ts';
+import {
+  type AgentLimits,
+  estimateAgentUsage,
+  estimateToolCallingUsage,
+  estimateUsage,
+  PROVIDERS,
+  type PricingTable,
+  type Provider,
+  type UsageEstimate,
+} from '../domain/pricing.ts';
 import type { EmbeddedModelConfig } from '../config/models.ts';
 import { embeddedProvider } from './chat/providers/embedded.ts';
 import { localProvider } from './chat/providers/local.ts';
@@ -59,6 +68,15 @@ export interface RunEstimateDeps {
   pricing: PricingTable;
   planner: PlanningProvider;
   agent: AgentLimits;
+  /** Upstream runs take the tool-calling protocol (UPSTREAM_PROTOCOL=tool_calls): what sizes their estimate. */
+  toolCalling?: ToolCallingSizes;
+}
+
+export interface ToolCallingSizes {
+  /** The tokens of the catalog a tenant's run offers its model (the protocol's built-ins and its server tools). */
+  catalogTokens(tenantId: string): Promise<number>;
+  /** The most of all tool results a run's model is shown (RUN_TOOL_RESULTS_MAX_CHARS), in tokens. */
+  resultsMaxTokens: number;
 }
 
 /** A run's estimate, shown before money moves: runs and POST /v1/usage/estimate share it. */
@@ -68,6 +86,10 @@ export async function estimateRun(
 ): Promise<UsageEstimate> {
   const provider = await routeOf(deps.db, request.tenantId, request.model, { defaultProvider: deps.defaultProvider });
   const servedModel = deps.providers[provider]?.modelFor?.(request.model) ?? null;
+  if (provider === 'upstream' && deps.toolCalling) {
+    const sizes = { catalogTokens: await deps.toolCalling.catalogTokens(request.tenantId), resultsMaxTokens: deps.toolCalling.resultsMaxTokens };
+    return { ...estimateToolCallingUsage(request.input, request.model, deps.pricing, deps.agent, sizes), served_model: servedModel };
+  }
   if (provider !== 'local') return { ...estimateAgentUsage(request.input, request.model, deps.pricing, deps.agent, provider), served_model: servedModel };
   return { ...estimateUsage(request.input, await deps.planner.plan(request), deps.pricing, request.model), served_model: null };
 }

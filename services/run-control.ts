@@ -10,7 +10,8 @@ import { errors } from '../domain/errors.ts';
 import type { ModelId } from '../domain/models.ts';
 import { isTerminal } from '../domain/runs/states.ts';
 import { type ApprovalDecision, type ApprovalOutcome, approvalUpdate, decisionSubject, NOT_AWAITING_APPROVAL, STALE_APPROVAL } from '../workflows/messages.ts';
-import { argumentProblems, isKnownTool } from '../domain/agent/tool-args.ts';
+import { argumentProblems, isKnownTool, protocolArgumentProblems } from '../domain/agent/tool-args.ts';
+import { protocolEffectOf } from '../domain/agent/protocol-tools.ts';
 import type { Plan } from '../domain/planning/plan.ts';
 import type { ApprovalEffect } from '../domain/runs/run-types.ts';
 import { findAuditEvent, recordAuditOnce } from './audit.ts';
@@ -331,10 +332,16 @@ function checkedEdits(run: RunRow, request: { decision: string; edits?: { step_i
     const param = `edits[${i}]`;
     if (request.decision !== 'approve') throw errors.approvalEditInvalid(param, 'arguments can be edited only with an approval.');
     const step = plan?.steps.find((s) => s.id === edit.step_id);
-    if (step?.effect !== 'external' || !isKnownTool(step.tool, plan?.serverTools ?? {})) {
+    const known =
+      plan?.protocol === 'tool_calls'
+        ? protocolEffectOf(step?.tool ?? '', plan.serverTools ?? {}) !== null
+        : isKnownTool(step?.tool ?? '', plan?.serverTools ?? {});
+    if (step?.effect !== 'external' || !known) {
       throw errors.approvalEditInvalid(`${param}.step_id`, 'must name an external step awaiting approval.');
     }
-    const problem = argumentProblems(step.tool, edit.arguments, plan?.serverTools ?? {});
+    // A tool-calling run's built-ins have the protocol's own schemas (a delivery's `to` and `message`).
+    const problems = plan?.protocol === 'tool_calls' ? protocolArgumentProblems : argumentProblems;
+    const problem = problems(step.tool, edit.arguments, plan?.serverTools ?? {});
     if (problem) throw errors.approvalEditInvalid(`${param}.arguments`, problem);
     return { step_id: edit.step_id, arguments: edit.arguments, args_digest: digestOf(edit.arguments) };
   });

@@ -39,8 +39,11 @@ export function secretHint(secret: string): string {
 }
 
 /** The webhook-id of a run's notification: the same for every attempt and every endpoint. */
-export function webhookIdFor(runId: string, event: NotificationEvent): string {
-  return `msg_${sha256Hex(`${runId}:${event}`).slice(0, 32)}`;
+export function webhookIdFor(runId: string, event: NotificationEvent, round?: number): string {
+  // A tool-calling run's later approval rounds are notifications of their own, so a receiver that
+  // drops repeated ids does not drop the second run.awaiting_approval.
+  const of = round && round > 1 ? `${runId}:${event}:${round}` : `${runId}:${event}`;
+  return `msg_${sha256Hex(of).slice(0, 32)}`;
 }
 
 /** One delivery is one notification (webhook-id) to one endpoint. */

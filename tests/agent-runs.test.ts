@@ -1,12 +1,13 @@
-// Runs on an upstream model: the agent loop inside the workflow's steps,
-// against a scripted OpenAI-compatible upstream the test starts, with the real
-// API, worker, Temporal dev server and Postgres.
+// Runs on an upstream model, by the tool-calling protocol (the default; docs/runs.md, "The
+// tool-calling protocol"): against a scripted OpenAI-compatible upstream the test starts, with the
+// real API, worker, Temporal dev server and Postgres. The model chooses tools from the whole catalog;
+// the service decides only which calls run, when, and what the report can claim.
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runModelCalls } from '../db/schema.ts';
 import { setRoute } from '../services/routing.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
-import { scriptedUpstream, webhookReceiver } from './support/fake-servers.ts';
+import { reportReply, scriptedUpstream, webhookReceiver } from './support/fake-servers.ts';
 import { isTerminal, ledgerOf, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 
 let stack: RunStack;
@@ -29,21 +30,12 @@ beforeEach(() => {
 
 const db = () => stack.app.database.db;
 
-/** A tenant whose svc-workspace runs go to the upstream, with a webhook configured. */
-async function upstreamTenant(): Promise<TestTenant> {
-  const t = await newTenant(db());
+async function upstreamTenant(credits = 10_000): Promise<TestTenant> {
+  const t = await newTenant(db(), credits);
   await setRoute(db(), t.tenantId, 'svc-workspace', 'upstream');
   await setWebhookUrl(db(), t.name, hook.url, { allowLoopback: true });
   return t;
 }
-
-const plan = (steps: object[], unresolved: object[] = [], answer: number[] = []) => ({ content: JSON.stringify({ steps, answer, unresolved }) });
-/** A final answer in the service's per-action shape (domain/agent/plan-schema.ts ANSWER_FORMAT). */
-const answer = (parts: Record<number, string>) => ({
-  content: JSON.stringify({ actions: Object.entries(parts).map(([n, result]) => ({ action: Number(n), status: 'performed', result })) }),
-});
-const analyse = (text: string, covers: number[]) => ({ tool: 'text_analysis', arguments: { text }, purpose: 'Analyse the request', covers });
-const deliver = (covers: number[], extra: object = {}) => ({ tool: 'webhook_delivery', arguments: {}, purpose: 'Send the summary', covers, ...extra });
 
 async function startRun(t: TestTenant, input: string) {
   const created = await stack.api.post('/v1/agent-runs', { input }, { key: t.key });
@@ -51,293 +43,257 @@ async function startRun(t: TestTenant, input: string) {
   return created.json.run_id as string;
 }
 
-async function modelCallsOf(runId: string) {
-  return db().select().from(runModelCalls).where(eq(runModelCalls.runId, runId));
-}
+const approve = (t: TestTenant, runId: string, body: object = { decision: 'approve' }, key = `${runId}-${Math.random()}`) =>
+  stack.api.post(`/v1/agent-runs/${runId}/approval`, body, { key: t.key, headers: { 'Idempotency-Key': key } });
 
-describe('an upstream run', () => {
-  it('plans as structured output, waits for approval, calls tools turn by turn and completes: the delivery checked, the summary resting on its part of the answer', async () => {
+const send = (id: string, to: string, message: string) => ({ name: 'webhook_delivery', arguments: { to, message }, id });
+const awaiting = (round: number) => (r: any) => isTerminal(r) || (r.status === 'awaiting_approval' && (r.approval?.round ?? 1) >= round);
+
+describe('an upstream run by the tool-calling protocol', () => {
+  it('offers the whole catalog, runs reads at once, waits for approval of the exact delivery, sends it once and completes verified', async () => {
     const t = await upstreamTenant();
-    const finalAnswer = answer({ 1: 'The database failed over at 09:12 and service was back by 09:40.', 2: 'The summary was delivered to your webhook.' });
+    const input = 'Sum these and tell payroll the result: 12, 30, 8.';
     upstream.load([
-      plan([analyse('the incident timeline', [1]), deliver([2])], [], [1]),
-      { tool_calls: [{ name: 'text_analysis', arguments: { text: 'Summarise the incident timeline: the database failed over at 09:12.' } }] },
-      { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] },
-      finalAnswer,
+      { tool_calls: [{ name: 'calculate', arguments: { expression: '12 + 30 + 8' }, id: 'c1' }] },
+      { tool_calls: [send('c2', 'payroll', 'The total is 50.')] },
+      reportReply({ quote: input, asks: 'effect', calls: ['c1', 'c2'] }),
     ]);
-    const runId = await startRun(t, 'Summarise the incident timeline and tell the on-call channel that the incident is closed.');
-    const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
+    const runId = await startRun(t, input);
+    const waiting = await waitForRun(stack.api, t.key, runId, awaiting(1));
     expect(waiting.status).toBe('awaiting_approval');
-    expect(waiting.estimate).toMatchObject({ model: 'svc-workspace', provider: 'upstream', basis: { max_turns: 6, max_tool_calls: 8 } });
-    expect(waiting.plan.planner).toBe('model');
-    expect(waiting.plan.steps.map((s: { tool: string; effect: string }) => [s.tool, s.effect])).toEqual([
-      ['text_analysis', 'read'],
-      ['webhook_delivery', 'external'],
-    ]);
-    expect(hook.received).toHaveLength(0);
-
-    // The planning request: the service's plan schema, as structured output, to the mapped model.
-    const planning = upstream.seen[0]!.body;
-    expect(planning.model).toBe('scripted-model');
-    expect(planning.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'run_plan', strict: true } });
-    expect(planning.tools).toBeUndefined();
-
-    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key });
-    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
-    expect(run.status).toBe('completed');
-    // The summary is the model's own words (nothing recomputes them), so the run is not fully verified.
-    expect(run.receipt.verification_class).toBe('partially_verified');
-    expect(run.receipt.unresolved).toEqual([]);
-    expect(run.result.answer).toBe(finalAnswer.content);
-    expect(run.receipt.digests.answer).toMatch(/^sha256:/);
-    expect(run.receipt.actions).toEqual([
-      { n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: false },
-      { n: 2, kind: 'delivery', outcome: 'performed', by: ['step_2'], checked: true },
-    ]);
-    expect(run.receipt.action_boundary).toMatchObject({ effects_performed: ['webhook_delivery:step_2'], effects_outcome_unknown: [] });
-    expect(hook.received).toHaveLength(1);
-
-    // Each turn saw the tool results in OpenAI's wire format.
-    const second = upstream.seen[2]!.body.messages;
-    expect(second.at(-2)).toMatchObject({ role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'text_analysis' } }] });
-    expect(second.at(-1)).toMatchObject({ role: 'tool', tool_call_id: second.at(-2).tool_calls[0].id });
-    expect(JSON.parse(second.at(-1).content).status).toBe('done');
-
-    // Charged by reported usage: 4 calls of 120 tokens at 2 credits per 1k are 0.24 credits each, kept exact
-    // (240,000 micro-credits) and rounded up once for the run: 1 credit, not 4. Plus the two tools, once.
-    const calls = await modelCallsOf(runId);
-    expect(calls.map((c) => c.callKey).sort()).toEqual(['plan:1', 'turn:1', 'turn:2', 'turn:3']);
-    expect(calls.every((c) => c.promptTokens === 100 && c.completionTokens === 20 && c.costMicro === 240_000 && c.usageBasis === 'reported')).toBe(true);
-    expect(run.usage).toMatchObject({
-      model_calls: 4,
-      input_tokens: 400,
-      output_tokens: 80,
-      tool_calls: { text_analysis: 1, webhook_delivery: 1 },
-      usage_basis: 'reported',
-      amount: 1 + 1 + 5,
-    });
-    const { holds, charges } = await ledgerOf(db(), runId);
-    expect(charges.map((c) => c.amount)).toEqual([7]);
-    expect(holds[0]!.amount).toBe(run.estimate.amounts.total);
-  });
-
-  it('offers the model exactly the tool catalog of GET /v1/tools, in the OpenAI tools format', async () => {
-    const t = await upstreamTenant();
-    upstream.load([plan([], [], [1]), answer({ 1: 'The notes cover the budget, the hiring plan and the launch date.' })]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
-    expect(run.status).toBe('completed');
-    const catalog = (await stack.api.get('/v1/tools', { key: t.key })).json;
-    const offered = upstream.seen[1]!.body.tools!;
-    const listed = catalog.data ?? catalog.tools;
-    expect(offered.map((x: { type: string; function: { name: string; description: string } }) => [x.type, x.function.name, x.function.description])).toEqual(
-      listed.map((x: { id: string; description: string }) => ['function', x.id, x.description]),
-    );
-  });
-
-  it('asks again once after a malformed plan, showing the model what was wrong', async () => {
-    const t = await upstreamTenant();
-    upstream.load([
-      { content: 'Sure! Here is my plan: analyse it.' },
-      plan([], [], [1]),
-      answer({ 1: 'The board approved the budget and deferred the hiring plan.' }),
-    ]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes from the board meeting. The budget was approved.'), isTerminal);
-    expect(run.status).toBe('completed');
-    // No tool needed: the model's answer carries the analysis, and the receipt says so.
-    expect(run.receipt.actions).toEqual([{ n: 1, kind: 'analysis', outcome: 'performed', by: ['answer'], checked: false }]);
-    expect(run.receipt.verification_class).toBe('unverified');
-    expect(upstream.seen[1]!.body.messages.at(-1).content).toContain('Your previous plan was not valid:\n- The answer is not JSON.');
-    expect((await modelCallsOf(run.run_id)).map((c) => c.callKey).sort()).toEqual(['plan:1', 'plan:2', 'turn:1']);
-  });
-
-  it('ends needs_attention when the plan names an unknown tool twice, charging only the calls made', async () => {
-    const t = await upstreamTenant();
-    const unknown = plan([{ tool: 'delete_bucket', arguments: { name: 'old' }, purpose: 'Delete it', covers: [1] }]);
-    upstream.load([unknown, unknown]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Delete the old S3 buckets.'), isTerminal);
-    expect(run.status).toBe('needs_attention');
-    expect(run.failure.code).toBe('plan_invalid');
-    expect(run.failure.message).toContain('steps[0].tool: "delete_bucket" is not a tool of the catalog.');
-    expect(run.plan).toBeNull();
-    expect(upstream.seen).toHaveLength(2);
-    expect(upstream.seen[1]!.body.messages.at(-1).content).toContain('"delete_bucket" is not a tool of the catalog');
-    const { holds, charges } = await ledgerOf(db(), run.run_id);
-    // Two calls of 0.24 credits each, rounded up once: 1 credit.
-    expect(charges.map((c) => c.amount)).toEqual([1]);
-    expect(holds[0]).toMatchObject({ status: 'settled', chargedAmount: 1 });
-  });
-
-  it('takes the effect class from the catalog: a webhook the model labels "read" still waits for a person', async () => {
-    const t = await upstreamTenant();
-    upstream.load([plan([deliver([2], { effect: 'read' }), analyse('the notes', [1])])]);
-    const runId = await startRun(t, 'Summarise the notes and send them to the team: the launch moved to May.');
-    const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
-    expect(waiting.status).toBe('awaiting_approval');
-    expect(waiting.plan.steps[0]).toMatchObject({ tool: 'webhook_delivery', effect: 'external' });
-    // It sends the result of action 1, and the approval says so: the message is that answer, written after approval.
+    // The approver sees the exact text and label that will be sent, and their digest.
     expect(waiting.approval.effects).toEqual([
-      {
+      expect.objectContaining({
         step_id: 'step_1',
         tool: 'webhook_delivery',
-        why: 'Send the summary',
-        arguments: {},
+        arguments: { to: 'payroll', message: 'The total is 50.' },
         args_digest: expect.stringMatching(/^sha256:/),
-        message_from: { action: 1, request: 'Summarise the notes' },
-      },
+      }),
     ]);
-    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.key });
-    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
-    expect(run.status).toBe('failed');
-    expect(hook.received).toHaveLength(0);
-  });
-
-  it('refuses an external tool call outside the approved plan; nothing is sent and the run needs attention', async () => {
-    const t = await upstreamTenant();
-    upstream.load([
-      plan([analyse('the notes', [1])]),
-      { tool_calls: [{ name: 'webhook_delivery', arguments: {} }] },
-      { content: 'I sent the notes to your webhook.' },
-    ]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
-    expect(run.status).toBe('needs_attention');
-    expect(hook.received).toHaveLength(0);
-    expect(run.result.steps).toEqual([expect.objectContaining({ step_id: 'call_1_1', tool: 'webhook_delivery', status: 'refused' })]);
-    expect(run.receipt.action_boundary).toMatchObject({
-      effects_requested: ['webhook_delivery:call_1_1'],
-      effects_performed: [],
-      effects_not_performed: ['webhook_delivery:call_1_1'],
+    expect(waiting.plan).toMatchObject({
+      protocol: 'tool_calls',
+      steps: [
+        { id: 'call_1', tool: 'calculate', effect: 'read' },
+        { id: 'step_1', call_id: 'c2', round: 1 },
+      ],
     });
-    expect(run.receipt.unresolved).toContain(
-      'call_1_1 (webhook_delivery) refused: webhook_delivery is an external effect and no approved step of the plan is left for it; nothing was sent.',
+    expect(waiting.result.steps).toEqual([expect.objectContaining({ step_id: 'call_1', tool: 'calculate', status: 'done' })]);
+    expect(hook.received).toHaveLength(0);
+    expect(waiting.estimate).toMatchObject({
+      protocol: 'tool_calls',
+      basis: { catalog_tokens: expect.any(Number), tool_results_tokens_max: expect.any(Number) },
+    });
+
+    // Every turn carries the whole catalog as OpenAI tools, exactly as GET /v1/tools lists it, and the report's strict schema.
+    const first = upstream.seen[0]!.body;
+    const listed = (await stack.api.get('/v1/tools', { key: t.key })).json.data as { id: string; description: string; input_schema: unknown }[];
+    expect(first.tools!.map((x: any) => [x.function.name, x.function.description, x.function.parameters])).toEqual(
+      listed.map((x) => [x.id, x.description, x.input_schema]),
     );
-    // The model's claim of sending is its answer, not a performed effect.
-    expect(run.result.answer).toBe('I sent the notes to your webhook.');
+    expect(first.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'run_report', strict: true } });
+    expect(first.model).toBe('scripted-model');
+    // The calculation went back to the model as the call's result.
+    const second = upstream.seen[1]!.body.messages;
+    expect(second.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
+    expect(JSON.parse(second.at(-1).content)).toMatchObject({ status: 'done', output: { value: '50' } });
+
+    expect((await approve(t, runId)).status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run.status).toBe('completed');
+    expect(hook.received.map((d) => d.body)).toEqual([{ run_id: runId, step_id: 'step_1', to: 'payroll', message: 'The total is 50.' }]);
+    expect(run.receipt).toMatchObject({
+      verification_class: 'verified',
+      unresolved: [],
+      actions: [{ n: 1, kind: 'effect', quote: input, outcome: 'performed', by: ['call_1', 'step_1'], checked: true }],
+      action_boundary: {
+        effects_requested: ['webhook_delivery:step_1'],
+        effects_approved: ['webhook_delivery:step_1'],
+        effects_performed: ['webhook_delivery:step_1'],
+      },
+    });
+    const calls = await db().select().from(runModelCalls).where(eq(runModelCalls.runId, runId));
+    expect(calls.map((c) => c.callKey).sort()).toEqual(['tools:1', 'tools:2', 'tools:3']);
+    const { holds, charges } = await ledgerOf(db(), runId);
+    expect(charges).toHaveLength(1);
+    expect(charges[0]!.amount).toBeLessThanOrEqual(holds[0]!.amount);
   });
 
-  it('does not count actions no tool performs as done, whatever the model answers', async () => {
+  it('asks a second approval round for a call proposed after seeing results, each round its own decision', async () => {
     const t = await upstreamTenant();
-    upstream.load([plan([analyse('buckets and invoice', [1, 2])]), { content: 'Deleted the buckets and paid the invoice.' }]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Delete the old S3 buckets and pay the vendor invoice.'), isTerminal);
-    expect(run.status).toBe('needs_attention');
-    expect(run.receipt.verification_class).toBe('unverified');
-    expect(run.receipt.action_boundary.effects_not_performed).toEqual(['action_1:delete', 'action_2:pay']);
-    expect(run.receipt.unresolved).toEqual([
-      'action 1 "Delete the old S3 buckets": asks to delete, and no configured tool can do that; it was not done.',
-      'action 2 "pay the vendor invoice": asks to pay, and no configured tool can do that; it was not done.',
-      'step_1 (text_analysis) was never run.',
+    const input = 'Tell Dana the invoice was paid. Then tell the finance team that Dana knows.';
+    upstream.load([
+      { tool_calls: [send('c1', 'Dana', 'The invoice was paid.')] },
+      { tool_calls: [send('c2', 'the finance team', 'Dana knows the invoice was paid.')] },
+      reportReply(
+        { quote: 'Tell Dana the invoice was paid.', asks: 'effect', calls: ['c1'] },
+        { quote: 'Then tell the finance team that Dana knows.', asks: 'effect', calls: ['c2'] },
+      ),
     ]);
+    const runId = await startRun(t, input);
+    const one = await waitForRun(stack.api, t.key, runId, awaiting(1));
+    expect(one.approval).toMatchObject({ round: 1, state: 'pending', effects: [{ step_id: 'step_1' }] });
+    expect((await approve(t, runId)).status).toBe(200);
+    const two = await waitForRun(stack.api, t.key, runId, awaiting(2));
+    expect(two.status).toBe('awaiting_approval');
+    expect(two.approval).toMatchObject({ round: 2, state: 'pending', effects: [{ step_id: 'step_2', arguments: { to: 'the finance team' } }] });
+    expect(hook.received).toHaveLength(1); // the first round's delivery, and nothing of the second yet
+    expect((await approve(t, runId)).status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run.status).toBe('completed');
+    expect(hook.received.map((d) => (d.body as { to: string }).to)).toEqual(['Dana', 'the finance team']);
+    // executing -> awaiting_approval is a move of its own, in the run's journey.
+    const journey = (await stack.api.get('/v1/journey-events?limit=100', { key: t.key })).json.data as { run_id: string; kind: string }[];
+    const kinds = journey
+      .filter((e) => e.run_id === runId)
+      .map((e) => e.kind)
+      .reverse();
+    expect(kinds.filter((k) => ['run.awaiting_approval', 'run.executing'].includes(k))).toEqual([
+      'run.awaiting_approval',
+      'run.executing',
+      'run.awaiting_approval',
+      'run.executing',
+    ]);
+  });
+
+  it('sends the edited message a person approved, and tells the model it was edited', async () => {
+    const t = await upstreamTenant();
+    const input = 'Remind the team that the office closes early.';
+    upstream.load([
+      { tool_calls: [send('c1', 'the team', 'Reminder: the office closes early.')] },
+      reportReply({ quote: input, asks: 'effect', calls: ['c1'] }),
+    ]);
+    const runId = await startRun(t, input);
+    await waitForRun(stack.api, t.key, runId, awaiting(1));
+    const edits = [{ step_id: 'step_1', arguments: { to: 'the team', message: 'Reminder: the office closes at 3 pm today.' } }];
+    expect((await approve(t, runId, { decision: 'approve', edits: [{ step_id: 'step_1', arguments: { message: 'no label' } }] })).status).toBe(400);
+    expect((await approve(t, runId, { decision: 'approve', edits })).status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run.status).toBe('completed');
+    expect(hook.received.map((d) => (d.body as { message: string }).message)).toEqual(['Reminder: the office closes at 3 pm today.']);
+    expect(run.approval.effects[0]).toMatchObject({ arguments: edits[0]!.arguments, proposed_digest: expect.stringMatching(/^sha256:/) });
+    const told = upstream.seen[1]!.body.messages.find((m: any) => m.role === 'tool' && m.tool_call_id === 'c1');
+    expect(JSON.parse(told.content).detail).toContain('edited at approval');
+  });
+
+  it('claims no effect the report says it did without an approved call, and sends nothing', async () => {
+    const t = await upstreamTenant();
+    const input = 'Tell the support team that the outage is over.';
+    upstream.load([reportReply({ quote: input, asks: 'effect', answer: 'I told the support team.' })]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, input), isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.approval).toBeNull();
+    expect(hook.received).toHaveLength(0);
+    expect(run.receipt.actions).toEqual([expect.objectContaining({ kind: 'effect', outcome: 'not_performed' })]);
+    expect(run.receipt.unresolved[0]).toContain('no approved external call that succeeded did it');
+  });
+
+  it('answers a plain question with a short answer, unchecked, and asks nobody to approve anything', async () => {
+    const t = await upstreamTenant();
+    const input = 'Which two cities are named here: Paris and Lyon?';
+    upstream.load([reportReply({ quote: input, answer: 'Paris, Lyon' })]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, input), isTerminal);
+    expect(run.status).toBe('completed');
+    expect(run.approval).toBeNull();
+    expect(run.receipt).toMatchObject({
+      verification_class: 'unverified',
+      unresolved: [],
+      actions: [{ kind: 'information', outcome: 'performed', by: ['answer'], checked: false }],
+    });
+  });
+
+  it('refuses a call of a tool the catalog does not have or with invalid arguments, tells the model, and runs nothing', async () => {
+    const t = await upstreamTenant();
+    const input = 'Tell ops that the backup finished.';
+    upstream.load([
+      {
+        tool_calls: [
+          { name: 'send_email', arguments: { to: 'ops' }, id: 'c1' },
+          { name: 'webhook_delivery', arguments: { message: 'no label' }, id: 'c2' },
+        ],
+      },
+      reportReply({ quote: input, asks: 'effect', calls: ['c1'] }),
+    ]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, input), isTerminal);
+    expect(run.status).toBe('needs_attention');
+    expect(run.approval).toBeNull();
+    expect(hook.received).toHaveLength(0);
+    const told = upstream.seen[1]!.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => JSON.parse(m.content));
+    expect(told).toEqual([
+      expect.objectContaining({ status: 'refused', detail: expect.stringContaining("not a tool of this run's catalog") }),
+      expect.objectContaining({ status: 'refused', detail: expect.stringContaining('Invalid arguments for webhook_delivery') }),
+    ]);
+    expect(run.result.steps.map((s: { status: string }) => s.status)).toEqual(['refused', 'refused']);
+    expect(run.receipt.unresolved[0]).toContain('which no tool call of this run has');
   });
 
   it('retries a model call that failed and charges only the one that answered', async () => {
     const t = await upstreamTenant();
-    upstream.load([{ status: 500 }, plan([], [], [1]), { status: 503 }, answer({ 1: 'The notes cover the budget and the launch date.' })]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
-    expect(run.status).toBe('completed');
-    expect(upstream.seen).toHaveLength(4);
-    expect((await modelCallsOf(run.run_id)).map((c) => c.callKey).sort()).toEqual(['plan:1', 'turn:1']);
-    expect(run.usage.model_calls).toBe(2);
-    const { charges } = await ledgerOf(db(), run.run_id);
-    expect(charges.map((c) => c.amount)).toEqual([1]);
-  });
-
-  it('waits as long as a rate-limited model asks (429 Retry-After, as a full embedded queue answers) and then goes on', async () => {
-    const t = await upstreamTenant();
-    upstream.load([{ status: 429, retryAfter: 2 }, plan([], [], [1]), answer({ 1: 'The notes cover the budget and the launch date.' })]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
+    const input = 'What is 2 + 2?';
+    upstream.load([{ status: 500 }, { status: 503 }, reportReply({ quote: input, answer: '4' })]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, input), isTerminal);
     expect(run.status).toBe('completed');
     expect(upstream.seen).toHaveLength(3);
-    expect(upstream.seen[1]!.at - upstream.seen[0]!.at).toBeGreaterThanOrEqual(1_900);
-    expect(run.usage.model_calls).toBe(2);
+    expect(run.usage.model_calls).toBe(1);
   });
 
-  it('shows an empty plan its problems, asks once more, and ends needs_attention naming each uncovered action when it is empty again', async () => {
+  it('waits as long as a rate-limited model asks (429 Retry-After) and then goes on', async () => {
     const t = await upstreamTenant();
-    upstream.load([plan([]), plan([]), { content: 'Done.' }]);
-    const input = 'Summarise the renewal dates in our vendor contracts and flag any auto-renewal clauses: Acme renews on 1 March and auto-renews yearly.';
+    const input = 'What is 2 + 2?';
+    upstream.load([{ status: 429, retryAfter: 2 }, reportReply({ quote: input, answer: '4' })]);
     const run = await waitForRun(stack.api, t.key, await startRun(t, input), isTerminal);
-    expect(run.status).toBe('needs_attention');
-    expect(run.failure.code).toBe('plan_empty');
-    expect(run.failure.message).toContain('action 1 "Summarise the renewal dates in our vendor contracts"; action 2 "flag any auto-renewal clauses"');
-    expect(upstream.seen).toHaveLength(2); // no execute turn: "Done." was never asked for
-    expect(upstream.seen[1]!.body.messages.at(-1).content).toContain('The plan is empty');
-    expect(run.usage.model_calls).toBe(2);
-    // A run that ends at planning still has its receipt: nothing performed, each action unresolved with why.
-    expect(run.receipt.verification_class).toBe('unverified');
-    expect(run.receipt.actions.map((a: { outcome: string }) => a.outcome)).toEqual(['not_performed', 'not_performed']);
-    expect(run.receipt.unresolved.slice(0, 2)).toEqual([
-      'action 1 "Summarise the renewal dates in our vendor contracts": not done; the run ended needs_attention at plan (plan_empty) before it was done.',
-      'action 2 "flag any auto-renewal clauses": not done; the run ended needs_attention at plan (plan_empty) before it was done.',
-    ]);
-  });
-
-  it("asks for a plan in the request's own schema, one required entry per action from its options, and runs the plan it gets", async () => {
-    const t = await upstreamTenant();
-    const exact = { action_1: { do: 'answer' }, action_2: { do: 'webhook_delivery', arguments: {}, purpose: 'Send the summary' } };
-    upstream.load([{ content: JSON.stringify(exact) }]);
-    const runId = await startRun(t, 'Summarise the incident timeline and tell the on-call channel that the incident is closed.');
-    const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
-    expect(waiting.status).toBe('awaiting_approval');
-    expect(waiting.plan).toMatchObject({ steps: [{ tool: 'webhook_delivery', covers: [2] }], answer: [1] });
-    const schema = upstream.seen[0]!.body.response_format.json_schema.schema;
-    expect(schema.required).toEqual(['action_1', 'action_2']);
-    expect(schema.additionalProperties).toBe(false);
-    const choices = (entry: { anyOf: { properties: { do: { const: string } } }[] }) => entry.anyOf.map((b) => b.properties.do.const);
-    expect(choices(schema.properties.action_1)).toEqual(['answer', 'count_list_items', 'find_contact_details', 'unresolved']);
-    expect(choices(schema.properties.action_2)).toEqual(['webhook_delivery', 'unresolved']);
-    expect(upstream.seen[0]!.body.max_tokens).toBeGreaterThanOrEqual(1024);
-    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.key });
-    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
-    // Rejected: the receipt says the effect was requested, not approved, not performed.
-    expect(run.status).toBe('failed');
-    expect(run.receipt.action_boundary).toMatchObject({ effects_requested: ['webhook_delivery:step_1'], effects_approved: [], effects_performed: [] });
-    expect(run.receipt.unresolved[0]).toMatch(/^action 1 "Summarise the incident timeline": not done; the run ended failed at approval \(approval_rejected\)/);
-  });
-
-  it('counts nothing performed when the answer only says it is done, whatever the plan promised', async () => {
-    const t = await upstreamTenant();
-    upstream.load([plan([], [], [1, 2]), { content: 'Done.' }]);
-    const run = await waitForRun(
-      stack.api,
-      t.key,
-      await startRun(
-        t,
-        'Summarise the renewal dates in our vendor contracts and flag any auto-renewal clauses: Acme renews on 1 March and auto-renews yearly.',
-      ),
-      isTerminal,
-    );
-    expect(run.status).toBe('needs_attention');
-    expect(run.receipt.actions.map((a: { outcome: string }) => a.outcome)).toEqual(['not_performed', 'not_performed']);
-    expect(run.receipt.unresolved).toEqual([
-      'action 1 "Summarise the renewal dates in our vendor contracts": not done; the model\'s answer has no part for this action.',
-      'action 2 "flag any auto-renewal clauses": not done; the model\'s answer has no part for this action.',
-    ]);
-    // The final answer was asked for in the per-action shape.
-    expect(upstream.seen[1]!.body.messages[0].content).toContain('{"actions":[{"action":<number>,"status":"performed"');
+    expect(run.status).toBe('completed');
+    expect(upstream.seen[1]!.at - upstream.seen[0]!.at).toBeGreaterThanOrEqual(1_900);
   });
 
   it('stops needs_attention when reported usage would pass the hold, and never charges more than the hold', async () => {
     const t = await upstreamTenant();
-    upstream.load([{ ...plan([analyse('the notes', [1])]), usage: { prompt_tokens: 5_000_000, completion_tokens: 10 } }]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
+    const input = 'What is 2 + 2?';
+    upstream.load([{ ...reportReply({ quote: input, answer: '4' }), usage: { prompt_tokens: 50_000_000, completion_tokens: 10 } }]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, input), isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('hold_exhausted');
-    expect(upstream.seen).toHaveLength(1);
     const { holds, charges } = await ledgerOf(db(), run.run_id);
     expect(charges.map((c) => c.amount)).toEqual([holds[0]!.amount]);
-    expect(run.usage.charged).toBe(holds[0]!.amount);
-    expect(run.usage.released).toBe(0);
   });
 
-  it('makes no model call whose worst case would pass what the hold has left', async () => {
+  it('holds enough for the first call of the whole catalog, and makes no call whose worst case would pass what is left', async () => {
     const t = await upstreamTenant();
-    // The plan call reports most of the hold spent; the next turn's worst case no longer fits.
-    const hold = (await stack.api.post('/v1/usage/estimate', { input: 'Summarise the notes. The launch moved to May.' }, { key: t.key })).json.amounts.total;
-    upstream.load([{ ...plan([analyse('the notes', [1])]), usage: { prompt_tokens: (hold - 2) * 500, completion_tokens: 0 } }, { content: 'never asked' }]);
-    const run = await waitForRun(stack.api, t.key, await startRun(t, 'Summarise the notes. The launch moved to May.'), isTerminal);
+    const input = 'What is 2 + 2?';
+    const estimate = (await stack.api.post('/v1/usage/estimate', { input }, { key: t.key })).json;
+    expect(estimate.protocol).toBe('tool_calls');
+    // The first call reports most of the hold spent; the next one's worst case no longer fits.
+    upstream.load([
+      {
+        tool_calls: [{ name: 'calculate', arguments: { expression: '2 + 2' }, id: 'c1' }],
+        usage: { prompt_tokens: (estimate.amounts.total - 4) * 500, completion_tokens: 0 },
+      },
+    ]);
+    const run = await waitForRun(stack.api, t.key, await startRun(t, input), isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('hold_exhausted');
-    expect(run.failure.message).toMatch(/The next model call could cost up to \d+ credits; 2 of the \d+ held remain/);
+    expect(run.failure.message).toMatch(/The next model call could cost up to \d+ credits/);
     expect(upstream.seen).toHaveLength(1);
-    expect(run.usage.charged).toBeLessThanOrEqual(hold);
+  });
+
+  it('tells a model that proposes external calls past the last approval round that nothing was run', async () => {
+    const t = await upstreamTenant();
+    const input = 'Tell the team hello four times.';
+    upstream.load([
+      { tool_calls: [send('c1', 'the team', 'hello')] },
+      { tool_calls: [send('c2', 'the team', 'hello')] },
+      { tool_calls: [send('c3', 'the team', 'hello')] },
+      { tool_calls: [send('c4', 'the team', 'hello')] },
+      reportReply({ quote: input, asks: 'effect', calls: ['c1', 'c2', 'c3', 'c4'] }),
+    ]);
+    const runId = await startRun(t, input);
+    for (const round of [1, 2, 3]) {
+      await waitForRun(stack.api, t.key, runId, awaiting(round));
+      expect((await approve(t, runId)).status).toBe(200);
+    }
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(hook.received).toHaveLength(3);
+    expect(run.status).toBe('needs_attention');
+    const told = upstream.seen[4]!.body.messages.find((m: any) => m.role === 'tool' && m.tool_call_id === 'c4');
+    expect(JSON.parse(told.content)).toMatchObject({ status: 'refused', detail: expect.stringContaining('approval rounds') });
   });
 });

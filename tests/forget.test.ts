@@ -17,7 +17,7 @@ import { ENCRYPTED_ENCODING, METADATA_ENCRYPTION_KEY_ID } from '../runtime/paylo
 import { createKey } from '../services/keys.ts';
 import { grantCredits } from '../services/ledger.ts';
 import { setRoute } from '../services/routing.ts';
-import { scriptedUpstream } from './support/fake-servers.ts';
+import { reportReply, scriptedUpstream } from './support/fake-servers.ts';
 import { TEST_PAYLOAD_KEY_ID, testCodec, testDataConverter } from './support/payload-codec.ts';
 import { isTerminal, type RunStack, startRunStack, waitForRun } from './support/run-stack.ts';
 
@@ -136,23 +136,16 @@ describe('forgetting a recalled vault entry', () => {
 
     // An upstream run's model calls memory_recall and is given the text in its next turn.
     await setRoute(db(), w.tenantId, 'svc-workspace-quality', 'upstream');
-    upstream.load([
-      {
-        content: JSON.stringify({
-          steps: [{ tool: 'memory_recall', arguments: { query: 'quokka escalation rota' }, purpose: 'Recall the rota', covers: [1] }],
-          answer: [1],
-          unresolved: [],
-        }),
-      },
-      { tool_calls: [{ name: 'memory_recall', arguments: { query: 'quokka escalation rota' } }] },
-      { content: 'The rota names who is paged first; see the tenant memory.' },
-    ]);
     const modelInput = 'Explain the quokka escalation rota to the new hire.';
+    upstream.load([
+      { tool_calls: [{ name: 'memory_recall', arguments: { query: 'quokka escalation rota' }, id: 'c1' }] },
+      reportReply({ quote: modelInput, calls: ['c1'], answer: 'The rota names who is paged first; see the tenant memory.' }),
+    ]);
     const model = await stack.api.post('/v1/agent-runs', { input: modelInput, memory: true, model: 'svc-workspace-quality' }, { key: w.core });
     expect(model.status).toBe(201);
     const modelRun = await waitForRun(stack.api, w.core, model.json.run_id, isTerminal);
     expect(modelRun.result.steps.map((s: { tool: string; status: string }) => [s.tool, s.status])).toEqual([['memory_recall', 'done']]);
-    const turn = upstream.seen[2]!.body.messages.at(-1);
+    const turn = upstream.seen[1]!.body.messages.at(-1);
     expect(turn.role).toBe('tool');
     expect(turn.content, 'the model reads the recalled text').toContain(marker);
 

@@ -85,6 +85,7 @@ describe('catalogs', () => {
       text_analysis: 'available',
       count_list_items: 'available',
       find_contact_details: 'available',
+      calculate: 'available',
       webhook_delivery: 'not_configured',
     });
     await setWebhookUrl(stack.app.database.db, t.name, 'http://127.0.0.1:9/hook', { allowLoopback: true });

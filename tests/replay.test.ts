@@ -32,7 +32,7 @@ describe('workflow replay', () => {
       'v1-upstream-agent-loop.history.json',
     ]);
     expect(files.filter((f) => f.startsWith('v2-'))).toHaveLength(9);
-    for (const v of ['v3', 'v4', 'v5', 'v6']) expect(files.filter((f) => f.startsWith(`${v}-`))).toHaveLength(10);
+    for (const v of ['v3', 'v4', 'v5', 'v6', 'v7']) expect(files.filter((f) => f.startsWith(`${v}-`))).toHaveLength(10);
   });
 
   // Both bundles serve one build (runtime/temporal-tracing.ts): a run started with tracing on or off replays on either.

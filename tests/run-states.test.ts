@@ -18,6 +18,8 @@ const LEGAL: [RunStatus, RunStatus][] = [
   ['awaiting_approval', 'needs_attention'],
   ['awaiting_approval', 'failed'],
   ['executing', 'executing'],
+  // A tool-calling run whose model asks for further external calls after seeing results: another approval round.
+  ['executing', 'awaiting_approval'],
   ['executing', 'verifying'],
   ['executing', 'failed'],
   ['verifying', 'verifying'],

@@ -18,7 +18,7 @@ import type { RunningWorker } from '../runtime/worker.ts';
 import { parseToolServers, type ToolServerSpec } from '../config/tool-servers.ts';
 import { setRoute } from '../services/routing.ts';
 import { connectToolServers, type ToolServers } from '../services/tool-servers.ts';
-import { scriptedUpstream } from './support/fake-servers.ts';
+import { reportReply, scriptedUpstream } from './support/fake-servers.ts';
 import { freePort } from './support/free-port.ts';
 import { isTerminal, newTenant, type RunStack, spawnCrashingWorker, startRunStack, startTestWorker, type TestTenant, waitForRun } from './support/run-stack.ts';
 import { until } from './support/until.ts';
@@ -249,17 +249,20 @@ const filesServer = (share: string) => ({
   tools: { read_text_file: { effect: 'read' }, write_file: { effect: 'external' } },
 });
 
-const writeStep = (target: string) => ({
-  tool: 'files__write_file',
-  arguments: { path: target, content: 'release notes v2' },
-  purpose: 'Write the notes to the shared folder',
-  covers: [1],
-});
-const readStep = (file: string) => ({ tool: 'files__read_text_file', arguments: { path: file }, purpose: 'Read the notes', covers: [1] });
-/** The scripted model's plan: these steps, nothing in its answer or unresolved. */
-const planReply = (...steps: object[]) => ({ content: JSON.stringify({ steps, answer: [], unresolved: [] }) });
-/** The scripted model's final answer for action 1. */
-const finalReply = (part: object) => ({ content: JSON.stringify({ actions: [{ action: 1, ...part }] }) });
+const WRITE_REQUEST = 'Write the release notes to the shared folder. The release is v2.';
+const READ_REQUEST = 'Read the notes file in the shared folder.';
+/** The scripted model's call of the filesystem server's write_file (tool call id c1). */
+const writeCall = (target: string) => ({ name: 'files__write_file', arguments: { path: target, content: 'release notes v2' }, id: 'c1' });
+const readCall = (file: string) => ({ name: 'files__read_text_file', arguments: { path: file }, id: 'c1' });
+/** The report of a write the model says it did (by c1), or could not do. */
+const wroteReport = (status: 'performed' | 'unresolved' = 'performed') =>
+  reportReply({
+    quote: WRITE_REQUEST,
+    asks: 'effect',
+    status,
+    calls: status === 'performed' ? ['c1'] : [],
+    reason: status === 'performed' ? '' : 'It was rejected.',
+  });
 
 describe('a run that writes a file through server-filesystem', () => {
   let stack: RunStack;
@@ -320,13 +323,9 @@ describe('a run that writes a file through server-filesystem', () => {
   it('waits for approval showing the exact call, refuses a stale digest, then writes the file once', { timeout: 120_000 }, async () => {
     const t = await upstreamTenant();
     const target = path.join(dir, 'notes.txt');
-    const step = writeStep(target);
-    upstream.load([
-      planReply(step),
-      { tool_calls: [{ name: 'files__write_file', arguments: step.arguments }] },
-      finalReply({ status: 'performed', result: 'Written to the shared folder.' }),
-    ]);
-    const runId = await startRun(t, 'Write the release notes to the shared folder. The release is v2.');
+    const step = writeCall(target);
+    upstream.load([{ tool_calls: [step] }, wroteReport()]);
+    const runId = await startRun(t, WRITE_REQUEST);
     const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
     expect(waiting.status).toBe('awaiting_approval');
     const [effect] = waiting.approval.effects;
@@ -360,14 +359,11 @@ describe('a run that writes a file through server-filesystem', () => {
     const t = await upstreamTenant();
     const source = path.join(dir, 'source.txt');
     writeFileSync(source, 'the notes to read');
-    upstream.load([
-      planReply(readStep(source)),
-      { tool_calls: [{ name: 'files__read_text_file', arguments: { path: source } }] },
-      finalReply({ status: 'performed', result: 'Read.' }),
-    ]);
-    const runId = await startRun(t, 'Read the notes file in the shared folder.');
+    upstream.load([{ tool_calls: [readCall(source)] }, reportReply({ quote: READ_REQUEST, calls: ['c1'], answer: 'the notes to read' })]);
+    const runId = await startRun(t, READ_REQUEST);
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(run.approval).toBeNull();
+    expect(run.status).toBe('completed');
     expect(run.result.steps).toEqual([expect.objectContaining({ tool: 'files__read_text_file', status: 'done' })]);
     const lastTurn = JSON.stringify(upstream.seen.at(-1)!.body.messages);
     expect(lastTurn).toContain('the notes to read');
@@ -377,41 +373,37 @@ describe('a run that writes a file through server-filesystem', () => {
   it('fails the step when the tool reports an error (isError), and the run needs attention', { timeout: 120_000 }, async () => {
     const t = await upstreamTenant();
     const missing = path.join(dir, 'no-such-file.txt');
-    upstream.load([
-      planReply(readStep(missing)),
-      { tool_calls: [{ name: 'files__read_text_file', arguments: { path: missing } }] },
-      finalReply({ status: 'unresolved', reason: 'The file could not be read.' }),
-    ]);
-    const runId = await startRun(t, 'Read the notes file in the shared folder.');
+    upstream.load([{ tool_calls: [readCall(missing)] }, reportReply({ quote: READ_REQUEST, calls: ['c1'], answer: 'It says nothing.' })]);
+    const runId = await startRun(t, READ_REQUEST);
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(run.result.steps).toEqual([expect.objectContaining({ tool: 'files__read_text_file', status: 'failed' })]);
     expect(run.result.steps[0].detail).toContain('isError');
     expect(run.status).toBe('needs_attention');
   });
 
-  it('writes nothing when the approval is rejected', { timeout: 120_000 }, async () => {
+  it('writes nothing when the approval is rejected, and tells the model why', { timeout: 120_000 }, async () => {
     const t = await upstreamTenant();
     const target = path.join(dir, 'rejected.txt');
-    upstream.load([planReply(writeStep(target))]);
-    const runId = await startRun(t, 'Write the release notes to the shared folder. The release is v2.');
+    upstream.load([{ tool_calls: [writeCall(target)] }, wroteReport('unresolved')]);
+    const runId = await startRun(t, WRITE_REQUEST);
     await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
     expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject', reason: 'not now' }, { key: t.key })).status).toBe(200);
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
-    expect(run.status).toBe('failed');
+    expect(run.status).toBe('needs_attention');
+    expect(run.approval).toMatchObject({ state: 'rejected', decision_reason: 'not now' });
     expect(existsSync(target)).toBe(false);
+    // The rejection went back to the model as the call's result, with the reason.
+    const told = upstream.seen.at(-1)!.body.messages.find((m: { role: string; tool_call_id?: string }) => m.role === 'tool' && m.tool_call_id === 'c1');
+    expect(JSON.parse(told.content)).toMatchObject({ status: 'rejected', detail: expect.stringContaining('not now') });
+    expect(run.receipt.action_boundary).toMatchObject({ effects_requested: ['files__write_file:step_1'], effects_approved: [], effects_performed: [] });
   });
 
   it('runs edited arguments, checked against the tool schema, and keeps both digests', { timeout: 120_000 }, async () => {
     const t = await upstreamTenant();
     const proposed = path.join(dir, 'proposed.txt');
     const edited = path.join(dir, 'edited.txt');
-    const step = writeStep(proposed);
-    upstream.load([
-      planReply(step),
-      { tool_calls: [{ name: 'files__write_file', arguments: step.arguments }] },
-      finalReply({ status: 'performed', result: 'Written.' }),
-    ]);
-    const runId = await startRun(t, 'Write the release notes to the shared folder. The release is v2.');
+    upstream.load([{ tool_calls: [writeCall(proposed)] }, wroteReport()]);
+    const runId = await startRun(t, WRITE_REQUEST);
     const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
     const invalid = await stack.api.post(
       `/v1/agent-runs/${runId}/approval`,
@@ -437,8 +429,7 @@ describe('a run that writes a file through server-filesystem', () => {
 
   it('sends MCP cancellation to the server when the run is cancelled mid-call', { timeout: 120_000 }, async () => {
     const t = await upstreamTenant();
-    const wait = { tool: 'probe__wait', arguments: { seconds: 90 }, purpose: 'Wait for the window', covers: [1] };
-    upstream.load([planReply(wait), { tool_calls: [{ name: 'probe__wait', arguments: wait.arguments }] }]);
+    upstream.load([{ tool_calls: [{ name: 'probe__wait', arguments: { seconds: 90 } }] }]);
     const runId = await startRun(t, 'Wait for the maintenance window.');
     await until(async () => (await stack.app.database.db.select().from(toolCalls).where(eq(toolCalls.runId, runId))).length === 1, 'the call to start', {
       withinMs: 60_000,
@@ -479,13 +470,8 @@ describe('a worker killed during an approved write', () => {
     const died = new Promise((r) => worker.once('exit', r));
     const t = await newTenant(stack.app.database.db);
     await setRoute(stack.app.database.db, t.tenantId, 'svc-workspace', 'upstream');
-    const step = writeStep(target);
-    upstream.load([
-      planReply(step),
-      { tool_calls: [{ name: 'files__write_file', arguments: step.arguments }] },
-      finalReply({ status: 'performed', result: 'Written.' }),
-    ]);
-    const created = await stack.api.post('/v1/agent-runs', { input: 'Write the release notes to the shared folder. The release is v2.' }, { key: t.key });
+    upstream.load([{ tool_calls: [writeCall(target)] }, wroteReport()]);
+    const created = await stack.api.post('/v1/agent-runs', { input: WRITE_REQUEST }, { key: t.key });
     const runId = created.json.run_id as string;
     await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval', 60_000);
     expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);

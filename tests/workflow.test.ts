@@ -18,6 +18,7 @@ import type { StepResult } from '../domain/runs/run-types.ts';
 import type { RunTransition } from '../domain/runs/transition.ts';
 import { textAnalysisOutput } from '../domain/runs/tool-outputs.ts';
 import { verifyRun } from '../domain/runs/verification.ts';
+import { verifyToolRun } from '../domain/runs/tool-verification.ts';
 import { withAnsweredMessages } from '../domain/planning/delivery-steps.ts';
 import { type AgentRunInput, agentRunWorkflow } from '../workflows/agent-run.ts';
 import { RUN_BEHAVIOUR } from '../domain/runs/run-input.ts';
@@ -46,6 +47,9 @@ type RunActivities = Pick<
   | 'proposePlan'
   | 'writeAnswerPart'
   | 'answeredDeliveries'
+  | 'offeredServerTools'
+  | 'toolTurn'
+  | 'verifyToolRun'
 >;
 type ActivityName = keyof RunActivities;
 
@@ -176,6 +180,17 @@ function makeFakes(override: (base: RunActivities, state: FakeState) => Partial<
     },
     async answeredDeliveries(input) {
       return withAnsweredMessages(input.plan, input.parts);
+    },
+    // Tool-calling runs (an estimate with protocol tool_calls): no model unless a test scripts one.
+    async offeredServerTools() {
+      return { serverTools: {}, notShown: [] };
+    },
+    async toolTurn() {
+      throw ApplicationFailure.nonRetryable('no model in this test');
+    },
+    async verifyToolRun(v) {
+      const { result, receipt, outcome } = verifyToolRun(v);
+      return { result, receipt, summary: outcome };
     },
   };
   const chosen: RunActivities = { ...base, ...override(base, state) };
@@ -985,5 +1000,79 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
       current_plan_step: null,
       waiting_for: null,
     });
+  });
+});
+
+describe('a tool-calling run (time-skipping test server, fake activities)', () => {
+  const INPUT = 'Tell Dana the invoice was paid. Then tell finance that Dana knows.';
+  const send = (id: string, to: string) => ({
+    id,
+    name: 'webhook_delivery',
+    arguments: { to, message: 'The invoice was paid.' },
+    problem: null,
+    digest: digestOf({ to, message: 'The invoice was paid.' }),
+  });
+  const report = {
+    parts: [
+      { quote: 'Tell Dana the invoice was paid.', asks: 'effect', status: 'performed', calls: ['c1'], answer: '', reason: '' },
+      { quote: 'Then tell finance that Dana knows.', asks: 'effect', status: 'performed', calls: ['c2'], answer: '', reason: '' },
+    ],
+  };
+  /** A model that proposes one delivery per turn, then reports; the estimate takes the tool-calling protocol. */
+  const toolCallingFakes = () =>
+    makeFakes((base) => ({
+      async estimateRun(input) {
+        const e = await base.estimateRun(input);
+        return { ...e, provider: 'upstream', protocol: 'tool_calls', basis: { ...e.basis, max_turns: 6, max_tool_calls: 8, tool_results_tokens_max: 8_192 } };
+      },
+      async toolTurn(t) {
+        const turn = t.transcript.filter((m) => m.role === 'assistant').length;
+        if (turn === 2) return { kind: 'report', content: JSON.stringify(report) };
+        const call = send(`c${turn + 1}`, turn === 0 ? 'Dana' : 'finance');
+        const assistant = {
+          role: 'assistant' as const,
+          content: '',
+          tool_calls: [{ id: call.id, type: 'function' as const, function: { name: call.name, arguments: JSON.stringify(call.arguments) } }],
+        };
+        return { kind: 'tool_calls', assistant, calls: [call] };
+      },
+    }));
+
+  it('waits a second round for a call proposed after the first ran, notifies each round apart, and completes', async () => {
+    const fakes = toolCallingFakes();
+    fakes.state.subscribers = ['we_1'];
+    const run = runInput(INPUT);
+    const status = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await until(awaitingApproval(fakes), 'round 1');
+      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
+      await until(() => fakes.state.transitions.filter((t) => t.status === 'awaiting_approval').length >= 2 && awaitingApproval(fakes)(), 'round 2');
+      expect(fakes.state.toolSteps).toEqual(['step_1']);
+      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
+      return finalStatus(handle);
+    });
+    expect(status).toBe('completed');
+    expect(fakes.state.toolSteps).toEqual(['step_1', 'step_2']);
+    expect(fakes.state.notified.filter((e) => e === 'run.awaiting_approval')).toHaveLength(2);
+    expect(fakes.state.audits.map((a) => a.action)).toEqual(['run.approval.approve', 'run.approval.approve']);
+    const moves = statuses(fakes).filter((s, i, all) => s !== all[i - 1]);
+    expect(moves).toEqual(['accepted', 'planning', 'awaiting_approval', 'executing', 'awaiting_approval', 'executing', 'verifying', 'completed']);
+    expect(fakes.state.holds.get(run.runId)!.status).toBe('settled');
+  });
+
+  it('ends needs_attention when the second round expires: the first effect stands, the second never ran, the hold ends', async () => {
+    const fakes = toolCallingFakes();
+    // A deadline short enough to pass in real time: time skipping is not relied on here.
+    const run = runInput(INPUT, { approvalTimeoutMs: 5_000 });
+    const status = await withWorker(fakes, async (tq) => {
+      const handle = await start(tq, run);
+      await until(awaitingApproval(fakes), 'round 1');
+      await handle.signal(approvalSignal, { decision: 'approve' });
+      return finalStatus(handle);
+    });
+    expect(status).toBe('needs_attention');
+    expect(fakes.state.toolSteps).toEqual(['step_1']);
+    expect(lastPatch(fakes)).toMatchObject({ failure: { code: 'approval_expired' }, approval: { state: 'expired', round: 2 } });
+    expect(fakes.state.holds.get(run.runId)!.status).not.toBe('held');
   });
 });

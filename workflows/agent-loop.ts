@@ -17,7 +17,7 @@ import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
 type Activities = ReturnType<typeof createActivities>;
 
 // A failed model call charges nothing, so it is retried a few times; then the run stops needs_attention.
-const models = proxyActivities<Activities>({
+export const models = proxyActivities<Activities>({
   startToCloseTimeout: '3 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
@@ -35,7 +35,7 @@ export interface ModelContext {
 const unavailable = (what: string): LoopStop => ({ code: 'model_unavailable', message: `The model did not answer ${what} after retries.` });
 
 /** Runs `call`; a model activity that kept failing becomes a stop, cancellation still propagates. */
-async function orStop<T>(call: () => Promise<T>, what: string): Promise<T | { kind: 'stopped'; stop: LoopStop }> {
+export async function orStop<T>(call: () => Promise<T>, what: string): Promise<T | { kind: 'stopped'; stop: LoopStop }> {
   try {
     return await call();
   } catch (err) {

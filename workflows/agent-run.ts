@@ -30,6 +30,7 @@ import {
   verifyPhase,
 } from './run-phases.ts';
 import { type ApprovalWait, continueOnTargetBuild } from './run-resume.ts';
+import { toolCallingRun } from './tool-calling.ts';
 import { versioned } from './versioning.ts';
 
 export type { AgentRunInput } from '../domain/runs/run-input.ts';
@@ -86,7 +87,10 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd | { continueWith: 
       const held = await reservePhase(c, estimate);
       if (isEnd(held)) return held;
       reservation = held;
-      const planned = await planPhase(c, reservation, modelContextOf(c, estimate, model), model);
+      const upstream = modelContextOf(c, estimate, model);
+      // The estimate (recorded in the history, so replays decide alike) says whether the model plans with tool calls.
+      if (estimate.protocol === 'tool_calls' && upstream) return await toolCallingRun(c, reservation, estimate, model, upstream);
+      const planned = await planPhase(c, reservation, upstream, model);
       if (isEnd(planned)) return planned;
       plan = planned;
       // A delivery of a result is written before the wait, so the approval shows the very message.

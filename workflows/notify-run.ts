@@ -17,12 +17,22 @@ export interface NotifyRunInput {
   runId: string;
   event: NotificationEvent;
   endpointIds: string[];
+  /** A tool-calling run's approval round (absent: the first). */
+  round?: number;
 }
 
 /** Returns how many endpoints took the notification (2xx); the rest are recorded failed by the activity. */
 export async function notifyRunWorkflow(input: NotifyRunInput): Promise<number> {
   const outcomes = await Promise.allSettled(
-    input.endpointIds.map((endpointId) => notify.deliverNotification({ tenantId: input.tenantId, runId: input.runId, endpointId, event: input.event })),
+    input.endpointIds.map((endpointId) =>
+      notify.deliverNotification({
+        tenantId: input.tenantId,
+        runId: input.runId,
+        endpointId,
+        event: input.event,
+        ...(input.round ? { round: input.round } : {}),
+      }),
+    ),
   );
   return outcomes.filter((o) => o.status === 'fulfilled').length;
 }

@@ -119,7 +119,10 @@ export interface RunContext {
   decision(): ApprovalDecision | undefined;
   showDetails(): void;
   moveTo(event: RunEvent, step: RunStep, patch?: RunProjectionPatch, kind?: string): Promise<void>;
-  announce(event: NotificationEvent): void;
+  /** `round`: a tool-calling run's approval round after the first, announced as a notification of its own. */
+  announce(event: NotificationEvent, round?: number): void;
+  /** A tool-calling run's next approval round: the decision taken for the last one is done with. */
+  nextRound(): void;
   end(status: EndStatus, patch: RunProjectionPatch): Promise<RunEnd>;
   /** Notification starts in flight (awaited before the execution closes or continues as new). */
   notifications: Promise<unknown>[];
@@ -206,15 +209,20 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
      * that outlives the run, so hours of retries to a receiver that is down never hold the run open.
      * Runs without subscribers start no child. The child's start is awaited before the run closes.
      */
-    announce(event) {
+    nextRound() {
+      decision = undefined;
+    },
+
+    announce(event, round) {
       if (!notifies) return;
+      const later = round !== undefined && round > 1;
       notifications.push(
         (async () => {
           const endpointIds = await projection.notificationTargets({ tenantId, event });
           if (endpointIds.length === 0) return;
           await startChild(notifyRunWorkflow, {
-            workflowId: `${runId}-notify-${event}`,
-            args: [{ tenantId, runId, event, endpointIds }],
+            workflowId: later ? `${runId}-notify-${event}-${round}` : `${runId}-notify-${event}`,
+            args: [{ tenantId, runId, event, endpointIds, ...(later ? { round } : {}) }],
             parentClosePolicy: ParentClosePolicy.ABANDON,
             typedSearchAttributes: [{ key: TenantIdKey, value: tenantId }],
           });

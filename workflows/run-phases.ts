@@ -207,7 +207,7 @@ export async function awaitApproval(c: RunContext, plan: Plan, reservation: Rese
 }
 
 /** What a person approves for an external step; a server tool's shows the exact call: server, tool, arguments and digest. */
-function effectToApprove(s: PlanStep, plan: Plan): ApprovalEffect {
+export function effectToApprove(s: PlanStep, plan: Plan): ApprovalEffect {
   const ref = plan.serverTools?.[s.tool];
   const source = s.message_from === undefined ? undefined : plan.actions?.[s.message_from - 1];
   return {
@@ -252,10 +252,27 @@ export async function executePhase(
 }
 
 /** One step through its tool; retries exhausted make a failed step, or one of unknown outcome for an effect that may have been sent. */
-async function runTool(c: RunContext, step: PlanStep, previous: StepResult[], answers?: NumberedPart[], actions?: Plan['actions']): Promise<StepResult> {
+export async function runTool(
+  c: RunContext,
+  step: PlanStep,
+  previous: StepResult[],
+  answers?: NumberedPart[],
+  actions?: Plan['actions'],
+  protocol?: 'tool_calls',
+): Promise<StepResult> {
   const { runId, tenantId, input, memory } = c.run;
   try {
-    return await tools.runTool({ runId, tenantId, step, input, memory, previous, ...(answers?.length ? { answers } : {}), ...(actions ? { actions } : {}) });
+    return await tools.runTool({
+      runId,
+      tenantId,
+      step,
+      input,
+      memory,
+      previous,
+      ...(answers?.length ? { answers } : {}),
+      ...(actions ? { actions } : {}),
+      ...(protocol ? { protocol } : {}),
+    });
   } catch (err) {
     if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
     // An external effect whose attempts may have reached the receiver (a worker that died mid-send,
@@ -344,7 +361,7 @@ function remainderFailure(count: number, stopped: LoopStop | null) {
 }
 
 /** How compensation closed the hold: model calls an upstream run already made are charged (settled), else all is released. */
-function holdStatus(closed: { charged: number } | undefined): 'settled' | 'released' {
+export function holdStatus(closed: { charged: number } | undefined): 'settled' | 'released' {
   // Runs started before compensation reported its outcome replay with no result here.
   return closed && closed.charged > 0 ? 'settled' : 'released';
 }

@@ -46,7 +46,11 @@ export const CompletionReceipt = z
       .array(
         z.object({
           n: z.int(),
-          kind: z.enum(['analysis', 'delivery', 'unsupported']),
+          kind: z.enum(['analysis', 'delivery', 'unsupported', 'effect', 'information']).meta({
+            description:
+              'Tool-calling runs: effect (the part asks for a change outside the service; performed only by approved external calls that succeeded) or information (an answer or text the model writes). Runs before them: the kind of action the request was read as.',
+          }),
+          quote: z.string().optional().meta({ description: 'Tool-calling runs: the words of the request this part accounts for, verbatim.' }),
           outcome: z.enum(['performed', 'not_performed', 'outcome_unknown']),
           by: z.array(z.string()).meta({ description: 'The steps that carried it out, or `answer`.' }),
           checked: z.boolean().meta({ description: 'Every output it rests on was recomputed and matched.' }),

@@ -48,6 +48,18 @@ export const UsageEstimate = z
       model_calls_max: z.int().optional().meta({ description: 'Upstream runs: planning attempts plus turns, each priced at its full max_tokens.' }),
       max_turns: z.int().optional().meta({ description: 'Upstream runs: model turns the execute loop may take.' }),
       max_tool_calls: z.int().optional().meta({ description: 'Upstream runs: tool calls the loop may make.' }),
+      catalog_tokens: z
+        .int()
+        .optional()
+        .meta({ description: 'Tool-calling runs: the tokens of the catalog (descriptions and schemas) every model call carries.' }),
+      tool_results_tokens_max: z
+        .int()
+        .optional()
+        .meta({ description: 'Tool-calling runs: the most tokens of tool results, all together, the model is shown; the rest is withheld.' }),
+    }),
+    protocol: z.enum(['tool_calls']).optional().meta({
+      description:
+        'Extension. tool_calls: the upstream model plans and acts with tool calls over the whole catalog (docs/runs.md, "The tool-calling protocol").',
     }),
     amounts: z.object({ model: z.int(), tools: z.int(), total: z.int() }).meta({ description: 'Credits.' }),
     terms: z.object({
@@ -64,7 +76,7 @@ export const UsageEstimate = z
 /** A built-in tool, or an operator's server tool `<server_id>__<tool_name>` (extension). */
 const ToolName = z.string().meta({
   description:
-    'A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension).',
+    'A built-in tool (memory_recall, text_analysis, count_list_items, find_contact_details, calculate, webhook_delivery) or a server tool `<server_id>__<tool_name>` (extension).',
 });
 
 const ArgsDigest = z.string().meta({ description: 'sha256 of the canonical JSON of the arguments (extension): what an approval binds to.' });
@@ -87,6 +99,9 @@ const PlanStep = z.object({
   message_from: z.int().optional().meta({
     description: 'Extension: a webhook_delivery with no message of its own sends the result of this requested action (its answer, written after approval).',
   }),
+  call_id: z.string().optional().meta({ description: "Tool-calling runs (extension): the id of the model's tool call this step is; the report cites it." }),
+  round: z.int().optional().meta({ description: 'Tool-calling runs (extension): the approval round that decided this external step.' }),
+  decision: z.enum(['approved', 'rejected']).optional().meta({ description: 'Tool-calling runs (extension): what that round decided for it.' }),
 });
 
 const StepResult = z.object({
@@ -134,6 +149,10 @@ export const Approval = z
           'The external effects awaiting a decision, and why each is in the plan. Each shows its arguments and their digest (a delivery its message, a server tool step its server, tool and call).',
       }),
     reason: z.string(),
+    round: z.int().optional().meta({
+      description:
+        'Tool-calling runs (extension): which approval round this is, from 1. A model that asks for further external calls after seeing results waits for another round.',
+    }),
     deadline: z.string().meta({ description: 'After this the run ends needs_attention with nothing external done.' }),
     decided_at: z.string().nullable(),
     decision_reason: z.string().nullable(),
@@ -240,6 +259,11 @@ export const Run = z
           .array(z.object({ action: z.int(), reason: z.string() }))
           .optional()
           .meta({ description: 'Requested actions no step covers, and why.' }),
+        protocol: z.enum(['tool_calls']).optional().meta({
+          description:
+            'Extension. tool_calls: the model planned and acted with tool calls over the whole catalog; `steps` are the calls it made, in order (reads call_N, external calls step_N), and the request is accounted for by its report (receipt.actions: one part each, with its verbatim quote). Absent: plans made before.',
+        }),
+        not_shown: z.array(z.string()).optional().meta({ description: 'Tool-calling runs (extension): tools of the catalog the model was not shown.' }),
         serverTools: z
           .record(
             z.string(),

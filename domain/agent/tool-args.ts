@@ -4,6 +4,7 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import { digestOf } from '../digest.ts';
 import { isToolId, type ServerToolCatalog, TOOL_IDS, TOOLS } from '../tools.ts';
+import { isProtocolTool, PROTOCOL_TOOL_IDS, PROTOCOL_TOOLS } from './protocol-tools.ts';
 
 const ajv = new Ajv.default({ strict: false, allErrors: true, validateFormats: false });
 const builtin = new Map<string, ValidateFunction>(TOOL_IDS.map((id) => [id, ajv.compile(TOOLS[id].parameters)]));
@@ -40,6 +41,20 @@ export function isKnownTool(tool: string, serverTools: ServerToolCatalog): boole
 export function argumentProblems(tool: string, args: unknown, serverTools: ServerToolCatalog): string | null {
   const validate = validatorOf(tool, serverTools);
   if (!validate) return `${tool} is not a tool this run can use`;
+  if (validate(args)) return null;
+  return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ') || 'invalid';
+}
+
+const protocolBuiltin = new Map<string, ValidateFunction>(PROTOCOL_TOOL_IDS.map((id) => [id, ajv.compile(PROTOCOL_TOOLS[id].parameters)]));
+
+/** As argumentProblems, for a tool-calling run: the protocol's built-ins (domain/agent/protocol-tools.ts) or a server tool. */
+export function protocolArgumentProblems(tool: string, args: unknown, serverTools: ServerToolCatalog): string | null {
+  const validate = isProtocolTool(tool)
+    ? protocolBuiltin.get(tool)!
+    : Object.hasOwn(serverTools, tool)
+      ? serverSchemaValidator(serverTools[tool]!.parameters)
+      : null;
+  if (!validate) return `${tool.slice(0, 64)} is not a tool of this run's catalog`;
   if (validate(args)) return null;
   return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ') || 'invalid';
 }

@@ -25,6 +25,11 @@ export interface PlanStep {
    * action's answer, written after approval). The approval names it; an edited message replaces it.
    */
   message_from?: number;
+  /** Tool-calling runs: the id of the model's tool call this step is (reports cite it). */
+  call_id?: string;
+  /** Tool-calling runs: the approval round that decided this external step, and how. */
+  round?: number;
+  decision?: 'approved' | 'rejected';
 }
 
 /** A requested action the planner could not cover, and why. */
@@ -68,6 +73,14 @@ export interface Plan {
   gaps?: PlanGap[];
   /** The tenant's server tools offered to the model when it planned, as the operator classified them then. */
   serverTools?: ServerToolCatalog;
+  /**
+   * 'tool_calls': the model planned and acted with tool calls over the whole catalog (docs/runs.md, "The
+   * tool-calling protocol"); `steps` are the calls it made, in order, reads (call_N) and external calls
+   * (step_N) alike, and the request is accounted for by the model's report. Absent: plans made before.
+   */
+  protocol?: 'tool_calls';
+  /** Tool-calling runs: the tools of the catalog the model was not shown (a catalog larger than one request takes). */
+  not_shown?: string[];
 }
 
 /** Turns a run's input into a bounded plan. The default is the local deterministic planner. */

@@ -26,6 +26,8 @@ export interface ApprovalRecord {
   effects: ApprovalEffect[];
   reason: string;
   deadline: string;
+  /** Tool-calling runs: which approval round this is, from 1. */
+  round?: number;
   decided_at: string | null;
   decision_reason: string | null;
 }

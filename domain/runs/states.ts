@@ -36,7 +36,8 @@ export const RUN_TRANSITIONS: Readonly<Record<RunStatus, Readonly<Partial<Record
   planning: { advance: 'planning', needs_approval: 'awaiting_approval', execute: 'executing', unresolved: 'needs_attention', fail: 'failed' },
   // Approved: execute; the deadline passed: unresolved; rejected or cancelled: fail.
   awaiting_approval: { advance: 'awaiting_approval', execute: 'executing', unresolved: 'needs_attention', fail: 'failed' },
-  executing: { advance: 'executing', verify: 'verifying', fail: 'failed' },
+  // A tool-calling run whose model asks for further external calls after seeing results waits for another approval round.
+  executing: { advance: 'executing', needs_approval: 'awaiting_approval', verify: 'verifying', fail: 'failed' },
   // Verify, then settle: completed when nothing is unresolved.
   verifying: { advance: 'verifying', complete: 'completed', unresolved: 'needs_attention', fail: 'failed' },
   completed: {},

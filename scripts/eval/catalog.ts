@@ -21,3 +21,7 @@ export function toolServersFile(catalog: Catalog, server: string, dir: string) {
     ],
   };
 }
+
+/** The catalogs of the scripted capable model's cases (scripts/eval/scripted/catalogs.json, `--provider scripted`). */
+export const SCRIPTED_CATALOGS = ['readme', 'servers'] as const;
+export type ScriptedCatalog = (typeof SCRIPTED_CATALOGS)[number];

@@ -76,16 +76,19 @@ async function listen(port: number, secret: string, deliveries: Delivery[]): Pro
 /**
  * `provider`: the default provider to start with instead of npm start's own (auto: the embedded model);
  * `modelPath`: another GGUF file for the embedded provider; `catalog`: the filesystem server's tools
- * as the README plugs it in (the default) or all of them.
+ * as the README plugs it in (the default) or all of them; `toolServers`: another TOOL_SERVERS_FILE
+ * instead; `env`: more settings (the scripted eval's upstream).
  */
-export async function startEvalService(options: { provider?: string; modelPath?: string; catalog?: Catalog } = {}): Promise<EvalService> {
+export async function startEvalService(
+  options: { provider?: string; modelPath?: string; catalog?: Catalog; toolServers?: object; env?: NodeJS.ProcessEnv } = {},
+): Promise<EvalService> {
   const { provider, modelPath, catalog = 'readme' } = options;
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'gws-eval-'));
   const dir = path.join(scratch, 'share');
   const dataDir = path.join(scratch, 'data');
   const toolsFile = path.join(scratch, 'tools.json');
   mkdirSync(dir);
-  writeFileSync(toolsFile, JSON.stringify(toolServersFile(catalog, filesystemServer, dir)));
+  writeFileSync(toolsFile, JSON.stringify(options.toolServers ?? toolServersFile(catalog, filesystemServer, dir)));
   const [api, temporal, ui, hook] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = { ...process.env };
   // npm start's own defaults, whatever the caller's environment (the bench runs its children in production).
@@ -95,6 +98,7 @@ export async function startEvalService(options: { provider?: string; modelPath?:
   Object.assign(env, { DATA_DIR: dataDir, PORT: String(api), TEMPORAL_DEV_PORT: String(temporal), TEMPORAL_UI_PORT: String(ui) });
   Object.assign(env, { TOOL_SERVERS_FILE: toolsFile, LOG_LEVEL: 'warn' });
   if (provider) env.DEFAULT_PROVIDER = provider;
+  Object.assign(env, options.env ?? {});
   if (modelPath) env.EMBEDDED_MODEL_PATH = path.resolve(modelPath);
   const groups: number[] = [];
   const t0 = Date.now();

@@ -10,7 +10,7 @@ import { ERROR_CONTRACT_ID } from '../../domain/errors.ts';
 import { MODEL_DESCRIPTIONS, MODEL_IDS } from '../../domain/models.ts';
 import { MAX_PLAN_STEPS } from '../../domain/planning/local-planner.ts';
 import { RUN_STATES } from '../../domain/runs/states.ts';
-import { TOOL_IDS, TOOLS } from '../../domain/tools.ts';
+import { PROTOCOL_TOOL_IDS, PROTOCOL_TOOLS } from '../../domain/agent/protocol-tools.ts';
 
 export const ADAPTER_CAPABILITIES = ['chat.completions', 'chat.streaming', 'chat.structured_output', 'chat.refusal', 'memory.grounding'] as const;
 export const REQUIRED_CAPABILITIES = ['chat.completions'] as const;
@@ -146,18 +146,18 @@ export function modelCatalog() {
 }
 
 /**
- * GET /v1/tools: the built-in tools and the operator's server tools, each with its status for the
- * tenant. A server tool's effect and approval come from the operator's configuration; the server's
+ * GET /v1/tools: the built-in tools (as a tool-calling run offers them: domain/agent/protocol-tools.ts)
+ * and the operator's server tools, each with its status for the tenant. A server tool's effect and approval come from the operator's configuration; the server's
  * own hints are shown (server_hints) and play no part.
  */
 export function toolCatalog(webhookConfigured: boolean, servers: ToolAvailability[] = []) {
-  const builtin = TOOL_IDS.map((id) => ({
+  const builtin = PROTOCOL_TOOL_IDS.map((id) => ({
     id,
     source: 'builtin' as const,
-    effect: TOOLS[id].effect,
-    requires_approval: TOOLS[id].effect === 'external',
-    description: TOOLS[id].description,
-    input_schema: TOOLS[id].parameters,
+    effect: PROTOCOL_TOOLS[id].effect,
+    requires_approval: PROTOCOL_TOOLS[id].effect === 'external',
+    description: PROTOCOL_TOOLS[id].description,
+    input_schema: PROTOCOL_TOOLS[id].parameters,
     status: id === 'webhook_delivery' && !webhookConfigured ? ('not_configured' as const) : ('available' as const),
     reason: id === 'webhook_delivery' && !webhookConfigured ? 'No webhook URL is configured for this tenant.' : null,
   }));

@@ -163,3 +163,19 @@ export async function webhookReceiver(options: { delayMs?: number } = {}) {
   });
   return { ...(await listen(server, '/hook')), received };
 }
+
+/** One part of a tool-calling run's report (domain/agent/report.ts), as a scripted model writes it. */
+export interface ReportedPart {
+  quote: string;
+  asks?: 'effect' | 'information';
+  status?: 'performed' | 'unresolved';
+  calls?: string[];
+  answer?: string;
+  reason?: string;
+}
+
+/** A scripted model's final turn in a tool-calling run: the report, every field written out as structured outputs do. */
+export function reportReply(...parts: ReportedPart[]): ScriptedReply {
+  const full = parts.map((p) => ({ asks: 'information', status: 'performed', calls: [], answer: '', reason: '', ...p }));
+  return { content: JSON.stringify({ parts: full }) };
+}

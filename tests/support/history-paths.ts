@@ -6,9 +6,10 @@
  * v4: the status search attribute upserted only when the status changes; v5: those changes under one patch,
  * and no status upsert at the first move; v6: runs that take them by their input (AgentRunInput.behaviour),
  * with no patch marker at all; v7: behaviour 2, the status search attribute upserted only where an operator
- * acts (the approval wait, the decision, the end), under a patch as the recorder's worker is unversioned.
+ * acts (the approval wait, the decision, the end), under a patch as the recorder's worker is unversioned;
+ * v8: upstream runs by the tool-calling protocol (workflows/tool-calling.ts), one approval round or two.
  */
-export const HISTORY_VERSION = 'v7';
+export const HISTORY_VERSION = 'v8';
 
 /** Every path a run can take; each version records one history per path. */
 export const HISTORY_PATHS = [
@@ -21,6 +22,7 @@ export const HISTORY_PATHS = [
   'failing-tool',
   'read-only',
   'upstream-agent-loop',
+  'upstream-rounds',
   'operator-decisions',
 ] as const;
 export type HistoryPath = (typeof HISTORY_PATHS)[number];

@@ -1,0 +1,229 @@
+// The tool-calling protocol of an upstream model's run (docs/runs.md, "The tool-calling protocol"),
+// inside the card's shape: plan, approval, execute, verify, settle. The model chooses tools from the
+// whole catalog by their schemas; this code decides authorization only:
+// - a read runs at once, as an activity, and its result goes back to the model;
+// - an external call is proposed, never run: the calls of a turn are one approval round, and each
+//   runs once, from the approval record, with exactly the approved (or edited) arguments;
+// - a rejection goes back to the model as the call's result, with the reason;
+// - a model that asks for further external calls after seeing results waits for another round,
+//   up to MAX_APPROVAL_ROUNDS;
+// - the model's report accounts for the request (domain/agent/report.ts), checked structurally.
+import { allHandlersFinished, condition } from '@temporalio/workflow';
+import { scopeOf } from '../domain/agent/admission.ts';
+import { protocolEffectOf } from '../domain/agent/protocol-tools.ts';
+import type { ChatMessage } from '../domain/chat/types.ts';
+import type { ModelId } from '../domain/models.ts';
+import type { Plan, PlanStep } from '../domain/planning/plan.ts';
+import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
+import { type ModelContext, models, orStop } from './agent-loop.ts';
+import { acts } from './run-activities.ts';
+import type { RunContext, RunEnd } from './run-context.ts';
+import { effectToApprove, holdStatus, runTool, settlePhase } from './run-phases.ts';
+import type { Estimate, Reservation } from './run-resume.ts';
+
+/** Approval rounds a run may ask for; a model that proposes external calls after the last is told no. */
+export const MAX_APPROVAL_ROUNDS = 3;
+
+type Decided = { approved: PlanStep[] } | { rejected: string | null } | RunEnd;
+
+const toolMessage = (id: string, content: unknown): ChatMessage => ({ role: 'tool', tool_call_id: id, content: JSON.stringify(content) });
+
+/**
+ * Tool results as the model is shown them, all together within `budgetChars` (the estimate's
+ * tool_results_tokens_max, so the hold covers every call): a result that would pass it is shown cut
+ * to what is left, saying so.
+ */
+function resultBudget(budgetChars: number) {
+  let left = budgetChars;
+  return (id: string, content: { status: string; detail: string; output: unknown }): ChatMessage => {
+    const full = JSON.stringify(content);
+    if (full.length <= left) {
+      left -= full.length;
+      return { role: 'tool', tool_call_id: id, content: full };
+    }
+    const output = JSON.stringify(content.output ?? null);
+    const excerpt = output.slice(0, Math.max(0, left - content.detail.length - 200));
+    left = 0;
+    const note = "The run's budget for tool results is used up: the output is cut to what was left of it.";
+    return toolMessage(id, { status: content.status, detail: `${content.detail} ${note}`, output_excerpt: excerpt, output_chars: output.length });
+  };
+}
+
+/** What the model is told of a step's result: its status, detail and output (untrusted data, as the tool returned it). */
+const resultContent = (r: StepResult, edited: boolean) => ({
+  status: r.status,
+  detail: edited ? `${r.detail} It ran with arguments a person edited at approval.` : r.detail,
+  output: r.output,
+});
+
+/** A tool-calling run from its plan step to its end. */
+export async function toolCallingRun(c: RunContext, reservation: Reservation, estimate: Estimate, model: ModelId, m: ModelContext): Promise<RunEnd> {
+  await c.moveTo('advance', 'plan', { reservation });
+  const { serverTools, notShown } = await acts.offeredServerTools({ tenantId: c.run.tenantId });
+  const plan: Plan = { planner: 'model', protocol: 'tool_calls', steps: [], serverTools, ...(notShown.length ? { not_shown: notShown } : {}) };
+  const maxTurns = estimate.basis.max_turns ?? 1;
+  const maxToolCalls = estimate.basis.max_tool_calls ?? 0;
+  const transcript: ChatMessage[] = [];
+  const results: StepResult[] = [];
+  let report: string | null = null;
+  let stopped: LoopStop | null = null;
+  let round = 0;
+  const counts = { reads: 0, external: 0, refused: 0 };
+  // Runs estimated before the budget was recorded show results as they come.
+  const shown = resultBudget((estimate.basis.tool_results_tokens_max ?? Number.MAX_SAFE_INTEGER / 8) * 4);
+
+  const run = async (step: PlanStep): Promise<StepResult> => {
+    c.live.currentPlanStep = step.id;
+    c.showDetails();
+    const result = await runTool(c, step, results, undefined, undefined, 'tool_calls');
+    c.live.stepsDone += 1;
+    results.push(result);
+    await c.moveTo('advance', c.live.step, { stepResults: [...results], plan }, 'run.step_finished');
+    return result;
+  };
+
+  for (let turn = 1; ; turn++) {
+    if (turn > maxTurns) {
+      stopped = { code: 'turn_limit', message: `The model gave no report within ${maxTurns} turns.` };
+      break;
+    }
+    const toolsRun = results.filter((r) => r.status === 'done').map((r) => r.tool);
+    const outcome = await orStop(() => models.toolTurn({ ...m, serverTools, transcript, turn, toolsRun }), `turn ${turn}`);
+    if (outcome.kind === 'stopped') {
+      stopped = outcome.stop;
+      break;
+    }
+    if (outcome.kind === 'report') {
+      report = outcome.content;
+      break;
+    }
+    transcript.push(outcome.assistant);
+    const proposed: PlanStep[] = [];
+    for (const call of outcome.calls) {
+      const effect = protocolEffectOf(call.name, serverTools);
+      const refuse = (detail: string) => {
+        results.push({ step_id: `refused_${++counts.refused}`, tool: call.name.slice(0, 128), status: 'refused', detail, output: null, sources: [] });
+        transcript.push(toolMessage(call.id, { status: 'refused', detail }));
+      };
+      if (effect === null) refuse(`"${call.name.slice(0, 64)}" is not a tool of this run's catalog; nothing was run.`);
+      else if (!call.arguments) refuse(`Invalid arguments for ${call.name}: ${call.problem ?? 'missing'}; nothing was run.`);
+      else if (plan.steps.length >= maxToolCalls) refuse(`The run reached its limit of ${maxToolCalls} tool calls; nothing was run.`);
+      else if (effect === 'read') {
+        const step: PlanStep = {
+          id: `call_${++counts.reads}`,
+          tool: call.name,
+          effect,
+          purpose: 'A read the model asked for',
+          scope: scopeOf(call.name, call.arguments),
+          arguments: call.arguments,
+          call_id: call.id,
+        };
+        plan.steps.push(step);
+        c.live.stepsTotal = plan.steps.length;
+        transcript.push(shown(call.id, resultContent(await run(step), false)));
+      } else if (round >= MAX_APPROVAL_ROUNDS) {
+        refuse(`The run has had its ${MAX_APPROVAL_ROUNDS} approval rounds; this external call was not proposed and nothing was run.`);
+      } else {
+        const step: PlanStep = {
+          id: `step_${++counts.external}`,
+          tool: call.name,
+          effect,
+          purpose: `An external call the model proposed (approval round ${round + 1})`,
+          scope: call.name,
+          arguments: call.arguments,
+          args_digest: call.digest!,
+          call_id: call.id,
+          round: round + 1,
+        };
+        plan.steps.push(step);
+        proposed.push(step);
+      }
+    }
+    c.live.stepsTotal = plan.steps.length;
+    if (proposed.length === 0) continue;
+    round += 1;
+    const decided = await approvalRound(c, plan, proposed, round);
+    if ('failsExecution' in decided) return decided;
+    if ('rejected' in decided) {
+      for (const step of proposed) {
+        step.decision = 'rejected';
+        const detail = `A person rejected this call${decided.rejected ? `: ${decided.rejected}` : ''}. Nothing was run.`;
+        transcript.push(toolMessage(step.call_id!, { status: 'rejected', detail }));
+      }
+      await c.moveTo('execute', 'execute', { plan, approval: c.approval });
+      continue;
+    }
+    await c.moveTo('execute', 'execute', { plan, approval: c.approval });
+    for (const step of decided.approved) {
+      step.decision = 'approved';
+      transcript.push(shown(step.call_id!, resultContent(await run(step), step.proposed_digest !== undefined)));
+    }
+  }
+  c.live.currentPlanStep = null;
+  if (c.live.status === 'planning') await c.moveTo('execute', 'execute', { plan });
+  await c.moveTo('verify', 'verify');
+  const { runId, tenantId, input, memory } = c.run;
+  const verified = await acts.verifyToolRun({ runId, input, plan, results, report, stopped, refusals: [] });
+  if (memory) await acts.rememberRun({ runId, tenantId, input, summary: verified.summary });
+  return await settlePhase(c, verified, { results, answer: report, stopped, refusals: [] }, reservation, estimate, model);
+}
+
+/**
+ * One approval round: the run waits for a decision on exactly `proposed`, until the deadline. Edited
+ * arguments (checked by the API against the tool's schema) replace the proposed ones; both digests are kept.
+ */
+async function approvalRound(c: RunContext, plan: Plan, proposed: PlanStep[], round: number): Promise<Decided> {
+  const { approvalTimeoutMs, runId } = c.run;
+  c.nextRound();
+  const deadline = new Date(Date.now() + approvalTimeoutMs).toISOString();
+  c.approval = {
+    state: 'pending',
+    effects: proposed.map((s) => effectToApprove(s, plan)),
+    reason: `The model asks for ${proposed.length} external call(s); a person must approve each exact call. Possession of a key never approves anything.`,
+    deadline,
+    round,
+    decided_at: null,
+    decision_reason: null,
+  };
+  c.live.approval = 'pending';
+  c.pending = proposed.map((s) => ({ step_id: s.id, tool: s.tool }));
+  await c.moveTo('needs_approval', 'approval', { plan, approval: c.approval });
+  c.announce('run.awaiting_approval', round);
+  const woken = await condition(() => c.decision() !== undefined, approvalTimeoutMs);
+  const decidedAt = new Date(Date.now()).toISOString();
+  c.pending = [];
+  if (!woken) {
+    c.approval = { ...c.approval, state: 'expired', decided_at: decidedAt };
+    c.live.approval = 'expired';
+    const closed = await acts.releaseCredits({ runId });
+    return await c.end('needs_attention', {
+      approval: c.approval,
+      reservation: { status: holdStatus(closed) },
+      failure: { code: 'approval_expired', message: `No approval decision before ${deadline}; the proposed calls were not run and the hold was closed.` },
+    });
+  }
+  // The decision is audited before anything it allows happens (its handler's audit activity finishes first).
+  await condition(allHandlersFinished);
+  const decision = c.decision()!;
+  if (decision.decision === 'reject') {
+    c.approval = { ...c.approval, state: 'rejected', decided_at: decidedAt, decision_reason: decision.reason ?? null };
+    c.live.approval = 'rejected';
+    return { rejected: decision.reason ?? null };
+  }
+  for (const edit of decision.edits ?? []) {
+    const step = proposed.find((s) => s.id === edit.step_id);
+    if (!step || edit.args_digest === step.args_digest) continue;
+    step.proposed_digest = step.args_digest;
+    step.arguments = edit.arguments;
+    step.args_digest = edit.args_digest;
+  }
+  c.approval = {
+    ...c.approval,
+    effects: proposed.map((s) => effectToApprove(s, plan)),
+    state: 'approved',
+    decided_at: decidedAt,
+    decision_reason: decision.reason ?? null,
+  };
+  c.live.approval = 'approved';
+  return { approved: proposed };
+}
