@@ -1075,4 +1075,87 @@ describe('a tool-calling run (time-skipping test server, fake activities)', () =
     expect(lastPatch(fakes)).toMatchObject({ failure: { code: 'approval_expired' }, approval: { state: 'expired', round: 2 } });
     expect(fakes.state.holds.get(run.runId)!.status).not.toBe('held');
   });
+
+  it('continued as new at its second round, it waits there with its loop, runs the approved call once and reports', async () => {
+    const run = runInput(INPUT);
+    const seen: number[] = [];
+    const fakesWithTurns = makeFakes(() => ({
+      async toolTurn(t) {
+        seen.push(t.transcript.length);
+        return { kind: 'report', content: JSON.stringify(report) };
+      },
+    }));
+    const first = send('c1', 'Dana');
+    const second = send('c2', 'finance');
+    const stepOf = (call: typeof first, n: number, round: number) => ({
+      id: `step_${n}`,
+      tool: 'webhook_delivery',
+      effect: 'external' as const,
+      purpose: 'An external call the model proposed',
+      scope: 'webhook_delivery',
+      arguments: call.arguments,
+      args_digest: call.digest,
+      call_id: call.id,
+      round,
+    });
+    const assistant = (call: typeof first) => ({
+      role: 'assistant' as const,
+      content: '',
+      tool_calls: [{ id: call.id, type: 'function' as const, function: { name: call.name, arguments: JSON.stringify(call.arguments) } }],
+    });
+    const done = perform({ id: 'step_1', tool: 'webhook_delivery', effect: 'external', purpose: '', scope: 'webhook_delivery' });
+    const plan: Plan = {
+      planner: 'model',
+      protocol: 'tool_calls',
+      serverTools: {},
+      steps: [{ ...stepOf(first, 1, 1), decision: 'approved' }, stepOf(second, 2, 2)],
+    };
+    const status = await withWorker(fakesWithTurns, async (tq) => {
+      const now = await env.currentTimeMs();
+      const estimate = {
+        ...estimateOf('svc-workspace'),
+        provider: 'upstream',
+        protocol: 'tool_calls',
+        basis: { ...estimateOf('svc-workspace').basis, max_turns: 6, max_tool_calls: 8 },
+      };
+      const wait: ApprovalWait = {
+        estimate: estimate as ApprovalWait['estimate'],
+        model: 'svc-workspace',
+        reservation: { amount: HOLD, status: 'held' },
+        plan,
+        approval: {
+          state: 'pending',
+          effects: [{ step_id: 'step_2', tool: 'webhook_delivery', why: '', arguments: second.arguments, args_digest: second.digest }],
+          reason: 'round 2',
+          deadline: new Date(now + 24 * HOUR).toISOString(),
+          round: 2,
+          decided_at: null,
+          decision_reason: null,
+        },
+        pending: [{ step_id: 'step_2', tool: 'webhook_delivery' }],
+        seq: 12,
+        signals: 0,
+        toolLoop: {
+          transcript: [assistant(first), { role: 'tool', tool_call_id: 'c1', content: '{"status":"done"}' }, assistant(second)],
+          results: [done],
+          round: 2,
+          turn: 2,
+          counts: { reads: 0, external: 2, refused: 0 },
+          shownLeft: 30_000,
+        },
+      };
+      fakesWithTurns.state.holds.set(run.runId, { amount: HOLD, status: 'held' });
+      const handle = await start(tq, { ...run, resume: wait });
+      await until(async () => (await handle.query(stateQuery)).status === 'awaiting_approval', 'the continued run waits');
+      expect(fakesWithTurns.state.toolSteps).toEqual([]);
+      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'approve' }] });
+      return finalStatus(handle);
+    });
+    expect(status).toBe('completed');
+    // The approved call of round 2 ran once; round 1's was not run again.
+    expect(fakesWithTurns.state.toolSteps).toEqual(['step_2']);
+    // The model's next turn saw the carried transcript and round 2's result.
+    expect(seen).toEqual([4]);
+    expect(fakesWithTurns.state.transitions[0]!.seq).toBe(13);
+  });
 });

@@ -76,6 +76,10 @@ async function conductRun(run: AgentRunInput): Promise<RunEnd | { continueWith: 
     let plan: ApprovalWait['plan'];
     let prepared: ApprovalWait['prepared'] | null = null;
     let decided: Awaited<ReturnType<typeof approvalPhase>>;
+    if (wait?.toolLoop) {
+      showResumed(c);
+      return await toolCallingRun(c, wait.reservation, wait.estimate, wait.model, modelContextOf(c, wait.estimate, wait.model)!, wait);
+    }
     if (wait) {
       ({ estimate, model, reservation, plan } = wait);
       prepared = wait.prepared ?? null;

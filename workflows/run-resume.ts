@@ -7,6 +7,8 @@ import type { ModelId } from '../domain/models.ts';
 import type { Plan } from '../domain/planning/plan.ts';
 import type { AgentRunInput } from '../domain/runs/run-input.ts';
 import type { ApprovalRecord } from '../domain/runs/run-types.ts';
+import type { ChatMessage } from '../domain/chat/types.ts';
+import type { StepResult } from '../domain/runs/run-types.ts';
 import type { Prepared } from './agent-loop.ts';
 import type { PendingEffect } from './run-details.ts';
 import type { acts } from './run-activities.ts';
@@ -28,6 +30,21 @@ export interface ApprovalWait {
   signals: number;
   /** The reads and answers done before the wait (workflows/run-phases.ts, preparePhase); absent when none were. */
   prepared?: Prepared;
+  /** A tool-calling run (workflows/tool-calling.ts): its loop so far; it waits for round `toolLoop.round`. */
+  toolLoop?: ToolLoop;
+}
+
+/** Everything a tool-calling run has done so far: what a run waiting for a round carries into its next execution. */
+export interface ToolLoop {
+  transcript: ChatMessage[];
+  results: StepResult[];
+  /** The approval round last asked for (0: none yet). */
+  round: number;
+  /** The model turns taken. */
+  turn: number;
+  counts: { reads: number; external: number; refused: number };
+  /** Characters of tool results the model may still be shown (the estimate's tool_results_tokens_max). */
+  shownLeft: number;
 }
 
 /** Whether the server says this execution's pinned build is no longer its target (a newer build is current or ramping to it). */

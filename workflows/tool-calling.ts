@@ -8,6 +8,7 @@
 // - a model that asks for further external calls after seeing results waits for another round,
 //   up to MAX_APPROVAL_ROUNDS;
 // - the model's report accounts for the request (domain/agent/report.ts), checked structurally.
+// A run waiting for a round moves to a newer build by continue-as-new, carrying its loop (ToolLoop).
 import { allHandlersFinished, condition } from '@temporalio/workflow';
 import { scopeOf } from '../domain/agent/admission.ts';
 import { protocolEffectOf } from '../domain/agent/protocol-tools.ts';
@@ -18,35 +19,32 @@ import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { type ModelContext, models, orStop } from './agent-loop.ts';
 import { acts } from './run-activities.ts';
 import type { RunContext, RunEnd } from './run-context.ts';
-import { effectToApprove, holdStatus, runTool, settlePhase } from './run-phases.ts';
-import type { Estimate, Reservation } from './run-resume.ts';
+import { effectToApprove, holdStatus, runTool, settlePhase, UPGRADE } from './run-phases.ts';
+import { type ApprovalWait, type Estimate, newerBuildIsTarget, type Reservation, type ToolLoop } from './run-resume.ts';
 
 /** Approval rounds a run may ask for; a model that proposes external calls after the last is told no. */
 export const MAX_APPROVAL_ROUNDS = 3;
 
-type Decided = { approved: PlanStep[] } | { rejected: string | null } | RunEnd;
+type Decided = { approved: PlanStep[] } | { rejected: string | null };
+type Continue = { continueWith: ApprovalWait };
 
 const toolMessage = (id: string, content: unknown): ChatMessage => ({ role: 'tool', tool_call_id: id, content: JSON.stringify(content) });
 
 /**
- * Tool results as the model is shown them, all together within `budgetChars` (the estimate's
- * tool_results_tokens_max, so the hold covers every call): a result that would pass it is shown cut
- * to what is left, saying so.
+ * A result as the model is shown it, within what is left of the run's budget for tool results (so the
+ * hold covers every call): a result that would pass it is shown cut to what is left, saying so.
  */
-function resultBudget(budgetChars: number) {
-  let left = budgetChars;
-  return (id: string, content: { status: string; detail: string; output: unknown }): ChatMessage => {
-    const full = JSON.stringify(content);
-    if (full.length <= left) {
-      left -= full.length;
-      return { role: 'tool', tool_call_id: id, content: full };
-    }
-    const output = JSON.stringify(content.output ?? null);
-    const excerpt = output.slice(0, Math.max(0, left - content.detail.length - 200));
-    left = 0;
-    const note = "The run's budget for tool results is used up: the output is cut to what was left of it.";
-    return toolMessage(id, { status: content.status, detail: `${content.detail} ${note}`, output_excerpt: excerpt, output_chars: output.length });
-  };
+function shown(loop: ToolLoop, id: string, content: { status: string; detail: string; output: unknown }): ChatMessage {
+  const full = JSON.stringify(content);
+  if (full.length <= loop.shownLeft) {
+    loop.shownLeft -= full.length;
+    return { role: 'tool', tool_call_id: id, content: full };
+  }
+  const output = JSON.stringify(content.output ?? null);
+  const excerpt = output.slice(0, Math.max(0, loop.shownLeft - content.detail.length - 200));
+  loop.shownLeft = 0;
+  const note = "The run's budget for tool results is used up: the output is cut to what was left of it.";
+  return toolMessage(id, { status: content.status, detail: `${content.detail} ${note}`, output_excerpt: excerpt, output_chars: output.length });
 }
 
 /** What the model is told of a step's result: its status, detail and output (untrusted data, as the tool returned it). */
@@ -56,21 +54,37 @@ const resultContent = (r: StepResult, edited: boolean) => ({
   output: r.output,
 });
 
-/** A tool-calling run from its plan step to its end. */
-export async function toolCallingRun(c: RunContext, reservation: Reservation, estimate: Estimate, model: ModelId, m: ModelContext): Promise<RunEnd> {
-  await c.moveTo('advance', 'plan', { reservation });
-  const { serverTools, notShown } = await acts.offeredServerTools({ tenantId: c.run.tenantId });
-  const plan: Plan = { planner: 'model', protocol: 'tool_calls', steps: [], serverTools, ...(notShown.length ? { not_shown: notShown } : {}) };
+/**
+ * A tool-calling run from its plan step to its end, or, when `resumed`, from the approval wait an
+ * earlier execution continued as new at. Returns how it ended, or the wait to continue on a newer build.
+ */
+export async function toolCallingRun(
+  c: RunContext,
+  reservation: Reservation,
+  estimate: Estimate,
+  model: ModelId,
+  m: ModelContext,
+  resumed?: ApprovalWait,
+): Promise<RunEnd | Continue> {
+  let plan: Plan;
+  let loop: ToolLoop;
+  if (resumed?.toolLoop) {
+    ({ plan, toolLoop: loop } = resumed as ApprovalWait & { toolLoop: ToolLoop });
+    c.live.stepsDone = loop.results.length;
+  } else {
+    await c.moveTo('advance', 'plan', { reservation });
+    const { serverTools, notShown } = await acts.offeredServerTools({ tenantId: c.run.tenantId });
+    plan = { planner: 'model', protocol: 'tool_calls', steps: [], serverTools, ...(notShown.length ? { not_shown: notShown } : {}) };
+    // Runs estimated before the budget was recorded show results as they come.
+    const shownLeft = (estimate.basis.tool_results_tokens_max ?? Number.MAX_SAFE_INTEGER / 8) * 4;
+    loop = { transcript: [], results: [], round: 0, turn: 0, counts: { reads: 0, external: 0, refused: 0 }, shownLeft };
+  }
+  const serverTools = plan.serverTools ?? {};
   const maxTurns = estimate.basis.max_turns ?? 1;
   const maxToolCalls = estimate.basis.max_tool_calls ?? 0;
-  const transcript: ChatMessage[] = [];
-  const results: StepResult[] = [];
+  const { transcript, results, counts } = loop;
   let report: string | null = null;
   let stopped: LoopStop | null = null;
-  let round = 0;
-  const counts = { reads: 0, external: 0, refused: 0 };
-  // Runs estimated before the budget was recorded show results as they come.
-  const shown = resultBudget((estimate.basis.tool_results_tokens_max ?? Number.MAX_SAFE_INTEGER / 8) * 4);
 
   const run = async (step: PlanStep): Promise<StepResult> => {
     c.live.currentPlanStep = step.id;
@@ -82,13 +96,46 @@ export async function toolCallingRun(c: RunContext, reservation: Reservation, es
     return result;
   };
 
-  for (let turn = 1; ; turn++) {
-    if (turn > maxTurns) {
+  /** The round's decision, applied: the approved calls run, a rejection is told to the model. */
+  const decide = async (proposed: PlanStep[], waitMs: number): Promise<RunEnd | Continue | null> => {
+    const decided = await awaitRound(c, plan, proposed, waitMs);
+    if (decided === UPGRADE) {
+      const carried = { estimate, model, reservation, plan, approval: c.approval!, pending: c.pending, ...c.counters() };
+      return { continueWith: { ...carried, toolLoop: loop } };
+    }
+    if ('failsExecution' in decided) return decided;
+    await c.moveTo('execute', 'execute', { plan, approval: c.approval });
+    if ('rejected' in decided) {
+      for (const step of proposed) {
+        step.decision = 'rejected';
+        const detail = `A person rejected this call${decided.rejected ? `: ${decided.rejected}` : ''}. Nothing was run.`;
+        transcript.push(toolMessage(step.call_id!, { status: 'rejected', detail }));
+      }
+      return null;
+    }
+    for (const step of decided.approved) {
+      step.decision = 'approved';
+      transcript.push(shown(loop, step.call_id!, resultContent(await run(step), step.proposed_digest !== undefined)));
+    }
+    return null;
+  };
+
+  if (resumed?.toolLoop) {
+    // The same deadline as before the move; one already past expires at once (a timer needs a positive duration).
+    const ended = await decide(
+      plan.steps.filter((s) => s.round === loop.round && !s.decision),
+      Math.max(1, Date.parse(resumed.approval.deadline) - Date.now()),
+    );
+    if (ended) return ended;
+  }
+  for (;;) {
+    if (loop.turn >= maxTurns) {
       stopped = { code: 'turn_limit', message: `The model gave no report within ${maxTurns} turns.` };
       break;
     }
+    loop.turn += 1;
     const toolsRun = results.filter((r) => r.status === 'done').map((r) => r.tool);
-    const outcome = await orStop(() => models.toolTurn({ ...m, serverTools, transcript, turn, toolsRun }), `turn ${turn}`);
+    const outcome = await orStop(() => models.toolTurn({ ...m, serverTools, transcript, turn: loop.turn, toolsRun }), `turn ${loop.turn}`);
     if (outcome.kind === 'stopped') {
       stopped = outcome.stop;
       break;
@@ -120,20 +167,20 @@ export async function toolCallingRun(c: RunContext, reservation: Reservation, es
         };
         plan.steps.push(step);
         c.live.stepsTotal = plan.steps.length;
-        transcript.push(shown(call.id, resultContent(await run(step), false)));
-      } else if (round >= MAX_APPROVAL_ROUNDS) {
+        transcript.push(shown(loop, call.id, resultContent(await run(step), false)));
+      } else if (loop.round >= MAX_APPROVAL_ROUNDS) {
         refuse(`The run has had its ${MAX_APPROVAL_ROUNDS} approval rounds; this external call was not proposed and nothing was run.`);
       } else {
         const step: PlanStep = {
           id: `step_${++counts.external}`,
           tool: call.name,
           effect,
-          purpose: `An external call the model proposed (approval round ${round + 1})`,
+          purpose: `An external call the model proposed (approval round ${loop.round + 1})`,
           scope: call.name,
           arguments: call.arguments,
           args_digest: call.digest!,
           call_id: call.id,
-          round: round + 1,
+          round: loop.round + 1,
         };
         plan.steps.push(step);
         proposed.push(step);
@@ -141,23 +188,10 @@ export async function toolCallingRun(c: RunContext, reservation: Reservation, es
     }
     c.live.stepsTotal = plan.steps.length;
     if (proposed.length === 0) continue;
-    round += 1;
-    const decided = await approvalRound(c, plan, proposed, round);
-    if ('failsExecution' in decided) return decided;
-    if ('rejected' in decided) {
-      for (const step of proposed) {
-        step.decision = 'rejected';
-        const detail = `A person rejected this call${decided.rejected ? `: ${decided.rejected}` : ''}. Nothing was run.`;
-        transcript.push(toolMessage(step.call_id!, { status: 'rejected', detail }));
-      }
-      await c.moveTo('execute', 'execute', { plan, approval: c.approval });
-      continue;
-    }
-    await c.moveTo('execute', 'execute', { plan, approval: c.approval });
-    for (const step of decided.approved) {
-      step.decision = 'approved';
-      transcript.push(shown(step.call_id!, resultContent(await run(step), step.proposed_digest !== undefined)));
-    }
+    loop.round += 1;
+    await askRound(c, plan, proposed, loop.round);
+    const ended = await decide(proposed, c.run.approvalTimeoutMs);
+    if (ended) return ended;
   }
   c.live.currentPlanStep = null;
   if (c.live.status === 'planning') await c.moveTo('execute', 'execute', { plan });
@@ -168,19 +202,14 @@ export async function toolCallingRun(c: RunContext, reservation: Reservation, es
   return await settlePhase(c, verified, { results, answer: report, stopped, refusals: [] }, reservation, estimate, model);
 }
 
-/**
- * One approval round: the run waits for a decision on exactly `proposed`, until the deadline. Edited
- * arguments (checked by the API against the tool's schema) replace the proposed ones; both digests are kept.
- */
-async function approvalRound(c: RunContext, plan: Plan, proposed: PlanStep[], round: number): Promise<Decided> {
-  const { approvalTimeoutMs, runId } = c.run;
+/** Asks for one approval round: exactly `proposed`, shown with their arguments and digests, until the deadline. */
+async function askRound(c: RunContext, plan: Plan, proposed: PlanStep[], round: number): Promise<void> {
   c.nextRound();
-  const deadline = new Date(Date.now() + approvalTimeoutMs).toISOString();
   c.approval = {
     state: 'pending',
     effects: proposed.map((s) => effectToApprove(s, plan)),
     reason: `The model asks for ${proposed.length} external call(s); a person must approve each exact call. Possession of a key never approves anything.`,
-    deadline,
+    deadline: new Date(Date.now() + c.run.approvalTimeoutMs).toISOString(),
     round,
     decided_at: null,
     decision_reason: null,
@@ -189,24 +218,41 @@ async function approvalRound(c: RunContext, plan: Plan, proposed: PlanStep[], ro
   c.pending = proposed.map((s) => ({ step_id: s.id, tool: s.tool }));
   await c.moveTo('needs_approval', 'approval', { plan, approval: c.approval });
   c.announce('run.awaiting_approval', round);
-  const woken = await condition(() => c.decision() !== undefined, approvalTimeoutMs);
+}
+
+/**
+ * The wait for the round's decision, up to `waitMs`. Edited arguments (checked by the API against the
+ * tool's schema) replace the proposed ones; both digests are kept. A deploy's nudge that finds a newer
+ * target build ends the wait with UPGRADE, once no handler is mid-decision and the notification started.
+ */
+async function awaitRound(c: RunContext, plan: Plan, proposed: PlanStep[], waitMs: number): Promise<Decided | RunEnd | typeof UPGRADE> {
+  const approval = c.approval!;
+  const woken = await condition(() => c.decision() !== undefined || newerBuildIsTarget(), waitMs);
+  if (woken && c.decision() === undefined) {
+    await Promise.allSettled(c.notifications);
+    await condition(allHandlersFinished);
+    if (c.decision() === undefined) return UPGRADE;
+  }
   const decidedAt = new Date(Date.now()).toISOString();
   c.pending = [];
   if (!woken) {
-    c.approval = { ...c.approval, state: 'expired', decided_at: decidedAt };
+    c.approval = { ...approval, state: 'expired', decided_at: decidedAt };
     c.live.approval = 'expired';
-    const closed = await acts.releaseCredits({ runId });
+    const closed = await acts.releaseCredits({ runId: c.run.runId });
     return await c.end('needs_attention', {
       approval: c.approval,
       reservation: { status: holdStatus(closed) },
-      failure: { code: 'approval_expired', message: `No approval decision before ${deadline}; the proposed calls were not run and the hold was closed.` },
+      failure: {
+        code: 'approval_expired',
+        message: `No approval decision before ${approval.deadline}; the proposed calls were not run and the hold was closed.`,
+      },
     });
   }
   // The decision is audited before anything it allows happens (its handler's audit activity finishes first).
   await condition(allHandlersFinished);
   const decision = c.decision()!;
   if (decision.decision === 'reject') {
-    c.approval = { ...c.approval, state: 'rejected', decided_at: decidedAt, decision_reason: decision.reason ?? null };
+    c.approval = { ...approval, state: 'rejected', decided_at: decidedAt, decision_reason: decision.reason ?? null };
     c.live.approval = 'rejected';
     return { rejected: decision.reason ?? null };
   }
@@ -218,7 +264,7 @@ async function approvalRound(c: RunContext, plan: Plan, proposed: PlanStep[], ro
     step.args_digest = edit.args_digest;
   }
   c.approval = {
-    ...c.approval,
+    ...approval,
     effects: proposed.map((s) => effectToApprove(s, plan)),
     state: 'approved',
     decided_at: decidedAt,
