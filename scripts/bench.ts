@@ -18,6 +18,7 @@ import type { StartAnchorArgs } from './bench/anchors.ts';
 import type { LoadArgs } from './bench/load.ts';
 import { pinningNote, pinSelf } from './bench/cores.ts';
 import { e2eRow } from './bench/e2e.ts';
+import { toolRunRow } from './bench/tools-row.ts';
 import { waitingRows } from './bench/waiting.ts';
 import { type BenchCluster, startBenchCluster } from './bench/postgres-cluster.ts';
 import {
@@ -46,7 +47,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? (QUICK ? 0.5 : 2));
 const SCALE_SECONDS = QUICK ? SECONDS : Math.max(1, Math.round(SECONDS / 2));
 const SCALE_CONNECTIONS = 5;
 const TASK_QUEUE = 'bench-no-worker';
-/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, npm-start, scale, chat, tracing, metrics, embedded, runs, e2e; waiting runs only when named), for profiling. */
+/** BENCH_ONLY=health,get-run: run only these comparisons (create, health, get-run, npm-start, scale, chat, tracing, metrics, embedded, runs, e2e, tools; waiting runs only when named), for profiling. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 const selected = (name: string) => !ONLY || ONLY.has(name);
 const payloadKey = randomBytes(32).toString('base64');
@@ -435,26 +436,29 @@ try {
     );
   }
 
+  /** The settings rows 11 and 13 share: runs take seconds, so their phases are longer than the request rows'. */
+  const runRowContext = (warmupSeconds: number, seconds: number) => ({
+    databaseUrl: database!.url,
+    temporalAddress: temporal!.address,
+    temporalPid: temporal!.pid,
+    payloadKey,
+    tenant: s.creator,
+    quick: QUICK,
+    warmupSeconds: Math.max(WARMUP, warmupSeconds),
+    seconds: Math.max(SECONDS, seconds),
+    alternate,
+    log,
+  });
+
   // 11. Runs end to end: analysis runs on the local provider, POST to their end at c=20, against a raw
   // Temporal workflow of the same activities and Postgres writes (scripts/bench/e2e.ts). A run takes
   // seconds at c=20 (4-5 s on two busy cores), so the phases are longer than the request rows': a
   // warm-up of about two runs' time, past the first batch's end, and a window of several runs' time.
-  if (selected('e2e')) {
-    rows.push(
-      await e2eRow({
-        databaseUrl: database.url,
-        temporalAddress: temporal.address,
-        temporalPid: temporal.pid,
-        payloadKey,
-        tenant: s.creator,
-        quick: QUICK,
-        warmupSeconds: Math.max(WARMUP, 8),
-        seconds: Math.max(SECONDS, QUICK ? 6 : 15),
-        alternate,
-        log,
-      }),
-    );
-  }
+  if (selected('e2e')) rows.push(await e2eRow(runRowContext(8, QUICK ? 6 : 15)));
+
+  // 13. A tool-calling run on the scripted model (two reads, one approved call, the report) against raw
+  // Temporal of the same model turns and tool calls (scripts/bench/tools-row.ts).
+  if (selected('tools')) rows.push(await toolRunRow(runRowContext(5, QUICK ? 6 : 12)));
 
   // 12. Many runs waiting on the production split: only when asked for by name (10,000 runs took 27 min on 2 cores).
   if (ONLY?.has('waiting')) {

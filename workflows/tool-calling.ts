@@ -92,7 +92,7 @@ export async function toolCallingRun(
     const result = await runTool(c, step, results, undefined, undefined, 'tool_calls');
     c.live.stepsDone += 1;
     results.push(result);
-    await c.moveTo('advance', c.live.step, { stepResults: [...results], plan }, 'run.step_finished');
+    await c.moveTo('advance', c.live.step, { stepResults: [...results] }, 'run.step_finished');
     return result;
   };
 
@@ -195,7 +195,8 @@ export async function toolCallingRun(
   }
   c.live.currentPlanStep = null;
   if (c.live.status === 'planning') await c.moveTo('execute', 'execute', { plan });
-  await c.moveTo('verify', 'verify');
+  // The plan as it ended: every call the model made (an approval round also recorded it as it was then).
+  await c.moveTo('verify', 'verify', { plan });
   const { runId, tenantId, input, memory } = c.run;
   const verified = await acts.verifyToolRun({ runId, input, plan, results, report, stopped, refusals: [] });
   if (memory) await acts.rememberRun({ runId, tenantId, input, summary: verified.summary });

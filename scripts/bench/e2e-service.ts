@@ -1,11 +1,10 @@
 // Row 11's service side: analysis runs created with POST /v1/agent-runs over HTTP, each awaited until
-// the run's row says it ended. The ends are read from Postgres by one poller, one statement every
-// 100 ms for all the runs in flight (not a request per run): waiting adds 10 small reads a second,
-// against the tens of writes a second the runs make, and at most 100 ms to a run that takes seconds.
+// the run's row says it ended (scripts/bench/run-watcher.ts: one poller for all the runs in flight).
 //   node --import tsx scripts/bench/e2e-service.ts loop|counts '<json>'   (prints a LoadResult, or RunCounts)
-import pg from 'pg';
+import type pg from 'pg';
 import { type CountArgs, countRuns } from './e2e-counts.ts';
 import { closedLoop, type LoopArgs } from './e2e-loop.ts';
+import { createRun, RunWatcher } from './run-watcher.ts';
 
 export interface ServiceRunArgs {
   apiUrl: string;
@@ -21,66 +20,11 @@ export interface ServiceRunArgs {
 }
 export type ServiceLoopArgs = ServiceRunArgs & LoopArgs;
 
-const TICK_MS = 100;
 const TERMINAL = ['completed', 'failed', 'needs_attention'];
 
-/** Resolves each awaited run with its final status, polling the runs table every TICK_MS while any is awaited. */
-class EndWatcher {
-  private readonly waiting = new Map<string, (status: string) => void>();
-  private readonly client: pg.Client;
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(databaseUrl: string) {
-    this.client = new pg.Client({ connectionString: databaseUrl });
-  }
-
-  async open(): Promise<void> {
-    await this.client.connect();
-    this.timer = setInterval(() => void this.tick(), TICK_MS);
-  }
-
-  ended(runId: string): Promise<string> {
-    return new Promise((resolve) => this.waiting.set(runId, resolve));
-  }
-
-  private polling = false;
-  private async tick(): Promise<void> {
-    if (this.polling || this.waiting.size === 0) return;
-    this.polling = true;
-    try {
-      const { rows } = await this.client.query<{ id: string; status: string }>(
-        'select id, status from runs where id = any($1::text[]) and status = any($2::text[])',
-        [[...this.waiting.keys()], TERMINAL],
-      );
-      for (const r of rows) {
-        this.waiting.get(r.id)?.(r.status);
-        this.waiting.delete(r.id);
-      }
-    } finally {
-      this.polling = false;
-    }
-  }
-
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    await this.client.end();
-  }
-}
-
-/** POSTs one run (no Idempotency-Key: a new run each time) and answers its id. */
-async function createRun(a: ServiceRunArgs): Promise<string> {
-  const res = await fetch(`${a.apiUrl}/v1/agent-runs`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ input: a.input }),
-  });
-  const body = (await res.json()) as { run_id?: string };
-  if (res.status !== 201 || !body.run_id) throw new Error(`POST /v1/agent-runs answered ${res.status}`);
-  return body.run_id;
-}
-
 /** One analysis run from POST to its end: true when it ended as it should (`endStatus`). */
-const serviceRun = (a: ServiceRunArgs, watcher: EndWatcher) => async (): Promise<boolean> => (await watcher.ended(await createRun(a))) === a.endStatus;
+const serviceRun = (a: ServiceRunArgs, watcher: RunWatcher) => async (): Promise<boolean> =>
+  (await watcher.reached(await createRun(a.apiUrl, a.secret, a.input), TERMINAL)) === a.endStatus;
 
 /** The run's journey: events (one per state change) per run, and the first run's statuses in order. */
 async function journeyOf(db: pg.Client, ids: string[]): Promise<{ transitions: number; statuses: string[] }> {
@@ -92,15 +36,15 @@ async function journeyOf(db: pg.Client, ids: string[]): Promise<{ transitions: n
 
 const mode = process.argv[2];
 const a = JSON.parse(process.argv[3]!) as ServiceLoopArgs & CountArgs;
-const watcher = new EndWatcher(a.databaseUrl);
+const watcher = new RunWatcher(a.databaseUrl);
 await watcher.open();
 const result =
   mode === 'counts'
     ? await countRuns(
         a,
         async () => {
-          const id = await createRun(a);
-          await watcher.ended(id);
+          const id = await createRun(a.apiUrl, a.secret, a.input);
+          await watcher.reached(id, TERMINAL);
           return id;
         },
         journeyOf,
