@@ -21,7 +21,7 @@ import { type ServerToolCatalog, TOOL_IDS, TOOLS } from '../domain/tools.ts';
 
 export type { PlanProposal };
 import { recallableEntries } from '../services/memory.ts';
-import { type OfferedServerTools, offeredServerTools } from '../services/tool-catalog.ts';
+import { offeredServerTools } from '../services/tool-catalog.ts';
 import { type AgentDeps, type CallContext, callModel } from './model-call.ts';
 import { type AnswerPartOutcome, answerPart } from './answer-part.ts';
 import { planByChoice } from './plan-by-choice.ts';
@@ -116,11 +116,6 @@ export type TurnOutcome =
 
 export function agentActivities(deps: AgentDeps) {
   return {
-    /** The tenant's server tools a tool-calling run offers its model, as the operator classified them now. */
-    async offeredServerTools(p: { tenantId: string }): Promise<OfferedServerTools> {
-      return await offeredServerTools(deps.db, deps.toolServers, p.tenantId);
-    },
-
     /** Asks the model for a plan; `problems` from an earlier attempt are shown to it once. */
     async proposePlan(p: CallContext & { input: string; memory?: boolean; attempt: number; problems: string[] }): Promise<PlanProposal> {
       const actions = requestedActions(p.input, { memory: p.memory ?? false });

@@ -5,6 +5,7 @@ import type { Db } from '../db/client.ts';
 import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
 import type { PlanningProvider } from '../domain/planning/plan.ts';
 import type { AgentLimits, PricingTable, Provider } from '../domain/pricing.ts';
+import { DEFAULT_UPSTREAM_SERVER, type UpstreamServer } from '../domain/agent/protocol-tools.ts';
 import type { Providers, ToolCallingSizes } from '../services/model-layer.ts';
 import type { ToolServers } from '../services/tool-servers.ts';
 import { agentActivities } from './agent.ts';
@@ -43,6 +44,8 @@ export interface ActivityDeps {
   toolCalls: { callTimeoutMs: number; resultMaxChars: number };
   /** Upstream runs take the tool-calling protocol: what sizes their estimate (absent: the plan schema). */
   toolCalling?: ToolCallingSizes;
+  /** What the upstream server takes of a tool-calling run's requests (absent: both in one request, 128 tools). */
+  upstreamServer?: UpstreamServer;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -50,7 +53,7 @@ export function createActivities(deps: ActivityDeps) {
     ...projectionActivities(deps),
     ...planningActivities(deps),
     ...agentActivities({ ...deps, turnMaxTokens: deps.agent.turnMaxTokens }),
-    ...toolTurnActivities({ ...deps, turnMaxTokens: deps.agent.turnMaxTokens }),
+    ...toolTurnActivities({ ...deps, turnMaxTokens: deps.agent.turnMaxTokens, upstreamServer: deps.upstreamServer ?? DEFAULT_UPSTREAM_SERVER }),
     ...ledgerActivities(deps),
     ...toolActivities(deps),
     ...verifyActivities(),

@@ -4,13 +4,14 @@
 // tools or answers with the report (a strict json_schema response format). Nothing here reads the
 // request's words; the workflow decides which call runs, and when.
 import type { ProposedCall } from '../domain/agent/admission.ts';
-import { protocolCatalog } from '../domain/agent/protocol-tools.ts';
+import { protocolCatalog, type UpstreamServer } from '../domain/agent/protocol-tools.ts';
 import { REPORT_FORMAT_NAME, REPORT_SCHEMA } from '../domain/agent/report.ts';
 import { protocolArgumentProblems } from '../domain/agent/tool-args.ts';
 import type { ChatMessage, ChatOutput, ChatRequest } from '../domain/chat/types.ts';
 import { digestOf } from '../domain/digest.ts';
 import type { LoopStop } from '../domain/runs/run-types.ts';
 import type { ServerToolCatalog } from '../domain/tools.ts';
+import { type OfferedServerTools, offeredServerTools } from '../services/tool-catalog.ts';
 import { toolCallsTurn, withRecalledText } from './agent.ts';
 import { type AgentDeps, type CallContext, callModel } from './model-call.ts';
 
@@ -26,6 +27,8 @@ export const PROTOCOL_INSTRUCTIONS = [
 
 export type ToolTurnOutcome =
   | { kind: 'report'; content: string | null }
+  /** The model answered without calls on a server that takes no report format beside tools: the report is asked for next (reportTurn). */
+  | { kind: 'draft'; content: string | null }
   | { kind: 'tool_calls'; assistant: ChatMessage; calls: ProposedCall[] }
   | { kind: 'stopped'; stop: LoopStop };
 
@@ -59,15 +62,27 @@ export interface ToolTurnInput extends CallContext {
   toolsRun: string[];
 }
 
-export function toolTurnActivities(deps: AgentDeps) {
+const REPORT_FORMAT = { name: REPORT_FORMAT_NAME, schema: REPORT_SCHEMA, strict: true };
+const REFUSED = { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to carry out the request.' } } as const;
+
+/** What the model is asked once it answered without calls, on a server that took no report format beside its tools. */
+export const REPORT_NOW = 'Now give the report of this request only, as the response format says: every part, quoted exactly.';
+
+export function toolTurnActivities(deps: AgentDeps & { upstreamServer: UpstreamServer }) {
+  const { reportWithTools, maxTools } = deps.upstreamServer;
   return {
+    /** The tenant's server tools a tool-calling run offers its model, as the operator classified them now, and those a request cannot carry. */
+    async offeredServerTools(p: { tenantId: string }): Promise<OfferedServerTools> {
+      return await offeredServerTools(deps.db, deps.toolServers, p.tenantId, maxTools);
+    },
+
     async toolTurn(t: ToolTurnInput): Promise<ToolTurnOutcome> {
       const transcript = await withRecalledText(deps.db, t.tenantId, t.transcript);
       const request: ChatRequest = {
         model: t.model,
         messages: [{ role: 'system', content: PROTOCOL_INSTRUCTIONS }, { role: 'user', content: t.input }, ...transcript],
         grounding: { memory: [], document: null },
-        responseFormat: { name: REPORT_FORMAT_NAME, schema: REPORT_SCHEMA, strict: true },
+        responseFormat: reportWithTools ? REPORT_FORMAT : null,
         maxTokens: deps.turnMaxTokens,
         tools: protocolCatalog(t.serverTools),
       };
@@ -75,8 +90,30 @@ export function toolTurnActivities(deps: AgentDeps) {
       if (called.kind === 'stopped') return called;
       const { output } = called;
       if (output.toolCalls?.length) return toolCallsTurn(output, protocolCalls(output, t.serverTools));
-      if (output.refusal) return { kind: 'stopped', stop: { code: 'model_refused', message: 'The model declined to carry out the request.' } };
-      return { kind: 'report', content: output.content };
+      if (output.refusal) return REFUSED;
+      return { kind: reportWithTools ? 'report' : 'draft', content: output.content };
+    },
+
+    /** The report, asked for in a call of its own (no tools, the report's format) after a draft answer. */
+    async reportTurn(t: Omit<ToolTurnInput, 'serverTools'> & { draft: string | null }): Promise<Extract<ToolTurnOutcome, { kind: 'report' | 'stopped' }>> {
+      const transcript = await withRecalledText(deps.db, t.tenantId, t.transcript);
+      const request: ChatRequest = {
+        model: t.model,
+        messages: [
+          { role: 'system', content: PROTOCOL_INSTRUCTIONS },
+          { role: 'user', content: t.input },
+          ...transcript,
+          { role: 'assistant', content: t.draft ?? '' },
+          { role: 'user', content: REPORT_NOW },
+        ],
+        grounding: { memory: [], document: null },
+        responseFormat: REPORT_FORMAT,
+        maxTokens: deps.turnMaxTokens,
+      };
+      const called = await callModel(deps, t, `report:${t.turn}`, request, t.toolsRun);
+      if (called.kind === 'stopped') return called;
+      if (called.output.refusal) return REFUSED;
+      return { kind: 'report', content: called.output.content };
     },
   };
 }

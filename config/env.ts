@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import type { UpstreamServer } from '../domain/agent/protocol-tools.ts';
 import { type AgentLimits, PROVIDERS, type PricingTable } from '../domain/pricing.ts';
 import { ConfigError } from './config-error.ts';
 import { withHidden } from './hidden.ts';
@@ -161,6 +162,13 @@ export const envSchema = z.object({
   UPSTREAM_BASE_URL: z.url().optional(),
   // How an upstream model plans and acts: tool_calls (the whole catalog as OpenAI tools, the model's report accounts for the request) or plan (the plan schema of runs before it).
   UPSTREAM_PROTOCOL: z.enum(['tool_calls', 'plan']).default('tool_calls'),
+  // Servers that refuse tools and response_format in one request: false asks for the report in a call of its own.
+  UPSTREAM_REPORT_WITH_TOOLS: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
+  // Servers that cap how many tools one request may carry: the rest are not shown, and the run says which.
+  UPSTREAM_MAX_TOOLS: z.coerce.number().int().min(8).max(1_024).default(128),
   UPSTREAM_API_KEY_ENV: z
     .string()
     .regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable')
@@ -284,6 +292,8 @@ export interface Config {
     upstreamProtocol: 'tool_calls' | 'plan';
     /** All the tool results a tool-calling run shows its model, in characters: the rest is withheld, so its hold covers every call. */
     toolResultsMaxChars: number;
+    /** What the upstream server takes: the report's format beside the tools in one request, and how many tools. */
+    upstreamServer: UpstreamServer;
     /** How often the reconcile Schedule looks for runs whose workflow never started, and how old such a row must be. */
     reconcileIntervalSeconds: number;
     reconcileGraceMs: number;
@@ -433,6 +443,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       agent: { maxTurns: e.RUN_MAX_MODEL_TURNS, turnMaxTokens: e.RUN_TURN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
       upstreamProtocol: e.UPSTREAM_PROTOCOL,
       toolResultsMaxChars: e.RUN_TOOL_RESULTS_MAX_CHARS,
+      upstreamServer: { reportWithTools: e.UPSTREAM_REPORT_WITH_TOOLS, maxTools: e.UPSTREAM_MAX_TOOLS },
       reconcileIntervalSeconds: e.RECONCILE_INTERVAL_SECONDS,
       reconcileGraceMs: e.RECONCILE_GRACE_SECONDS * 1000,
     },

@@ -210,9 +210,9 @@ export function estimateToolCallingUsage(
   model: ModelId,
   pricing: PricingTable,
   limits: AgentLimits,
-  sizes: { catalogTokens: number; resultsMaxTokens: number },
+  sizes: { catalogTokens: number; resultsMaxTokens: number; reportCall?: boolean },
 ): UsageEstimate {
-  const calls = limits.maxTurns;
+  const calls = limits.maxTurns + (sizes.reportCall ? 1 : 0);
   return loopEstimate(input, model, pricing, limits, {
     provider: 'upstream',
     protocol: 'tool_calls',

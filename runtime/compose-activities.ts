@@ -23,6 +23,7 @@ export function activityDeps(config: Config, db: Db, options: { logger?: Logger;
   return {
     toolServers,
     ...(config.runs.upstreamProtocol === 'tool_calls' ? { toolCalling: toolCallingSizes(config, db, toolServers) } : {}),
+    upstreamServer: config.runs.upstreamServer,
     toolCalls,
     db,
     pricing: config.pricing,
@@ -43,7 +44,8 @@ export function activityDeps(config: Config, db: Db, options: { logger?: Logger;
 /** What sizes a tool-calling run's estimate: its tenant's catalog, and the most of all tool results its model is shown. */
 export function toolCallingSizes(config: Config, db: Db, toolServers: ToolServers): ToolCallingSizes {
   return {
-    catalogTokens: (tenantId) => catalogTokens(db, toolServers, tenantId),
+    catalogTokens: (tenantId) => catalogTokens(db, toolServers, tenantId, config.runs.upstreamServer.maxTools),
     resultsMaxTokens: Math.ceil(config.runs.toolResultsMaxChars / 4),
+    reportCall: !config.runs.upstreamServer.reportWithTools,
   };
 }

@@ -77,6 +77,8 @@ export interface ToolCallingSizes {
   catalogTokens(tenantId: string): Promise<number>;
   /** The most of all tool results a run's model is shown (RUN_TOOL_RESULTS_MAX_CHARS), in tokens. */
   resultsMaxTokens: number;
+  /** The report is asked for in a call of its own (UPSTREAM_REPORT_WITH_TOOLS=false): one call more at most. */
+  reportCall: boolean;
 }
 
 /** A run's estimate, shown before money moves: runs and POST /v1/usage/estimate share it. */
@@ -87,7 +89,11 @@ export async function estimateRun(
   const provider = await routeOf(deps.db, request.tenantId, request.model, { defaultProvider: deps.defaultProvider });
   const servedModel = deps.providers[provider]?.modelFor?.(request.model) ?? null;
   if (provider === 'upstream' && deps.toolCalling) {
-    const sizes = { catalogTokens: await deps.toolCalling.catalogTokens(request.tenantId), resultsMaxTokens: deps.toolCalling.resultsMaxTokens };
+    const sizes = {
+      catalogTokens: await deps.toolCalling.catalogTokens(request.tenantId),
+      resultsMaxTokens: deps.toolCalling.resultsMaxTokens,
+      reportCall: deps.toolCalling.reportCall,
+    };
     return { ...estimateToolCallingUsage(request.input, request.model, deps.pricing, deps.agent, sizes), served_model: servedModel };
   }
   if (provider !== 'local') return { ...estimateAgentUsage(request.input, request.model, deps.pricing, deps.agent, provider), served_model: servedModel };

@@ -3,7 +3,7 @@
 // tool-calling run the protocol's built-ins beside them. A catalog larger than a run carries is
 // never cut silently: the tools left out are named, and the run's receipt says so.
 import type { Db } from '../db/client.ts';
-import { protocolCatalog } from '../domain/agent/protocol-tools.ts';
+import { PROTOCOL_TOOL_IDS, protocolCatalog } from '../domain/agent/protocol-tools.ts';
 import { serverSchemaValidator } from '../domain/agent/tool-args.ts';
 import { estimateTokens } from '../domain/tokens.ts';
 import type { ServerToolCatalog } from '../domain/tools.ts';
@@ -26,14 +26,20 @@ export interface OfferedServerTools {
  * service can check, at most MAX_SERVER_TOOLS of them by name, each schema at most MAX_SCHEMA_CHARS.
  * Their effect class is the operator's; the server's hints play no part.
  */
-export async function offeredServerTools(db: Db, toolServers: ToolServers, tenantId: string): Promise<OfferedServerTools> {
+export async function offeredServerTools(
+  db: Db,
+  toolServers: ToolServers,
+  tenantId: string,
+  maxTools = MAX_SERVER_TOOLS + PROTOCOL_TOOL_IDS.length,
+): Promise<OfferedServerTools> {
   const tenant = await tenantById(db, tenantId);
   const available = toolServers
     .forTenant(tenant)
     .filter((t) => t.status === 'available')
     .sort((a, b) => (a.tool.name < b.tool.name ? -1 : 1));
   const usable = available.filter((t) => JSON.stringify(t.tool.inputSchema).length <= MAX_SCHEMA_CHARS && serverSchemaValidator(t.tool.inputSchema) !== null);
-  const offered = usable.slice(0, MAX_SERVER_TOOLS);
+  // The built-ins are always offered; server tools fill what the request may carry beside them.
+  const offered = usable.slice(0, Math.max(0, Math.min(MAX_SERVER_TOOLS, maxTools - PROTOCOL_TOOL_IDS.length)));
   const carried = new Set(offered.map((t) => t.tool.name));
   const serverTools: ServerToolCatalog = Object.fromEntries(
     offered.map(({ tool }) => [
@@ -52,7 +58,7 @@ export async function offeredServerTools(db: Db, toolServers: ToolServers, tenan
 }
 
 /** The tokens of the whole catalog a tool-calling run sends with every model call (its `tools`). */
-export async function catalogTokens(db: Db, toolServers: ToolServers, tenantId: string): Promise<number> {
-  const { serverTools } = await offeredServerTools(db, toolServers, tenantId);
+export async function catalogTokens(db: Db, toolServers: ToolServers, tenantId: string, maxTools?: number): Promise<number> {
+  const { serverTools } = await offeredServerTools(db, toolServers, tenantId, maxTools);
   return estimateTokens(JSON.stringify(protocolCatalog(serverTools)));
 }

@@ -2,12 +2,16 @@
 // tool-calling protocol"): against a scripted OpenAI-compatible upstream the test starts, with the
 // real API, worker, Temporal dev server and Postgres. The model chooses tools from the whole catalog;
 // the service decides only which calls run, when, and what the report can claim.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runModelCalls } from '../db/schema.ts';
 import { setRoute } from '../services/routing.ts';
 import { setWebhookUrl } from '../services/tenants.ts';
-import { reportReply, scriptedUpstream, webhookReceiver } from './support/fake-servers.ts';
+import { fakeUpstream, reportReply, scriptedUpstream, webhookReceiver } from './support/fake-servers.ts';
+import { until } from './support/until.ts';
 import { isTerminal, ledgerOf, newTenant, type RunStack, startRunStack, type TestTenant, waitForRun } from './support/run-stack.ts';
 
 let stack: RunStack;
@@ -295,5 +299,71 @@ describe('an upstream run by the tool-calling protocol', () => {
     expect(run.status).toBe('needs_attention');
     const told = upstream.seen[4]!.body.messages.find((m: any) => m.role === 'tool' && m.tool_call_id === 'c4');
     expect(JSON.parse(told.content)).toMatchObject({ status: 'refused', detail: expect.stringContaining('approval rounds') });
+  });
+});
+
+describe('an upstream server that refuses tools and a response format in one request, and caps the tools it takes', () => {
+  let capped: RunStack;
+  let server: Awaited<ReturnType<typeof fakeUpstream>>;
+  let dir: string;
+  const replies: object[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gws-capped-'));
+    const file = path.join(dir, 'tools.json');
+    const filesystem = path.join(import.meta.dirname, '..', 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+    writeFileSync(file, JSON.stringify({ servers: [{ id: 'files', transport: 'stdio', command: process.execPath, args: [filesystem, dir] }] }));
+    // As such a server does: a request with both is a 400.
+    server = await fakeUpstream((body, _req, res) => {
+      if (body.tools?.length && body.response_format) return void res.writeHead(400).end('{"error":{"message":"tools and response_format together"}}');
+      const message = replies.shift() ?? { content: 'script ran out' };
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          choices: [{ index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 10, completion_tokens: 5 },
+        }),
+      );
+    });
+    capped = await startRunStack({
+      UPSTREAM_BASE_URL: server.url,
+      UPSTREAM_MODEL_MAP: '{"svc-workspace":"capped-model"}',
+      UPSTREAM_REPORT_WITH_TOOLS: 'false',
+      UPSTREAM_MAX_TOOLS: '8',
+      TOOL_SERVERS_FILE: file,
+    });
+  });
+  afterAll(async () => {
+    await capped.close();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('asks for the report in a call of its own, shows at most 8 tools and names the rest', async () => {
+    const t = await newTenant(capped.app.database.db, 10_000);
+    await setRoute(capped.app.database.db, t.tenantId, 'svc-workspace', 'upstream');
+    const input = 'What is 2 + 2?';
+    replies.push(
+      { tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calculate', arguments: '{"expression":"2 + 2"}' } }] },
+      { content: 'It is 4.' },
+      { content: JSON.stringify({ parts: [{ quote: input, asks: 'information', status: 'performed', calls: ['c1'], answer: '4', reason: '' }] }) },
+    );
+    await until(
+      async () => (await capped.api.get('/v1/tools', { key: t.key })).json.data.some((x: { id: string }) => x.id.startsWith('files__')),
+      'the filesystem tools',
+    );
+    const created = await capped.api.post('/v1/agent-runs', { input }, { key: t.key });
+    const run = await waitForRun(capped.api, t.key, created.json.run_id, isTerminal);
+    expect(run.status).toBe('completed');
+    const bodies = server.seen.map((s) => s.body);
+    expect(bodies.map((b) => [Boolean(b.tools?.length), Boolean(b.response_format)])).toEqual([
+      [true, false],
+      [true, false],
+      [false, true],
+    ]);
+    expect(bodies[0]!.tools).toHaveLength(8);
+    expect(run.plan.not_shown.length).toBeGreaterThan(0);
+    expect(run.result.summary).toContain(`not shown ${run.plan.not_shown.length} tool(s)`);
+    expect(run.estimate.basis.model_calls_max).toBe(run.estimate.basis.max_turns + 1);
   });
 });

@@ -140,6 +140,13 @@ export async function toolCallingRun(
       stopped = outcome.stop;
       break;
     }
+    if (outcome.kind === 'draft') {
+      // A server that takes no report format beside tools: the report is asked for in a call of its own.
+      const asked = await orStop(() => models.reportTurn({ ...m, transcript, turn: loop.turn, toolsRun, draft: outcome.content }), 'the report');
+      if (asked.kind === 'stopped') stopped = asked.stop;
+      else report = asked.content;
+      break;
+    }
     if (outcome.kind === 'report') {
       report = outcome.content;
       break;

@@ -81,6 +81,16 @@ export const PROTOCOL_TOOLS: Record<ProtocolToolId, ProtocolTool> = {
   },
 };
 
+/** What an upstream server takes of a tool-calling run's requests (UPSTREAM_REPORT_WITH_TOOLS, UPSTREAM_MAX_TOOLS). */
+export interface UpstreamServer {
+  /** false: the server refuses `tools` and `response_format` in one request, so the report is asked for in a call of its own. */
+  reportWithTools: boolean;
+  /** The most tools one request carries; the catalog's others are not shown, and named. */
+  maxTools: number;
+}
+
+export const DEFAULT_UPSTREAM_SERVER: UpstreamServer = { reportWithTools: true, maxTools: 128 };
+
 export function isProtocolTool(name: string): name is ProtocolToolId {
   return (PROTOCOL_TOOL_IDS as readonly string[]).includes(name);
 }

@@ -82,12 +82,14 @@ export function verifyToolRun(v: ToolRunVerifyInput): { result: RunResult; recei
   const accounting = accountFor(v.input, report, records);
   const unresolved = [...accounting.unresolved, ...v.refusals];
   if (v.stopped) unresolved.push(`${v.stopped.code}: ${v.stopped.message}`);
-  if (v.plan.not_shown?.length)
-    unresolved.push(`The model was not shown ${v.plan.not_shown.length} tool(s) of the catalog: ${v.plan.not_shown.slice(0, 10).join(', ')}.`);
   const uniqueUnresolved = [...new Set(unresolved)];
   const actions: ActionOutcome[] = accounting.parts.map((p) => ({ n: p.n, kind: p.asks, quote: p.quote, outcome: p.outcome, by: p.by, checked: p.checked }));
   const outcome = summaryOf(accounting, uniqueUnresolved.length);
-  const result: RunResult = { summary: outcome, ...(v.report != null ? { answer: v.report } : {}), steps: v.results };
+  // A catalog larger than a request carries is never cut silently: the summary names what the model was not shown.
+  const notShown = v.plan.not_shown?.length
+    ? ` The model was not shown ${v.plan.not_shown.length} tool(s) of the catalog: ${v.plan.not_shown.slice(0, 10).join(', ')}.`
+    : '';
+  const result: RunResult = { summary: `${outcome}${notShown}`, ...(v.report != null ? { answer: v.report } : {}), steps: v.results };
   const resultDigest = digestOf(result);
   const usedUnits = accounting.covered.length;
   const argDigests = Object.fromEntries(
