@@ -122,6 +122,38 @@ describe('an upstream run by the tool-calling protocol', () => {
     expect(charges[0]!.amount).toBeLessThanOrEqual(holds[0]!.amount);
   });
 
+  it("takes the README's first run on a capable model: the approval shows the exact label and message, sent once, completed and verified", async () => {
+    const t = await upstreamTenant();
+    const input = 'Tell the support team that the outage on the billing page is resolved.';
+    upstream.load([
+      { tool_calls: [send('c1', 'the support team', 'The outage on the billing page is resolved.')] },
+      reportReply({ quote: input, asks: 'effect', calls: ['c1'] }),
+    ]);
+    const runId = await startRun(t, input);
+    const waiting = await waitForRun(stack.api, t.key, runId, awaiting(1));
+    expect(waiting.approval.effects).toEqual([
+      expect.objectContaining({
+        step_id: 'step_1',
+        tool: 'webhook_delivery',
+        arguments: { to: 'the support team', message: 'The outage on the billing page is resolved.' },
+      }),
+    ]);
+    expect((await approve(t, runId, { decision: 'approve', reason: 'checked' })).status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run).toMatchObject({
+      status: 'completed',
+      receipt: { verification_class: 'verified', unresolved: [], action_boundary: { effects_performed: ['webhook_delivery:step_1'] } },
+    });
+    expect(hook.received).toHaveLength(1);
+    expect(hook.received[0]!.headers['webhook-id']).toBe(`${runId}:step_1`);
+    expect(hook.received[0]!.body).toEqual({
+      run_id: runId,
+      step_id: 'step_1',
+      to: 'the support team',
+      message: 'The outage on the billing page is resolved.',
+    });
+  });
+
   it('asks a second approval round for a call proposed after seeing results, each round its own decision', async () => {
     const t = await upstreamTenant();
     const input = 'Tell Dana the invoice was paid. Then tell the finance team that Dana knows.';
