@@ -108,6 +108,10 @@ async function webhookDelivery(db: Db, call: ToolCall, timeoutMs: number, send: 
     return { status: 'not_configured', detail: 'No webhook URL is configured for this tenant.', output: null, sources: [] };
   }
   const args = call.step.arguments ?? {};
+  // A tool-calling run sends only the arguments its approval bound by digest, whatever reached the step.
+  if (call.protocol === 'tool_calls' && digestOf(args) !== call.step.args_digest) {
+    return { status: 'failed', detail: 'The arguments are not the ones approved (their digest differs); nothing was sent.', output: null, sources: [] };
+  }
   const to = call.protocol === 'tool_calls' && typeof args.to === 'string' ? args.to : null;
   // A tool-calling run sends exactly the approved arguments; no other text is ever put in their place.
   const message = call.protocol === 'tool_calls' ? (typeof args.message === 'string' ? args.message : null) : deliveryMessage(call.step, call.answers);

@@ -1794,7 +1794,7 @@ export interface components {
                 outcome: "performed" | "not_performed" | "outcome_unknown";
                 /** @description The steps that carried it out, or `answer`. */
                 by: string[];
-                /** @description Every output it rests on was recomputed and matched. */
+                /** @description Every output it rests on was recomputed and matched (an exact tool's, derived again from its own arguments), or, for an effect, confirmed by its receiver after a person approved it. A model's answer is never checked. */
                 checked: boolean;
             }[];
         };

@@ -328,6 +328,7 @@ export type RunControl = ReturnType<typeof runControl>;
  */
 function checkedEdits(run: RunRow, request: { decision: string; edits?: { step_id: string; arguments: Record<string, unknown> }[] }) {
   const plan = run.plan as Plan | null;
+  const awaiting = new Set(((run.approval as { effects?: ApprovalEffect[] } | null)?.effects ?? []).map((e) => e.step_id));
   return (request.edits ?? []).map((edit, i) => {
     const param = `edits[${i}]`;
     if (request.decision !== 'approve') throw errors.approvalEditInvalid(param, 'arguments can be edited only with an approval.');
@@ -336,7 +337,9 @@ function checkedEdits(run: RunRow, request: { decision: string; edits?: { step_i
       plan?.protocol === 'tool_calls'
         ? protocolEffectOf(step?.tool ?? '', plan.serverTools ?? {}) !== null
         : isKnownTool(step?.tool ?? '', plan?.serverTools ?? {});
-    if (step?.effect !== 'external' || !known) {
+    // A tool-calling run's earlier rounds are decided: only the effects awaiting this decision can be edited.
+    const pending = plan?.protocol !== 'tool_calls' || awaiting.has(edit.step_id);
+    if (step?.effect !== 'external' || !known || !pending) {
       throw errors.approvalEditInvalid(`${param}.step_id`, 'must name an external step awaiting approval.');
     }
     // A tool-calling run's built-ins have the protocol's own schemas (a delivery's `to` and `message`).

@@ -262,6 +262,31 @@ describe('an upstream run by the tool-calling protocol', () => {
     expect(run.receipt.unresolved[0]).toContain('which no tool call of this run has');
   });
 
+  it('gives a call an id of its own when the model reuses one, so no call hides another', async () => {
+    const t = await upstreamTenant();
+    const input = 'Tell the team the build is green.';
+    upstream.load([
+      { tool_calls: [send('c1', 'the team', 'The build is green.')] },
+      {
+        tool_calls: [
+          { name: 'calculate', arguments: { expression: '1 + 1' }, id: 'c1' },
+          { name: 'calculate', arguments: { expression: '1 + 1' }, id: '' },
+        ],
+      },
+      reportReply({ quote: input, asks: 'effect', calls: ['c1'] }),
+    ]);
+    const runId = await startRun(t, input);
+    await waitForRun(stack.api, t.key, runId, awaiting(1));
+    expect((await approve(t, runId)).status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    const ids = run.plan.steps.map((s: { call_id: string }) => s.call_id);
+    expect(ids).toEqual(['c1', 'call_t2_1', 'call_t2_2']);
+    expect(run.status).toBe('completed');
+    expect(run.receipt.actions[0]).toMatchObject({ outcome: 'performed', by: ['step_1'] });
+    const results = upstream.seen[2]!.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.tool_call_id);
+    expect(results).toEqual(['c1', 'call_t2_1', 'call_t2_2']);
+  });
+
   it('retries a model call that failed and charges only the one that answered', async () => {
     const t = await upstreamTenant();
     const input = 'What is 2 + 2?';

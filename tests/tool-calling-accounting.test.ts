@@ -44,9 +44,12 @@ describe('calculate', () => {
     }
   });
 
-  it('refuses a result that is not one finite number', () => {
+  it('refuses a result that is not one finite number of a sensible size', () => {
     expect(calculate('sqrt(12 - 30)', evidence).ok).toBe(false);
     expect(calculate('12 / (30 - 30)', evidence).ok).toBe(false);
+    // Written out in full, 100^(100^4) would be a string of 200 million digits.
+    expect(calculate('100^(100*100*100*100)', evidence).ok).toBe(false);
+    expect(calculate('1 / 100^100', evidence).ok).toBe(false);
   });
 
   it('reads numbers with thousands separators as the numbers they are', () => {
@@ -143,11 +146,44 @@ describe('accounting for a request with the report', () => {
     expect(a.unresolved[0]).toContain('"c7", which no tool call of this run has');
   });
 
+  it('counts a sentence quoted only when most of it is: a quote of "the" or across two sentences accounts for none', () => {
+    const text = 'What is the capital of France? Send the answer to Dana.';
+    const trivial = accountFor(text, { parts: [part({ quote: 'the', answer: 'Paris' })] }, new Map());
+    expect(trivial.covered).toEqual([]);
+    const across = accountFor(text, { parts: [part({ quote: 'France? Send', answer: 'Paris' })] }, new Map());
+    expect(across.covered).toEqual([]);
+    // An instruction quoted without its connective, beside a clause of context, is quoted.
+    const context = 'Our call is at 11:00 New York time; tell the Los Angeles team what time that is for them.';
+    expect(
+      accountFor(context, { parts: [part({ quote: 'tell the Los Angeles team what time that is for them.', answer: '8:00' })] }, new Map()).covered,
+    ).toEqual([0]);
+  });
+
+  it('lets one approved effect perform one part only', () => {
+    const text = 'Send it to Dana. Send it to support.';
+    const a = accountFor(
+      text,
+      { parts: [part({ quote: 'Send it to Dana.', asks: 'effect', calls: ['c1'] }), part({ quote: 'Send it to support.', asks: 'effect', calls: ['c1'] })] },
+      new Map([['c1', delivered]]),
+    );
+    expect(a.parts.map((p) => p.outcome)).toEqual(['performed', 'not_performed']);
+    expect(a.unresolved[0]).toContain('step_1 already accounts for part 1');
+  });
+
+  it('says an effect of unknown outcome that no part accounts for is unresolved', () => {
+    const unknown = { ...delivered, status: 'outcome_unknown' as const };
+    const a = accountFor('What is 2 + 2?', { parts: [part({ quote: 'What is 2 + 2?', answer: '4' })] }, new Map([['c9', unknown]]));
+    expect(a.unresolved).toEqual([expect.stringContaining('step_1 (webhook_delivery) may have been performed')]);
+  });
+
   it('reads the report strictly: anything else accounts for nothing', () => {
     for (const content of [null, '', 'Done!', '{"parts": []}', '{"parts": [{"quote": 1}]}']) expect(typeof parseReport(content)).toBe('string');
     expect(parseReport('```json\n{"parts":[{"quote":"a","asks":"information","status":"performed","calls":[],"answer":"b","reason":""}]}\n```')).toMatchObject({
       parts: [{ quote: 'a', answer: 'b' }],
     });
+    // A strict report whose answer holds a code block is read as the JSON it is.
+    const withCode = JSON.stringify({ parts: [{ quote: 'a', asks: 'information', status: 'performed', calls: [], answer: 'Run:\n```\nls\n```', reason: '' }] });
+    expect(parseReport(withCode)).toMatchObject({ parts: [{ answer: 'Run:\n```\nls\n```' }] });
   });
 });
 

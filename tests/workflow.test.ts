@@ -1072,8 +1072,13 @@ describe('a tool-calling run (time-skipping test server, fake activities)', () =
     });
     expect(status).toBe('needs_attention');
     expect(fakes.state.toolSteps).toEqual(['step_1']);
-    expect(lastPatch(fakes)).toMatchObject({ failure: { code: 'approval_expired' }, approval: { state: 'expired', round: 2 } });
-    expect(fakes.state.holds.get(run.runId)!.status).not.toBe('held');
+    expect(lastPatch(fakes)).toMatchObject({ failure: { code: 'approval_expired' } });
+    expect(fakes.state.transitions.flatMap((t) => (t.patch.approval ? [t.patch.approval] : [])).at(-1)).toMatchObject({ state: 'expired', round: 2 });
+    // What was done before the round expired is verified and charged: round 1's delivery stands in the receipt.
+    const receipt = fakes.state.transitions.find((t) => t.patch.receipt)!.patch.receipt!;
+    expect(receipt.action_boundary.effects_performed).toEqual(['webhook_delivery:step_1']);
+    expect(receipt.action_boundary.effects_not_performed).toEqual(['webhook_delivery:step_2']);
+    expect(fakes.state.holds.get(run.runId)!.status).toBe('settled');
   });
 
   it('continued as new at its second round, it waits there with its loop, runs the approved call once and reports', async () => {

@@ -19,13 +19,13 @@ import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { type ModelContext, models, orStop } from './agent-loop.ts';
 import { acts } from './run-activities.ts';
 import type { RunContext, RunEnd } from './run-context.ts';
-import { effectToApprove, holdStatus, runTool, settlePhase, UPGRADE } from './run-phases.ts';
+import { effectToApprove, runTool, settlePhase, UPGRADE } from './run-phases.ts';
 import { type ApprovalWait, type Estimate, newerBuildIsTarget, type Reservation, type ToolLoop } from './run-resume.ts';
 
 /** Approval rounds a run may ask for; a model that proposes external calls after the last is told no. */
 export const MAX_APPROVAL_ROUNDS = 3;
 
-type Decided = { approved: PlanStep[] } | { rejected: string | null };
+type Decided = { approved: PlanStep[] } | { rejected: string | null } | { expired: LoopStop };
 type Continue = { continueWith: ApprovalWait };
 
 const toolMessage = (id: string, content: unknown): ChatMessage => ({ role: 'tool', tool_call_id: id, content: JSON.stringify(content) });
@@ -70,7 +70,7 @@ export async function toolCallingRun(
   let loop: ToolLoop;
   if (resumed?.toolLoop) {
     ({ plan, toolLoop: loop } = resumed as ApprovalWait & { toolLoop: ToolLoop });
-    c.live.stepsDone = loop.results.length;
+    c.live.stepsDone = loop.results.filter((r) => r.status !== 'refused').length;
   } else {
     await c.moveTo('advance', 'plan', { reservation });
     const { serverTools, notShown } = await acts.offeredServerTools({ tenantId: c.run.tenantId });
@@ -91,19 +91,23 @@ export async function toolCallingRun(
     c.showDetails();
     const result = await runTool(c, step, results, undefined, undefined, 'tool_calls');
     c.live.stepsDone += 1;
+    c.live.currentPlanStep = null;
     results.push(result);
     await c.moveTo('advance', c.live.step, { stepResults: [...results] }, 'run.step_finished');
     return result;
   };
 
-  /** The round's decision, applied: the approved calls run, a rejection is told to the model. */
-  const decide = async (proposed: PlanStep[], waitMs: number): Promise<RunEnd | Continue | null> => {
+  /**
+   * The round's decision, applied: the approved calls run, a rejection is told to the model. An expired
+   * round stops the loop: what was done before it is verified and charged, and nothing proposed runs.
+   */
+  const decide = async (proposed: PlanStep[], waitMs: number): Promise<LoopStop | Continue | null> => {
     const decided = await awaitRound(c, plan, proposed, waitMs);
     if (decided === UPGRADE) {
       const carried = { estimate, model, reservation, plan, approval: c.approval!, pending: c.pending, ...c.counters() };
       return { continueWith: { ...carried, toolLoop: loop } };
     }
-    if ('failsExecution' in decided) return decided;
+    if ('expired' in decided) return decided.expired;
     await c.moveTo('execute', 'execute', { plan, approval: c.approval });
     if ('rejected' in decided) {
       for (const step of proposed) {
@@ -126,9 +130,10 @@ export async function toolCallingRun(
       plan.steps.filter((s) => s.round === loop.round && !s.decision),
       Math.max(1, Date.parse(resumed.approval.deadline) - Date.now()),
     );
-    if (ended) return ended;
+    if (ended && 'continueWith' in ended) return ended;
+    if (ended) stopped = ended;
   }
-  for (;;) {
+  while (!stopped) {
     if (loop.turn >= maxTurns) {
       stopped = { code: 'turn_limit', message: `The model gave no report within ${maxTurns} turns.` };
       break;
@@ -151,6 +156,7 @@ export async function toolCallingRun(
       report = outcome.content;
       break;
     }
+    uniqueCallIds(outcome, transcript, loop.turn);
     transcript.push(outcome.assistant);
     const proposed: PlanStep[] = [];
     for (const call of outcome.calls) {
@@ -198,16 +204,39 @@ export async function toolCallingRun(
     loop.round += 1;
     await askRound(c, plan, proposed, loop.round);
     const ended = await decide(proposed, c.run.approvalTimeoutMs);
-    if (ended) return ended;
+    if (ended && 'continueWith' in ended) return ended;
+    if (ended) stopped = ended;
   }
   c.live.currentPlanStep = null;
-  if (c.live.status === 'planning') await c.moveTo('execute', 'execute', { plan });
+  // From planning (no round was asked) or an expired round, the run passes through executing to verification.
+  if (c.live.status !== 'executing') await c.moveTo('execute', 'execute', { plan, approval: c.approval });
   // The plan as it ended: every call the model made (an approval round also recorded it as it was then).
-  await c.moveTo('verify', 'verify', { plan });
+  await c.moveTo('verify', 'verify', { plan, approval: c.approval });
   const { runId, tenantId, input, memory } = c.run;
   const verified = await acts.verifyToolRun({ runId, input, plan, results, report, stopped, refusals: [] });
   if (memory) await acts.rememberRun({ runId, tenantId, input, summary: verified.summary });
   return await settlePhase(c, verified, { results, answer: report, stopped, refusals: [] }, reservation, estimate, model);
+}
+
+/**
+ * Gives a call whose id is empty or one an earlier call of the run already has an id of its own, in the
+ * assistant message and for its result alike, so a report's citation names one call and no record
+ * hides another. Ids are the model's otherwise: its report cites them.
+ */
+function uniqueCallIds(outcome: { assistant: ChatMessage; calls: { id: string }[] }, transcript: ChatMessage[], turn: number): void {
+  const used = new Set(transcript.flatMap((m) => (m.tool_calls ?? []).map((c) => c.id)));
+  outcome.calls.forEach((call, k) => {
+    if (call.id && !used.has(call.id)) {
+      used.add(call.id);
+      return;
+    }
+    let id = `call_t${turn}_${k + 1}`;
+    while (used.has(id)) id = `${id}_`;
+    used.add(id);
+    const wire = outcome.assistant.tool_calls?.[k];
+    if (wire) outcome.assistant = { ...outcome.assistant, tool_calls: outcome.assistant.tool_calls!.map((c, i) => (i === k ? { ...c, id } : c)) };
+    call.id = id;
+  });
 }
 
 /** Asks for one approval round: exactly `proposed`, shown with their arguments and digests, until the deadline. */
@@ -233,7 +262,7 @@ async function askRound(c: RunContext, plan: Plan, proposed: PlanStep[], round: 
  * tool's schema) replace the proposed ones; both digests are kept. A deploy's nudge that finds a newer
  * target build ends the wait with UPGRADE, once no handler is mid-decision and the notification started.
  */
-async function awaitRound(c: RunContext, plan: Plan, proposed: PlanStep[], waitMs: number): Promise<Decided | RunEnd | typeof UPGRADE> {
+async function awaitRound(c: RunContext, plan: Plan, proposed: PlanStep[], waitMs: number): Promise<Decided | typeof UPGRADE> {
   const approval = c.approval!;
   const woken = await condition(() => c.decision() !== undefined || newerBuildIsTarget(), waitMs);
   if (woken && c.decision() === undefined) {
@@ -246,15 +275,12 @@ async function awaitRound(c: RunContext, plan: Plan, proposed: PlanStep[], waitM
   if (!woken) {
     c.approval = { ...approval, state: 'expired', decided_at: decidedAt };
     c.live.approval = 'expired';
-    const closed = await acts.releaseCredits({ runId: c.run.runId });
-    return await c.end('needs_attention', {
-      approval: c.approval,
-      reservation: { status: holdStatus(closed) },
-      failure: {
+    return {
+      expired: {
         code: 'approval_expired',
-        message: `No approval decision before ${approval.deadline}; the proposed calls were not run and the hold was closed.`,
+        message: `No approval decision before ${approval.deadline}; the calls proposed in round ${approval.round} were not run.`,
       },
-    });
+    };
   }
   // The decision is audited before anything it allows happens (its handler's audit activity finishes first).
   await condition(allHandlersFinished);

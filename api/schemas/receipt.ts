@@ -53,7 +53,10 @@ export const CompletionReceipt = z
           quote: z.string().optional().meta({ description: 'Tool-calling runs: the words of the request this part accounts for, verbatim.' }),
           outcome: z.enum(['performed', 'not_performed', 'outcome_unknown']),
           by: z.array(z.string()).meta({ description: 'The steps that carried it out, or `answer`.' }),
-          checked: z.boolean().meta({ description: 'Every output it rests on was recomputed and matched.' }),
+          checked: z.boolean().meta({
+            description:
+              "Every output it rests on was recomputed and matched (an exact tool's, derived again from its own arguments), or, for an effect, confirmed by its receiver after a person approved it. A model's answer is never checked.",
+          }),
         }),
       )
       .optional()

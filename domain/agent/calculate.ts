@@ -20,6 +20,8 @@ const OPERATORS = new Set(['add', 'subtract', 'multiply', 'divide', 'pow', 'mod'
 const UNIT_CONSTANTS = new Set(['1', '100']);
 
 export const MAX_EXPRESSION_CHARS = 500;
+const MAX_MAGNITUDE = '1e30';
+const MIN_MAGNITUDE = '1e-30';
 
 export type Calculation = { ok: true; value: string; expression: string; operands: string[] } | { ok: false; problem: string };
 
@@ -104,5 +106,9 @@ export function calculate(expression: string, evidence: string[]): Calculation {
   }
   if (!math.isBigNumber(value)) return { ok: false, problem: 'the expression does not give one number' };
   if (!value.isFinite()) return { ok: false, problem: 'the result is not a finite number (a division by zero?)' };
+  // A result is written out in full: one past these bounds would be a string of any length.
+  if (!value.isZero() && (value.abs().greaterThan(MAX_MAGNITUDE) || value.abs().lessThan(MIN_MAGNITUDE))) {
+    return { ok: false, problem: 'the result is beyond 1e30 or below 1e-30 in size, more than a calculation of a request needs' };
+  }
   return { ok: true, value: value.toSignificantDigits(34).toFixed(), expression, operands: [...new Set(operands)] };
 }

@@ -57,7 +57,7 @@ export const PROTOCOL_TOOLS: Record<ProtocolToolId, ProtocolTool> = {
   calculate: {
     effect: 'read',
     description:
-      'Evaluates an arithmetic expression exactly in decimal arithmetic: + - * / ^ %, parentheses, and the functions sum, mean, median, min, max, round, abs, sqrt, floor, ceil. Every number in it must appear in the request or in an earlier tool result (1 and 100 excepted, for shares and percentages). Returns the exact value as a decimal string.',
+      'Evaluates an arithmetic expression exactly in decimal arithmetic: + - * / ^, mod, parentheses, and the functions sum, mean, median, min, max, round, abs, sqrt, floor, ceil (write a percentage as a share: x * 15 / 100). Every number in it must appear in the request or in an earlier tool result (1 and 100 excepted, for shares and percentages). Returns the exact value as a decimal string.',
     parameters: {
       type: 'object',
       additionalProperties: false,

@@ -3,9 +3,10 @@
 // effect or for information, its status, and what did it (call ids, or the answer). The service
 // checks only what it can check structurally, never English words:
 // - every quote stands verbatim in the request;
-// - every sentence of the request (Intl.Segmenter) holds some part's quote;
+// - every sentence of the request (Intl.Segmenter) is quoted: at least half its letters and digits;
 // - a part claimed performed by calls cites calls that ran and succeeded;
-// - a part that asks for an effect is performed only by approved external calls that succeeded;
+// - a part that asks for an effect is performed only by approved external calls that succeeded, each
+//   call accounting for one part;
 // - an external call that ran is cited by some part asking for an effect;
 // - a model's answer is never checked: only a deterministic tool result is.
 
@@ -98,10 +99,14 @@ export function parseReport(content: string | null): Report | string {
   if (!content?.trim()) return 'the model gave no report';
   let value: unknown;
   try {
-    const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(content);
-    value = JSON.parse((fenced ? fenced[1]! : content).trim());
+    value = JSON.parse(content.trim());
   } catch {
-    return 'the model gave a final answer that is not the report JSON';
+    // A model that wraps its JSON in a code fence; tried only when the content itself is not JSON.
+    const fenced = /^```(?:json)?\s*([\s\S]*?)```\s*$/i.exec(content.trim());
+    try {
+      value = fenced ? JSON.parse(fenced[1]!) : undefined;
+    } catch {}
+    if (value === undefined) return 'the model gave a final answer that is not the report JSON';
   }
   const parts = (value as { parts?: unknown } | null)?.parts;
   if (!Array.isArray(parts) || parts.length === 0) return 'the report lists no part of the request';
@@ -119,7 +124,8 @@ export function parseReport(content: string | null): Report | string {
 /** The sentences of `text` as [start, end) offsets, by the platform's own segmenter (no word lists). */
 export function sentenceSpans(text: string): [number, number][] {
   const spans: [number, number][] = [];
-  for (const s of new Intl.Segmenter(undefined, { granularity: 'sentence' }).segment(text)) {
+  // A fixed locale, so every worker segments a request alike.
+  for (const s of new Intl.Segmenter('en', { granularity: 'sentence' }).segment(text)) {
     if (s.segment.trim()) spans.push([s.index, s.index + s.segment.length]);
   }
   return spans;
@@ -132,10 +138,33 @@ function occurrences(text: string, quote: string): [number, number][] {
   return found;
 }
 
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+
+/**
+ * Whether quotes cover the sentence [s, e): at least half of its letters and digits lie inside quotes
+ * (the parts of them within the sentence). So a quote of "the" or of "France. Send" accounts for no
+ * sentence, while an instruction quoted without its connectives ("and", "then") or a clause of context does.
+ */
+function quotedEnough(text: string, s: number, e: number, spans: readonly [number, number][]): boolean {
+  let total = 0;
+  let inside = 0;
+  for (let i = s; i < e; i++) {
+    if (!LETTER_OR_DIGIT.test(text[i]!)) continue;
+    total += 1;
+    if (spans.some(([qs, qe]) => qs <= i && i < qe)) inside += 1;
+  }
+  return total === 0 || inside * 2 >= total;
+}
+
 const quoted = (p: { n: number; quote: string }) => `part ${p.n} "${truncate(p.quote, 120)}"`;
 
 /** What one performed part rests on, or why it is not performed. */
-function assessPart(part: ReportPart, n: number, calls: ReadonlyMap<string, CallRecord>): { outcome: PartOutcome; problem: string | null } {
+function assessPart(
+  part: ReportPart,
+  n: number,
+  calls: ReadonlyMap<string, CallRecord>,
+  claimed: Map<string, number>,
+): { outcome: PartOutcome; problem: string | null } {
   const base = { n, quote: part.quote, asks: part.asks };
   const notDone = (problem: string) => ({ outcome: { ...base, outcome: 'not_performed' as const, by: [], checked: false }, problem });
   if (part.status === 'unresolved') return notDone(`not done; ${part.reason.trim() ? truncate(part.reason.trim(), 200) : 'the model gave no reason'}`);
@@ -156,7 +185,11 @@ function assessPart(part: ReportPart, n: number, calls: ReadonlyMap<string, Call
   if (part.asks === 'effect') {
     const effects = records.filter((r) => r.effect === 'external' && r.approved);
     if (effects.length === 0) return notDone('it asks for an effect, and no approved external call that succeeded did it');
-    return { outcome: { ...base, outcome: 'performed', by: records.map((r) => r.step_id), checked: true }, problem: null };
+    // One effect performs one part: a call another part already accounts for performs nothing more.
+    const taken = effects.filter((r) => claimed.has(r.step_id));
+    if (taken.length) return notDone(`${taken.map((r) => r.step_id).join(', ')} already accounts for part ${claimed.get(taken[0]!.step_id)}`);
+    for (const r of effects) claimed.set(r.step_id, n);
+    return { outcome: { ...base, outcome: 'performed', by: records.map((r) => r.step_id), checked: records.every((r) => r.checked) }, problem: null };
   }
   const answered = part.answer.trim().length > 0;
   if (!answered && records.length === 0) return notDone('the report gives neither an answer nor a call for it');
@@ -175,6 +208,8 @@ export function accountFor(input: string, report: Report | string, calls: Readon
   const unresolved: string[] = [];
   const parts: PartOutcome[] = [];
   const covered = new Set<number>();
+  const spans: [number, number][] = [];
+  const claimed = new Map<string, number>();
   if (typeof report === 'string') {
     unresolved.push(`The request was not accounted for: ${report}.`);
   } else {
@@ -186,14 +221,15 @@ export function accountFor(input: string, report: Report | string, calls: Readon
         unresolved.push(`${quoted({ n, quote: part.quote })}: its quote does not stand in the request, so it accounts for nothing.`);
         return;
       }
-      sentences.forEach(([s, e], k) => {
-        if (at.some(([qs, qe]) => qs < e && qe > s)) covered.add(k);
-      });
-      const { outcome, problem } = assessPart(part, n, calls);
+      spans.push(...at);
+      const { outcome, problem } = assessPart(part, n, calls, claimed);
       parts.push(outcome);
       if (problem) unresolved.push(`${quoted(outcome)}: ${problem.replace(/\.$/, '')}.`);
     });
   }
+  sentences.forEach(([s, e], k) => {
+    if (quotedEnough(input, s, e, spans)) covered.add(k);
+  });
   sentences.forEach(([s, e], k) => {
     if (!covered.has(k)) unresolved.push(`sentence ${k + 1} "${truncate(input.slice(s, e).trim(), 120)}": no part of the report accounts for it.`);
   });
@@ -201,9 +237,13 @@ export function accountFor(input: string, report: Report | string, calls: Readon
     (typeof report === 'string' ? [] : report.parts).filter((p) => p.asks === 'effect' && p.status === 'performed').flatMap((p) => p.calls),
   );
   for (const [id, call] of calls) {
-    if (call.effect === 'external' && call.status === 'done' && !citedByEffects.has(id)) {
+    if (call.effect !== 'external' || citedByEffects.has(id)) continue;
+    if (call.status === 'done')
       unresolved.push(`${call.step_id} (${call.tool}) was performed, and no part of the request that asks for an effect accounts for it.`);
-    }
+    if (call.status === 'outcome_unknown')
+      unresolved.push(
+        `${call.step_id} (${call.tool}) may have been performed (its outcome is unknown), and no part of the request that asks for an effect accounts for it.`,
+      );
   }
   return { parts, unresolved, covered: [...covered].sort((a, b) => a - b), sentences: sentences.length };
 }

@@ -58,6 +58,6 @@ export interface StepResult {
 
 /** Why a model-driven run stopped before its model gave a final answer. */
 export interface LoopStop {
-  code: 'plan_invalid' | 'plan_empty' | 'turn_limit' | 'hold_exhausted' | 'model_unavailable' | 'model_refused';
+  code: 'plan_invalid' | 'plan_empty' | 'turn_limit' | 'hold_exhausted' | 'model_unavailable' | 'model_refused' | 'approval_expired';
   message: string;
 }
