@@ -145,6 +145,21 @@ export async function approvalPhase(c: RunContext, plan: Plan, reservation: Rese
   return await awaitApproval(c, plan, reservation, approvalTimeoutMs);
 }
 
+/**
+ * Waits up to `waitMs` for a decision on `c.approval`. A deploy's nudge that finds a newer target build
+ * ends the wait with UPGRADE, once no handler is mid-decision and the notifications have started; a
+ * decision taken while the handlers finished is applied here, on this build.
+ */
+export async function decisionOrUpgrade(c: RunContext, waitMs: number): Promise<'decided' | 'expired' | typeof UPGRADE> {
+  const woken = await condition(() => c.decision() !== undefined || newerBuildIsTarget(), waitMs);
+  if (woken && c.decision() === undefined) {
+    await Promise.allSettled(c.notifications);
+    await condition(allHandlersFinished);
+    if (c.decision() === undefined) return UPGRADE;
+  }
+  return woken ? 'decided' : 'expired';
+}
+
 /** The approval wait ended because a newer build is this run's target: it continues as new there (workflows/run-resume.ts). */
 export const UPGRADE = 'upgrade' as const;
 
@@ -156,13 +171,9 @@ export const UPGRADE = 'upgrade' as const;
 export async function awaitApproval(c: RunContext, plan: Plan, reservation: Reservation, waitMs: number): Promise<RunEnd | typeof UPGRADE | null> {
   const approval = c.approval!;
   const { runId } = c.run;
-  const woken = await condition(() => c.decision() !== undefined || newerBuildIsTarget(), waitMs);
-  if (woken && c.decision() === undefined) {
-    await Promise.allSettled(c.notifications);
-    await condition(allHandlersFinished);
-    // A decision taken while the handlers finished is applied here, on this build.
-    if (c.decision() === undefined) return UPGRADE;
-  }
+  const waited = await decisionOrUpgrade(c, waitMs);
+  if (waited === UPGRADE) return UPGRADE;
+  const woken = waited === 'decided';
   const decidedAt = new Date(Date.now()).toISOString();
   if (!woken) {
     c.approval = { ...approval, state: 'expired', decided_at: decidedAt };

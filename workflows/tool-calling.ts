@@ -19,8 +19,8 @@ import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { type ModelContext, models, orStop } from './agent-loop.ts';
 import { acts } from './run-activities.ts';
 import type { RunContext, RunEnd } from './run-context.ts';
-import { effectToApprove, runTool, settlePhase, UPGRADE } from './run-phases.ts';
-import { type ApprovalWait, type Estimate, newerBuildIsTarget, type Reservation, type ToolLoop } from './run-resume.ts';
+import { decisionOrUpgrade, effectToApprove, runTool, settlePhase, UPGRADE } from './run-phases.ts';
+import type { ApprovalWait, Estimate, Reservation, ToolLoop } from './run-resume.ts';
 
 /** Approval rounds a run may ask for; a model that proposes external calls after the last is told no. */
 export const MAX_APPROVAL_ROUNDS = 3;
@@ -264,15 +264,11 @@ async function askRound(c: RunContext, plan: Plan, proposed: PlanStep[], round: 
  */
 async function awaitRound(c: RunContext, plan: Plan, proposed: PlanStep[], waitMs: number): Promise<Decided | typeof UPGRADE> {
   const approval = c.approval!;
-  const woken = await condition(() => c.decision() !== undefined || newerBuildIsTarget(), waitMs);
-  if (woken && c.decision() === undefined) {
-    await Promise.allSettled(c.notifications);
-    await condition(allHandlersFinished);
-    if (c.decision() === undefined) return UPGRADE;
-  }
+  const waited = await decisionOrUpgrade(c, waitMs);
+  if (waited === UPGRADE) return UPGRADE;
   const decidedAt = new Date(Date.now()).toISOString();
   c.pending = [];
-  if (!woken) {
+  if (waited === 'expired') {
     c.approval = { ...approval, state: 'expired', decided_at: decidedAt };
     c.live.approval = 'expired';
     return {
