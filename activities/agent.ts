@@ -23,8 +23,8 @@ export type { PlanProposal };
 import { recallableEntries } from '../services/memory.ts';
 import { offeredServerTools } from '../services/tool-catalog.ts';
 import { type AgentDeps, type CallContext, callModel } from './model-call.ts';
-import { type AnswerPartOutcome, answerPart } from './answer-part.ts';
-import { planByChoice } from './plan-by-choice.ts';
+import { type AnswerPartOutcome, answerPart } from './embedded/answer-part.ts';
+import { planByChoice } from './embedded/plan-by-choice.ts';
 
 /** The catalog in OpenAI's `tools` wire format: the built-in tools and the run's server tools, as GET /v1/tools lists them. */
 export function catalogTools(serverTools: ServerToolCatalog = {}): ToolDefinition[] {

@@ -4,7 +4,7 @@
 import type { ModelId } from '../domain/models.ts';
 import { withAnsweredMessages } from '../domain/planning/delivery-steps.ts';
 import type { Plan } from '../domain/planning/plan.ts';
-import type { NumberedPart } from './answer-part.ts';
+import type { NumberedPart } from './embedded/answer-part.ts';
 import { estimateRun, type RunEstimateDeps } from '../services/model-layer.ts';
 
 export function planningActivities(deps: RunEstimateDeps) {

@@ -9,10 +9,12 @@ import { REPORT_FORMAT_NAME, REPORT_SCHEMA } from '../domain/agent/report.ts';
 import { protocolArgumentProblems } from '../domain/agent/tool-args.ts';
 import type { ChatMessage, ChatOutput, ChatRequest } from '../domain/chat/types.ts';
 import { digestOf } from '../domain/digest.ts';
+import type { PlanHint } from '../domain/planning/plan.ts';
 import type { LoopStop } from '../domain/runs/run-types.ts';
 import type { ServerToolCatalog } from '../domain/tools.ts';
 import { type OfferedServerTools, offeredServerTools } from '../services/tool-catalog.ts';
 import { toolCallsTurn, withRecalledText } from './agent.ts';
+import { embeddedTurns } from './embedded/tool-turn.ts';
 import { type AgentDeps, type CallContext, callModel } from './model-call.ts';
 
 /** The instructions of every turn: how the service governs calls, and what the report is. No request-specific words. */
@@ -26,10 +28,11 @@ export const PROTOCOL_INSTRUCTIONS = [
 ].join('\n');
 
 export type ToolTurnOutcome =
-  | { kind: 'report'; content: string | null }
+  /** `hints`: what the embedded adapter narrowed before its model chose (activities/embedded/), recorded in the plan. */
+  | { kind: 'report'; content: string | null; hints?: PlanHint[] }
   /** The model answered without calls on a server that takes no report format beside tools: the report is asked for next (reportTurn). */
   | { kind: 'draft'; content: string | null }
-  | { kind: 'tool_calls'; assistant: ChatMessage; calls: ProposedCall[] }
+  | { kind: 'tool_calls'; assistant: ChatMessage; calls: ProposedCall[]; hints?: PlanHint[] }
   | { kind: 'stopped'; stop: LoopStop };
 
 /** Parses and validates each call's arguments against the run's catalog; the workflow decides admission. */
@@ -55,6 +58,8 @@ export function protocolCalls(output: ChatOutput, serverTools: ServerToolCatalog
 
 export interface ToolTurnInput extends CallContext {
   input: string;
+  /** The run recalls the tenant memory (the embedded adapter reads the request with that in mind). */
+  memory?: boolean;
   serverTools: ServerToolCatalog;
   transcript: ChatMessage[];
   turn: number;
@@ -70,6 +75,7 @@ export const REPORT_NOW = 'Now give the report of this request only, as the resp
 
 export function toolTurnActivities(deps: AgentDeps & { upstreamServer: UpstreamServer }) {
   const { reportWithTools, maxTools } = deps.upstreamServer;
+  const { embeddedToolTurn } = embeddedTurns(deps);
   return {
     /** The tenant's server tools a tool-calling run offers its model, as the operator classified them now, and those a request cannot carry. */
     async offeredServerTools(p: { tenantId: string }): Promise<OfferedServerTools> {
@@ -77,6 +83,8 @@ export function toolTurnActivities(deps: AgentDeps & { upstreamServer: UpstreamS
     },
 
     async toolTurn(t: ToolTurnInput): Promise<ToolTurnOutcome> {
+      // The embedded model takes its turns through its adapter (activities/embedded/), under the same governance.
+      if (t.provider === 'embedded') return await embeddedToolTurn(t);
       const transcript = await withRecalledText(deps.db, t.tenantId, t.transcript);
       const request: ChatRequest = {
         model: t.model,

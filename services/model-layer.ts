@@ -96,6 +96,9 @@ export async function estimateRun(
     };
     return { ...estimateToolCallingUsage(request.input, request.model, deps.pricing, deps.agent, sizes), served_model: servedModel };
   }
+  // The embedded model takes the tool-calling protocol through its adapter (activities/embedded/), priced as its planning and turns always were.
+  if (provider === 'embedded')
+    return { ...estimateAgentUsage(request.input, request.model, deps.pricing, deps.agent, provider), protocol: 'tool_calls', served_model: servedModel };
   if (provider !== 'local') return { ...estimateAgentUsage(request.input, request.model, deps.pricing, deps.agent, provider), served_model: servedModel };
   return { ...estimateUsage(request.input, await deps.planner.plan(request), deps.pricing, request.model), served_model: null };
 }

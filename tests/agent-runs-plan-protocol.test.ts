@@ -262,12 +262,12 @@ describe('an upstream run', () => {
     expect(upstream.seen).toHaveLength(2); // no execute turn: "Done." was never asked for
     expect(upstream.seen[1]!.body.messages.at(-1).content).toContain('The plan is empty');
     expect(run.usage.model_calls).toBe(2);
-    // A run that ends at planning still has its receipt: nothing performed, each action unresolved with why.
+    // A run that ends at planning still has its receipt: nothing performed, every sentence unresolved with why.
     expect(run.receipt.verification_class).toBe('unverified');
-    expect(run.receipt.actions.map((a: { outcome: string }) => a.outcome)).toEqual(['not_performed', 'not_performed']);
+    expect(run.receipt.actions).toEqual([]);
     expect(run.receipt.unresolved.slice(0, 2)).toEqual([
-      'action 1 "Summarise the renewal dates in our vendor contracts": not done; the run ended needs_attention at plan (plan_empty) before it was done.',
-      'action 2 "flag any auto-renewal clauses": not done; the run ended needs_attention at plan (plan_empty) before it was done.',
+      'The request was not accounted for: the run stopped before the model reported (plan_empty).',
+      expect.stringMatching(/^sentence 1 "Summarise the renewal dates in our vendor contracts and flag any auto-renewal clauses: .*": not done\.$/),
     ]);
   });
 

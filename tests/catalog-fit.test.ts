@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planByChoice } from '../activities/plan-by-choice.ts';
+import { planByChoice } from '../activities/embedded/plan-by-choice.ts';
 import { actionOptions } from '../domain/agent/plan-options.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
 import { type ServerToolCatalog, serverToolName } from '../domain/tools.ts';

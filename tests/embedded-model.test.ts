@@ -567,13 +567,20 @@ describe('what a run on the default (embedded) model sends', () => {
     try {
       expect(run.status).toBe('awaiting_approval');
       const effect = run.approval.effects[0];
-      expect(effect).toMatchObject({ tool: 'webhook_delivery', arguments: { message: 'the outage on the billing page is resolved' } });
+      // The embedded adapter writes the protocol's call: the audience the request names, and its message.
+      expect(effect).toMatchObject({ tool: 'webhook_delivery', arguments: { to: 'the support team', message: 'the outage on the billing page is resolved' } });
       expect(effect.args_digest).toMatch(/^sha256:/);
       expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
       const done = await waitForRun(stack.api, t.key, runId, isTerminal, 180_000);
       expect(done.status).toBe('completed');
       expect(hook.received).toHaveLength(1);
-      expect(hook.received[0]!.body).toMatchObject({ run_id: runId, message: 'the outage on the billing page is resolved' });
+      expect(hook.received[0]!.body).toEqual({
+        run_id: runId,
+        step_id: effect.step_id,
+        to: 'the support team',
+        message: 'the outage on the billing page is resolved',
+      });
+      expect(done.receipt.verification_class).toBe('verified');
     } finally {
       await hook.close();
     }
@@ -585,9 +592,11 @@ describe('what a run on the default (embedded) model sends', () => {
     try {
       expect(run.status).toBe('awaiting_approval');
       const effect = run.approval.effects[0];
-      expect(effect).toMatchObject({ tool: 'webhook_delivery', message_from: { action: 1, request: 'Summarise these notes' } });
+      // The summary is written before the approval: the call carries it, and the approver sees that very text.
+      expect(effect).toMatchObject({ tool: 'webhook_delivery', arguments: { to: 'the team channel' } });
       expect(typeof effect.arguments.message).toBe('string');
       expect(effect.arguments.message.length).toBeGreaterThan(0);
+      expect(run.plan.steps.filter((s: { effect: string }) => s.effect === 'external')).toHaveLength(1);
       expect(hook.received).toHaveLength(0);
       expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
       await waitForRun(stack.api, t.key, runId, isTerminal, 180_000);
@@ -602,7 +611,7 @@ describe('what a run on the default (embedded) model sends', () => {
     try {
       expect(run.status).toBe('awaiting_approval');
       const effect = run.approval.effects[0];
-      const edited = { message: 'The deploy finished at 14:05; no action needed.' };
+      const edited = { to: 'the team channel', message: 'The deploy finished at 14:05; no action needed.' };
       const decided = await stack.api.post(
         `/v1/agent-runs/${runId}/approval`,
         { decision: 'approve', edits: [{ step_id: effect.step_id, arguments: edited }] },
@@ -626,9 +635,10 @@ describe('what a run on the default (embedded) model sends', () => {
     const { hook, run } = await awaitingRun(input);
     try {
       expect(run.status).toBe('needs_attention');
-      // Planned, with the action a gap that names what is missing (not a plan that failed its checks).
+      // Planned, with the part unresolved, naming what is missing (not a plan that failed its checks).
       expect(run.failure.code).toBe('unresolved_remainder');
-      expect(run.plan.gaps[0].reason).toContain(`"${named}", which the run was not given`);
+      expect(run.plan.steps).toEqual([]);
+      expect(run.receipt.unresolved.join(' ')).toContain(`"${named}", which the run was not given`);
       expect(hook.received).toHaveLength(0);
       expect(run.receipt.action_boundary.effects_performed).toEqual([]);
       expect(run.receipt.actions.every((a: { outcome: string }) => a.outcome !== 'performed')).toBe(true);

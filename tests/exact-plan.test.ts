@@ -142,7 +142,7 @@ describe('the receipt of a run that ended early', () => {
   const input = 'Summarise the outage and send the summary to the team channel.';
   const base = { runId: 'run_x', input, memory: false, results: [], approval: null };
 
-  it('stopped at planning: every action unresolved, with why, nothing performed, and it says so', () => {
+  it('stopped at planning: every sentence unresolved, with why, nothing performed, and no words of the request read', () => {
     const receipt = endingReceipt({
       ...base,
       status: 'needs_attention',
@@ -151,10 +151,11 @@ describe('the receipt of a run that ended early', () => {
       failure: { code: 'model_unavailable', message: 'The model did not answer.' },
     });
     expect(receipt.verification_class).toBe('unverified');
-    expect(receipt.actions?.map((a) => a.outcome)).toEqual(['not_performed', 'not_performed']);
+    // No plan, no report: nothing is claimed, and the request is not read into actions by words.
+    expect(receipt.actions).toEqual([]);
     expect(receipt.unresolved).toEqual([
-      'action 1 "Summarise the outage": not done; the run ended needs_attention at plan (model_unavailable) before it was done.',
-      'action 2 "send the summary to the team channel": not done; the run ended needs_attention at plan (model_unavailable) before it was done.',
+      'The request was not accounted for: the run stopped before the model reported (model_unavailable).',
+      'sentence 1 "Summarise the outage and send the summary to the team channel.": not done.',
       'model_unavailable: The model did not answer.',
     ]);
     expect(receipt.action_boundary.effects_performed).toEqual([]);

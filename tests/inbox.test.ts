@@ -236,14 +236,12 @@ describe('deciding', () => {
     expect(await page.getByRole('button', { name: 'Approve', exact: true }).isDisabled()).toBe(true);
 
     const edited = 'the billing page is back; details at 10:00';
-    await editor.fill(JSON.stringify({ message: edited }));
+    // The call's own arguments (its audience among them) with the message changed, as a person edits them.
+    const editedArgs = { ...waiting.approval.effects[0].arguments, message: edited };
+    await editor.fill(JSON.stringify(editedArgs));
     await page.getByRole('button', { name: 'Check edit' }).click();
     await page.locator('.edited').waitFor();
-    const preview = await stack.api.post(
-      `/v1/agent-runs/${runId}/approval/preview`,
-      { edits: [{ step_id: 'step_1', arguments: { message: edited } }] },
-      { key: t.key },
-    );
+    const preview = await stack.api.post(`/v1/agent-runs/${runId}/approval/preview`, { edits: [{ step_id: 'step_1', arguments: editedArgs }] }, { key: t.key });
     const newDigest = (preview.json as { effects: { args_digest: string }[] }).effects[0]!.args_digest;
     expect(newDigest).not.toBe(proposed);
     await expect.poll(() => page.locator('.edited').textContent()).toContain(newDigest);
@@ -353,7 +351,8 @@ describe('untrusted content', () => {
     expect(await runItem(page, runId).textContent()).toContain('<img src=x');
 
     await page.getByRole('button', { name: 'Edit arguments' }).click();
-    await page.getByLabel('Arguments of step_1 (JSON)').fill(JSON.stringify({ message: '<img src=y onerror="window.__pwned=3"><b>bold</b>' }));
+    const hostileEdit = { ...waiting.approval.effects[0].arguments, message: '<img src=y onerror="window.__pwned=3"><b>bold</b>' };
+    await page.getByLabel('Arguments of step_1 (JSON)').fill(JSON.stringify(hostileEdit));
     await page.getByRole('button', { name: 'Check edit' }).click();
     await page.locator('.edited').waitFor();
     expect(await page.locator('.edited blockquote.message').textContent()).toBe('<img src=y onerror="window.__pwned=3"><b>bold</b>');

@@ -73,11 +73,13 @@ describe('a run without external effects', () => {
       effects_not_performed: [],
       effects_outcome_unknown: [],
     });
-    expect(run.receipt.actions).toEqual([
-      { n: 1, kind: 'analysis', outcome: 'not_performed', by: [], checked: false },
-      { n: 2, kind: 'analysis', outcome: 'not_performed', by: [], checked: false },
+    // Accounted for by the local planner's report, read as any model's: one part per action, quoted.
+    expect(run.receipt.actions.map((a: { kind: string; outcome: string; by: string[]; checked: boolean }) => [a.kind, a.outcome, a.by, a.checked])).toEqual([
+      ['information', 'not_performed', [], false],
+      ['information', 'not_performed', [], false],
     ]);
-    expect(run.result.summary).toMatch(/^0 of 2 requested action\(s\) performed/);
+    for (const a of run.receipt.actions) expect(input).toContain(a.quote);
+    expect(run.result.summary).toMatch(/^0 of 2 part\(s\) of the request performed, by the local planner's report \(no model; only the input was read\)/);
 
     // Settle: actual usage, bounded by the hold, the rest released; read back through /v1/usage.
     const { holds, charges } = await ledgerOf(run.run_id);
@@ -196,7 +198,7 @@ describe('approval of external effects', () => {
     expect(run.status).toBe('needs_attention');
     expect(run.failure.code).toBe('unresolved_remainder');
     expect(run.receipt.unresolved).toEqual([
-      'action 1 "Post to finance": not done; step_1 (webhook_delivery) not_configured: No webhook URL is configured for this tenant.',
+      'part 1 "Post to finance: the open invoices are paid.": not done; webhook_delivery not_configured: No webhook URL is configured for this tenant.',
     ]);
     expect(run.receipt.verification_class).toBe('unverified');
     expect(run.receipt.action_boundary.effects_not_performed).toEqual(['webhook_delivery:step_1']);
@@ -284,17 +286,21 @@ describe('honest outcomes on the local provider', () => {
     expect(run.failure.code).toBe('unresolved_remainder');
     expect(run.receipt.verification_class).toBe('unverified');
     expect(run.receipt.unresolved).toEqual([
-      'action 1 "Delete the old S3 buckets": asks to delete, and no configured tool can do that; it was not done.',
-      'action 2 "pay the vendor invoice": asks to pay, and no configured tool can do that; it was not done.',
+      'part 1 "Delete the old S3 buckets and": not done; asks to delete, and no configured tool can do that; it was not done.',
+      'part 2 "pay the vendor invoice.": not done; asks to pay, and no configured tool can do that; it was not done.',
     ]);
     expect(run.receipt.action_boundary).toMatchObject({
-      effects_requested: ['action_1:delete', 'action_2:pay'],
+      // No call was made for either: the parts asking for them are in receipt.actions, not performed.
+      effects_requested: [],
       effects_performed: [],
-      effects_not_performed: ['action_1:delete', 'action_2:pay'],
+      effects_not_performed: [],
       effects_outcome_unknown: [],
     });
     expect(run.plan.gaps.map((g: { action: number }) => g.action)).toEqual([1, 2]);
-    expect(run.receipt.actions.map((a: { outcome: string }) => a.outcome)).toEqual(['not_performed', 'not_performed']);
+    expect(run.receipt.actions.map((a: { kind: string; outcome: string }) => [a.kind, a.outcome])).toEqual([
+      ['effect', 'not_performed'],
+      ['effect', 'not_performed'],
+    ]);
   });
 
   it('covers every sentence of a six-sentence input; what it cannot do is unresolved, nothing is dropped', async () => {
@@ -310,18 +316,18 @@ describe('honest outcomes on the local provider', () => {
     const run = await waitForRun(stack.api, t.key, (await create(t, { input })).json.run_id, isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(run.receipt.actions.map((a: { kind: string; outcome: string; checked: boolean }) => [a.kind, a.outcome, a.checked])).toEqual([
-      ['analysis', 'not_performed', false],
-      ['analysis', 'not_performed', false],
-      ['analysis', 'not_performed', false],
-      ['analysis', 'not_performed', false],
-      ['unsupported', 'not_performed', false],
-      ['unsupported', 'not_performed', false],
+      ['information', 'not_performed', false],
+      ['information', 'not_performed', false],
+      ['information', 'not_performed', false],
+      ['information', 'not_performed', false],
+      ['effect', 'not_performed', false],
+      ['effect', 'not_performed', false],
     ]);
     expect(run.receipt.unresolved).toHaveLength(6);
     for (const line of run.receipt.unresolved.slice(0, 4)) expect(line).toMatch(/needs a model to \w+/);
     expect(run.receipt.unresolved.slice(4)).toEqual([
-      'action 5 "book a meeting room for the postmortem on Friday": asks to book, and no configured tool can do that; it was not done.',
-      'action 6 "buy the extra monitoring licences": asks to buy, and no configured tool can do that; it was not done.',
+      'part 5 "Then book a meeting room for the postmortem on Friday.": not done; asks to book, and no configured tool can do that; it was not done.',
+      'part 6 "Finally buy the extra monitoring licences.": not done; asks to buy, and no configured tool can do that; it was not done.',
     ]);
     expect(run.receipt.verification_class).toBe('unverified');
     expect(run.receipt.source_coverage.sources[0]).toMatchObject({ units_total: 6 });
@@ -362,9 +368,7 @@ describe('a delivery whose outcome is unknown', () => {
         effects_outcome_unknown: ['webhook_delivery:step_1'],
       });
       expect(run.receipt.unresolved).toHaveLength(1);
-      expect(run.receipt.unresolved[0]).toMatch(
-        /^action 1 "Tell the on-call channel": the outcome is unknown \(No answer from the webhook within 300 ms after sending/,
-      );
+      expect(run.receipt.unresolved[0]).toMatch(/^part 1 "Tell the on-call channel[^"]*": the outcome of step_1 is unknown; check with the receiver\.$/);
       expect(run.receipt.verification_class).toBe('unverified');
       // Sent once: a retry could have repeated an effect that may already have happened.
       expect(hook.received).toHaveLength(1);
@@ -567,7 +571,7 @@ describe('memory', () => {
     // The run remembers its input and its outcome line (counts only).
     const remembered = entries.find((e) => e.source === `run:${run.run_id}`)!;
     expect(remembered.content).toBe(
-      "Explain our pricing policy on discounts.\n\nOutcome: 0 of 1 requested action(s) performed, by the plan's tools without a model (the input and the recalled memory entries were read); 1 item(s) unresolved, see receipt.unresolved.",
+      "Explain our pricing policy on discounts.\n\nOutcome: 0 of 1 part(s) of the request performed, by the local planner's report (no model; the input and the recalled memory entries were read) and the tool results; 1 item(s) unresolved, see receipt.unresolved.",
     );
   });
 });

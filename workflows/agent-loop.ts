@@ -6,7 +6,7 @@
 import { ActivityFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.ts';
 import type { PlanProposal } from '../activities/agent.ts';
-import type { NumberedPart } from '../activities/answer-part.ts';
+import type { NumberedPart } from '../activities/embedded/answer-part.ts';
 import { admitCall } from '../domain/agent/admission.ts';
 import type { ChatMessage } from '../domain/chat/types.ts';
 import type { ModelId } from '../domain/models.ts';

@@ -2,7 +2,7 @@
 // execute, verify, settle, and the compensation when a phase fails. A phase that ends the run
 // early returns its RunEnd; workflows/agent-run.ts runs them in order.
 import { ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, isCancellation } from '@temporalio/workflow';
-import type { NumberedPart } from '../activities/answer-part.ts';
+import type { NumberedPart } from '../activities/embedded/answer-part.ts';
 import type { ModelId } from '../domain/models.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
 import type { ApprovalEffect, ApprovalRecord, LoopStop, StepResult } from '../domain/runs/run-types.ts';

@@ -145,6 +145,8 @@ export async function toolCallingRun(
       stopped = outcome.stop;
       break;
     }
+    // The embedded adapter's first turn says what it narrowed before its model chose, so a reader sees it.
+    if ((outcome.kind === 'tool_calls' || outcome.kind === 'report') && outcome.hints) Object.assign(plan, { choice: 'ranked', hints: outcome.hints });
     if (outcome.kind === 'draft') {
       // A server that takes no report format beside tools: the report is asked for in a call of its own.
       const asked = await orStop(() => models.reportTurn({ ...m, transcript, turn: loop.turn, toolsRun, draft: outcome.content }), 'the report');

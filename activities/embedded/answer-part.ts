@@ -4,14 +4,14 @@
 // the usual per-action form, which verification reads as it reads any model's answer. An answer that
 // does not rest on the text (domain/agent/answer-grounding.ts) is written again, twice at most; one
 // that still names values the text does not hold is not given, and the action stays unresolved.
-import type { AnswerPart } from '../domain/agent/answer.ts';
-import { type AnswerGrounding, answerGrounding, betterGrounded } from '../domain/agent/answer-grounding.ts';
-import type { ChatMessage } from '../domain/chat/types.ts';
-import { type RequestedAction, requestedActions } from '../domain/planning/requested-actions.ts';
-import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
-import { truncate } from '../domain/text/analyze.ts';
-import { isToolId, TOOLS } from '../domain/tools.ts';
-import { type AgentDeps, type CallContext, callModel } from './model-call.ts';
+import type { AnswerPart } from '../../domain/agent/answer.ts';
+import { type AnswerGrounding, answerGrounding, betterGrounded } from '../../domain/agent/answer-grounding.ts';
+import type { ChatMessage } from '../../domain/chat/types.ts';
+import { type RequestedAction, requestedActions } from '../../domain/planning/requested-actions.ts';
+import type { LoopStop, StepResult } from '../../domain/runs/run-types.ts';
+import { truncate } from '../../domain/text/analyze.ts';
+import { isToolId, TOOLS } from '../../domain/tools.ts';
+import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
 
 /** An answer part with the number of the action it answers. */
 export type NumberedPart = AnswerPart & { action: number };

@@ -3,17 +3,17 @@
 // it is offered, ranked by its own likelihood, then, for a tool with arguments, writes them under a
 // grammar of that tool's own (bounded) schema. Every plan is therefore complete and valid by
 // construction; what the service narrowed is recorded in the plan's hints.
-import { buildableOptions, boundedArguments, maxJsonTokens, toolParameters } from '../domain/agent/exact-plan.ts';
-import { assessPlan, type PlanProposal, proposalOf } from '../domain/agent/plan-check.ts';
-import { ANSWER, type ActionOptions, actionOptions, choiceInstructions, optionPhrase, toolWords, UNRESOLVED } from '../domain/agent/plan-options.ts';
-import { requestSpans, withSpanStrings } from '../domain/agent/request-spans.ts';
-import { argumentProblems } from '../domain/agent/tool-args.ts';
-import type { ChatMessage, ChatRequest } from '../domain/chat/types.ts';
-import { missingMaterialReason, type RequestedAction } from '../domain/planning/requested-actions.ts';
-import { truncate } from '../domain/text/analyze.ts';
-import { estimateTokens } from '../domain/tokens.ts';
-import type { ServerToolCatalog } from '../domain/tools.ts';
-import { type AgentDeps, type CallContext, callModel } from './model-call.ts';
+import { buildableOptions, boundedArguments, maxJsonTokens, toolParameters } from '../../domain/agent/exact-plan.ts';
+import { assessPlan, type PlanProposal, proposalOf } from '../../domain/agent/plan-check.ts';
+import { ANSWER, type ActionOptions, actionOptions, choiceInstructions, optionPhrase, toolWords, UNRESOLVED } from '../../domain/agent/plan-options.ts';
+import { requestSpans, withSpanStrings } from '../../domain/agent/request-spans.ts';
+import { argumentProblems } from '../../domain/agent/tool-args.ts';
+import type { ChatMessage, ChatRequest } from '../../domain/chat/types.ts';
+import { missingMaterialReason, type RequestedAction } from '../../domain/planning/requested-actions.ts';
+import { truncate } from '../../domain/text/analyze.ts';
+import { estimateTokens } from '../../domain/tokens.ts';
+import type { ServerToolCatalog } from '../../domain/tools.ts';
+import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
 
 type PlanCall = CallContext & { input: string; attempt: number };
 type Entry = { do: string; arguments?: Record<string, unknown>; purpose?: string; reason?: string };

@@ -40,15 +40,15 @@ export const gwsCommand = {
 
 type Effect = NonNullable<AgentRun['approval']>['effects'][number];
 
-/** Each effect an approval is about, and what it will send: its message, or the action whose result it carries. */
+/** Each effect an approval is about, and exactly what it will do: every argument (its message, its audience, a path…), or the action whose result it carries. */
 function effectLines(effects: Effect[]): string[] {
   const width = Math.max(0, ...effects.map((e) => e.step_id.length));
   const under = `  ${''.padEnd(width)}  `;
   return effects.flatMap((effect) => {
-    const message = effect.arguments?.message;
+    const args = Object.entries(effect.arguments ?? {}).map(([name, value]) => `${under}${name}: ${JSON.stringify(value)}`);
     const sends =
-      typeof message === 'string'
-        ? [`${under}message: ${JSON.stringify(message)}`]
+      args.length > 0
+        ? args
         : effect.message_from
           ? [`${under}sends the result of action ${effect.message_from.action} (${JSON.stringify(effect.message_from.request)})`]
           : [];

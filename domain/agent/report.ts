@@ -230,8 +230,10 @@ export function accountFor(input: string, report: Report | string, calls: Readon
   sentences.forEach(([s, e], k) => {
     if (quotedEnough(input, s, e, spans)) covered.add(k);
   });
+  // With no report, every sentence is simply not done (the line above says why); with one, a sentence no part quotes is named.
+  const uncovered = typeof report === 'string' ? 'not done' : 'no part of the report accounts for it';
   sentences.forEach(([s, e], k) => {
-    if (!covered.has(k)) unresolved.push(`sentence ${k + 1} "${truncate(input.slice(s, e).trim(), 120)}": no part of the report accounts for it.`);
+    if (!covered.has(k)) unresolved.push(`sentence ${k + 1} "${truncate(input.slice(s, e).trim(), 120)}": ${uncovered}.`);
   });
   const citedByEffects = new Set(
     (typeof report === 'string' ? [] : report.parts).filter((p) => p.asks === 'effect' && p.status === 'performed').flatMap((p) => p.calls),

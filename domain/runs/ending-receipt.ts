@@ -1,11 +1,15 @@
 // The receipt of a run that ended before verification: refused at reserve, stopped at planning,
 // rejected, expired, cancelled, or failed. Computed by the same verification as any run's, from
 // what the run had when it ended (its plan, if any, and the steps that ran), so it claims nothing
-// that was not done: every action not performed is in `unresolved`, with the reason the run ended.
+// that was not done: everything not performed is in `unresolved`, with the reason the run ended.
+// A run with no plan yet, or a tool-calling run, has no report: every sentence of its request is
+// unresolved (no words of it are read); a plan by requested actions recorded them when it was made.
+import { verifyLocalRun } from '../planning/local-report.ts';
 import { actionsOf, type Plan, type PlanGap } from '../planning/plan.ts';
 import type { CompletionReceipt } from '../receipt.ts';
 import type { ApprovalRecord, LoopStop, StepResult } from './run-types.ts';
 import type { RunStatus } from './states.ts';
+import { verifyToolRun } from './tool-verification.ts';
 import { verifyRun } from './verification.ts';
 
 export interface RunAtEnd {
@@ -42,15 +46,13 @@ function planAtEnd(r: RunAtEnd): Plan {
 }
 
 export function endingReceipt(r: RunAtEnd): CompletionReceipt {
-  const stopped = r.failure ? ({ code: r.failure.code, message: r.failure.message } as LoopStop) : null;
-  return verifyRun({
-    runId: r.runId,
-    input: r.input,
-    memory: r.memory,
-    plan: planAtEnd(r),
-    results: r.results,
-    approval: r.approval,
-    answer: null,
-    stopped,
-  }).receipt;
+  // The failure code names why it ended (a LoopStop in shape, whatever its code).
+  const stopped = (r.failure ? { code: r.failure.code, message: r.failure.message } : { code: r.status, message: `${endedBefore(r)}.` }) as LoopStop;
+  const { runId, input, memory, results, approval } = r;
+  if (!r.plan || r.plan.protocol === 'tool_calls') {
+    const plan = r.plan ?? { planner: 'none', steps: [] };
+    return verifyToolRun({ runId, input, plan, results, report: null, stopped, refusals: [] }).receipt;
+  }
+  const verify = { runId, input, memory, plan: planAtEnd(r), results, approval, answer: null, stopped };
+  return (r.plan.planner === 'local-deterministic' ? verifyLocalRun(verify) : verifyRun(verify)).receipt;
 }

@@ -1,0 +1,65 @@
+// The embedded adapter's side of the tool-calling protocol, as pure functions: what its plan's steps
+// become as protocol calls, and the report it gives once they ran. English heuristics live here (the
+// audience of a delivery, where each requested action's words stand in the request) because they
+// help the 135M model only; verification reads the report structurally, as it reads any model's.
+import { digestOf } from '../../domain/digest.ts';
+import type { PlanStep } from '../../domain/planning/plan.ts';
+import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
+import { listCountOutput } from '../../domain/runs/tool-outputs.ts';
+import { truncate } from '../../domain/text/analyze.ts';
+
+/** The id of the protocol call a plan step becomes: its reports cite it. */
+export const callIdOf = (step: PlanStep) => `emb_${step.id}`;
+
+const AUDIENCE_BY_VERB = /^(?:please\s+)?(?:tell|notify|inform|remind|alert|ping|message|let)\s+(.+?)(?:\s+know\b|\s+that\b|\s+about\b|\s+to\b|:|,|$)/i;
+const AUDIENCE_AFTER_TO = /\bto\s+(.+?)(?:\s+that\b|\s+saying\b|\s+about\b|:|,|\.|$)/i;
+/** The most of a clause taken as an audience: longer is not a name. */
+const AUDIENCE_MAX_WORDS = 6;
+
+/** Who a delivery is for, as its clause names them ("Tell the support team that …": "the support team"); else the tenant's webhook. */
+export function audienceOf(clause: string): string {
+  const named = AUDIENCE_BY_VERB.exec(clause.trim())?.[1] ?? AUDIENCE_AFTER_TO.exec(clause)?.[1];
+  const words = named?.trim().split(/\s+/) ?? [];
+  if (words.length === 0 || words.length > AUDIENCE_MAX_WORDS) return "the tenant's webhook";
+  return truncate(words.join(' '), 200);
+}
+
+/**
+ * A plan step's arguments as the protocol's tool takes them, or why there are none. The built-ins that
+ * read the request by words on this model (a list to count, the text to search) get it here, so the
+ * protocol's tool then does exactly what its arguments say.
+ */
+export function protocolArguments(step: PlanStep, input: string, actions: RequestedAction[]): Record<string, unknown> | string {
+  const args = step.arguments ?? {};
+  const action = step.covers?.[0] ?? null;
+  switch (step.tool) {
+    case 'count_list_items': {
+      const listed = listCountOutput(input, action, actions);
+      return listed ? { items: listed.items } : 'the request gives no list (after a colon, or in quotes) to count';
+    }
+    case 'find_contact_details':
+      return { text: input };
+    case 'text_analysis':
+      return { text: String(args.text ?? step.scope) };
+    case 'memory_recall':
+      return { query: String(args.query ?? step.scope) };
+    case 'webhook_delivery': {
+      const delivered = actions.find((a) => (step.covers ?? []).includes(a.n) && a.kind === 'delivery') ?? actions[(action ?? 1) - 1];
+      const message = args.message;
+      if (typeof message !== 'string' || !message.trim()) return 'it has no message to send';
+      return { to: audienceOf(delivered?.clause ?? ''), message };
+    }
+    default:
+      return args;
+  }
+}
+
+/** The assistant message's tool call for a step, in OpenAI's wire format. */
+export function wireCall(step: PlanStep, args: Record<string, unknown>) {
+  return { id: callIdOf(step), type: 'function' as const, function: { name: step.tool, arguments: JSON.stringify(args) } };
+}
+
+/** The call a turn proposes for a step: checked arguments, bound by their digest. */
+export function proposedCall(step: PlanStep, args: Record<string, unknown>) {
+  return { id: callIdOf(step), name: step.tool, arguments: args, problem: null, digest: digestOf(args) };
+}

@@ -1,0 +1,190 @@
+// The embedded model behind the tool-calling protocol: its turns, as a tool-calling run asks them
+// (activities/tool-turn.ts), made the way a 135M model can make them. The first turn plans action by
+// action (plan-by-choice.ts: word lists, likelihood ranking, grammars) and calls the plan's reads; the
+// next writes the answers (answer-part.ts) and proposes the plan's external calls, their messages
+// written before the approval; the last gives the report. The workflow governs these calls as it
+// governs any model's, and verification reads the report structurally. What the adapter carries from
+// turn to turn rides in its own assistant messages (the transcript is the run's, in its history).
+import type { ProposedCall } from '../../domain/agent/admission.ts';
+import { protocolArgumentProblems } from '../../domain/agent/tool-args.ts';
+import type { ChatMessage } from '../../domain/chat/types.ts';
+import { withAnsweredMessages, withDeliveryMessages } from '../../domain/planning/delivery-steps.ts';
+import type { Plan, PlanHint, PlanStep } from '../../domain/planning/plan.ts';
+import { type RequestedAction, requestedActions } from '../../domain/planning/requested-actions.ts';
+import type { LoopStop, StepResult } from '../../domain/runs/run-types.ts';
+import type { ServerToolCatalog } from '../../domain/tools.ts';
+import { withRecalledText } from '../agent.ts';
+import type { AgentDeps, CallContext } from '../model-call.ts';
+import { answerPart, type NumberedPart } from './answer-part.ts';
+import { planByChoice } from './plan-by-choice.ts';
+import { planReport, type ShownResult } from '../../domain/planning/plan-report.ts';
+import { callIdOf, protocolArguments, proposedCall, wireCall } from './report.ts';
+
+/** What the adapter carries between its turns. */
+interface AdapterState {
+  phase: 'reads' | 'effects';
+  actions: RequestedAction[];
+  plan: Plan;
+  parts: NumberedPart[];
+}
+
+const STATE_KEY = 'embedded_adapter';
+
+export interface EmbeddedTurnInput extends CallContext {
+  input: string;
+  memory?: boolean;
+  serverTools: ServerToolCatalog;
+  transcript: ChatMessage[];
+}
+
+/** What the adapter narrowed before the model chose, per action (the first turn's; the run's plan records it). */
+type Ranked = { hints?: PlanHint[] };
+
+export type EmbeddedTurnOutcome =
+  | ({ kind: 'report'; content: string } & Ranked)
+  | ({ kind: 'tool_calls'; assistant: ChatMessage; calls: ProposedCall[] } & Ranked)
+  | { kind: 'stopped'; stop: LoopStop };
+
+/** The adapter's state, from the last assistant message it wrote; null before its first turn. */
+function stateOf(transcript: ChatMessage[]): AdapterState | null {
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const m = transcript[i]!;
+    if (m.role !== 'assistant') continue;
+    try {
+      const state = (JSON.parse(m.content ?? '') as Record<string, unknown>)[STATE_KEY];
+      if (state) return state as AdapterState;
+    } catch {}
+  }
+  return null;
+}
+
+/** Each call's result as the transcript shows it, by call id. */
+function shownResults(transcript: ChatMessage[]): Map<string, ShownResult> {
+  const shown = new Map<string, ShownResult>();
+  for (const m of transcript) {
+    if (m.role !== 'tool' || !m.tool_call_id) continue;
+    try {
+      shown.set(m.tool_call_id, JSON.parse(m.content) as ShownResult);
+    } catch {}
+  }
+  return shown;
+}
+
+/**
+ * The steps' calls, each with its protocol arguments; a step whose arguments cannot be written (or do
+ * not fit the tool's schema) leaves the plan, a gap saying why, so its action is unresolved.
+ */
+function callsFor(plan: Plan, steps: PlanStep[], input: string, actions: RequestedAction[], serverTools: ServerToolCatalog) {
+  const gaps = [...(plan.gaps ?? [])];
+  const called: { step: PlanStep; args: Record<string, unknown> }[] = [];
+  for (const step of steps) {
+    const args = protocolArguments(step, input, actions);
+    const problem = typeof args === 'string' ? args : protocolArgumentProblems(step.tool, args, serverTools);
+    if (problem === null && typeof args !== 'string') called.push({ step, args });
+    else for (const n of step.covers ?? []) gaps.push({ action: n, reason: `${step.tool}: ${problem}; nothing was run for it` });
+  }
+  const kept = new Set(called.map((c) => c.step.id));
+  const dropped = new Set(steps.filter((s) => !kept.has(s.id)).map((s) => s.id));
+  return { plan: { ...plan, steps: plan.steps.filter((s) => !dropped.has(s.id)), gaps }, called };
+}
+
+/** A turn that calls `called`, carrying `state`. */
+function callTurn(state: AdapterState, called: { step: PlanStep; args: Record<string, unknown> }[]): EmbeddedTurnOutcome {
+  const assistant: ChatMessage = {
+    role: 'assistant',
+    content: JSON.stringify({ [STATE_KEY]: state }),
+    tool_calls: called.map((c) => wireCall(c.step, c.args)),
+  };
+  return { kind: 'tool_calls', assistant, calls: called.map((c) => proposedCall(c.step, c.args)) };
+}
+
+/** The reads' results as the answer writer reads them: the shown results of the plan's read steps, by step. */
+function readResults(plan: Plan, shown: ReadonlyMap<string, ShownResult>): StepResult[] {
+  return plan.steps.flatMap((s) => {
+    const r = shown.get(callIdOf(s));
+    if (s.effect === 'external' || !r) return [];
+    return [{ step_id: s.id, tool: s.tool, status: r.status as StepResult['status'], detail: r.detail, output: r.output ?? null, sources: [] }];
+  });
+}
+
+/** The answer an exact count or search gave, as the adapter words it: the model does not restate it. */
+function exactAnswer(step: PlanStep | undefined, r: StepResult | undefined): string | null {
+  if (!step || r?.status !== 'done') return null;
+  const out = r.output as { count?: number; items?: string[]; emails?: string[]; urls?: string[]; phones?: string[] } | null;
+  if (step.tool === 'count_list_items' && typeof out?.count === 'number')
+    return `${out.count} item${out.count === 1 ? '' : 's'}: ${(out.items ?? []).join(', ')}.`;
+  if (step.tool === 'find_contact_details' && out) {
+    const listed = (label: string, xs: string[] = []) => (xs.length ? [`${label}: ${xs.join(', ')}.`] : []);
+    const lines = [...listed('Email addresses', out.emails), ...listed('Web addresses', out.urls), ...listed('Phone numbers', out.phones)];
+    return lines.length ? lines.join(' ') : 'The text gives no email address, web address or phone number.';
+  }
+  return null;
+}
+
+export function embeddedTurns(deps: AgentDeps) {
+  /** The answers to the actions the plan answers or read for (a failed read leaves its action unanswered). */
+  async function answers(t: EmbeddedTurnInput, state: AdapterState, results: StepResult[]): Promise<NumberedPart[] | LoopStop> {
+    const { plan, actions } = state;
+    const stepOf = new Map(plan.steps.map((s) => [s.id, s]));
+    const readBy = new Map(
+      results.filter((r) => r.status === 'done').flatMap((r) => (stepOf.get(r.step_id)?.covers ?? []).map((n) => [n, r.step_id] as const)),
+    );
+    const answered = [...new Set([...(plan.answer ?? []), ...readBy.keys()])].sort((a, b) => a - b);
+    const parts: NumberedPart[] = [];
+    for (const action of answered) {
+      const by = readBy.get(action);
+      const exact = exactAnswer(
+        by ? stepOf.get(by) : undefined,
+        results.find((r) => r.step_id === by),
+      );
+      if (exact !== null) {
+        parts.push({ action, status: 'performed', result: exact });
+        continue;
+      }
+      const outcome = await answerPart(deps, { ...t, action, results, actions, ...(by ? { readBy: by } : {}) });
+      if (outcome.kind === 'stopped') return outcome.stop;
+      parts.push(outcome.part);
+    }
+    return parts;
+  }
+
+  /** The turn after the reads: the answers, then the external calls that carry them (or the report when there are none). */
+  async function effectsTurn(t: EmbeddedTurnInput, state: AdapterState, shown: Map<string, ShownResult>): Promise<EmbeddedTurnOutcome> {
+    const parts = await answers(t, state, readResults(state.plan, shown));
+    if (!Array.isArray(parts)) return { kind: 'stopped', stop: parts };
+    const answered = withAnsweredMessages(state.plan, parts);
+    const external = answered.steps.filter((s) => s.effect === 'external');
+    const { plan, called } = callsFor(answered, external, t.input, state.actions, t.serverTools);
+    const next: AdapterState = { ...state, phase: 'effects', plan, parts };
+    if (called.length) return callTurn(next, called);
+    return reportOf(t, next, shown);
+  }
+
+  const reportOf = (t: EmbeddedTurnInput, state: AdapterState, shown: Map<string, ShownResult>): EmbeddedTurnOutcome => ({
+    kind: 'report',
+    content: JSON.stringify(planReport(t.input, state.plan, state.actions, state.parts, shown, callIdOf)),
+  });
+
+  return {
+    async embeddedToolTurn(t: EmbeddedTurnInput): Promise<EmbeddedTurnOutcome> {
+      const state = stateOf(t.transcript);
+      const shown = shownResults(await withRecalledText(deps.db, t.tenantId, t.transcript));
+      if (state?.phase === 'effects') return reportOf(t, state, shown);
+      if (state?.phase === 'reads') return await effectsTurn(t, state, shown);
+      const actions = requestedActions(t.input, { memory: t.memory ?? false });
+      const proposal = await planByChoice(deps, { ...t, attempt: 1 }, actions, t.serverTools);
+      if (proposal.kind === 'stopped') return proposal;
+      if (proposal.kind === 'invalid') {
+        const reason = `the embedded model's plan was invalid: ${proposal.problems.slice(0, 3).join(' ')}`;
+        const gaps = actions.map((a) => ({ action: a.n, reason }));
+        return reportOf(t, { phase: 'effects', actions, plan: { planner: 'model', steps: [], gaps }, parts: [] }, shown);
+      }
+      const planned = withDeliveryMessages(proposal.plan, actions);
+      const reads = planned.steps.filter((s) => s.effect !== 'external');
+      const { plan, called } = callsFor(planned, reads, t.input, actions, t.serverTools);
+      const state0: AdapterState = { phase: 'reads', actions, plan, parts: [] };
+      const first = called.length ? callTurn(state0, called) : await effectsTurn(t, state0, shown);
+      return first.kind === 'stopped' ? first : { ...first, ...(planned.hints ? { hints: planned.hints } : {}) };
+    },
+  };
+}
