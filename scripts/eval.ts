@@ -10,6 +10,7 @@ import path from 'node:path';
 import { parseEvalArgs, USAGE } from './eval/args.ts';
 import { CASES, type EvalCase } from './eval/cases.ts';
 import { deliveriesWithoutMessage, expectsApproval, judge, messageOf, type RunView } from './eval/judge.ts';
+import { runFreshEval } from './eval/fresh.ts';
 import { runScriptedEval } from './eval/scripted.ts';
 import { type EvalService, startEvalService } from './eval/service.ts';
 import { type Row, summarise, targetMet } from './eval/summary.ts';
@@ -27,6 +28,10 @@ function optionsOrUsage() {
 const options = optionsOrUsage();
 if (options.help) {
   console.log(USAGE);
+  process.exit(0);
+}
+if (options.fresh) {
+  await runFreshEval({ halves: options.fresh, provider: options.provider, show: options.show });
   process.exit(0);
 }
 if (options.provider === 'scripted') {

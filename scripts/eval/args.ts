@@ -17,6 +17,9 @@ export const USAGE = `npm run eval [-- options]
                        scripted: the scripted capable model as npm start's upstream, on the cases of
                        scripts/eval/scripted/ (--catalog readme or servers; both when not given). It must pass 100%
   --model FILE.gguf    the embedded provider on another GGUF model (EMBEDDED_MODEL_PATH)
+  --set fresh          the fresh eval (issue 63): scripts/eval/fresh/cases.json, written without reading the planner,
+                       over files, memory, time and git; the tuning half case by case, the held-out half in totals only
+  --half H             with --set fresh: tuning, held_out, or both (the default)
   --strict             exit 1 when the target is not met (the summary's target_met)
   --help               this text`;
 
@@ -33,6 +36,8 @@ export interface EvalOptions {
   model?: string;
   strict: boolean;
   help: boolean;
+  /** --set fresh: the fresh eval's halves to run. */
+  fresh?: readonly ('tuning' | 'held_out')[];
 }
 
 /** The options `argv` (without node and the script) gives; throws, naming the flag, on one it cannot take. */
@@ -48,6 +53,8 @@ export function parseEvalArgs(argv: string[]): EvalOptions {
       model: { type: 'string' },
       strict: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
+      set: { type: 'string' },
+      half: { type: 'string' },
     },
   });
   const oneOf = <T extends string>(flag: string, value: string | undefined, allowed: readonly T[]) => {
@@ -55,6 +62,22 @@ export function parseEvalArgs(argv: string[]): EvalOptions {
     return value as T | undefined;
   };
   const provider = oneOf('provider', values.provider, PROVIDERS);
+  const set = oneOf('set', values.set, ['fresh'] as const);
+  const half = oneOf('half', values.half, ['tuning', 'held_out', 'both'] as const);
+  if (half && !set) throw new Error('--half goes with --set fresh');
+  if (set === 'fresh') {
+    if (provider === 'scripted') throw new Error('--set fresh has no scripts: it runs on local or embedded');
+    return {
+      catalog: 'readme',
+      scriptedCatalogs: [],
+      quick: false,
+      show: values.show,
+      provider,
+      strict: false,
+      help: values.help,
+      fresh: !half || half === 'both' ? ['tuning', 'held_out'] : [half],
+    };
+  }
   if (provider === 'scripted') {
     const only = oneOf('catalog', values.catalog, SCRIPTED_CATALOGS);
     return {
