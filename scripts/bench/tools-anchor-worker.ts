@@ -4,10 +4,12 @@
 // the protocol's exact tool, computed the same way; the delivery one POST to the webhook.
 //   node --import tsx scripts/bench/tools-anchor-worker.ts '<json ToolAnchorWorkerArgs>'
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import pg from 'pg';
 import { PROTOCOL_INSTRUCTIONS } from '../../activities/tool-turn.ts';
 import { protocolCatalog } from '../../domain/agent/protocol-tools.ts';
 import { REPORT_FORMAT_NAME, REPORT_SCHEMA } from '../../domain/agent/report.ts';
 import { exactOutput } from '../../domain/runs/protocol-outputs.ts';
+import { anchorActivities, SCRATCH_TABLES } from './e2e-anchor-activities.ts';
 
 export interface ToolAnchorWorkerArgs {
   temporalAddress: string;
@@ -15,6 +17,9 @@ export interface ToolAnchorWorkerArgs {
   bundlePath: string;
   upstreamUrl: string;
   hookUrl: string;
+  /** The shape anchor's writes (row 11's scratch tables), with the service's pool size. */
+  databaseUrl: string;
+  poolSize: number;
 }
 
 type Call = { id: string; name: string; arguments: Record<string, unknown> };
@@ -55,14 +60,17 @@ export function toolAnchorActivities(a: Pick<ToolAnchorWorkerArgs, 'upstreamUrl'
 if (process.argv[2]) {
   const a = JSON.parse(process.argv[2]) as ToolAnchorWorkerArgs;
   Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+  const pool = new pg.Pool({ connectionString: a.databaseUrl, max: a.poolSize });
+  await pool.query(SCRATCH_TABLES);
   const worker = await Worker.create({
     connection: await NativeConnection.connect({ address: a.temporalAddress }),
     taskQueue: a.taskQueue,
     workflowBundle: { codePath: a.bundlePath },
-    activities: toolAnchorActivities(a),
+    activities: { ...toolAnchorActivities(a), ...anchorActivities(pool) },
   });
   process.once('SIGTERM', () => worker.shutdown());
   console.log('anchor worker running');
   await worker.run();
+  await pool.end();
   process.exit(0);
 }

@@ -6,6 +6,8 @@
 //   node --import tsx scripts/bench/tools-loop.ts service|anchor '<json>'   (prints a LoopResult)
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
+import { insertRun } from './e2e-anchor-activities.ts';
 import { closedLoop, type LoopArgs } from './e2e-loop.ts';
 import { createRun, RunWatcher } from './run-watcher.ts';
 import type { toolRunAnchorWorkflow } from './tools-workflow.ts';
@@ -19,6 +21,8 @@ export interface ToolLoopArgs extends LoopArgs {
   /** The anchor's side. */
   temporalAddress?: string;
   taskQueue?: string;
+  /** The anchor in the service's shape (scripts/bench/tools-workflow.ts): its run row is written before its start, as the API writes the service's. */
+  shape?: boolean;
 }
 
 const mode = process.argv[2];
@@ -45,15 +49,19 @@ async function serviceLoop() {
 async function anchorLoop() {
   const connection = await Connection.connect({ address: a.temporalAddress! });
   const client = new Client({ connection });
+  const pool = a.shape ? new pg.Pool({ connectionString: a.databaseUrl!, max: 2 }) : null;
   const result = await closedLoop(a, async () => {
+    const workflowId = `tool_anchor_${randomBytes(12).toString('hex')}`;
+    if (pool) await insertRun(pool, workflowId);
     const handle = await client.workflow.start<typeof toolRunAnchorWorkflow>('toolRunAnchorWorkflow', {
       taskQueue: a.taskQueue!,
-      workflowId: `tool_anchor_${randomBytes(12).toString('hex')}`,
-      args: [a.input],
+      workflowId,
+      args: [a.input, a.shape ?? false],
     });
     await handle.executeUpdate('approve');
     return (await handle.result()) === 3;
   });
+  await pool?.end();
   await connection.close();
   return result;
 }

@@ -27,7 +27,7 @@ const CONCURRENCY = 10;
 const SERVICE_QUEUE = 'bench-tools';
 const ANCHOR_QUEUE = 'bench-tools-anchor';
 const TURNS = 3;
-const TARGET = `13. Tool-calling run (scripted model: 2 reads, 1 approved call, report) c=${CONCURRENCY} vs raw Temporal of the same turns and calls`;
+const TARGET = `13. Tool-calling run (scripted model: 2 reads, 1 approved call, report) c=${CONCURRENCY} vs raw Temporal of the same turns and calls in the run's shape`;
 
 /** What one workflow's history holds: its activities, local activities (markers), workflow tasks and events. */
 async function historyCounts(client: Client, workflowId: string) {
@@ -46,6 +46,16 @@ async function lastClosed(client: Client, taskQueue: string, workflowType: strin
   const query = `TaskQueue = '${taskQueue}' AND WorkflowType = '${workflowType}' AND ExecutionStatus = 'Completed'`;
   for await (const w of client.workflow.list({ query })) return w.workflowId;
   return null;
+}
+
+/**
+ * BENCH_TOOLS_ANCHOR: `shape` (the default), the anchor in the service's run's shape, as row 11's is;
+ * `calls`, the turns and calls alone, so the row measures everything the service does besides them.
+ */
+function anchorShape(): boolean {
+  const v = process.env.BENCH_TOOLS_ANCHOR ?? 'shape';
+  if (v !== 'shape' && v !== 'calls') throw new Error(`BENCH_TOOLS_ANCHOR takes shape or calls; not ${JSON.stringify(v)}`);
+  return v === 'shape';
 }
 
 export async function toolRunRow(ctx: E2eContext): Promise<Row> {
@@ -72,6 +82,8 @@ export async function toolRunRow(ctx: E2eContext): Promise<Row> {
       bundlePath: anchorPath,
       upstreamUrl: script.upstreamUrl,
       hookUrl: script.hookUrl,
+      databaseUrl: ctx.databaseUrl,
+      poolSize: POOL_SIZE,
     };
     const anchorEnv = { ...withoutUserTemporalSettings({ PATH: process.env.PATH, HOME: process.env.HOME }), NODE_ENV: 'production' };
     servers.push(
@@ -90,7 +102,14 @@ export async function toolRunRow(ctx: E2eContext): Promise<Row> {
     const api = servers[0]!;
     const loop = { concurrency: CONCURRENCY, warmupSeconds: ctx.warmupSeconds, seconds: ctx.seconds };
     const service: ToolLoopArgs = { ...loop, input: TOOL_RUN_INPUT, apiUrl: api.url, secret: tenant.secret, databaseUrl: ctx.databaseUrl };
-    const anchor: ToolLoopArgs = { ...loop, input: TOOL_RUN_INPUT, temporalAddress: ctx.temporalAddress, taskQueue: ANCHOR_QUEUE };
+    const anchor: ToolLoopArgs = {
+      ...loop,
+      input: TOOL_RUN_INPUT,
+      temporalAddress: ctx.temporalAddress,
+      taskQueue: ANCHOR_QUEUE,
+      databaseUrl: ctx.databaseUrl,
+      shape: anchorShape(),
+    };
     const runs = await ctx.alternate(
       'tools',
       () => runJsonChild('tools-loop.ts', service, {}, ['service']),
@@ -102,7 +121,7 @@ export async function toolRunRow(ctx: E2eContext): Promise<Row> {
     const perTurn = (x: number, y: number) => `${(x / TURNS).toFixed(1)} vs ${(y / TURNS).toFixed(1)}`;
     const note =
       sc && ac
-        ? `per model turn (${TURNS} a run), service vs anchor: ${perTurn(sc.activities, ac.activities)} activities, ${perTurn(sc.localActivities, ac.localActivities)} local activities (the service's projection, journey and ledger writes), ${perTurn(sc.workflowTasks, ac.workflowTasks)} workflow tasks, ${perTurn(sc.events, ac.events)} history events; timed from the start to the end, the approval sent as soon as the run waits`
+        ? `anchor ${anchorShape() ? "in the run's shape (row 11's method)" : 'of the turns and calls alone'}; per model turn (${TURNS} a run), service vs anchor: ${perTurn(sc.activities, ac.activities)} activities, ${perTurn(sc.localActivities, ac.localActivities)} local activities (the service's projection, journey and ledger writes), ${perTurn(sc.workflowTasks, ac.workflowTasks)} workflow tasks, ${perTurn(sc.events, ac.events)} history events; timed from the start to the end, the approval sent as soon as the run waits`
         : 'no finished run to count';
     ctx.log(`tools: ${note}`);
     return { ...atLeast(TARGET, 'runs/s', runs.a.rps, runs.b.rps, 0.8, runs.a.failed + runs.b.failed), note, detail: { service: sc, anchor: ac } };
