@@ -31,7 +31,7 @@ if (options.help) {
   process.exit(0);
 }
 if (options.fresh) {
-  await runFreshEval({ halves: options.fresh, provider: options.provider, show: options.show });
+  await runFreshEval({ halves: options.fresh, provider: options.provider, show: options.show, quick: options.quick });
   process.exit(0);
 }
 if (options.provider === 'scripted') {

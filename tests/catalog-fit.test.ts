@@ -72,10 +72,20 @@ describe('choices over the whole filesystem catalog', () => {
     const [save] = offered('Save the line "call Bob" into /tmp/share/calls.txt.');
     expect(save).toContain('files__write_file');
     expect(save).not.toContain('files__create_directory');
+    // A question is answered by reads only: the unclassified (so external) listing is no answer to it.
     const [folder] = offered('Which files are in /tmp/share/reports/?', true);
-    expect(folder).toContain('files__list_directory');
+    expect(folder).not.toContain('files__list_directory');
+    expect(serverTools(folder!).every((t) => catalog[t]!.effect === 'read')).toBe(true);
     const [email] = offered('Email the invoice to accounting.');
     expect(serverTools(email!).filter((t) => catalog[t]!.parameters.required)).toEqual([]);
+  });
+
+  it('offers an effect no tool is named for nothing but unresolved, never the nearest tool (issue 63)', () => {
+    // The filesystem server has no tool to delete; moving or writing the file is not deleting it.
+    const [remove] = offered('Delete /tmp/share/old-draft.txt, we do not need it.', true);
+    expect(remove).toEqual(['unresolved']);
+    const [create] = offered('Create a file /tmp/share/todo.txt listing milk and eggs.', true);
+    expect(create).toContain('files__write_file');
   });
 
   it('sends a message only through a tool that takes text: no folder listing carries it', () => {
@@ -103,7 +113,12 @@ describe('choices over the whole filesystem catalog', () => {
   });
 
   it('finds a tool by what its description says when its name shares no word with the request', () => {
-    const [options] = offered('Retrieve the metadata of /tmp/share/plan.md.', true);
+    // Classified read, the metadata tool is found by its description; left unclassified (external), a
+    // request for information is never offered it (issue 63: no effect for a question).
+    const read = { ...catalog, files__get_file_info: { ...catalog.files__get_file_info!, effect: 'read' as const } };
+    const [options] = actionOptions(requestedActions('Retrieve the metadata of /tmp/share/plan.md.'), read, true).map((o) => o.options);
     expect(options).toContain('files__get_file_info');
+    const [unclassified] = offered('Retrieve the metadata of /tmp/share/plan.md.', true);
+    expect(unclassified).not.toContain('files__get_file_info');
   });
 });

@@ -2,11 +2,11 @@
 // accounting as any model's (domain/agent/report.ts): its quotes stand verbatim and cover every
 // sentence, an effect is claimed only through its external call, and what failed is unresolved.
 import { describe, expect, it } from 'vitest';
-import { audienceOf, callIdOf } from '../activities/embedded/report.ts';
+import { audienceOf, callIdOf, copiesInstruction, protocolArguments } from '../activities/embedded/report.ts';
 import { planReport, quotesOf, type ShownResult } from '../domain/planning/plan-report.ts';
 import { accountFor, type CallRecord } from '../domain/agent/report.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
-import { requestedActions } from '../domain/planning/requested-actions.ts';
+import { asksOnlyInformation, requestedActions } from '../domain/planning/requested-actions.ts';
 
 const delivery = (covers: number[]): PlanStep => ({
   id: 'step_1',
@@ -91,5 +91,63 @@ describe('the embedded adapter report', () => {
     const accounting = accountFor(input, report, new Map());
     expect(accounting.parts.map((p) => p.outcome)).toEqual(['performed', 'not_performed']);
     expect(accounting.unresolved.join(' ')).toContain('the release notes');
+  });
+});
+
+describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
+  it('never lets an answer perform an action that asks for a change a tool could make', () => {
+    const input = 'Please remember in the knowledge graph that our dentist is closed on Wednesdays.';
+    const actions = requestedActions(input);
+    const plan: Plan = { planner: 'model', steps: [], answer: [1] };
+    const parts = [{ action: 1, status: 'performed' as const, result: 'Noted: the dentist is closed on Wednesdays.' }];
+    const changed = planReport(input, plan, actions, parts, new Map(), callIdOf, new Set([1]));
+    expect(changed.parts[0]).toMatchObject({ asks: 'effect', status: 'unresolved' });
+    expect(changed.parts[0]!.reason).toContain('POST /v1/routing-policies');
+    // Without a tool that could make the change, the same answer is information.
+    expect(planReport(input, plan, actions, parts, new Map(), callIdOf).parts[0]).toMatchObject({ asks: 'information', status: 'performed' });
+  });
+
+  it('knows a text argument that holds the instruction itself from the text to write', () => {
+    const input = 'Save a packing list to /tmp/packing.txt, one item per line: passport, charger, umbrella';
+    const actions = requestedActions(input);
+    const step: PlanStep = { id: 'step_1', tool: 'files__write_file', effect: 'external', purpose: 'write', scope: 'files__write_file', covers: [1] };
+    expect(copiesInstruction({ path: '/tmp/packing.txt', content: 'Save a packing list to /tmp/packing.txt' }, actions, step)).toBe(true);
+    expect(copiesInstruction({ path: '/tmp/packing.txt', content: 'passport\ncharger\numbrella' }, actions, step)).toBe(false);
+  });
+
+  it('asks a question of reads only: asksOnlyInformation', () => {
+    const [question] = requestedActions('What is the status of the repository at /tmp/repo?');
+    const [write] = requestedActions('Write "hello" to /tmp/a.txt.');
+    expect(asksOnlyInformation(question!)).toBe(true);
+    expect(asksOnlyInformation(write!)).toBe(false);
+  });
+});
+
+describe('the text an external step writes, on the embedded model', () => {
+  const write = (covers: number[], content: string): PlanStep => ({
+    id: 'step_1',
+    tool: 'files__write_file',
+    effect: 'external',
+    purpose: 'write',
+    scope: 'files__write_file',
+    covers,
+    arguments: { path: '/tmp/a.txt', content },
+  });
+
+  it('writes a quoted text verbatim, punctuation included, whatever span the model chose', () => {
+    const input = 'Write "Parking lot B is closed on Saturday, 9-5" to /tmp/a.txt.';
+    expect(protocolArguments(write([1], 'Parking lot B'), input, requestedActions(input))).toEqual({
+      path: '/tmp/a.txt',
+      content: 'Parking lot B is closed on Saturday, 9-5',
+    });
+  });
+
+  it('runs nothing when the text after a colon is not what the model wrote', () => {
+    const input = 'Please create /tmp/a.txt containing exactly: Network: Guest-5G, password on the fridge';
+    const actions = requestedActions(input);
+    expect(protocolArguments(write([1], 'Network Guest-5G'), input, actions)).toMatch(/needs a stronger model/);
+    expect(protocolArguments(write([1], 'Network: Guest-5G, password on the fridge'), input, actions)).toMatchObject({
+      content: 'Network: Guest-5G, password on the fridge',
+    });
   });
 });

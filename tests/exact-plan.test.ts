@@ -125,7 +125,11 @@ describe("an answer's grounding in its text", () => {
 
   it('names the kinds of value an answer holds that the text does not', () => {
     expect(inventedValues('The addresses are anna@example.com and sales@example.org.', text)).toEqual([]);
-    expect(inventedValues('Write to matt@example.com; rent is 25% lower.', text)).toEqual(['an email address', 'a percentage']);
+    expect(inventedValues('Write to matt@example.com; rent is 25% lower.', text)).toEqual(['an email address', 'a percentage', 'a figure']);
+    // A figure worked out from the text (a sum, a share) is not the model's to give: the text holds no 34.25.
+    expect(inventedValues('The week comes to 34.25 hours.', 'mon 7.5h, tue 8h, wed 6.25h')).toEqual(['a figure']);
+    expect(inventedValues('It arrives on 12 June; six boxes.', 'Estimated delivery: 12 June, 6 boxes')).toEqual([]);
+    expect(inventedValues('6 of them', 'the office closes at six')).toEqual([]);
   });
 
   it('measures the share of content words the text holds, and prefers the better grounded answer', () => {

@@ -115,7 +115,7 @@ export async function answerPart(
   }
   if (!best) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the model wrote nothing for it' } };
   if (best.grounding.invented.length) {
-    const reason = `every answer the model wrote names ${best.grounding.invented.join(' and ')} that the text does not hold, so none is given`;
+    const reason = `every answer the model wrote names ${best.grounding.invented.join(' and ')} that the text does not hold, so none is given: it needs a stronger model (route one with POST /v1/routing-policies)`;
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
   }
   return { kind: 'part', part: { action: t.action, status: 'performed', result: best.text } };

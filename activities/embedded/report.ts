@@ -4,6 +4,7 @@
 // help the 135M model only; verification reads the report structurally, as it reads any model's.
 import { digestOf } from '../../domain/digest.ts';
 import type { PlanStep } from '../../domain/planning/plan.ts';
+import { messageSpan } from '../../domain/planning/material.ts';
 import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
 import { listCountOutput } from '../../domain/runs/tool-outputs.ts';
 import { truncate } from '../../domain/text/analyze.ts';
@@ -50,8 +51,28 @@ export function protocolArguments(step: PlanStep, input: string, actions: Reques
       return { to: audienceOf(delivered?.clause ?? ''), message };
     }
     default:
-      return args;
+      return step.effect === 'external' ? withGivenText(step, args, actions) : args;
   }
+}
+
+/** The first required text argument of a tool that takes what to write (content, text, message, body). */
+function textArgument(args: Record<string, unknown>): string | null {
+  return Object.keys(args).find((k) => /^(?:content|text|message|body|note)$/i.test(k) && typeof args[k] === 'string') ?? null;
+}
+
+/**
+ * An external step's text as the request gives it: a quoted text, or one after "saying" or "that", is
+ * written verbatim, punctuation included; a text after a colon must be the one the model wrote, or the
+ * step does not run (a small model that clipped or reworded it would write something else).
+ */
+function withGivenText(step: PlanStep, args: Record<string, unknown>, actions: RequestedAction[]): Record<string, unknown> | string {
+  const key = textArgument(args);
+  const action = actions.find((a) => (step.covers ?? []).includes(a.n));
+  const span = action ? messageSpan(action.clause) : null;
+  if (!key || !span) return args;
+  if (span.marker === 'quote' || span.marker === 'saying' || span.marker === 'that') return { ...args, [key]: span.message };
+  if (String(args[key]).trim() === span.message) return args;
+  return 'the small model did not write the text the request gives after its colon; it needs a stronger model (route one with POST /v1/routing-policies)';
 }
 
 /** The assistant message's tool call for a step, in OpenAI's wire format. */
@@ -62,4 +83,20 @@ export function wireCall(step: PlanStep, args: Record<string, unknown>) {
 /** The call a turn proposes for a step: checked arguments, bound by their digest. */
 export function proposedCall(step: PlanStep, args: Record<string, unknown>) {
   return { id: callIdOf(step), name: step.tool, arguments: args, problem: null, digest: digestOf(args) };
+}
+
+/** The opening words of an action's request, case and spacing aside: what a text to write never holds. */
+const opening = (clause: string) => clause.toLowerCase().split(/\s+/).filter(Boolean).slice(0, 3).join(' ');
+
+/**
+ * Whether a text argument of an external step (not a path) holds the instruction of the action it
+ * carries out: the small model took the request for the text to write ("Save a packing list to …").
+ */
+export function copiesInstruction(args: Record<string, unknown>, actions: RequestedAction[], step: PlanStep): boolean {
+  const covered = actions.filter((a) => (step.covers ?? []).includes(a.n));
+  const texts = Object.values(args).filter((v): v is string => typeof v === 'string' && !/^\S*\/\S*$/.test(v));
+  return covered.some((a) => {
+    const words = opening(a.clause);
+    return words.split(' ').length === 3 && texts.some((t) => t.toLowerCase().replace(/\s+/g, ' ').includes(words));
+  });
 }

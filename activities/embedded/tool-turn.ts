@@ -9,16 +9,19 @@ import type { ProposedCall } from '../../domain/agent/admission.ts';
 import { protocolArgumentProblems } from '../../domain/agent/tool-args.ts';
 import type { ChatMessage } from '../../domain/chat/types.ts';
 import { withAnsweredMessages, withDeliveryMessages } from '../../domain/planning/delivery-steps.ts';
+import { messageSpan } from '../../domain/planning/material.ts';
 import type { Plan, PlanHint, PlanStep } from '../../domain/planning/plan.ts';
 import { type RequestedAction, requestedActions } from '../../domain/planning/requested-actions.ts';
 import type { LoopStop, StepResult } from '../../domain/runs/run-types.ts';
 import type { ServerToolCatalog } from '../../domain/tools.ts';
 import { withRecalledText } from '../agent.ts';
 import type { AgentDeps, CallContext } from '../model-call.ts';
+import { actionOptions } from '../../domain/agent/plan-options.ts';
 import { answerPart, type NumberedPart } from './answer-part.ts';
+import { asksFigure, FIGURE_REASON } from './asks-figure.ts';
 import { planByChoice } from './plan-by-choice.ts';
 import { planReport, type ShownResult } from '../../domain/planning/plan-report.ts';
-import { callIdOf, protocolArguments, proposedCall, wireCall } from './report.ts';
+import { callIdOf, copiesInstruction, protocolArguments, proposedCall, wireCall } from './report.ts';
 
 /** What the adapter carries between its turns. */
 interface AdapterState {
@@ -26,6 +29,8 @@ interface AdapterState {
   actions: RequestedAction[];
   plan: Plan;
   parts: NumberedPart[];
+  /** Actions that ask for a change: the catalog offered them an external tool. An answer never performs one. */
+  changes?: number[];
 }
 
 const STATE_KEY = 'embedded_adapter';
@@ -79,7 +84,18 @@ function callsFor(plan: Plan, steps: PlanStep[], input: string, actions: Request
   const called: { step: PlanStep; args: Record<string, unknown> }[] = [];
   for (const step of steps) {
     const args = protocolArguments(step, input, actions);
-    const problem = typeof args === 'string' ? args : protocolArgumentProblems(step.tool, args, serverTools);
+    // A delivery of a figure to work out ("Tell accounting the total of …: 45.90, …") would send the inputs, not the figure.
+    const sendsFigure =
+      step.tool === 'webhook_delivery' &&
+      actions.some((a) => (step.covers ?? []).includes(a.n) && a.message !== undefined && asksFigure({ ...a, clause: messageSpan(a.clause)?.head ?? '' }));
+    const problem = sendsFigure
+      ? FIGURE_REASON
+      : typeof args === 'string'
+        ? args
+        : (protocolArgumentProblems(step.tool, args, serverTools) ??
+          (step.effect === 'external' && copiesInstruction(args, actions, step)
+            ? 'the small model wrote the instruction itself where the text to write belongs; it needs a stronger model (route one with POST /v1/routing-policies)'
+            : null));
     if (problem === null && typeof args !== 'string') called.push({ step, args });
     else for (const n of step.covers ?? []) gaps.push({ action: n, reason: `${step.tool}: ${problem}; nothing was run for it` });
   }
@@ -141,6 +157,11 @@ export function embeddedTurns(deps: AgentDeps) {
         parts.push({ action, status: 'performed', result: exact });
         continue;
       }
+      // A figure to work out is not the small model's to guess: unresolved, saying what would do it.
+      if (asksFigure(actions[action - 1]!)) {
+        parts.push({ action, status: 'unresolved', reason: FIGURE_REASON });
+        continue;
+      }
       const outcome = await answerPart(deps, { ...t, action, results, actions, ...(by ? { readBy: by } : {}) });
       if (outcome.kind === 'stopped') return outcome.stop;
       parts.push(outcome.part);
@@ -162,7 +183,7 @@ export function embeddedTurns(deps: AgentDeps) {
 
   const reportOf = (t: EmbeddedTurnInput, state: AdapterState, shown: Map<string, ShownResult>): EmbeddedTurnOutcome => ({
     kind: 'report',
-    content: JSON.stringify(planReport(t.input, state.plan, state.actions, state.parts, shown, callIdOf)),
+    content: JSON.stringify(planReport(t.input, state.plan, state.actions, state.parts, shown, callIdOf, new Set(state.changes ?? []))),
   });
 
   return {
@@ -182,7 +203,10 @@ export function embeddedTurns(deps: AgentDeps) {
       const planned = withDeliveryMessages(proposal.plan, actions);
       const reads = planned.steps.filter((s) => s.effect !== 'external');
       const { plan, called } = callsFor(planned, reads, t.input, actions, t.serverTools);
-      const state0: AdapterState = { phase: 'reads', actions, plan, parts: [] };
+      const changes = actionOptions(actions, t.serverTools, true)
+        .filter((o) => o.options.some((x) => t.serverTools[x]?.effect === 'external'))
+        .map((o) => o.action);
+      const state0: AdapterState = { phase: 'reads', actions, plan, parts: [], changes };
       const first = called.length ? callTurn(state0, called) : await effectsTurn(t, state0, shown);
       return first.kind === 'stopped' ? first : { ...first, ...(planned.hints ? { hints: planned.hints } : {}) };
     },

@@ -5,7 +5,7 @@
 // delivery, any tool for analysis of text the request gives, or an exact check that answers another
 // question. General rules over schemas, names and classifications; no per-tool cases.
 import { namesOpenable } from '../planning/material.ts';
-import type { RequestedAction } from '../planning/requested-actions.ts';
+import { asksOnlyInformation, type RequestedAction } from '../planning/requested-actions.ts';
 import type { ServerToolCatalog, ServerToolRef } from '../tools.ts';
 
 /** Argument names that take a path or an address: the request must name one for such a tool to fit. */
@@ -65,7 +65,8 @@ function takesText(ref: ServerToolRef): boolean {
  */
 function mayCarryOut(ref: ServerToolRef, action: RequestedAction): boolean {
   if (action.kind === 'delivery') return takesText(ref);
-  if (action.kind === 'analysis' && action.given) return namesOpenable(action.clause);
+  // Work on text the request gives needs no tool; a change asked with it ("remember that …") may.
+  if (action.kind === 'analysis' && action.given && asksOnlyInformation(action)) return namesOpenable(action.clause);
   return true;
 }
 

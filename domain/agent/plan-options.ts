@@ -4,12 +4,13 @@
 // - `answer` only for analysis (an answer cannot deliver or pay);
 // - a built-in tool only for the kind of action it performs (webhook_delivery for a delivery;
 //   key phrases and memory recall carry out no requested action, so they cover none);
-// - an operator's server tool for any action (the plan maps actions to tools);
+// - an operator's server tool for any action (the plan maps actions to tools), and only a read one for
+//   an action that asks for information (a question is never answered by a change);
 // - `unresolved` always, and alone for an action on material the run was never given.
 // A weak model may further be shown a shortlist: the server tools whose own names fit what the
 // action asks (its verb first, toolsByName). The plan records every such hint (Plan.hints), so a reader can tell
 // what the service narrowed and what the model chose.
-import { missingMaterialPhrase, type RequestedAction } from '../planning/requested-actions.ts';
+import { asksOnlyInformation, missingMaterialPhrase, type RequestedAction } from '../planning/requested-actions.ts';
 import { stemOf, wordsOf } from '../text/analyze.ts';
 import { STOPWORDS } from '../text/stopwords.ts';
 import { isToolId, type ServerToolCatalog, TOOLS } from '../tools.ts';
@@ -117,7 +118,10 @@ function validOptions(action: RequestedAction, serverTools: ServerToolCatalog): 
     .filter((t) => t.capability === action.kind && builtinAnswers(t.id, action))
     .map((t) => t.id);
   const own = action.kind === 'analysis' ? [ANSWER] : [];
-  return [...own, ...builtin, ...fittingServerTools(serverTools, action), UNRESOLVED];
+  // A question never becomes a proposal to change something: only the catalog's reads may answer it.
+  const informationOnly = asksOnlyInformation(action);
+  const servers = fittingServerTools(serverTools, action).filter((t) => !informationOnly || serverTools[t]!.effect === 'read');
+  return [...own, ...builtin, ...servers, UNRESOLVED];
 }
 
 /**
@@ -135,12 +139,12 @@ export function actionOptions(actions: RequestedAction[], serverTools: ServerToo
     if (!shortlist) return { action: a.n, options: valid, narrowed: unfitNote };
     // The exact analysis tools are narrowed by name as server tools are: a count is no answer to "summarise".
     const byName = valid.filter((o) => !isToolId(o) || TOOLS[o].capability === 'analysis');
+    const candidates = byName.filter((o) => o !== ANSWER && o !== UNRESOLVED);
+    // An effect is done only by a tool named for it ("delete" by a tool named delete or remove), never
+    // by the nearest tool that shares another word of the request (issue 63).
+    const verb = a.kind === 'unsupported' && a.verb ? stemOf(a.verb) : null;
     const matching = new Set(
-      toolsByName(
-        byName.filter((o) => o !== ANSWER && o !== UNRESOLVED),
-        a,
-        serverTools,
-      ),
+      verb !== null ? candidates.filter((t) => sharesVerb(nameWords(t, serverTools).map(stemOf), [verb])) : toolsByName(candidates, a, serverTools),
     );
     const kept = valid.filter((o) => !byName.includes(o) || o === ANSWER || o === UNRESOLVED || matching.has(o));
     const dropped = valid.length - kept.length;

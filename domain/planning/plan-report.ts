@@ -74,6 +74,8 @@ export function planReport(
   parts: ActionAnswer[],
   results: ReadonlyMap<string, ShownResult>,
   callIdOf: (step: PlanStep) => string,
+  /** Actions that ask for a change (the catalog offered them an external tool): an answer never performs one. */
+  changes: ReadonlySet<number> = new Set(),
 ): { parts: ReportPart[] } {
   const quotes = quotesOf(input, actions);
   const gapOf = new Map((plan.gaps ?? []).map((g) => [g.action, g.reason]));
@@ -81,13 +83,18 @@ export function planReport(
     parts: actions.map((a, i): ReportPart => {
       const steps = plan.steps.filter((s) => (s.covers ?? []).includes(a.n));
       const external = steps.filter((s) => s.effect === 'external');
-      const asks = external.length > 0 || a.kind !== 'analysis' ? 'effect' : 'information';
+      const asks = external.length > 0 || a.kind !== 'analysis' || changes.has(a.n) ? 'effect' : 'information';
       const base = part(quotes[i]!, asks);
       const unresolved = (reason: string): ReportPart => ({ ...base, status: 'unresolved', reason });
       const gap = gapOf.get(a.n);
       if (gap !== undefined) return unresolved(gap);
       if (asks === 'effect') {
-        if (external.length === 0) return unresolved('no tool of this run performs it');
+        if (external.length === 0)
+          return unresolved(
+            changes.has(a.n)
+              ? 'it asks for a change a tool of this run could make, and the small model chose none; it needs a stronger model (route one with POST /v1/routing-policies)'
+              : 'no tool of this run performs it',
+          );
         // Performed as far as the calls went: a call of unknown outcome is cited, so the receipt says so.
         const failed = external.filter((s) => !['done', 'outcome_unknown'].includes(results.get(callIdOf(s))?.status ?? ''));
         // Unresolved, citing the calls that were made, so no call of it counts as an effect nobody asked for.

@@ -339,6 +339,25 @@ function withoutStatements(actions: RequestedAction[]): RequestedAction[] {
 }
 
 /** Why an unsupported action stays unresolved, in words a person can act on. */
+// Verbs that ask for a change even where the reader counts the action as work on text ("Write … to
+// a.txt", "Add a note to …", "Remember that …"): only such an action may become an external call.
+const CHANGE_VERBS = words(`write save store put record add append overwrite create make edit change modify update replace move
+  rename remember note log stage commit insert set mark tag attach copy`);
+const QUESTION_WORDS = words('what which how why who whom whose when where whether is are was were does do did can could should would will has have');
+
+/**
+ * Whether an analysis action asks only for information (an answer, a reading, a count): a question,
+ * or an instruction whose first word asks for no change. Such an action never becomes a proposal to
+ * write, edit, move, commit or send.
+ */
+export function asksOnlyInformation(action: RequestedAction): boolean {
+  if (action.kind !== 'analysis') return false;
+  const body = action.clause.replace(FILLER, '').trim();
+  const first = (wordsOf(body)[0] ?? '').toLowerCase();
+  if (body.endsWith('?') || QUESTION_WORDS.has(first)) return true;
+  return verbIn(first, CHANGE_VERBS) === null;
+}
+
 export function unsupportedReason(action: RequestedAction): string {
   return `asks to ${action.verb ?? 'act'}, and no configured tool can do that; it was not done`;
 }

@@ -70,7 +70,7 @@ export function parseEvalArgs(argv: string[]): EvalOptions {
     return {
       catalog: 'readme',
       scriptedCatalogs: [],
-      quick: false,
+      quick: values.quick,
       show: values.show,
       provider,
       strict: false,

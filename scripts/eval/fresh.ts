@@ -45,7 +45,17 @@ function commitsSince(repo: string): { message: string; files: string[] }[] {
     });
 }
 
-export async function runFreshEval(options: { halves: readonly FreshHalf[]; provider?: string; show: boolean }): Promise<void> {
+/** The quick slice `npm test` runs: the first two cases of each kind in each half. */
+export function quickSlice(cases: FreshCase[]): FreshCase[] {
+  const seen = new Map<string, number>();
+  return cases.filter((c) => {
+    const key = `${c.half}:${c.asks}`;
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+    return seen.get(key)! <= 2;
+  });
+}
+
+export async function runFreshEval(options: { halves: readonly FreshHalf[]; provider?: string; show: boolean; quick?: boolean }): Promise<void> {
   const pyBin = execFileSync('bash', [path.join(projectRoot, 'scripts/ensure-mcp-eval-servers.sh'), '--path'], { encoding: 'utf8' }).trim();
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'gws-eval-fresh-'));
   const world = new ScriptedWorld({
@@ -56,10 +66,8 @@ export async function runFreshEval(options: { halves: readonly FreshHalf[]; prov
     PY_BIN: pyBin,
   });
   world.create();
-  const cases = substituted(
-    freshCases().filter((c) => options.halves.includes(c.half)),
-    world.places,
-  );
+  const chosen = freshCases().filter((c) => options.halves.includes(c.half));
+  const cases = substituted(options.quick ? quickSlice(chosen) : chosen, world.places);
   const catalog = substituted((JSON.parse(readFileSync(here('catalogs.json'), 'utf8')) as Record<string, object>).fresh!, world.places);
   const service = await startEvalService({ provider: options.provider, toolServers: catalog, env: { EVAL_MEMORY_FILE: world.places.MEMORY_FILE } });
   const rows: FreshRow[] = [];

@@ -1,0 +1,18 @@
+// Which requested actions ask for a figure worked out from the text (a total, a share, an average, a
+// comparison, a converted time): a 135M model writes such figures wrong as often as right, and does
+// not call `calculate` reliably, so on the embedded model they are left unresolved, saying a stronger
+// model can do them, rather than answered with a guess (issue 63: precision first). English words,
+// so they live in the embedded adapter only.
+import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
+
+const FIGURE =
+  /\b(?:totals?|sum|add(?:s|ed)? up|percent(?:age)?|average|mean|median|difference|altogether|in all|how much|how many|combined|per (?:person|head|month|day|week|year)|split|tip|grow|grew|growth|increase[ds]?|decrease[ds]?|more|less|fewer|greater|larger|smaller|higher|lower|most|least|convert|what time|multipl(?:y|ied)|divide[ds]?|times|work out|calculate)\b|%/i;
+
+/** Whether the action asks for a figure worked out from the text rather than found in it. */
+export function asksFigure(action: RequestedAction): boolean {
+  return FIGURE.test(action.clause);
+}
+
+/** Why such an action is left unresolved on this model. */
+export const FIGURE_REASON =
+  'it asks for a figure worked out from the text, which the small model cannot work out reliably; it needs a stronger model (route one with POST /v1/routing-policies)';
