@@ -84,10 +84,13 @@ function callsFor(plan: Plan, steps: PlanStep[], input: string, actions: Request
   const called: { step: PlanStep; args: Record<string, unknown> }[] = [];
   for (const step of steps) {
     const args = protocolArguments(step, input, actions);
-    // A delivery of a figure to work out ("Tell accounting the total of …: 45.90, …") would send the inputs, not the figure.
+    // A delivery of a figure to work out ("Tell accounting the total of …: 45.90, …") would send the inputs, not the
+    // figure. Its instruction is the clause before the message it gives (or the whole clause, when that is all it is).
     const sendsFigure =
       step.tool === 'webhook_delivery' &&
-      actions.some((a) => (step.covers ?? []).includes(a.n) && a.message !== undefined && asksFigure({ ...a, clause: messageSpan(a.clause)?.head ?? '' }));
+      actions.some(
+        (a) => (step.covers ?? []).includes(a.n) && a.message !== undefined && asksFigure({ ...a, clause: messageSpan(a.clause)?.head ?? a.clause }),
+      );
     const problem = sendsFigure
       ? FIGURE_REASON
       : typeof args === 'string'
