@@ -4,8 +4,8 @@
 // - `answer` only for analysis (an answer cannot deliver or pay);
 // - a built-in tool only for the kind of action it performs (webhook_delivery for a delivery;
 //   key phrases and memory recall carry out no requested action, so they cover none);
-// - an operator's server tool for any action (the plan maps actions to tools), and only a read one for
-//   an action that asks for information (a question is never answered by a change);
+// - an operator's server tool for any action (the plan maps actions to tools); on the shortlist (the
+//   embedded model's), only a read one for an action that asks for information;
 // - `unresolved` always, and alone for an action on material the run was never given.
 // A weak model may further be shown a shortlist: the server tools whose own names fit what the
 // action asks (its verb first, toolsByName). The plan records every such hint (Plan.hints), so a reader can tell
@@ -112,14 +112,15 @@ function descriptionWords(tool: string, serverTools: ServerToolCatalog): Set<str
 }
 
 /** Every choice the service can carry out and check for `action`. */
-function validOptions(action: RequestedAction, serverTools: ServerToolCatalog): string[] {
+function validOptions(action: RequestedAction, serverTools: ServerToolCatalog, shortlist: boolean): string[] {
   if (action.missing) return [UNRESOLVED];
   const builtin = Object.values(TOOLS)
     .filter((t) => t.capability === action.kind && builtinAnswers(t.id, action))
     .map((t) => t.id);
   const own = action.kind === 'analysis' ? [ANSWER] : [];
-  // A question never becomes a proposal to change something: only the catalog's reads may answer it.
-  const informationOnly = asksOnlyInformation(action);
+  // For the small model only (its adapter's aid): a question never becomes a proposal to change
+  // something, only the catalog's reads may answer it. A capable model on the plan schema decides that itself.
+  const informationOnly = shortlist && asksOnlyInformation(action);
   const servers = fittingServerTools(serverTools, action).filter((t) => !informationOnly || serverTools[t]!.effect === 'read');
   return [...own, ...builtin, ...servers, UNRESOLVED];
 }
@@ -130,7 +131,7 @@ function validOptions(action: RequestedAction, serverTools: ServerToolCatalog): 
  */
 export function actionOptions(actions: RequestedAction[], serverTools: ServerToolCatalog, shortlist: boolean): ActionOptions[] {
   return actions.map((a) => {
-    const valid = validOptions(a, serverTools);
+    const valid = validOptions(a, serverTools, shortlist);
     if (a.missing) return { action: a.n, options: valid, narrowed: `it ${missingMaterialPhrase(a)}, which the run was not given` };
     const unfit = Object.keys(serverTools).length - fittingServerTools(serverTools, a).length;
     const unfitNote = unfit
