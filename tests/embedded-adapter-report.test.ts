@@ -2,6 +2,11 @@
 // accounting as any model's (domain/agent/report.ts): its quotes stand verbatim and cover every
 // sentence, an effect is claimed only through its external call, and what failed is unresolved.
 import { describe, expect, it } from 'vitest';
+import { resultLines } from '../activities/embedded/answer-lines.ts';
+import { choiceOf, givenSentences } from '../activities/embedded/answer-part.ts';
+import { calculationsOf, numbersOf, writtenExpression } from '../activities/embedded/figure.ts';
+import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
+import { repeatsTimeZone, timeZonesNamedIn, withTimeZones } from '../activities/embedded/time-zones.ts';
 import { audienceOf, callIdOf, copiesInstruction, protocolArguments } from '../activities/embedded/report.ts';
 import { planReport, quotesOf, type ShownResult } from '../domain/planning/plan-report.ts';
 import { accountFor, type CallRecord } from '../domain/agent/report.ts';
@@ -115,11 +120,92 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(copiesInstruction({ path: '/tmp/packing.txt', content: 'passport\ncharger\numbrella' }, actions, step)).toBe(false);
   });
 
+  it("answers a question on what a tool read from that result's own lines: a JSON document's objects, or the text's lines", () => {
+    const graph = {
+      entities: [{ type: 'entity', name: 'Inês Carvalho', entityType: 'person', observations: ['Speaks Portuguese', 'Based in Porto'] }],
+      relations: [],
+    };
+    const read = (text: string) => ({
+      step_id: 's',
+      tool: 't',
+      status: 'done' as const,
+      detail: '',
+      sources: [],
+      output: { content: [{ type: 'text', text }] },
+    });
+    expect(resultLines([read(JSON.stringify(graph))])).toEqual(['entity — Inês Carvalho — person — Speaks Portuguese — Based in Porto']);
+    expect(resultLines([read('Carrier: Parcelway\n\nEstimated delivery: 12 June\n'), read('Carrier: Parcelway')])).toEqual([
+      'Carrier: Parcelway',
+      'Estimated delivery: 12 June',
+    ]);
+    expect(resultLines([{ ...read('x'), status: 'failed' as const }])).toEqual([]);
+  });
+
+  it("offers the calculations a request's numbers allow: a total or an average only of numbers that count the same thing", () => {
+    const hours = numbersOf('timesheet: mon 7.5h, tue 8h, wed 6.25h, thu 8h, fri 4.75h. total for the week?');
+    expect(hours.map((n) => n.value)).toEqual(['7.5', '8', '6.25', '8', '4.75']);
+    expect(calculationsOf(hours).map((c) => c.expression)).toEqual([
+      'sum(7.5, 8, 6.25, 8, 4.75)',
+      'mean(7.5, 8, 6.25, 8, 4.75)',
+      'max(7.5, 8, 6.25, 8, 4.75)',
+      'min(7.5, 8, 6.25, 8, 4.75)',
+    ]);
+    expect(calculationsOf(numbersOf('Receipts: 1,249.50, 12.35 and 101.75.')).map((c) => c.expression)[0]).toBe('sum(1249.50, 12.35, 101.75)');
+    // Blue and red mugs, green plates: no total of them all; nor of two numbers, or of a time's.
+    expect(calculationsOf(numbersOf('3 blue mugs, 2 red mugs, 5 green plates and 1 blue plate'))).toEqual([]);
+    expect(calculationsOf(numbersOf('80 sign-ups last week and 92 this week'))).toEqual([]);
+    expect(numbersOf('If it is 15:00 in Singapore, 3 of us')).toEqual([{ value: '3', after: 'of' }]);
+    expect(calculationsOf(numbersOf('one number: 42'))).toEqual([]);
+    // An expression the request writes out goes to calculate as written; a phone number or a date is none.
+    expect(writtenExpression("what's 1,249.50 + 387.25 + 92.80?")).toBe('1249.50 + 387.25 + 92.80');
+    expect(writtenExpression('Call 555-0142 on 2026-12-06 about the 3x4 grid')).toBeNull();
+  });
+
+  it('sorts the list a request gives alphabetically, case aside, when it asks for that order', () => {
+    const [sort] = requestedActions('Sort these alphabetically and give them back as one line: pear, Apple, mango, banana');
+    expect(alphabeticalAnswer('Sort these alphabetically and give them back as one line: pear, Apple, mango, banana', sort!)).toBe(
+      'Apple, banana, mango, pear',
+    );
+    const [byPrice] = requestedActions('Sort these by price: lamp $34, arm $89');
+    expect(alphabeticalAnswer('Sort these by price: lamp $34, arm $89', byPrice!)).toBeNull();
+  });
+
+  it('holds a time-zone argument to the zones the platform knows whose place the sentence names, two of them for a conversion', () => {
+    expect(timeZonesNamedIn('If it is 16:00 in Tokyo, what time is it in Dubai?')).toEqual(['Asia/Tokyo', 'Asia/Dubai']);
+    expect(timeZonesNamedIn('Convert 18:00 UTC to India time')).toEqual(['UTC']);
+    const convert = {
+      type: 'object',
+      required: ['source_timezone', 'time', 'target_timezone'],
+      properties: { source_timezone: { enum: ['x'] }, time: { enum: ['16:00'] }, target_timezone: { enum: ['x'] } },
+    };
+    const held = withTimeZones(convert, 'If it is 16:00 in Tokyo, what time is it in Dubai?')!.properties as Record<string, { enum: string[] }>;
+    expect(held.source_timezone!.enum).toEqual(['Asia/Tokyo', 'Asia/Dubai']);
+    expect(held.time!.enum).toEqual(['16:00']);
+    expect(withTimeZones(convert, 'Convert 18:00 UTC to India time')).toBeNull();
+    const current = { type: 'object', required: ['timezone'], properties: { timezone: { enum: ['x'] } } };
+    expect(withTimeZones(current, "What time is it in Singapore, and what's Singapore's UTC offset?")).toBeNull();
+    expect(repeatsTimeZone({ source_timezone: 'UTC', target_timezone: 'UTC' })).toBe(true);
+  });
+
+  it('answers a question on the text a request gives from its sentences, each once, and knows a question that offers a choice', () => {
+    expect(givenSentences('What is the deadline in this note: "The report is due on Friday at noon."?')).toEqual(['The report is due on Friday at noon.']);
+    expect(givenSentences("What day is the launch in this note: 'We launch on Wednesday after the final review.'")).toEqual([
+      'We launch on Wednesday after the final review.',
+    ]);
+    expect(givenSentences('Pull out the action items: "Call the landlord. Renew the permit."')).toEqual(['Call the landlord.', 'Renew the permit.']);
+    expect(choiceOf('Is this message a complaint or a compliment?')).toEqual(['complaint', 'compliment']);
+    expect(choiceOf('Who signed the contract?')).toBeNull();
+  });
+
   it('asks a question of reads only: asksOnlyInformation', () => {
     const [question] = requestedActions('What is the status of the repository at /tmp/repo?');
     const [write] = requestedActions('Write "hello" to /tmp/a.txt.');
     expect(asksOnlyInformation(question!)).toBe(true);
     expect(asksOnlyInformation(write!)).toBe(false);
+    // A change verb that is hardly a noun asks for a change wherever the instruction has it, not in the text it gives.
+    expect(asksOnlyInformation(requestedActions('pls rename a.txt to b.txt, thx')[0]!)).toBe(false);
+    expect(asksOnlyInformation(requestedActions('in settings.ini change the line debug=true to debug=false.')[0]!)).toBe(false);
+    expect(asksOnlyInformation(requestedActions('Find the web address in this note: write to us at https://x.example.')[0]!)).toBe(true);
   });
 });
 

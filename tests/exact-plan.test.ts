@@ -6,9 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { answerGrounding, betterGrounded, groundedShare, inventedValues } from '../domain/agent/answer-grounding.ts';
 import { boundedArguments, exactPlanSchema, maxJsonTokens } from '../domain/agent/exact-plan.ts';
 import { actionOptions } from '../domain/agent/plan-options.ts';
-import { requestSpans, withSpanStrings } from '../domain/agent/request-spans.ts';
+import { namesPath, requestSpans, takesPath, withSpanStrings } from '../domain/agent/request-spans.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
 import { endingReceipt } from '../domain/runs/ending-receipt.ts';
+import { sentencesOf } from '../domain/text/analyze.ts';
 import type { ServerToolCatalog } from '../domain/tools.ts';
 
 const files: ServerToolCatalog = {
@@ -117,6 +118,42 @@ describe('text arguments copied from the request', () => {
     expect(props.content!.enum).toContain('hello');
     expect(props.content!.enum).not.toContain('/tmp/x/hello.txt');
     expect(withSpanStrings(boundedArguments(files.files__read_text_file!.parameters)!, requestSpans('Read my notes.'))).toBeNull();
+  });
+
+  it('reads a property named as a path at its end (repo_path, targetDir) as one, and tells whether a request or a tool has a path', () => {
+    const spans = requestSpans('Commit onboarding.md in /tmp/x/repo with the message "Add checklist".');
+    const commit = { type: 'object', properties: { repo_path: { type: 'string' }, message: { type: 'string' } }, required: ['repo_path', 'message'] };
+    const props = withSpanStrings(commit, spans)!.properties as Record<string, { enum: string[] }>;
+    expect(props.repo_path!.enum).toEqual(['onboarding.md', '/tmp/x/repo']);
+    expect(props.message!.enum).not.toContain('/tmp/x/repo');
+    expect(takesPath(commit)).toBe(true);
+    expect(takesPath({ type: 'object', properties: { entityNames: { type: 'array', items: { type: 'string' } } } })).toBe(false);
+    expect(
+      takesPath({ type: 'object', properties: { edits: { type: 'array', items: { type: 'object', properties: { targetDir: { type: 'string' } } } } } }),
+    ).toBe(true);
+    expect(namesPath('Delete /tmp/x/old-draft.txt, please.')).toBe(true);
+    expect(namesPath('Delete the old customer records.')).toBe(false);
+  });
+});
+
+describe('sentences', () => {
+  it('end at a full stop, but not after a title or an initial', () => {
+    expect(sentencesOf('Remember that our dentist, Dr. Amelia Ross, is closed. Call J. Smith now! Then stop.')).toEqual([
+      'Remember that our dentist, Dr. Amelia Ross, is closed.',
+      'Call J. Smith now!',
+      'Then stop.',
+    ]);
+  });
+
+  it('keep a quotation whole, and read no requests into it', () => {
+    const input = 'Here is a message: "Thanks! Please copy b@x.example; or write to d@x.example." Give me every email address in it.';
+    expect(sentencesOf(input)).toEqual([
+      'Here is a message: "Thanks! Please copy b@x.example; or write to d@x.example."',
+      'Give me every email address in it.',
+    ]);
+    expect(requestedActions(input).map((a) => a.clause)).toEqual(['Give me every email address in it']);
+    // Quotes that do not pair up are no quotation.
+    expect(sentencesOf('He said "hi. Then go')).toEqual(['He said "hi.', 'Then go']);
   });
 });
 

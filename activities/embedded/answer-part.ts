@@ -9,9 +9,11 @@ import { type AnswerGrounding, answerGrounding, betterGrounded } from '../../dom
 import type { ChatMessage } from '../../domain/chat/types.ts';
 import { type RequestedAction, requestedActions } from '../../domain/planning/requested-actions.ts';
 import type { LoopStop, StepResult } from '../../domain/runs/run-types.ts';
-import { truncate } from '../../domain/text/analyze.ts';
+import { sentencesOf, truncate } from '../../domain/text/analyze.ts';
 import { isToolId, TOOLS } from '../../domain/tools.ts';
+import { quotes } from '../../domain/planning/material.ts';
 import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
+import { answerLine, resultLines, textOf } from './answer-lines.ts';
 
 /** An answer part with the number of the action it answers. */
 export type NumberedPart = AnswerPart & { action: number };
@@ -27,13 +29,6 @@ const RESULTS_MAX = 6_000;
 // Measured on the embedded model against longer instructions: short ones, and material shown before
 // the request, get the most answers that keep the text's own names and numbers (docs/models.md).
 const INSTRUCTIONS = 'Answer the question in one short sentence. Copy names, numbers and dates exactly from the text.';
-
-/** The text of a tool's result: an MCP result's text content as it is, anything else as JSON. */
-function textOf(output: unknown): string {
-  const content = (output as { content?: { type?: string; text?: string }[] } | null)?.content;
-  const texts = Array.isArray(content) ? content.filter((c) => c?.type === 'text' && typeof c.text === 'string').map((c) => c.text!) : [];
-  return texts.length ? texts.join('\n') : JSON.stringify(output);
-}
 
 /** Read results as data for the model, before the request: quoted, capped, and said to be what a tool returned. */
 function readResults(results: StepResult[]): string {
@@ -68,6 +63,58 @@ function readAnswer(results: StepResult[], action: RequestedAction, readBy: stri
   return text ? truncate(text, READ_ANSWER_MAX) : null;
 }
 
+/** A question: its clause ends in a question mark, or opens with a question word ("What day is the launch in this note: …"). */
+const isQuestion = (action: RequestedAction) =>
+  action.clause.trimEnd().endsWith('?') || /^(?:what|which|who|whom|whose|when|where|why|how)\b/i.test(action.clause.trim());
+
+/** Whether the request gives text to answer from: a quote, or text after a colon. */
+const givesText = (input: string) => quotes(input) || /:\s+\S/.test(input);
+
+const NEEDS_STRONGER = 'it needs a stronger model (route one with POST /v1/routing-policies)';
+
+/**
+ * Work whose answer is written, not found ("Summarise: …", "Translate …", "the gist of this"): the
+ * only instructions the small model answers in its own words, with no tool; any other's prose could
+ * not be checked (issue 63). English words, so they live in the embedded adapter.
+ */
+const WRITING = /\b(?:summar(?:ise|ize|y)|translat\w*|rewrite|rephrase|paraphrase|draft|gist|key points|explain|describe|outline|recap)\b/i;
+
+const UNCHECKED = `the small model's own words for it could not be checked against anything; ${NEEDS_STRONGER}`;
+
+const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The two options a question offers ("Is this a complaint or a compliment?"), or null. */
+export function choiceOf(clause: string): [string, string] | null {
+  const m = /(?:^|\s)(?:an?\s+|the\s+)?([\p{L}-]+)\s+or\s+(?:an?\s+|the\s+)?([\p{L}-]+)\s*\??$/iu.exec(clause.trim());
+  return m ? [m[1]!, m[2]!] : null;
+}
+
+/** The sentences of the text the request gives: its quotations, and what follows a colon. */
+export function givenSentences(input: string): string[] {
+  const quoted = [...input.matchAll(/["“]([^"”]+)["”]|(?:^|\s)['‘]([^'’]+)['’](?=$|[\s.,;:!?])/g)].map((m) => m[1] ?? m[2] ?? '');
+  const colon = sentencesOf(input).flatMap((s) => {
+    const m = /:\s+(\S.*)$/.exec(s);
+    return m ? [m[1]!] : [];
+  });
+  // A quotation after a colon is one text, however it is reached: the same sentence once, without its quotes.
+  const bare = (t: string) =>
+    t
+      .trim()
+      .replace(/^["“'‘]+|["”'’]+[?!.]*$/g, '')
+      .trim();
+  const sentences = [...quoted, ...colon]
+    .flatMap((t) => sentencesOf(bare(t)))
+    .map(bare)
+    .filter(Boolean);
+  const key = (t: string) => t.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+  const first = new Map<string, string>();
+  for (const t of sentences) if (!first.has(key(t))) first.set(key(t), t);
+  return [...first.values()];
+}
+
+const NOTHING_TO_ANSWER_FROM =
+  'no tool read anything for it and the request gives no text to answer it from; the small model does not answer from what it knows: it needs a stronger model (route one with POST /v1/routing-policies)';
+
 /** Answers tried at most, when the first does not rest on the text; the later ones sampled, seeded so a retry writes the same. */
 const ATTEMPTS = 3;
 /** A first answer with at least this share of its content words in the text, and no invented value, is kept. */
@@ -84,6 +131,27 @@ export async function answerPart(
   if (!action) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the run has no such action' } };
   const exact = exactAnswer(t.results, t.action) ?? readAnswer(t.results, action, t.readBy);
   if (exact !== null) return { kind: 'part', part: { action: t.action, status: 'performed', result: exact } };
+  if (isQuestion(action)) {
+    const lines = resultLines(t.results);
+    if (lines.length) {
+      const found = await answerLine(deps, t, `answer:${t.action}:line`, action.clause, lines);
+      if (found.kind === 'stopped') return found;
+      if (found.kind === 'unsure') return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: found.reason } };
+      return { kind: 'part', part: { action: t.action, status: 'performed', result: found.line } };
+    }
+    if (!givesText(t.input)) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: NOTHING_TO_ANSWER_FROM } };
+    // A question on the text the request gives is answered by a sentence of it, as for a read; one that offers a
+    // choice ("a complaint or a compliment?") by the model, when its answer names exactly one of the two.
+    const options = choiceOf(action.clause);
+    if (!options) {
+      const found = await answerLine(deps, t, `answer:${t.action}:given`, action.clause, givenSentences(t.input));
+      if (found.kind === 'stopped') return found;
+      if (found.kind === 'unsure') return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: found.reason } };
+      return { kind: 'part', part: { action: t.action, status: 'performed', result: found.line } };
+    }
+  } else if (!WRITING.test(action.clause) && t.results.length === 0) {
+    return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: UNCHECKED } };
+  }
   const material = readResults(t.results);
   const messages: ChatMessage[] = [
     { role: 'system', content: INSTRUCTIONS },
@@ -114,6 +182,17 @@ export async function answerPart(
     if (best.grounding.invented.length === 0 && best.grounding.share >= GROUNDED_ENOUGH) break;
   }
   if (!best) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the model wrote nothing for it' } };
+  const options = isQuestion(action) ? choiceOf(action.clause) : null;
+  if (options && options.filter((o) => new RegExp(`\\b${escaped(o)}\\b`, 'i').test(best!.text)).length !== 1) {
+    return {
+      kind: 'part',
+      part: {
+        action: t.action,
+        status: 'unresolved',
+        reason: `the small model's answer names not exactly one of "${options.join('" and "')}"; ${NEEDS_STRONGER}`,
+      },
+    };
+  }
   if (best.grounding.invented.length) {
     const reason = `every answer the model wrote names ${best.grounding.invented.join(' and ')} that the text does not hold, so none is given: it needs a stronger model (route one with POST /v1/routing-policies)`;
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };

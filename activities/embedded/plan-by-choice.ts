@@ -6,14 +6,15 @@
 import { buildableOptions, boundedArguments, maxJsonTokens, toolParameters } from '../../domain/agent/exact-plan.ts';
 import { assessPlan, type PlanProposal, proposalOf } from '../../domain/agent/plan-check.ts';
 import { ANSWER, type ActionOptions, actionOptions, choiceInstructions, optionPhrase, toolWords, UNRESOLVED } from '../../domain/agent/plan-options.ts';
-import { requestSpans, withSpanStrings } from '../../domain/agent/request-spans.ts';
+import { namesPath, requestSpans, takesPath, withSpanStrings } from '../../domain/agent/request-spans.ts';
 import { argumentProblems } from '../../domain/agent/tool-args.ts';
 import type { ChatMessage, ChatRequest } from '../../domain/chat/types.ts';
 import { missingMaterialReason, type RequestedAction } from '../../domain/planning/requested-actions.ts';
-import { truncate } from '../../domain/text/analyze.ts';
-import { estimateTokens } from '../../domain/tokens.ts';
+import { sentencesOf, truncate } from '../../domain/text/analyze.ts';
 import type { ServerToolCatalog } from '../../domain/tools.ts';
 import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
+import { leader, rankScores } from './rank.ts';
+import { repeatsTimeZone, withTimeZones } from './time-zones.ts';
 
 type PlanCall = CallContext & { input: string; attempt: number };
 type Entry = { do: string; arguments?: Record<string, unknown>; purpose?: string; reason?: string };
@@ -35,33 +36,30 @@ const request = (c: PlanCall, messages: ChatMessage[], maxTokens: number, schema
   sampling: { temperature: 0 },
 });
 
-/** The index of the candidate the model finds likeliest after `messages` (and `prefix`), as one charged call. */
-async function likeliest(deps: AgentDeps, c: PlanCall, callKey: string, messages: ChatMessage[], candidates: string[], prefix = ''): Promise<number | Stopped> {
-  const worstCase = candidates.reduce((sum, x) => sum + estimateTokens(x) + 8, estimateTokens(prefix));
-  const called = await callModel(deps, c, callKey, request(c, messages, worstCase), [], async (provider, signal) => {
-    if (!provider.rank) throw new Error('this provider cannot rank choices');
-    const ranked = await provider.rank({ messages, candidates, prefix }, signal);
-    return { content: JSON.stringify(ranked.scores), refusal: null, finishReason: 'stop', usage: ranked.usage };
-  });
-  if (called.kind === 'stopped') return called;
-  const scores = JSON.parse(called.output.content ?? '[]') as number[];
-  let best = 0;
-  scores.forEach((s, i) => {
-    if (s > scores[best]!) best = i;
-  });
-  return best;
+/** The candidate the model finds likeliest after `messages`, and its lead over the next one. */
+async function likeliest(
+  deps: AgentDeps,
+  c: PlanCall,
+  callKey: string,
+  messages: ChatMessage[],
+  candidates: string[],
+): Promise<{ best: number; lead: number } | Stopped> {
+  const scores = await rankScores(deps, c, callKey, messages, candidates);
+  return 'kind' in scores ? scores : leader(scores);
 }
 
-/** The option the model finds likeliest for the action; an action with one option takes it without a call. */
-async function choose(deps: AgentDeps, c: PlanCall, action: RequestedAction, options: string[], serverTools: ServerToolCatalog): Promise<string | Stopped> {
-  if (options.length === 1) return options[0]!;
+type Choice = { option: string; lead: number | null };
+
+/** The option the model finds likeliest for the action, with its lead; an action with one option takes it without a call. */
+async function choose(deps: AgentDeps, c: PlanCall, action: RequestedAction, options: string[], serverTools: ServerToolCatalog): Promise<Choice | Stopped> {
+  if (options.length === 1) return { option: options[0]!, lead: null };
   const messages: ChatMessage[] = [
     { role: 'system', content: choiceInstructions(options, serverTools) },
     { role: 'user', content: `Request: ${action.clause}` },
   ];
   const candidates = options.map((o) => optionPhrase(o, serverTools));
-  const best = await likeliest(deps, c, `plan:${c.attempt}:choose:${action.n}`, messages, candidates);
-  return typeof best === 'number' ? options[best]! : best;
+  const ranked = await likeliest(deps, c, `plan:${c.attempt}:choose:${action.n}`, messages, candidates);
+  return 'kind' in ranked ? ranked : { option: options[ranked.best]!, lead: ranked.lead };
 }
 
 /**
@@ -79,8 +77,9 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
     },
     { role: 'user', content: `Request: ${c.input}` },
   ];
-  // Written under the grammar of the tool's schema, its text limited to spans of the request.
-  const schema = withSpanStrings(bounded, requestSpans(c.input));
+  // Written under the grammar of the tool's schema, its text limited to spans of the request, a time zone to one its sentence names.
+  const spanned = withSpanStrings(bounded, requestSpans(c.input));
+  const schema = spanned && withTimeZones(spanned, sentencesOf(c.input)[action.sentence] ?? action.clause);
   if (!schema) return { do: UNRESOLVED, reason: `the request states no value for an argument ${tool} requires` };
   const called = await callModel(deps, c, `plan:${c.attempt}:arguments:${action.n}`, request(c, messages, maxJsonTokens(schema), schema), []);
   if (called.kind === 'stopped') return called;
@@ -90,6 +89,11 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
   } catch {
     return { do: UNRESOLVED, reason: `the model's arguments for ${tool} were cut off; nothing will be run for it` };
   }
+  if (repeatsTimeZone(args as Record<string, unknown>))
+    return {
+      do: UNRESOLVED,
+      reason: `the small model gave ${tool} the same time zone twice; it needs a stronger model (route one with POST /v1/routing-policies)`,
+    };
   return checked(tool, { do: tool, arguments: args as Record<string, unknown> }, serverTools);
 }
 
@@ -107,11 +111,39 @@ function unresolvedReason(o: ActionOptions, action: RequestedAction): string {
   return 'the model chose this over every tool it was offered: no offered tool does it';
 }
 
+/**
+ * The least lead, in log-likelihood, a tool must have over the next option for the small model's choice
+ * to stand; below it the action is unresolved. Calibrated on the fresh eval's tuning half (docs/models.md).
+ */
+const MIN_TOOL_LEAD = 2;
+
+/** Why the small model's choice of an external tool is not kept; null when it stands. */
+function externalDoubt(c: PlanCall, action: RequestedAction, tool: string, lead: number | null, serverTools: ServerToolCatalog): string | null {
+  if (serverTools[tool]?.effect !== 'external') return null;
+  if (lead !== null && lead < MIN_TOOL_LEAD)
+    return `the small model chose ${tool} by too narrow a lead over the next option to be trusted with it; it needs a stronger model (route one with POST /v1/routing-policies)`;
+  // A change to a path the action's sentence names ("We don't need a.txt anymore, delete it") needs a tool that takes a path.
+  if (namesPath(sentencesOf(c.input)[action.sentence] ?? action.clause) && !takesPath(serverTools[tool]?.parameters))
+    return `it names a path, and ${tool}, the small model's choice, takes none; no tool was chosen that can act on it: it needs a stronger model (route one with POST /v1/routing-policies)`;
+  return null;
+}
+
 /** One entry of the plan for one action. */
-async function entryFor(deps: AgentDeps, c: PlanCall, action: RequestedAction, o: ActionOptions, serverTools: ServerToolCatalog): Promise<Entry | Stopped> {
-  const choice = await choose(deps, c, action, o.options, serverTools);
-  if (typeof choice !== 'string') return choice;
+async function entryFor(
+  deps: AgentDeps,
+  c: PlanCall,
+  action: RequestedAction,
+  o: ActionOptions,
+  serverTools: ServerToolCatalog,
+  leads: Map<number, number>,
+): Promise<Entry | Stopped> {
+  const chosen = await choose(deps, c, action, o.options, serverTools);
+  if ('kind' in chosen) return chosen;
+  const choice = chosen.option;
+  if (chosen.lead !== null) leads.set(action.n, chosen.lead);
   if (choice === ANSWER) return { do: ANSWER };
+  const doubt = choice === UNRESOLVED ? null : externalDoubt(c, action, choice, chosen.lead, serverTools);
+  if (doubt) return { do: UNRESOLVED, reason: truncate(doubt, PLAN_REASON_MAX) };
   if (choice === UNRESOLVED) return { do: UNRESOLVED, reason: unresolvedReason(o, action) };
   const filled = await fill(deps, c, action, choice, serverTools);
   if ('kind' in filled) return filled;
@@ -122,8 +154,9 @@ async function entryFor(deps: AgentDeps, c: PlanCall, action: RequestedAction, o
 export async function planByChoice(deps: AgentDeps, c: PlanCall, actions: RequestedAction[], serverTools: ServerToolCatalog): Promise<PlanProposal> {
   const options = buildableOptions(actionOptions(actions, serverTools, true), serverTools);
   const entries: Record<string, Entry> = {};
+  const leads = new Map<number, number>();
   for (const o of options) {
-    const entry = await entryFor(deps, c, actions[o.action - 1]!, o, serverTools);
+    const entry = await entryFor(deps, c, actions[o.action - 1]!, o, serverTools, leads);
     if ('kind' in entry) return entry;
     entries[`action_${o.action}`] = entry;
   }
@@ -134,7 +167,9 @@ export async function planByChoice(deps: AgentDeps, c: PlanCall, actions: Reques
   const hints = options.map((o) => {
     const a = actions[o.action - 1]!;
     const read = `the request reads as ${a.kind === 'unsupported' ? 'an effect' : a.kind === 'delivery' ? 'a delivery' : 'analysis'}${a.verb ? ` ("${a.verb}")` : ''}, which decides the built-in options`;
-    return { action: o.action, offered: o.options, why: [read, o.narrowed, withTool.has(o.action) ? COPIED_ARGUMENTS : null].filter(Boolean).join('; ') };
+    const lead = leads.get(o.action);
+    const led = lead === undefined ? null : `the model's choice led the next option by ${lead.toFixed(2)} in log-likelihood`;
+    return { action: o.action, offered: o.options, why: [read, o.narrowed, led, withTool.has(o.action) ? COPIED_ARGUMENTS : null].filter(Boolean).join('; ') };
   });
   return { kind: 'planned', plan: { ...proposal.plan, execution: 'steps', choice: 'ranked', hints } };
 }

@@ -2,12 +2,13 @@
 // become as protocol calls, and the report it gives once they ran. English heuristics live here (the
 // audience of a delivery, where each requested action's words stand in the request) because they
 // help the 135M model only; verification reads the report structurally, as it reads any model's.
+import { namesPath } from '../../domain/agent/request-spans.ts';
 import { digestOf } from '../../domain/digest.ts';
 import type { PlanStep } from '../../domain/planning/plan.ts';
 import { messageSpan } from '../../domain/planning/material.ts';
 import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
 import { listCountOutput } from '../../domain/runs/tool-outputs.ts';
-import { truncate } from '../../domain/text/analyze.ts';
+import { sentencesOf, truncate } from '../../domain/text/analyze.ts';
 
 /** The id of the protocol call a plan step becomes: its reports cite it. */
 export const callIdOf = (step: PlanStep) => `emb_${step.id}`;
@@ -51,7 +52,7 @@ export function protocolArguments(step: PlanStep, input: string, actions: Reques
       return { to: audienceOf(delivered?.clause ?? ''), message };
     }
     default:
-      return step.effect === 'external' ? withGivenText(step, args, actions) : args;
+      return step.effect === 'external' ? withGivenText(step, args, input, actions) : args;
   }
 }
 
@@ -60,19 +61,50 @@ function textArgument(args: Record<string, unknown>): string | null {
   return Object.keys(args).find((k) => /^(?:content|text|message|body|note)$/i.test(k) && typeof args[k] === 'string') ?? null;
 }
 
+const NEEDS_STRONGER = 'it needs a stronger model (route one with POST /v1/routing-policies)';
+
+/** Every string an argument value holds, at any depth. */
+const stringsIn = (v: unknown): string[] =>
+  typeof v === 'string' ? [v] : Array.isArray(v) ? v.flatMap(stringsIn) : v && typeof v === 'object' ? Object.values(v).flatMap(stringsIn) : [];
+
+/** The text a sentence gives after a colon and a space (not a time's or an address's colon), without its closing stop. */
+function afterColon(sentence: string): string | null {
+  const m = /:\s+(\S.*)$/.exec(sentence);
+  return m
+    ? m[1]!
+        .trim()
+        .replace(/[.!?]+$/, '')
+        .trim() || null
+    : null;
+}
+
 /**
- * An external step's text as the request gives it: a quoted text, or one after "saying" or "that", is
- * written verbatim, punctuation included; a text after a colon must be the one the model wrote, or the
- * step does not run (a small model that clipped or reworded it would write something else).
+ * An external step's text as the request gives it. A quoted text, or one after "saying" or "that",
+ * is written verbatim, punctuation included. A text after a colon must be the one the model wrote, or
+ * stand whole in its arguments. Any other text to write must end the action's clause ("… listing milk
+ * and eggs") and name no path: words picked from the middle of the instruction ("add coffee beans to
+ * the end of shopping.txt") are not a text the request gives, and the step does not run.
  */
-function withGivenText(step: PlanStep, args: Record<string, unknown>, actions: RequestedAction[]): Record<string, unknown> | string {
+function withGivenText(step: PlanStep, args: Record<string, unknown>, input: string, actions: RequestedAction[]): Record<string, unknown> | string {
   const key = textArgument(args);
   const action = actions.find((a) => (step.covers ?? []).includes(a.n));
-  const span = action ? messageSpan(action.clause) : null;
-  if (!key || !span) return args;
-  if (span.marker === 'quote' || span.marker === 'saying' || span.marker === 'that') return { ...args, [key]: span.message };
-  if (String(args[key]).trim() === span.message) return args;
-  return 'the small model did not write the text the request gives after its colon; it needs a stronger model (route one with POST /v1/routing-policies)';
+  if (!action) return args;
+  const span = messageSpan(action.clause);
+  if (key && span) {
+    if (span.marker === 'quote' || span.marker === 'saying' || span.marker === 'that') return { ...args, [key]: span.message };
+    if (String(args[key]).trim() === span.message) return args;
+    return `the small model did not write the text the request gives after its colon; ${NEEDS_STRONGER}`;
+  }
+  const given = afterColon(sentencesOf(input)[action.sentence] ?? action.clause);
+  if (given) {
+    if (stringsIn(args).some((v) => v.includes(given))) return args;
+    return `the small model did not carry the text the request gives after its colon whole; ${NEEDS_STRONGER}`;
+  }
+  if (!key || span) return args;
+  const text = String(args[key]).trim();
+  const clause = action.clause.trim().replace(/[.!?]+$/, '');
+  if (text && !namesPath(text) && clause.endsWith(text)) return args;
+  return `the small model took words of the instruction for the text to write, not a text the request gives; ${NEEDS_STRONGER}`;
 }
 
 /** The assistant message's tool call for a step, in OpenAI's wire format. */

@@ -11,7 +11,7 @@ import type { ChatMessage } from '../../domain/chat/types.ts';
 import { withAnsweredMessages, withDeliveryMessages } from '../../domain/planning/delivery-steps.ts';
 import { messageSpan } from '../../domain/planning/material.ts';
 import type { Plan, PlanHint, PlanStep } from '../../domain/planning/plan.ts';
-import { type RequestedAction, requestedActions } from '../../domain/planning/requested-actions.ts';
+import { asksOnlyInformation, type RequestedAction, requestedActions } from '../../domain/planning/requested-actions.ts';
 import type { LoopStop, StepResult } from '../../domain/runs/run-types.ts';
 import type { ServerToolCatalog } from '../../domain/tools.ts';
 import { withRecalledText } from '../agent.ts';
@@ -19,6 +19,9 @@ import type { AgentDeps, CallContext } from '../model-call.ts';
 import { actionOptions } from '../../domain/agent/plan-options.ts';
 import { answerPart, type NumberedPart } from './answer-part.ts';
 import { asksFigure, FIGURE_REASON } from './asks-figure.ts';
+import { chooseCalculation, writtenExpression } from './figure.ts';
+import { alphabeticalAnswer, asksAlphabeticalOrder } from './sort-list.ts';
+import { isTimeZoneKey } from './time-zones.ts';
 import { planByChoice } from './plan-by-choice.ts';
 import { planReport, type ShownResult } from '../../domain/planning/plan-report.ts';
 import { callIdOf, copiesInstruction, protocolArguments, proposedCall, wireCall } from './report.ts';
@@ -85,12 +88,11 @@ function callsFor(plan: Plan, steps: PlanStep[], input: string, actions: Request
   for (const step of steps) {
     const args = protocolArguments(step, input, actions);
     // A delivery of a figure to work out ("Tell accounting the total of …: 45.90, …") would send the inputs, not the
-    // figure. Its instruction is the clause before the message it gives (or the whole clause, when that is all it is).
+    // figure. Its instruction is the clause before the message it gives (or the whole clause, when that is all it is),
+    // and a message's own words before a colon ("know our total hours: Ana 12, …").
     const sendsFigure =
       step.tool === 'webhook_delivery' &&
-      actions.some(
-        (a) => (step.covers ?? []).includes(a.n) && a.message !== undefined && asksFigure({ ...a, clause: messageSpan(a.clause)?.head ?? a.clause }),
-      );
+      actions.some((a) => (step.covers ?? []).includes(a.n) && a.message !== undefined && asksFigure({ ...a, clause: instructionOf(a) }));
     const problem = sendsFigure
       ? FIGURE_REASON
       : typeof args === 'string'
@@ -105,6 +107,15 @@ function callsFor(plan: Plan, steps: PlanStep[], input: string, actions: Request
   const kept = new Set(called.map((c) => c.step.id));
   const dropped = new Set(steps.filter((s) => !kept.has(s.id)).map((s) => s.id));
   return { plan: { ...plan, steps: plan.steps.filter((s) => !dropped.has(s.id)), gaps }, called };
+}
+
+const FOUND_NOTHING =
+  'find_contact_details found no email address, web address or phone number in the text, so it answers nothing; if the request asks something else, it needs a stronger model (route one with POST /v1/routing-policies)';
+
+/** A delivery's instruction: its clause before the message, and the message's own words before a colon. */
+function instructionOf(a: RequestedAction): string {
+  const introduced = /:\s/.exec(a.message ?? '');
+  return [messageSpan(a.clause)?.head ?? a.clause, introduced ? a.message!.slice(0, introduced.index) : ''].join(' ');
 }
 
 /** A turn that calls `called`, carrying `state`. */
@@ -132,13 +143,59 @@ function exactAnswer(step: PlanStep | undefined, r: StepResult | undefined): str
   const out = r.output as { count?: number; items?: string[]; emails?: string[]; urls?: string[]; phones?: string[] } | null;
   if (step.tool === 'count_list_items' && typeof out?.count === 'number')
     return `${out.count} item${out.count === 1 ? '' : 's'}: ${(out.items ?? []).join(', ')}.`;
+  if (step.tool === 'calculate' && typeof (r.output as { value?: unknown } | null)?.value === 'string') {
+    const { value, expression } = r.output as { value: string; expression?: string };
+    const shown = expression ?? step.scope;
+    // A share times 100 is a percentage.
+    const unit = /\*\s*100$/.test(shown) ? '%' : '';
+    return `${value}${unit} (${shown}, worked out exactly by calculate).`;
+  }
   if (step.tool === 'find_contact_details' && out) {
     const listed = (label: string, xs: string[] = []) => (xs.length ? [`${label}: ${xs.join(', ')}.`] : []);
     const lines = [...listed('Email addresses', out.emails), ...listed('Web addresses', out.urls), ...listed('Phone numbers', out.phones)];
-    return lines.length ? lines.join(' ') : 'The text gives no email address, web address or phone number.';
+    return lines.length ? lines.join(' ') : null;
   }
   return null;
 }
+
+/**
+ * The plan with a `calculate` step for each answered action that asks for a figure, where the model
+ * chose the calculation clearly enough (figure.ts); such an action is then answered by that step.
+ */
+async function withCalculations(
+  deps: AgentDeps,
+  t: EmbeddedTurnInput,
+  plan: Plan,
+  actions: RequestedAction[],
+): Promise<Plan | { kind: 'stopped'; stop: LoopStop }> {
+  const covered = new Set(plan.steps.flatMap((s) => s.covers ?? []));
+  const steps: PlanStep[] = [];
+  for (const n of plan.answer ?? []) {
+    const action = actions[n - 1];
+    if (!action || covered.has(n)) continue;
+    const written = writtenExpression(action.clause);
+    if (!written && !asksFigure(action)) continue;
+    const chosen = written
+      ? ({ kind: 'chosen', calculation: { words: written, expression: written } } as const)
+      : await chooseCalculation(deps, t, t.input, action);
+    if (chosen.kind === 'stopped') return chosen;
+    if (chosen.kind !== 'chosen') continue;
+    const { words, expression } = chosen.calculation;
+    steps.push({
+      id: `calc_${n}`,
+      tool: 'calculate',
+      effect: 'read',
+      purpose: `work out ${words}: action ${n}`,
+      scope: expression,
+      covers: [n],
+      arguments: { expression },
+    });
+  }
+  return steps.length ? { ...plan, steps: [...steps, ...plan.steps] } : plan;
+}
+
+/** An action of work on text whose words ask for a change ("Remember that …"): no answer performs it. */
+const asksChange = (a: RequestedAction) => a.kind === 'analysis' && !asksOnlyInformation(a) && !asksAlphabeticalOrder(a);
 
 export function embeddedTurns(deps: AgentDeps) {
   /** The answers to the actions the plan answers or read for (a failed read leaves its action unanswered). */
@@ -152,6 +209,11 @@ export function embeddedTurns(deps: AgentDeps) {
     const parts: NumberedPart[] = [];
     for (const action of answered) {
       const by = readBy.get(action);
+      const sorted = alphabeticalAnswer(t.input, actions[action - 1]!);
+      if (sorted !== null) {
+        parts.push({ action, status: 'performed', result: sorted });
+        continue;
+      }
       const exact = exactAnswer(
         by ? stepOf.get(by) : undefined,
         results.find((r) => r.step_id === by),
@@ -160,8 +222,15 @@ export function embeddedTurns(deps: AgentDeps) {
         parts.push({ action, status: 'performed', result: exact });
         continue;
       }
-      // A figure to work out is not the small model's to guess: unresolved, saying what would do it.
-      if (asksFigure(actions[action - 1]!)) {
+      // An exact search that found nothing it looks for does not answer what was asked: the small model may have chosen it for another question.
+      if (by && stepOf.get(by)?.tool === 'find_contact_details') {
+        parts.push({ action, status: 'unresolved', reason: FOUND_NOTHING });
+        continue;
+      }
+      // A figure to work out is not the small model's to guess: unresolved, saying what would do it. A time a
+      // time-zone tool read (it took a time zone) is found in its result, not worked out.
+      const readTime = Object.keys(stepOf.get(by ?? '')?.arguments ?? {}).some(isTimeZoneKey);
+      if (asksFigure(actions[action - 1]!) && !readTime) {
         parts.push({ action, status: 'unresolved', reason: FIGURE_REASON });
         continue;
       }
@@ -203,11 +272,14 @@ export function embeddedTurns(deps: AgentDeps) {
         const gaps = actions.map((a) => ({ action: a.n, reason }));
         return reportOf(t, { phase: 'effects', actions, plan: { planner: 'model', steps: [], gaps }, parts: [] }, shown);
       }
-      const planned = withDeliveryMessages(proposal.plan, actions);
+      const figured = await withCalculations(deps, t, proposal.plan, actions);
+      if ('kind' in figured) return figured;
+      const planned = withDeliveryMessages(figured, actions);
       const reads = planned.steps.filter((s) => s.effect !== 'external');
       const { plan, called } = callsFor(planned, reads, t.input, actions, t.serverTools);
+      // Actions that ask for a change: the catalog offered them an external tool, or their words ask for one.
       const changes = actionOptions(actions, t.serverTools, true)
-        .filter((o) => o.options.some((x) => t.serverTools[x]?.effect === 'external'))
+        .filter((o) => o.options.some((x) => t.serverTools[x]?.effect === 'external') || asksChange(actions[o.action - 1]!))
         .map((o) => o.action);
       const state0: AdapterState = { phase: 'reads', actions, plan, parts: [], changes };
       const first = called.length ? callTurn(state0, called) : await effectsTurn(t, state0, shown);

@@ -28,9 +28,21 @@ export function requestSpans(text: string): string[] {
 
 type Schema = Record<string, unknown>;
 
-/** A property that names a file or a place: it takes one of the request's paths, nothing else. */
-const PATH_KEY = /^(?:path|file|filename|file_?path|dir|directory|folder|destination|source|target|uri|url)$/i;
+/** A property that names a file or a place (`path`, `repo_path`, `targetDir`): it takes one of the request's paths, nothing else. */
+const PATH_KEY = /^(?:file|filename|destination|source|target|uri|url)$|(?:path|dir|directory|folder)$/i;
 const PATH_SPAN = /^(?:[a-z][a-z0-9+.-]*:\/\/\S+|~?\.{0,2}\/\S*|[\w.-]+(?:\/[\w.-]+)+|[\w-]+\.[a-z][a-z0-9]{0,4})$/i;
+
+/** Whether the text names a path (a word of it that reads as one). */
+export function namesPath(text: string): boolean {
+  return wordsAsWritten(text).some((w) => PATH_SPAN.test(w));
+}
+
+/** Whether a tool's parameters (a JSON Schema object) take a path: a string property named as one, at any depth. */
+export function takesPath(schema: unknown): boolean {
+  const properties = (schema as { properties?: Record<string, unknown> } | null)?.properties;
+  if (!properties || typeof properties !== 'object') return false;
+  return Object.entries(properties).some(([key, value]) => PATH_KEY.test(key) || takesPath(value) || takesPath((value as { items?: unknown })?.items));
+}
 
 /** The spans a property may take: a path-like property the request's paths, any other its spans that are not paths. */
 export function spansFor(key: string, spans: string[]): string[] {

@@ -74,7 +74,7 @@ export function planReport(
   parts: ActionAnswer[],
   results: ReadonlyMap<string, ShownResult>,
   callIdOf: (step: PlanStep) => string,
-  /** Actions that ask for a change (the catalog offered them an external tool): an answer never performs one. */
+  /** Actions that ask for a change (the catalog offered them an external tool, or their words ask for one): an answer never performs one. */
   changes: ReadonlySet<number> = new Set(),
 ): { parts: ReportPart[] } {
   const quotes = quotesOf(input, actions);
@@ -92,7 +92,7 @@ export function planReport(
         if (external.length === 0)
           return unresolved(
             changes.has(a.n)
-              ? 'it asks for a change a tool of this run could make, and the small model chose none; it needs a stronger model (route one with POST /v1/routing-policies)'
+              ? 'it asks for a change, and the small model chose no tool of this run to make it; it needs a stronger model (route one with POST /v1/routing-policies)'
               : 'no tool of this run performs it',
           );
         // Performed as far as the calls went: a call of unknown outcome is cited, so the receipt says so.

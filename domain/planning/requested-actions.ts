@@ -229,10 +229,14 @@ function colonMaterial(sentence: string): boolean {
 
 /** The actions of one part of a sentence, split at conjunctions before a verb that starts a new action. */
 function actionsOfPart(part: string, sentence: number): Draft[] {
-  return clausesWithLoneEffects(part).flatMap((clause) =>
+  // A quotation is material, never more requests: it is split nowhere ("…: \"call Dario, or write to him.\"").
+  const quoted: string[] = [];
+  const masked = part.replace(/"[^"]*"|“[^”]*”/g, (q) => `\u0000${quoted.push(q) - 1}\u0000`);
+  const unmasked = (text: string) => text.replace(/\u0000(\d+)\u0000/g, (_, i: string) => quoted[Number(i)]!);
+  return clausesWithLoneEffects(masked).flatMap((clause) =>
     clause
       .split(ACTION_SPLIT)
-      .map(tidy)
+      .map((p) => tidy(unmasked(p)))
       .filter((p) => wordsOf(p).length >= 1)
       .map((p) => ({ clause: p, sentence, ...kindOf(p) })),
   );
@@ -343,6 +347,9 @@ function withoutStatements(actions: RequestedAction[]): RequestedAction[] {
 // a.txt", "Add a note to …", "Remember that …"): only such an action may become an external call.
 const CHANGE_VERBS = words(`write save store put record add append overwrite create make edit change modify update replace move
   rename remember note log stage commit insert set mark tag attach copy`);
+// Change verbs that are hardly ever nouns, so they ask for a change wherever the instruction has them
+// ("pls rename a.txt to b.txt", "in settings.ini change the line …"), in their base form only.
+const CHANGE_ANYWHERE = words('write save overwrite create edit modify replace move rename remember append insert change');
 const QUESTION_WORDS = words('what which how why who whom whose when where whether is are was were does do did can could should would will has have');
 
 /**
@@ -355,6 +362,9 @@ export function asksOnlyInformation(action: RequestedAction): boolean {
   const body = action.clause.replace(FILLER, '').trim();
   const first = (wordsOf(body)[0] ?? '').toLowerCase();
   if (body.endsWith('?') || QUESTION_WORDS.has(first)) return true;
+  // The instruction is what comes before any text it gives (after a colon, or quoted).
+  const instruction = wordsOf(body.split(/:\s|["“]/)[0] ?? '');
+  if (instruction.some((w) => CHANGE_ANYWHERE.has(w))) return false;
   return verbIn(first, CHANGE_VERBS) === null;
 }
 

@@ -28,11 +28,28 @@ const QUANTITY =
 const EXCLUSION = /\b(?:without|excluding|except(?: for)?|not including|but not|do not|don't|no)\s+([^.;,!?]{3,80})/gi;
 const CLAUSE_SPLIT = /\s*(?:;|\bthen\b|\bafter that\b|\bfinally\b|\bnext\b|,\s*and\s+|\n|(?:^|\s)(?:\d+[.)]|[-*•])\s+)\s*/i;
 
+/**
+ * The sentences of a text: split after a full stop, question or exclamation mark, except after a
+ * capital and at most one more letter ("Dr.", "J."), which is far more often a title or an initial,
+ * and except inside double quotes, whose sentences are one quotation (when the quotes pair up).
+ */
 export function sentencesOf(text: string): string[] {
-  return text
-    .split(/(?<=[.!?])\s+|\n+/)
-    .map((s) => s.trim())
-    .filter((s) => /[A-Za-z0-9]/.test(s));
+  const straight = (text.match(/"/g) ?? []).length;
+  const paired = straight % 2 === 0 && (text.match(/“/g) ?? []).length === (text.match(/”/g) ?? []).length;
+  const sentences: string[] = [];
+  let start = 0;
+  let quoted = false;
+  for (const m of text.matchAll(/["“”]|(?<=[.!?]["”]?)(?<!\b[A-Z][a-z]?\.)\s+|\n+/g)) {
+    if (/["“”]/.test(m[0])) {
+      if (paired) quoted = m[0] === '“' ? true : m[0] === '”' ? false : !quoted;
+      continue;
+    }
+    if (quoted && !m[0].includes('\n')) continue;
+    sentences.push(text.slice(start, m.index));
+    start = m.index + m[0].length;
+  }
+  sentences.push(text.slice(start));
+  return sentences.map((s) => s.trim()).filter((s) => /[A-Za-z0-9]/.test(s));
 }
 
 /** A word without a common inflection (-ing, -ed, -es, -s), kept whole when that would leave two letters or fewer. */

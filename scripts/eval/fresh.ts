@@ -21,7 +21,9 @@ const TERMINAL = new Set(['completed', 'failed', 'needs_attention']);
 const RUN_WAIT_MS = 240_000;
 const here = (p: string) => path.join(projectRoot, 'scripts', 'eval', 'fresh', p);
 
-export const freshCases = (): FreshCase[] => JSON.parse(readFileSync(here('cases.json'), 'utf8')) as FreshCase[];
+/** cases.json (tuning and held-out halves), then cases-extra.json and cases-extra2.json: 40 more tuning cases each, written the same way by two more helper sessions. */
+export const freshCases = (): FreshCase[] =>
+  ['cases.json', 'cases-extra.json', 'cases-extra2.json'].flatMap((f) => JSON.parse(readFileSync(here(f), 'utf8')) as FreshCase[]);
 
 interface FreshRow extends FreshVerdict {
   id: string;
@@ -66,7 +68,9 @@ export async function runFreshEval(options: { halves: readonly FreshHalf[]; prov
     PY_BIN: pyBin,
   });
   world.create();
-  const chosen = freshCases().filter((c) => options.halves.includes(c.half));
+  // FRESH_ONLY=f-01,f-03 runs those cases alone (tuning cases only: the held-out half is never picked apart).
+  const only = process.env.FRESH_ONLY?.split(',');
+  const chosen = freshCases().filter((c) => options.halves.includes(c.half) && (!only || (c.half === 'tuning' && only.includes(c.id))));
   const cases = substituted(options.quick ? quickSlice(chosen) : chosen, world.places);
   const catalog = substituted((JSON.parse(readFileSync(here('catalogs.json'), 'utf8')) as Record<string, object>).fresh!, world.places);
   const service = await startEvalService({ provider: options.provider, toolServers: catalog, env: { EVAL_MEMORY_FILE: world.places.MEMORY_FILE } });
@@ -123,6 +127,13 @@ export async function runFreshEval(options: { halves: readonly FreshHalf[]; prov
         memoryText: existsSync(world.places.MEMORY_FILE) ? readFileSync(world.places.MEMORY_FILE, 'utf8') : '',
       });
       rows.push({ id: c.id, half: c.half, asks: c.asks, status: run.status, msToApproval, ...verdict });
+      if (options.show && c.half === 'tuning') {
+        const leads = (run.plan?.hints ?? []).map(
+          (h: { action: number; why: string }) => `${h.action}:${/led the next option by (-?[\d.]+)/.exec(h.why)?.[1] ?? '-'}`,
+        );
+        const tools = (run.plan?.steps ?? []).map((s: { tool: string }) => s.tool);
+        console.log(`lead ${c.id} ${verdict.outcome} ${c.asks} tools=${tools.join(',') || '-'} leads=${leads.join(' ')}`);
+      }
       if (options.show && c.half === 'tuning' && verdict.outcome !== 'success') {
         console.log(JSON.stringify({ case: c.id, plan: run.plan, unresolved: run.receipt?.unresolved, answer: run.result?.answer }, null, 1));
       }
@@ -158,6 +169,22 @@ function report(rows: FreshRow[]): void {
       not_done_a_tool_could: of.filter((r) => r.outcome === 'not_done' && couldDo(r)).length,
       not_done_nothing_could: of.filter((r) => r.outcome === 'not_done' && !couldDo(r)).length,
       median_to_approval_ms: median(of.map((r) => r.msToApproval)),
+      // Counts by what the cases ask (totals still: no case of the held-out half is named).
+      by_asks: Object.fromEntries(
+        [...new Set(of.map((r) => r.asks))].map((asks) => {
+          const kind = of.filter((r) => r.asks === asks);
+          const count = (outcome: FreshRow['outcome']) => kind.filter((r) => r.outcome === outcome).length;
+          return [
+            asks,
+            {
+              cases: kind.length,
+              successes: count('success'),
+              false_successes: count('false_success'),
+              nonsense_proposals: kind.filter((r) => r.nonsenseProposal).length,
+            },
+          ];
+        }),
+      ),
     };
   };
   const halves = [...new Set(rows.map((r) => r.half))];

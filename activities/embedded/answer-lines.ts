@@ -1,0 +1,98 @@
+// A question about what a tool read, answered on the embedded model by one line of that result, as
+// the tool returned it: the small model only chooses the line, by its own likelihood, and the answer is
+// a verbatim quote of a tool's result, which verification can find there. The question's pull on each
+// line is measured against the same text asked nothing in particular, so a line is not chosen for being
+// short or common; and the chosen line must lead the next by a margin calibrated on the fresh eval's
+// tuning half, or the question stays unresolved. A question with two right lines ("who speaks
+// Portuguese?") has no clear leader, and so is unresolved too: an answer of one of them would be wrong.
+import type { ChatMessage } from '../../domain/chat/types.ts';
+import type { StepResult } from '../../domain/runs/run-types.ts';
+import { truncate } from '../../domain/text/analyze.ts';
+import type { AgentDeps, CallContext } from '../model-call.ts';
+import { leader, type RankStopped, rankScores } from './rank.ts';
+
+/** Lines longer than this are cut for ranking and answered whole. */
+const LINE_RANKED_MAX = 300;
+/** At most this many lines are ranked; a longer result leaves the question unresolved. */
+const LINES_MAX = 60;
+
+/**
+ * The least lead, in the difference of log-likelihoods with and without the question, the chosen line
+ * must have over the next; calibrated on the fresh eval's tuning half (docs/models.md).
+ */
+const MIN_LINE_LEAD = 4;
+
+const INSTRUCTIONS = 'Quote the one line of the text that answers the question.';
+const PREFIX = 'The line that answers it: "';
+/** What the lines are ranked against: the same text, asked nothing in particular. */
+const NEUTRAL = 'What does the text say?';
+
+/** The text of a tool's result: an MCP result's text content as it is, anything else as JSON. */
+export function textOf(output: unknown): string {
+  const content = (output as { content?: { type?: string; text?: string }[] } | null)?.content;
+  const texts = Array.isArray(content) ? content.filter((c) => c?.type === 'text' && typeof c.text === 'string').map((c) => c.text!) : [];
+  return texts.length ? texts.join('\n') : JSON.stringify(output);
+}
+
+/** The scalar values an object holds directly or in arrays of scalars, in order. */
+function scalarsOf(o: Record<string, unknown>): string[] {
+  return Object.values(o).flatMap((v) => {
+    if (typeof v === 'string' || typeof v === 'number') return [String(v)];
+    if (Array.isArray(v)) return v.filter((x) => typeof x === 'string' || typeof x === 'number').map(String);
+    return [];
+  });
+}
+
+/** Each object of a JSON document as one line of its scalar values ("Inês Carvalho — person — Speaks Portuguese"). */
+function jsonLines(value: unknown, into: string[]): void {
+  if (Array.isArray(value)) for (const v of value) jsonLines(v, into);
+  else if (value && typeof value === 'object') {
+    const own = scalarsOf(value as Record<string, unknown>);
+    if (own.length) into.push(own.join(' — '));
+    for (const v of Object.values(value)) if (v && typeof v === 'object') jsonLines(v, into);
+  }
+}
+
+/** The lines of one result's text: a JSON document's objects, or the text's own non-empty lines. */
+function linesOfText(text: string): string[] {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed && typeof parsed === 'object') {
+      const lines: string[] = [];
+      jsonLines(parsed, lines);
+      return lines;
+    }
+  } catch {
+    // Not JSON: its own lines.
+  }
+  return text.split(/\r?\n/).map((l) => l.trim());
+}
+
+/** Every distinct line the reads that ran returned. */
+export function resultLines(results: StepResult[]): string[] {
+  const lines = results.filter((r) => r.status === 'done' && r.output !== null).flatMap((r) => linesOfText(textOf(r.output)));
+  return [...new Set(lines.filter((l) => /[\p{L}\p{N}]/u.test(l)))];
+}
+
+export type LineAnswer = { kind: 'line'; line: string } | { kind: 'unsure'; reason: string } | RankStopped;
+
+const NEEDS_STRONGER = 'it needs a stronger model (route one with POST /v1/routing-policies)';
+
+/** The line of `lines` that answers `question`, when the model's choice of it is clear enough. */
+export async function answerLine(deps: AgentDeps, c: CallContext, callKey: string, question: string, lines: string[]): Promise<LineAnswer> {
+  if (lines.length > LINES_MAX) return { kind: 'unsure', reason: `the result has more lines than the small model can choose among; ${NEEDS_STRONGER}` };
+  if (lines.length === 1) return { kind: 'line', line: lines[0]! };
+  const text = lines.map((l) => truncate(l, LINE_RANKED_MAX)).join('\n');
+  const asked = (q: string): ChatMessage[] => [
+    { role: 'system', content: INSTRUCTIONS },
+    { role: 'user', content: `Text:\n${text}\n\nQuestion: ${q}` },
+  ];
+  const candidates = lines.map((l) => `${truncate(l, LINE_RANKED_MAX)}"`);
+  const withQuestion = await rankScores(deps, c, `${callKey}:asked`, asked(question), candidates, PREFIX);
+  if ('kind' in withQuestion) return withQuestion;
+  const neutral = await rankScores(deps, c, `${callKey}:neutral`, asked(NEUTRAL), candidates, PREFIX);
+  if ('kind' in neutral) return neutral;
+  const { best, lead } = leader(withQuestion.map((s, i) => s - neutral[i]!));
+  if (lead < MIN_LINE_LEAD) return { kind: 'unsure', reason: `the small model could not tell clearly which line of the result answers it; ${NEEDS_STRONGER}` };
+  return { kind: 'line', line: lines[best]! };
+}

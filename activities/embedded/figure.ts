@@ -1,0 +1,101 @@
+// A figure to work out from the request's numbers ("total for the week?", "what's the average?"), on
+// the embedded model: the small model does no arithmetic. The adapter lists the few calculations the
+// request's numbers allow (a total, an average, the largest, the smallest), the
+// model chooses the one the question asks for by its own likelihood, measured against the same numbers
+// asked nothing in particular, and `calculate` works it out exactly as a tool call the run records and
+// verification repeats. A choice that does not lead the next clearly enough, or numbers too many or too
+// few, leave the action unresolved (asks-figure.ts), as before.
+import type { ChatMessage } from '../../domain/chat/types.ts';
+import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
+import type { AgentDeps, CallContext } from '../model-call.ts';
+import { leader, type RankStopped, rankScores } from './rank.ts';
+
+/** A calculation the adapter offers: in words for the model, as an expression for `calculate` (a percentage's ends in "* 100"). */
+export interface Calculation {
+  words: string;
+  expression: string;
+}
+
+/** A number of the request (thousands separators dropped) and the word written right after it ("h" in "7.5h", "mugs" in "3 blue mugs" is "blue"). */
+export interface StatedNumber {
+  value: string;
+  after: string;
+}
+
+/** The request's numbers, in order; a percentage is its number, "%" after it. */
+export function numbersOf(text: string): StatedNumber[] {
+  // A word that only joins two numbers ("12.35 and 101.75") is not what the first one counts.
+  const found = text.matchAll(/(?<![\w.,:])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d]|[,:]\d)(?:\s*(%|[\p{L}-]+)(\s+(?=\d))?)?/gu);
+  return [...found].map((m) => ({ value: `${m[1]!.replace(/,/g, '')}${m[2] ?? ''}`, after: m[4] ? '' : (m[3] ?? '').toLowerCase() }));
+}
+
+const listed = (xs: string[]) => `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`;
+
+/**
+ * The calculations the numbers allow: with three or more that count the same thing (the same word
+ * after each, or none: not "3 blue mugs … 2 red mugs"), their total, average, largest and smallest.
+ * Two numbers relate in too many ways (a change, a share, what is left) for the small model to tell
+ * apart: measured on the tuning half, its choices among them were right as often as wrong, whatever
+ * their lead, so none is offered.
+ */
+export function calculationsOf(stated: StatedNumber[]): Calculation[] {
+  if (stated.length < 3 || !stated.every((n) => n.after === stated[0]!.after)) return [];
+  const numbers = stated.map((n) => n.value);
+  const all = numbers.join(', ');
+  return [
+    { words: `the total of ${listed(numbers)}`, expression: `sum(${all})` },
+    { words: `the average of ${listed(numbers)}`, expression: `mean(${all})` },
+    { words: `the largest of ${listed(numbers)}`, expression: `max(${all})` },
+    { words: `the smallest of ${listed(numbers)}`, expression: `min(${all})` },
+  ];
+}
+
+/**
+ * An arithmetic expression the action writes out itself ("what's 1,249.50 + 387.25 + 92.80?"), ready
+ * for `calculate` (thousands separators dropped); null when it writes none. No model chooses it.
+ */
+export function writtenExpression(clause: string): string | null {
+  const number = String.raw`\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?`;
+  // A minus or an "x" only between spaces: "555-0142" and "2026-12-06" are no subtraction, "3x4" no product.
+  const operator = String.raw`(?:\s+[-x]\s+|\s*[+*/×÷]\s*)`;
+  const m = new RegExp(String.raw`\(?\s*(?:${number})(?:\s*\)?${operator}\(?\s*(?:${number}))+\s*\)?`).exec(clause);
+  if (!m) return null;
+  return m[0]
+    .replace(/(\d),(?=\d{3})/g, '$1')
+    .replace(/[×x]/g, '*')
+    .replace(/÷/g, '/')
+    .trim();
+}
+
+/** At most this many numbers: more, and the question is likely about some of them, which no template here picks. */
+const NUMBERS_MAX = 6;
+
+/**
+ * The least lead, in the difference of log-likelihoods with and without the question, the chosen
+ * calculation must have over the next; calibrated on the fresh eval's tuning half (docs/models.md).
+ */
+const MIN_CALCULATION_LEAD = 0.5;
+
+const INSTRUCTIONS = 'Say which calculation answers the question.';
+const PREFIX = 'It is ';
+const NEUTRAL = 'Which numbers does it give?';
+
+export type ChosenCalculation = { kind: 'chosen'; calculation: Calculation } | { kind: 'unsure' } | RankStopped;
+
+/** The calculation that answers the action, chosen by the model among those its request's numbers allow. */
+export async function chooseCalculation(deps: AgentDeps, c: CallContext, input: string, action: RequestedAction): Promise<ChosenCalculation> {
+  const numbers = numbersOf(input);
+  const offered = numbers.length <= NUMBERS_MAX ? calculationsOf(numbers) : [];
+  if (!offered.length) return { kind: 'unsure' };
+  const asked = (q: string): ChatMessage[] => [
+    { role: 'system', content: INSTRUCTIONS },
+    { role: 'user', content: `${input}\n\nQuestion: ${q}` },
+  ];
+  const candidates = offered.map((o) => `${o.words}.`);
+  const withQuestion = await rankScores(deps, c, `figure:${action.n}:asked`, asked(action.clause), candidates, PREFIX);
+  if ('kind' in withQuestion) return withQuestion;
+  const neutral = await rankScores(deps, c, `figure:${action.n}:neutral`, asked(NEUTRAL), candidates, PREFIX);
+  if ('kind' in neutral) return neutral;
+  const { best, lead } = leader(withQuestion.map((s, i) => s - neutral[i]!));
+  return lead < MIN_CALCULATION_LEAD ? { kind: 'unsure' } : { kind: 'chosen', calculation: offered[best]! };
+}
