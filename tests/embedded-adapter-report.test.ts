@@ -236,4 +236,23 @@ describe('the text an external step writes, on the embedded model', () => {
       content: 'Network: Guest-5G, password on the fridge',
     });
   });
+
+  it('writes a text introduced by "with the text" or "listing" to its end, and nothing the model picked from the instruction', () => {
+    const input = 'can you create /tmp/a.txt with the text Visitor parking moved to bays 4-9 from Monday';
+    expect(protocolArguments(write([1], 'Monday'), input, requestedActions(input))).toMatchObject({ content: 'Visitor parking moved to bays 4-9 from Monday' });
+    const listing = 'Create a file /tmp/a.txt listing milk and eggs.';
+    expect(protocolArguments(write([1], 'eggs'), listing, requestedActions(listing))).toMatchObject({ content: 'milk and eggs' });
+    const append = 'add coffee beans to the end of /tmp/a.txt, on its own line';
+    expect(protocolArguments(write([1], 'to the end of /tmp/a.txt'), append, requestedActions(append))).toMatch(/needs a stronger model/);
+  });
+
+  it('runs no edit that replaces a text with itself', () => {
+    const input = 'Update the Latte price in /tmp/prices.txt to the new price.';
+    const edit: PlanStep = {
+      ...write([1], ''),
+      tool: 'files__edit_file',
+      arguments: { path: '/tmp/prices.txt', edits: [{ oldText: 'Latte', newText: 'Latte' }] },
+    };
+    expect(protocolArguments(edit, input, requestedActions(input))).toMatch(/replace a text with itself/);
+  });
 });

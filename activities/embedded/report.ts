@@ -81,9 +81,10 @@ function afterColon(sentence: string): string | null {
 /**
  * An external step's text as the request gives it. A quoted text, or one after "saying" or "that",
  * is written verbatim, punctuation included. A text after a colon must be the one the model wrote, or
- * stand whole in its arguments. Any other text to write must end the action's clause ("… listing milk
- * and eggs") and name no path: words picked from the middle of the instruction ("add coffee beans to
- * the end of shopping.txt") are not a text the request gives, and the step does not run.
+ * stand whole in its arguments. Any other text to write is the one words that give a text introduce
+ * ("… listing milk and eggs", "with the text …"), to the clause's end and verbatim; words the model
+ * picked from the instruction ("add coffee beans to the end of shopping.txt") are not a text the
+ * request gives, and the step does not run. An edit that replaces a text with itself does not run.
  */
 function withGivenText(step: PlanStep, args: Record<string, unknown>, input: string, actions: RequestedAction[]): Record<string, unknown> | string {
   const key = textArgument(args);
@@ -100,11 +101,29 @@ function withGivenText(step: PlanStep, args: Record<string, unknown>, input: str
     if (stringsIn(args).some((v) => v.includes(given))) return args;
     return `the small model did not carry the text the request gives after its colon whole; ${NEEDS_STRONGER}`;
   }
+  if (changesNothing(args)) return `the small model's ${step.tool} call would replace a text with itself; ${NEEDS_STRONGER}`;
   if (!key || span) return args;
-  const text = String(args[key]).trim();
-  const clause = action.clause.trim().replace(/[.!?]+$/, '');
-  if (text && !namesPath(text) && clause.endsWith(text)) return args;
+  // A text introduced by the words that give one ("with the text …", "listing …") runs to the clause's end, verbatim.
+  const introduced = INTRODUCED_TEXT.exec(action.clause.trim());
+  const text = introduced?.[1]
+    ?.trim()
+    .replace(/[.!?]+$/, '')
+    .trim();
+  if (text && !namesPath(text)) return { ...args, [key]: text };
   return `the small model took words of the instruction for the text to write, not a text the request gives; ${NEEDS_STRONGER}`;
+}
+
+/** Words that give the text to write when no quote, colon or "saying" does (English, so the embedded adapter's). */
+const INTRODUCED_TEXT = /\b(?:with the (?:text|line|words)|with the contents?|with text|containing|that reads|reading|listing)\s+(\S.*)$/i;
+
+/** Whether an edit in the arguments replaces a text with the same text (an `oldText` and a `newText` alike). */
+function changesNothing(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(changesNothing);
+  if (!value || typeof value !== 'object') return false;
+  const entries = Object.entries(value);
+  const old = entries.find(([k, v]) => /^old/i.test(k) && typeof v === 'string');
+  const next = entries.find(([k, v]) => /^new/i.test(k) && typeof v === 'string');
+  return (old !== undefined && next !== undefined && old[1] === next[1]) || entries.some(([, v]) => changesNothing(v));
 }
 
 /** The assistant message's tool call for a step, in OpenAI's wire format. */

@@ -23,7 +23,7 @@ const here = (p: string) => path.join(projectRoot, 'scripts', 'eval', 'fresh', p
 
 /** cases.json (tuning and held-out halves), then cases-extra.json and cases-extra2.json: 40 more tuning cases each, written the same way by two more helper sessions. */
 export const freshCases = (): FreshCase[] =>
-  ['cases.json', 'cases-extra.json', 'cases-extra2.json'].flatMap((f) => JSON.parse(readFileSync(here(f), 'utf8')) as FreshCase[]);
+  ['cases.json', 'cases-extra.json', 'cases-extra2.json', 'cases-extra3.json'].flatMap((f) => JSON.parse(readFileSync(here(f), 'utf8')) as FreshCase[]);
 
 interface FreshRow extends FreshVerdict {
   id: string;
