@@ -10,6 +10,7 @@ import type { StepResult } from '../../domain/runs/run-types.ts';
 import { truncate } from '../../domain/text/analyze.ts';
 import type { AgentDeps, CallContext } from '../model-call.ts';
 import { leader, type RankStopped, rankScores } from './rank.ts';
+import { needsStronger } from '../../domain/planning/needs-stronger.js';
 
 /** Lines longer than this are cut for ranking and answered whole. */
 const LINE_RANKED_MAX = 300;
@@ -76,11 +77,9 @@ export function resultLines(results: StepResult[]): string[] {
 
 export type LineAnswer = { kind: 'line'; line: string } | { kind: 'unsure'; reason: string } | RankStopped;
 
-const NEEDS_STRONGER = 'it needs a stronger model (route one with POST /v1/routing-policies)';
-
 /** The line of `lines` that answers `question`, when the model's choice of it is clear enough. */
 export async function answerLine(deps: AgentDeps, c: CallContext, callKey: string, question: string, lines: string[]): Promise<LineAnswer> {
-  if (lines.length > LINES_MAX) return { kind: 'unsure', reason: `the result has more lines than the small model can choose among; ${NEEDS_STRONGER}` };
+  if (lines.length > LINES_MAX) return { kind: 'unsure', reason: needsStronger(`the result has more lines than the small model can choose among`) };
   if (lines.length === 1) return { kind: 'line', line: lines[0]! };
   const text = lines.map((l) => truncate(l, LINE_RANKED_MAX)).join('\n');
   const asked = (q: string): ChatMessage[] => [
@@ -93,6 +92,6 @@ export async function answerLine(deps: AgentDeps, c: CallContext, callKey: strin
   const neutral = await rankScores(deps, c, `${callKey}:neutral`, asked(NEUTRAL), candidates, PREFIX);
   if ('kind' in neutral) return neutral;
   const { best, lead } = leader(withQuestion.map((s, i) => s - neutral[i]!));
-  if (lead < MIN_LINE_LEAD) return { kind: 'unsure', reason: `the small model could not tell clearly which line of the result answers it; ${NEEDS_STRONGER}` };
+  if (lead < MIN_LINE_LEAD) return { kind: 'unsure', reason: needsStronger(`the small model could not tell clearly which line of the result answers it`) };
   return { kind: 'line', line: lines[best]! };
 }

@@ -14,6 +14,7 @@ import { isToolId, TOOLS } from '../../domain/tools.ts';
 import { quotes } from '../../domain/planning/material.ts';
 import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
 import { answerLine, resultLines, textOf } from './answer-lines.ts';
+import { needsStronger } from '../../domain/planning/needs-stronger.js';
 
 /** An answer part with the number of the action it answers. */
 export type NumberedPart = AnswerPart & { action: number };
@@ -70,8 +71,6 @@ const isQuestion = (action: RequestedAction) =>
 /** Whether the request gives text to answer from: a quote, or text after a colon. */
 const givesText = (input: string) => quotes(input) || /:\s+\S/.test(input);
 
-const NEEDS_STRONGER = 'it needs a stronger model (route one with POST /v1/routing-policies)';
-
 /**
  * Work whose answer is written, not found ("Summarise: …", "Translate …", "the gist of this"): the
  * only instructions the small model answers in its own words, with no tool; any other's prose could
@@ -79,7 +78,7 @@ const NEEDS_STRONGER = 'it needs a stronger model (route one with POST /v1/routi
  */
 const WRITING = /\b(?:summar(?:ise|ize|y)|translat\w*|rewrite|rephrase|paraphrase|draft|gist|key points|explain|describe|outline|recap)\b/i;
 
-const UNCHECKED = `the small model's own words for it could not be checked against anything; ${NEEDS_STRONGER}`;
+const UNCHECKED = needsStronger(`the small model's own words for it could not be checked against anything`);
 
 const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -112,8 +111,9 @@ export function givenSentences(input: string): string[] {
   return [...first.values()];
 }
 
-const NOTHING_TO_ANSWER_FROM =
-  'no tool read anything for it and the request gives no text to answer it from; the small model does not answer from what it knows: it needs a stronger model (route one with POST /v1/routing-policies)';
+const NOTHING_TO_ANSWER_FROM = needsStronger(
+  'no tool read anything for it and the request gives no text to answer it from; the small model does not answer from what it knows',
+);
 
 /** Answers tried at most, when the first does not rest on the text; the later ones sampled, seeded so a retry writes the same. */
 const ATTEMPTS = 3;
@@ -121,6 +121,20 @@ const ATTEMPTS = 3;
 const GROUNDED_ENOUGH = 0.5;
 
 type Attempt = { text: string; grounding: AnswerGrounding };
+
+/** The part answered by one line the model picks clearly, or unresolved when it cannot. */
+async function lineAnswer(
+  deps: AgentDeps,
+  t: CallContext & { action: number },
+  callKey: string,
+  question: string,
+  lines: string[],
+): Promise<AnswerPartOutcome> {
+  const found = await answerLine(deps, t, callKey, question, lines);
+  if (found.kind === 'stopped') return found;
+  if (found.kind === 'unsure') return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: found.reason } };
+  return { kind: 'part', part: { action: t.action, status: 'performed', result: found.line } };
+}
 
 export async function answerPart(
   deps: AgentDeps,
@@ -134,21 +148,13 @@ export async function answerPart(
   if (isQuestion(action)) {
     const lines = resultLines(t.results);
     if (lines.length) {
-      const found = await answerLine(deps, t, `answer:${t.action}:line`, action.clause, lines);
-      if (found.kind === 'stopped') return found;
-      if (found.kind === 'unsure') return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: found.reason } };
-      return { kind: 'part', part: { action: t.action, status: 'performed', result: found.line } };
+      return lineAnswer(deps, t, `answer:${t.action}:line`, action.clause, lines);
     }
     if (!givesText(t.input)) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: NOTHING_TO_ANSWER_FROM } };
     // A question on the text the request gives is answered by a sentence of it, as for a read; one that offers a
     // choice ("a complaint or a compliment?") by the model, when its answer names exactly one of the two.
     const options = choiceOf(action.clause);
-    if (!options) {
-      const found = await answerLine(deps, t, `answer:${t.action}:given`, action.clause, givenSentences(t.input));
-      if (found.kind === 'stopped') return found;
-      if (found.kind === 'unsure') return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: found.reason } };
-      return { kind: 'part', part: { action: t.action, status: 'performed', result: found.line } };
-    }
+    if (!options) return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, givenSentences(t.input));
   } else if (!WRITING.test(action.clause) && t.results.length === 0) {
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: UNCHECKED } };
   }
@@ -189,12 +195,12 @@ export async function answerPart(
       part: {
         action: t.action,
         status: 'unresolved',
-        reason: `the small model's answer names not exactly one of "${options.join('" and "')}"; ${NEEDS_STRONGER}`,
+        reason: needsStronger(`the small model's answer names not exactly one of "${options.join('" and "')}"`),
       },
     };
   }
   if (best.grounding.invented.length) {
-    const reason = `every answer the model wrote names ${best.grounding.invented.join(' and ')} that the text does not hold, so none is given: it needs a stronger model (route one with POST /v1/routing-policies)`;
+    const reason = needsStronger(`every answer the model wrote names ${best.grounding.invented.join(' and ')} that the text does not hold, so none is given`);
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
   }
   return { kind: 'part', part: { action: t.action, status: 'performed', result: best.text } };

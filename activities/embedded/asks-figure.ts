@@ -4,6 +4,7 @@
 // model can do them, rather than answered with a guess (issue 63: precision first). English words,
 // so they live in the embedded adapter only.
 import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
+import { needsStronger } from '../../domain/planning/needs-stronger.js';
 
 const FIGURE =
   /\b(?:totals?|sum|add(?:s|ed)? up|percent(?:age)?|average|mean|median|difference|altogether|in all|how much|how many|combined|per (?:person|head|month|day|week|year)|split|tip|grow|grew|growth|increase[ds]?|decrease[ds]?|more|less|fewer|greater|larger|smaller|higher|lower|most|least|convert|what time|multipl(?:y|ied)|divide[ds]?|times|work out|calculate)\b|%/i;
@@ -14,5 +15,4 @@ export function asksFigure(action: RequestedAction): boolean {
 }
 
 /** Why such an action is left unresolved on this model. */
-export const FIGURE_REASON =
-  'it asks for a figure worked out from the text, which the small model cannot work out reliably; it needs a stronger model (route one with POST /v1/routing-policies)';
+export const FIGURE_REASON = needsStronger('it asks for a figure worked out from the text, which the small model cannot work out reliably');

@@ -15,6 +15,7 @@ import type { ServerToolCatalog } from '../../domain/tools.ts';
 import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
 import { leader, rankScores } from './rank.ts';
 import { repeatsTimeZone, withTimeZones } from './time-zones.ts';
+import { needsStronger } from '../../domain/planning/needs-stronger.js';
 
 type PlanCall = CallContext & { input: string; attempt: number };
 type Entry = { do: string; arguments?: Record<string, unknown>; purpose?: string; reason?: string };
@@ -92,7 +93,7 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
   if (repeatsTimeZone(args as Record<string, unknown>))
     return {
       do: UNRESOLVED,
-      reason: `the small model gave ${tool} the same time zone twice; it needs a stronger model (route one with POST /v1/routing-policies)`,
+      reason: needsStronger(`the small model gave ${tool} the same time zone twice`),
     };
   return checked(tool, { do: tool, arguments: args as Record<string, unknown> }, serverTools);
 }
@@ -121,10 +122,10 @@ const MIN_TOOL_LEAD = 2;
 function externalDoubt(c: PlanCall, action: RequestedAction, tool: string, lead: number | null, serverTools: ServerToolCatalog): string | null {
   if (serverTools[tool]?.effect !== 'external') return null;
   if (lead !== null && lead < MIN_TOOL_LEAD)
-    return `the small model chose ${tool} by too narrow a lead over the next option to be trusted with it; it needs a stronger model (route one with POST /v1/routing-policies)`;
+    return needsStronger(`the small model chose ${tool} by too narrow a lead over the next option to be trusted with it`);
   // A change to a path the action's sentence names ("We don't need a.txt anymore, delete it") needs a tool that takes a path.
   if (namesPath(sentencesOf(c.input)[action.sentence] ?? action.clause) && !takesPath(serverTools[tool]?.parameters))
-    return `it names a path, and ${tool}, the small model's choice, takes none; no tool was chosen that can act on it: it needs a stronger model (route one with POST /v1/routing-policies)`;
+    return needsStronger(`it names a path, and ${tool}, the small model's choice, takes none; no tool was chosen that can act on it`);
   return null;
 }
 

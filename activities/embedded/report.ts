@@ -9,6 +9,7 @@ import { messageSpan } from '../../domain/planning/material.ts';
 import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
 import { listCountOutput } from '../../domain/runs/tool-outputs.ts';
 import { sentencesOf, truncate } from '../../domain/text/analyze.ts';
+import { needsStronger } from '../../domain/planning/needs-stronger.js';
 
 /** The id of the protocol call a plan step becomes: its reports cite it. */
 export const callIdOf = (step: PlanStep) => `emb_${step.id}`;
@@ -61,8 +62,6 @@ function textArgument(args: Record<string, unknown>): string | null {
   return Object.keys(args).find((k) => /^(?:content|text|message|body|note)$/i.test(k) && typeof args[k] === 'string') ?? null;
 }
 
-const NEEDS_STRONGER = 'it needs a stronger model (route one with POST /v1/routing-policies)';
-
 /** Every string an argument value holds, at any depth. */
 const stringsIn = (v: unknown): string[] =>
   typeof v === 'string' ? [v] : Array.isArray(v) ? v.flatMap(stringsIn) : v && typeof v === 'object' ? Object.values(v).flatMap(stringsIn) : [];
@@ -94,14 +93,14 @@ function withGivenText(step: PlanStep, args: Record<string, unknown>, input: str
   if (key && span) {
     if (span.marker === 'quote' || span.marker === 'saying' || span.marker === 'that') return { ...args, [key]: span.message };
     if (String(args[key]).trim() === span.message) return args;
-    return `the small model did not write the text the request gives after its colon; ${NEEDS_STRONGER}`;
+    return needsStronger(`the small model did not write the text the request gives after its colon`);
   }
   const given = afterColon(sentencesOf(input)[action.sentence] ?? action.clause);
   if (given) {
     if (stringsIn(args).some((v) => v.includes(given))) return args;
-    return `the small model did not carry the text the request gives after its colon whole; ${NEEDS_STRONGER}`;
+    return needsStronger(`the small model did not carry the text the request gives after its colon whole`);
   }
-  if (changesNothing(args)) return `the small model's ${step.tool} call would replace a text with itself; ${NEEDS_STRONGER}`;
+  if (changesNothing(args)) return needsStronger(`the small model's ${step.tool} call would replace a text with itself`);
   if (!key || span) return args;
   // A text introduced by the words that give one ("with the text …", "listing …") runs to the clause's end, verbatim.
   const introduced = INTRODUCED_TEXT.exec(action.clause.trim());
@@ -110,7 +109,7 @@ function withGivenText(step: PlanStep, args: Record<string, unknown>, input: str
     .replace(/[.!?]+$/, '')
     .trim();
   if (text && !namesPath(text)) return { ...args, [key]: text };
-  return `the small model took words of the instruction for the text to write, not a text the request gives; ${NEEDS_STRONGER}`;
+  return needsStronger(`the small model took words of the instruction for the text to write, not a text the request gives`);
 }
 
 /** Words that give the text to write when no quote, colon or "saying" does (English, so the embedded adapter's). */

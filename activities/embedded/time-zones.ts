@@ -9,12 +9,21 @@
 /** A property that takes a time zone, by its name. */
 export const isTimeZoneKey = (key: string) => /time_?zone$|^tz$/i.test(key);
 
+let places: { zone: string; place: RegExp }[] | undefined;
+
+/** Each zone the platform knows with its place as a whole-word pattern, built once per process. */
+function zonePlaces(): { zone: string; place: RegExp }[] {
+  places ??= [...Intl.supportedValuesOf('timeZone'), 'UTC'].map((zone) => {
+    const name = zone.split('/').at(-1)!.replace(/_/g, ' ');
+    return { zone, place: new RegExp(`(?<![\\p{L}])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}])`, 'iu') };
+  });
+  return places;
+}
+
 /** The IANA time zones whose place the text names ("Tokyo" → Asia/Tokyo; "UTC" → UTC), in the order the text names them. */
 export function timeZonesNamedIn(text: string): string[] {
-  const zones = [...Intl.supportedValuesOf('timeZone'), 'UTC'];
-  const found = zones.flatMap((zone) => {
-    const place = zone.split('/').at(-1)!.replace(/_/g, ' ');
-    const at = new RegExp(`(?<![\\p{L}])${place.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}])`, 'iu').exec(text);
+  const found = zonePlaces().flatMap(({ zone, place }) => {
+    const at = place.exec(text);
     return at ? [{ zone, at: at.index }] : [];
   });
   return found.sort((a, b) => a.at - b.at).map((f) => f.zone);

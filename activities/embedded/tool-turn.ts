@@ -25,6 +25,7 @@ import { isTimeZoneKey } from './time-zones.ts';
 import { planByChoice } from './plan-by-choice.ts';
 import { planReport, type ShownResult } from '../../domain/planning/plan-report.ts';
 import { callIdOf, copiesInstruction, protocolArguments, proposedCall, wireCall } from './report.ts';
+import { needsStronger } from '../../domain/planning/needs-stronger.js';
 
 /** What the adapter carries between its turns. */
 interface AdapterState {
@@ -99,7 +100,7 @@ function callsFor(plan: Plan, steps: PlanStep[], input: string, actions: Request
         ? args
         : (protocolArgumentProblems(step.tool, args, serverTools) ??
           (step.effect === 'external' && copiesInstruction(args, actions, step)
-            ? 'the small model wrote the instruction itself where the text to write belongs; it needs a stronger model (route one with POST /v1/routing-policies)'
+            ? needsStronger('the small model wrote the instruction itself where the text to write belongs')
             : null));
     if (problem === null && typeof args !== 'string') called.push({ step, args });
     else for (const n of step.covers ?? []) gaps.push({ action: n, reason: `${step.tool}: ${problem}; nothing was run for it` });
@@ -109,8 +110,9 @@ function callsFor(plan: Plan, steps: PlanStep[], input: string, actions: Request
   return { plan: { ...plan, steps: plan.steps.filter((s) => !dropped.has(s.id)), gaps }, called };
 }
 
-const FOUND_NOTHING =
-  'find_contact_details found no email address, web address or phone number in the text, so it answers nothing; if the request asks something else, it needs a stronger model (route one with POST /v1/routing-policies)';
+const FOUND_NOTHING = needsStronger(
+  'find_contact_details found no email address, web address or phone number in the text, so it answers nothing; if the request asks something else',
+);
 
 /** A delivery's instruction: its clause before the message, and the message's own words before a colon. */
 function instructionOf(a: RequestedAction): string {

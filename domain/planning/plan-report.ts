@@ -7,6 +7,7 @@ import type { ReportPart } from '../agent/report.ts';
 import { sentencesOf, truncate } from '../text/analyze.ts';
 import type { Plan, PlanStep } from './plan.ts';
 import type { RequestedAction } from './requested-actions.ts';
+import { needsStronger } from './needs-stronger.js';
 
 /** A tool call's result as the transcript shows it to the model. */
 export interface ShownResult {
@@ -92,7 +93,7 @@ export function planReport(
         if (external.length === 0)
           return unresolved(
             changes.has(a.n)
-              ? 'it asks for a change, and the small model chose no tool of this run to make it; it needs a stronger model (route one with POST /v1/routing-policies)'
+              ? needsStronger('it asks for a change, and the small model chose no tool of this run to make it')
               : 'no tool of this run performs it',
           );
         // Performed as far as the calls went: a call of unknown outcome is cited, so the receipt says so.
