@@ -31,6 +31,7 @@ const unitFiles = [
   'tests/run-states.test.ts',
   'tests/tool-calling-accounting.test.ts',
   'tests/embedded-adapter-report.test.ts',
+  'tests/approval-votes.test.ts',
   'tests/fresh-judge.test.ts',
   'tests/startup-wait.test.ts',
   // Spawns `gws listen` and posts to it: no API, database or Temporal server.

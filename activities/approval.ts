@@ -3,6 +3,8 @@
 // the Temporal UI or CLI, and the `approval` signal.
 import type { Db } from '../db/client.ts';
 import { recordAuditOnce } from '../services/audit.ts';
+import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { apiKeys } from '../db/schema.ts';
 
 /** Who sent a decision: the API (with the caller's key id), or an operator through Temporal. */
 export type ApprovalChannel = 'api' | 'temporal:update' | 'temporal:signal';
@@ -35,6 +37,21 @@ export function approvalActivities(deps: { db: Db }) {
         eventKey: input.eventKey,
       });
       return { digest: event.digest };
+    },
+
+    /**
+     * Which of these approver keys of the tenant were revoked: their approvals of a run still waiting no
+     * longer count (a decision already carried out stands). Asked before approvals from several
+     * approvers decide, so a key revoked while its run waited for another approver decides nothing.
+     */
+    async revokedApprovers(input: { tenantId: string; keyIds: string[] }): Promise<string[]> {
+      if (!input.keyIds.length) return [];
+      const active = await deps.db
+        .select({ id: apiKeys.id })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.tenantId, input.tenantId), inArray(apiKeys.id, input.keyIds), isNull(apiKeys.revokedAt)));
+      const still = new Set(active.map((k) => k.id));
+      return input.keyIds.filter((id) => !still.has(id));
     },
   };
 }

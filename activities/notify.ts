@@ -14,6 +14,8 @@ import { NOTIFICATION_MAX_ATTEMPTS } from '../domain/notifications.ts';
 import type { DeliveryUrlRules } from '../domain/delivery-url.ts';
 import { deliveryFetch, isDeliveryRefused, type ResolveAll } from '../services/delivery-fetch.ts';
 import type { NotificationEvent } from '../domain/runs/progress.ts';
+import { approvalsRequired } from '../domain/runs/approval-votes.ts';
+import type { ApprovalRecord } from '../domain/runs/run-types.ts';
 import {
   beginDeliveryAttempt,
   deliveryIdFor,
@@ -54,6 +56,8 @@ export interface NotificationPayload {
     state: string;
     status_url: string;
     events_url: string;
+    /** run.awaiting_approval only: distinct approvals the round needs (its policy; 1 unless a policy says more). */
+    approvals_needed?: number;
   };
 }
 
@@ -76,6 +80,8 @@ export function notificationPayload(input: {
   tenantId: string;
   occurredAt: Date;
   publicBaseUrl?: string;
+  /** The round's approval record, for run.awaiting_approval. */
+  approval?: ApprovalRecord | null;
 }): NotificationPayload {
   const base = (input.publicBaseUrl ?? '').replace(/\/+$/, '');
   const statusUrl = `${base}/v1/agent-runs/${input.runId}`;
@@ -89,6 +95,7 @@ export function notificationPayload(input: {
       state: stateOf(input.event),
       status_url: statusUrl,
       events_url: `${statusUrl}/events`,
+      ...(input.event === 'run.awaiting_approval' && input.approval ? { approvals_needed: approvalsRequired(input.approval) } : {}),
     },
   };
 }
@@ -134,7 +141,7 @@ export function notificationActivities(deps: {
       const endpoint = await endpointForDelivery(db, input.tenantId, input.endpointId);
       if (!endpoint) throw ApplicationFailure.nonRetryable(`No webhook endpoint ${input.endpointId} for this tenant.`, NOTIFICATION_UNDELIVERABLE);
       const [run] = await db
-        .select({ id: runs.id })
+        .select({ id: runs.id, approval: runs.approval })
         .from(runs)
         .where(and(eq(runs.id, input.runId), eq(runs.tenantId, input.tenantId)));
       if (!run) throw ApplicationFailure.nonRetryable(`No run ${input.runId} for this tenant.`, NOTIFICATION_UNDELIVERABLE);
@@ -158,7 +165,14 @@ export function notificationActivities(deps: {
       });
       const occurredAt = (await enteredStateAt(db, input.tenantId, input.runId, stateOf(input.event))) ?? row.createdAt;
       const body = JSON.stringify(
-        notificationPayload({ event: input.event, runId: input.runId, tenantId: input.tenantId, occurredAt, publicBaseUrl: deps.publicBaseUrl }),
+        notificationPayload({
+          event: input.event,
+          runId: input.runId,
+          tenantId: input.tenantId,
+          occurredAt,
+          publicBaseUrl: deps.publicBaseUrl,
+          approval: run.approval as ApprovalRecord | null,
+        }),
       );
       const sentAt = new Date();
       const headers = {

@@ -1,11 +1,12 @@
 // `npm run keys -- create --tenant NAME --kind core|workspace [--label L] [--json]`
+// `npm run keys -- create --tenant NAME --kind approver --name "Dana Lee" [--json]` (one per person; the name is required)
 // `npm run keys -- list [--tenant NAME] [--json]`
 // `npm run keys -- revoke KEY_ID`
 // A new key's secret is printed once; only its hash is stored.
 import { Command, Option } from 'commander';
 import { KEY_KINDS, type KeyKind } from '../domain/api-keys.ts';
 import { recordAudit } from '../services/audit.ts';
-import { createKey, listKeys, revokeKey } from '../services/keys.ts';
+import { createKey, KeyRefused, listKeys, revokeKey } from '../services/keys.ts';
 import { loadConfigOrExit, withCommandDatabase } from '../runtime/boot.ts';
 
 const config = loadConfigOrExit();
@@ -19,23 +20,29 @@ program
   .requiredOption('--tenant <name>', 'tenant name')
   .addOption(new Option('--kind <kind>', 'key kind').choices(KEY_KINDS).makeOptionMandatory())
   .option('--label <label>', 'a note to recognise the key by')
+  .option('--name <name>', 'approver keys: the person who holds it (required, unique in the tenant), as approvals and receipts name them')
   .option('--json', 'print JSON')
-  .action(async (opts: { tenant: string; kind: KeyKind; label?: string; json?: boolean }) => {
+  .action(async (opts: { tenant: string; kind: KeyKind; label?: string; name?: string; json?: boolean }) => {
     const key = await withDb(async (db) => {
-      const created = await createKey(db, { tenant: opts.tenant, kind: opts.kind, label: opts.label });
+      const created = await createKey(db, { tenant: opts.tenant, kind: opts.kind, label: opts.label, name: opts.name });
       await recordAudit(db, {
         tenantId: created.tenantId,
         keyId: null,
         action: 'key.create',
         target: `key:${created.id}`,
-        subject: { id: created.id, kind: created.kind },
+        subject: { id: created.id, kind: created.kind, ...(created.name ? { name: created.name } : {}) },
       });
       return created;
+    }).catch((err: unknown) => {
+      if (!(err instanceof KeyRefused)) throw err;
+      console.error(`No key created: ${err.message}.`);
+      process.exit(2);
     });
     if (opts.json) {
-      console.log(JSON.stringify({ id: key.id, tenant: key.tenant, kind: key.kind, key: key.secret, prefix: key.prefix }));
+      console.log(JSON.stringify({ id: key.id, tenant: key.tenant, kind: key.kind, name: key.name, key: key.secret, prefix: key.prefix }));
     } else {
-      console.log(`Created ${key.kind} key ${key.id} for tenant "${key.tenant}". It is shown only now:\n\n  ${key.secret}\n`);
+      const holder = key.name ? ` held by ${key.name}` : '';
+      console.log(`Created ${key.kind} key ${key.id}${holder} for tenant "${key.tenant}". It is shown only now:\n\n  ${key.secret}\n`);
     }
   });
 
@@ -53,13 +60,14 @@ program
         kind: k.kind,
         prefix: k.prefix,
         label: k.label,
+        name: k.name,
         created_at: k.createdAt.toISOString(),
         revoked_at: k.revokedAt?.toISOString() ?? null,
       };
       console.log(
         opts.json
           ? JSON.stringify(row)
-          : `${row.id}  ${row.tenant}  ${row.kind.padEnd(9)}  ${row.prefix}…  ${row.revoked_at ? `revoked ${row.revoked_at}` : 'active'}  ${row.label ?? ''}`,
+          : `${row.id}  ${row.tenant}  ${row.kind.padEnd(9)}  ${row.prefix}…  ${row.revoked_at ? `revoked ${row.revoked_at}` : 'active'}  ${row.name ?? row.label ?? ''}`,
       );
     }
     if (!opts.json && keys.length === 0) console.log('no keys');

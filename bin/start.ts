@@ -41,6 +41,28 @@ function modelsLine(): string {
   return `${served}; no embedded model: ${embeddedAbsent}`;
 }
 
+/** The dev keys this start created, shown once; or where to mint more. */
+function keyLines(keys: CreatedKey[] | null): string[] {
+  if (!keys) return ['Dev keys were printed when they were created. Mint more with: npm run keys -- create --tenant dev --kind core'];
+  const core = keys.find((k) => k.kind === 'core');
+  const approver = keys.find((k) => k.kind === 'approver');
+  const lines = [
+    core
+      ? 'Dev tenant "dev" created. These keys are shown ONCE; only their hashes are stored:'
+      : 'Dev tenant "dev" had no approver key. This one is shown ONCE; only its hash is stored:',
+    ...keys.map((key) => `  ${key.kind.padEnd(9)} ${key.secret}${key.name ? `   (${key.name})` : ''}`),
+  ];
+  if (core)
+    lines.push('', 'The core key submits and reads runs (the README, the examples and `npx gws` read GWS_API_KEY):', `  export GWS_API_KEY=${core.secret}`);
+  if (approver)
+    lines.push(
+      `The approver key decides approvals, and is the only kind that can (the inbox and \`npx gws approve\` read GWS_APPROVER_KEY):`,
+      `  export GWS_APPROVER_KEY=${approver.secret}`,
+    );
+  if (core) lines.push(`  The dev tenant starts with ${config.runs.devStartingCredits} credits (npm run credits -- grant --tenant dev --amount N for more).`);
+  return lines;
+}
+
 function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | null, keyId: string): string {
   const codec = config.codecEndpoint.enabled
     ? `${apiUrl}/codec   (${config.codecEndpoint.token ? 'Authorization: Bearer CODEC_ENDPOINT_TOKEN' : 'this machine only'}${uiUrl ? '; the Temporal UI uses it' : ''})`
@@ -50,22 +72,14 @@ function banner(apiUrl: string, uiUrl: string | undefined, keys: CreatedKey[] | 
     'Governed Workspace Service is running',
     `  API          ${apiUrl}`,
     `  Docs         ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)`,
-    `  Inbox        ${apiUrl}/inbox   (approve runs in the browser; sign in with the core key)`,
+    `  Inbox        ${apiUrl}/inbox   (approve runs in the browser; sign in with the approver key)`,
     `  Temporal UI  ${uiUrl ?? '(external cluster: use its own UI)'}`,
     `  Database     ${config.database.url ? 'Postgres (DATABASE_URL)' : `embedded PGlite in ${config.database.dataDir}`}`,
     `  Payloads     encrypted, key ${keyId} (${config.payload.key ? 'PAYLOAD_KEY' : `kept in ${config.database.dataDir}/payload-key.json`})`,
     `  Codec        ${codec}`,
     `  Models       ${modelsLine()}`,
   ];
-  if (keys) {
-    lines.push('', 'Dev tenant "dev" created. These keys are shown ONCE; only their hashes are stored:');
-    for (const key of keys) lines.push(`  ${key.kind.padEnd(9)} ${key.secret}`);
-    const core = keys.find((k) => k.kind === 'core');
-    if (core) lines.push('', 'Use the core key (the README, the examples and `npx gws` all read GWS_API_KEY):', `  export GWS_API_KEY=${core.secret}`);
-    lines.push(`  The dev tenant starts with ${config.runs.devStartingCredits} credits (npm run credits -- grant --tenant dev --amount N for more).`);
-  } else {
-    lines.push('', 'Dev keys were printed on first start. Mint more with: npm run keys -- create --tenant dev --kind core');
-  }
+  lines.push('', ...keyLines(keys));
   lines.push('', 'Press Ctrl-C to stop.', '');
   return lines.join('\n');
 }

@@ -7,6 +7,8 @@
 //   npm run tenants -- list [--json]
 //   npm run tenants -- webhooks add TENANT URL [--events a,b] [--description TEXT] [--json]
 //   npm run tenants -- webhooks list TENANT [--json]   |   webhooks remove TENANT ENDPOINT_ID
+//   npm run tenants -- approvals set --tenant NAME (--tool TOOL | --effect-class external) --required N [--allowed KEY_ID,…]
+//   npm run tenants -- approvals list --tenant NAME [--json]   |   approvals clear --tenant NAME (--tool TOOL | --effect-class external)
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { newId } from '../domain/ids.ts';
 import { balanceOf, grantCredits } from '../services/ledger.ts';
@@ -22,6 +24,8 @@ import { WEBHOOK_DESCRIPTION_MAX_LENGTH } from '../domain/notifications.ts';
 import { deliveryUrlProblem, deliveryUrlRules } from '../domain/delivery-url.ts';
 import { looksLikeSecret } from '../domain/secrets.ts';
 import { isUnstorable } from '../domain/storable-text.ts';
+import { checkPolicyTool, clearPolicy, listPolicies, PolicyRefused, setPolicy } from '../services/approval-policies.ts';
+import { APPROVERS_MAX, type PolicyScope } from '../domain/runs/approval-policy.ts';
 import { createWebhookEndpoint, deleteWebhookEndpoint, listWebhookEndpoints, secretHint, tenantByName } from '../services/webhook-endpoints.ts';
 
 const config = loadConfigOrExit();
@@ -232,6 +236,73 @@ webhooks
     const removed = await withDb(async (db) => deleteWebhookEndpoint(db, { tenantId: (await existingTenant(db, tenantName)).id, keyId: null }, endpointId));
     if (!removed) throw new Error(`"${tenantName}" has no webhook endpoint ${endpointId}; nothing was changed.`);
     console.log(`Webhook endpoint ${endpointId} of "${tenantName}" removed.`);
+  });
+
+const approvals = program
+  .command('approvals')
+  .description('approval policies: how many distinct approver keys each external effect needs (as /v1/approval-policies; every change audited)');
+
+/** The scope the options name: exactly one of --tool and --effect-class. */
+function policyScope(opts: { tool?: string; effectClass?: string }): PolicyScope {
+  if ((opts.tool === undefined) === (opts.effectClass === undefined)) throw new Error('Name exactly one of --tool and --effect-class; nothing was changed.');
+  if (opts.tool !== undefined) return { tool: opts.tool };
+  if (opts.effectClass !== 'external') throw new Error('--effect-class takes only "external" (read effects run without approval); nothing was changed.');
+  return { effect_class: 'external' };
+}
+
+const scopeWords = (scope: PolicyScope) => ('tool' in scope ? scope.tool : 'every external effect');
+
+approvals
+  .command('set')
+  .description('set the policy of one tool, or of every external effect; runs created from now on take it')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .option('--tool <tool>', 'a built-in external tool, or <server>__<tool>')
+  .option('--effect-class <class>', 'external: every external effect without a tool policy of its own')
+  .requiredOption('--required <n>', `distinct approver keys each effect needs (1 to ${APPROVERS_MAX})`, (v) => Number(v))
+  .option('--allowed <key-ids>', 'only these approver keys (comma-separated ids) count', (v) =>
+    v
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean),
+  )
+  .action(async (opts: { tenant: string; tool?: string; effectClass?: string; required: number; allowed?: string[] }) => {
+    const scope = policyScope(opts);
+    const stored = await withDb(async (db) => {
+      const tenant = await existingTenant(db, opts.tenant);
+      if ('tool' in scope) checkPolicyTool(scope.tool, tenant, config.runs.toolServers.servers);
+      return setPolicy(db, tenant.id, { scope, required: opts.required, ...(opts.allowed ? { allowed_approvers: opts.allowed } : {}) }, { cli: true });
+    }).catch((err: unknown) => {
+      throw err instanceof PolicyRefused ? new Error(`Invalid ${err.param}: ${err.message}; nothing was changed.`) : err;
+    });
+    const allowed = stored.allowed_approvers ? `, from ${stored.allowed_approvers.join(', ')}` : '';
+    console.log(`"${opts.tenant}": ${scopeWords(scope)} needs ${stored.required} distinct approver(s)${allowed}. Runs created from now on take it.`);
+  });
+
+approvals
+  .command('list')
+  .description("a tenant's approval policies")
+  .requiredOption('--tenant <name>', 'tenant name')
+  .option('--json', 'print one JSON object per line')
+  .action(async (opts: { tenant: string; json?: boolean }) => {
+    const policies = await withDb(async (db) => listPolicies(db, (await existingTenant(db, opts.tenant)).id));
+    for (const p of policies) {
+      if (opts.json) console.log(JSON.stringify(p));
+      else console.log(`${scopeWords(p.scope)}: ${p.required} approver(s)${p.allowed_approvers ? ` from ${p.allowed_approvers.join(', ')}` : ''}`);
+    }
+    if (!policies.length && !opts.json) console.log(`"${opts.tenant}" has no approval policies: each external effect needs one approval by any approver key.`);
+  });
+
+approvals
+  .command('clear')
+  .description('remove the policy of one tool, or of every external effect')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .option('--tool <tool>', 'the tool')
+  .option('--effect-class <class>', 'external')
+  .action(async (opts: { tenant: string; tool?: string; effectClass?: string }) => {
+    const scope = policyScope(opts);
+    const removed = await withDb(async (db) => clearPolicy(db, (await existingTenant(db, opts.tenant)).id, scope, { cli: true }));
+    if (!removed) throw new Error(`"${opts.tenant}" has no policy for ${scopeWords(scope)}; nothing was changed.`);
+    console.log(`"${opts.tenant}": the policy for ${scopeWords(scope)} was removed.`);
   });
 
 try {

@@ -197,7 +197,7 @@ export interface paths {
         put?: never;
         /**
          * Approve or reject the external effects of a run
-         * @description Delivered to the workflow as a Temporal Update whose validator refuses it unless the run is awaiting approval (409); the answer waits until the workflow has applied the decision. A run takes one decision, and each applied decision writes one audit event (`run.approval.approve` or `run.approval.reject`). With an Idempotency-Key the Update id is derived from the key, so Temporal applies a retried decision once and its audit event is written once; a retry with the same key and body answers 200 with the run as it is now, also after the run ended; the same key with another decision or reason answers 422 (idempotency_key_reused) and records nothing. Deadline: when Temporal is unreachable the answer is 503 service_unavailable (with Retry-After) at once, and when the workflow does not apply the decision within 5 s (no worker running) it is 503 after 5 s; never a hang and never a 202: nothing was confirmed and no audit event was written, but an Update Temporal had already received may still be applied when a worker returns. Retry with the same Idempotency-Key: it answers 200 if that decision was applied meanwhile, delivers it otherwise, and never applies or records it twice. Operators can send the same decision as the `approval` signal.
+         * @description Takes an approver key (extension): the decision is recorded as that key and its person, never as anything the body says, and a core or workspace key is refused (401) whoever holds it. Delivered to the workflow as a Temporal Update whose validator refuses it unless the run is awaiting approval (409); the answer waits until the workflow has applied the decision. Each effect goes ahead once it has the approvals its policy requires (1 unless an approval policy says more; `approval.approvals_needed` says how many are still needed); a rejection by any approver rejects the round. Each applied decision writes one audit event (`run.approval.approve` or `run.approval.reject`) under the approver key. With an Idempotency-Key the Update id is derived from the approver key and the Idempotency-Key, so Temporal applies a retried decision once and its audit event is written once; a retry with the same key and body answers 200 with the run as it is now, also after the run ended; the same key with another decision or reason answers 422 (idempotency_key_reused) and records nothing. Deadline: when Temporal is unreachable the answer is 503 service_unavailable (with Retry-After) at once, and when the workflow does not apply the decision within 5 s (no worker running) it is 503 after 5 s; never a hang and never a 202: nothing was confirmed and no audit event was written, but an Update Temporal had already received may still be applied when a worker returns. Retry with the same Idempotency-Key: it answers 200 if that decision was applied meanwhile, delivers it otherwise, and never applies or records it twice. Operators can send the same decision as the `approval` signal.
          */
         post: operations["decideAgentRunApproval"];
         delete?: never;
@@ -240,6 +240,70 @@ export interface paths {
          * @description Requests cancellation: the workflow stops, releases the whole hold and ends failed with failure.code cancelled. Poll status_url. The request is recorded by Temporal, so it is accepted (202) while workers are down and takes effect when they return; if Temporal is unreachable or does not confirm it within 5 s, 503.
          */
         post: operations["cancelAgentRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approval-policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's approval policies (extension)
+         * @description How many distinct approvers each external effect needs, per tool and for every external effect. Takes an approver key only. Each change is audited (`approval_policy.set` or `approval_policy.clear`, under the approver key). A run takes its tenant's policies when it is created and keeps them: a change reaches runs created after it, and never lowers what a waiting run needs. A tool policy wins over the `effect_class:external` one.
+         */
+        get: operations["listApprovalPolicies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approval-policies/{scope}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the approval policy of a tool or of every external effect (extension)
+         * @description Replaces the policy of the scope. Takes an approver key only. Refused (400, nothing changes) for a tool this tenant does not have or that only reads, a policy that needs more approvers than its allowed list names, and an allowed approver that is not an active approver key of this tenant (code unknown_approver). Each change is audited (`approval_policy.set` or `approval_policy.clear`, under the approver key). A run takes its tenant's policies when it is created and keeps them: a change reaches runs created after it, and never lowers what a waiting run needs. A tool policy wins over the `effect_class:external` one.
+         */
+        put: operations["setApprovalPolicy"];
+        post?: never;
+        /**
+         * Remove the approval policy of a scope (extension)
+         * @description Effects it covered need what the next policy says (the `effect_class:external` one for a tool), or one approval by any approver. Takes an approver key only. Each change is audited (`approval_policy.set` or `approval_policy.clear`, under the approver key). A run takes its tenant's policies when it is created and keeps them: a change reaches runs created after it, and never lowers what a waiting run needs. A tool policy wins over the `effect_class:external` one.
+         */
+        delete: operations["clearApprovalPolicy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approvers/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The approver this key is (extension)
+         * @description The approver key's id and its person's name, exactly as a decision made with this key is recorded. Takes an approver key only.
+         */
+        get: operations["getCurrentApprover"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1418,6 +1482,12 @@ export interface components {
                 };
             }[];
         };
+        ApprovalPolicyRequest: {
+            /** @description Distinct approver keys each effect it covers needs, 1 to 5. */
+            required: number;
+            /** @description The approver keys (ids) whose approval counts; absent: any approver key of the tenant. Must name at least `required` keys. */
+            allowed_approvers?: string[];
+        };
         UsageEstimateRequest: {
             input: string;
             /** @default false */
@@ -1748,6 +1818,12 @@ export interface components {
                 /** @description External effects asked for: `<tool>:<step>`, or `action_<n>:<verb>` for a requested action no tool can perform. */
                 effects_requested: string[];
                 effects_approved: string[];
+                /** @description Extension: who approved each approved effect (`<tool>:<step>`): the approver key and its person as the API authenticated them, or `temporal` (key_id null) for a decision sent through Temporal. */
+                approved_by?: {
+                    effect: string;
+                    key_id: string | null;
+                    name: string;
+                }[];
                 /** @description Done and confirmed by the receiver. */
                 effects_performed: string[];
                 /** @description Certainly not done (rejected, refused, not configured, failed, or no tool can do it). */
@@ -1970,6 +2046,11 @@ export interface components {
                      * @enum {string}
                      */
                     decision?: "approved" | "rejected";
+                    /** @description Tool-calling runs (extension): who approved this step in its round (approver keys and their people, or `temporal`). */
+                    approved_by?: {
+                        key_id: string | null;
+                        name: string;
+                    }[];
                 }[];
                 /** @description Model-planned runs (extension): the requested actions the model said it would carry out in its final answer. Each counts as performed only where the answer has a specific part for that action. */
                 answer?: number[];
@@ -2117,6 +2198,10 @@ export interface components {
                 args_digest?: string;
                 /** @description Set when the arguments were edited at approval: the digest of what the model proposed. */
                 proposed_digest?: string;
+                /** @description Extension: distinct approvers this effect needs, from the approval policy the run started with; 1 when absent. */
+                required?: number;
+                /** @description Extension: the approvers whose approval counts for these exact arguments. An edit voids the approvals given before it. */
+                approved_by?: components["schemas"]["Approver"][];
             }[];
             reason: string;
             /** @description Tool-calling runs (extension): which approval round this is, from 1. A model that asks for further external calls after seeing results waits for another round. */
@@ -2125,6 +2210,26 @@ export interface components {
             deadline: string;
             decided_at: string | null;
             decision_reason: string | null;
+            /** @description Extension: every decision on this round, in order: who, what, when, why, and which effects they edited. */
+            approvals?: {
+                by: components["schemas"]["Approver"];
+                /** @enum {string} */
+                decision: "approve" | "reject";
+                reason: string | null;
+                at: string;
+                /** @enum {string} */
+                channel: "api" | "temporal:update" | "temporal:signal";
+                /** @description The effects (step ids) whose arguments this decision edited. */
+                edited?: string[];
+            }[];
+            /** @description Extension: approvals still needed before the effects may go ahead (for the effect that needs the most); 0 once decided. */
+            approvals_needed?: number;
+        };
+        Approver: {
+            /** @description The approver key; null for a decision sent through Temporal. */
+            key_id: string | null;
+            /** @description The approver key's person, as minted; `temporal` for a decision sent through Temporal. */
+            name: string;
         };
         AgentRunList: {
             /** @constant */
@@ -2161,7 +2266,27 @@ export interface components {
                 args_digest?: string;
                 /** @description Set when the arguments were edited at approval: the digest of what the model proposed. */
                 proposed_digest?: string;
+                /** @description Extension: distinct approvers this effect needs, from the approval policy the run started with; 1 when absent. */
+                required?: number;
+                /** @description Extension: the approvers whose approval counts for these exact arguments. An edit voids the approvals given before it. */
+                approved_by?: components["schemas"]["Approver"][];
             }[];
+        };
+        ApprovalPolicy: {
+            /** @constant */
+            object: "approval_policy";
+            scope: string;
+            required: number;
+            allowed_approvers: string[] | null;
+            updated_at: string;
+        };
+        ApproverSelf: {
+            /** @constant */
+            object: "approver";
+            /** @description The approver key's id, as approvals and receipts name it. */
+            key_id: string;
+            /** @description The person who holds the key, as minted. */
+            name: string;
         };
         Usage: {
             /** @constant */
@@ -2664,7 +2789,7 @@ export interface components {
                  * @description Stable machine-readable code. Whether to retry follows the code, not only the status: a 429 rate_limit_exceeded clears with time (wait Retry-After seconds, then retry); a 429 insufficient_credits or budget_exceeded, and a 409 model_not_routable, do not (they carry `x-should-retry: false` and no Retry-After: retrying the same request cannot succeed until an operator or the tenant changes something).
                  * @enum {string}
                  */
-                code: "invalid_json" | "invalid_request" | "unsupported_parameter" | "consent_required" | "payload_too_large" | "unsupported_media_type" | "invalid_api_key" | "invalid_idempotency_key" | "idempotency_key_reused" | "invalid_cursor" | "run_not_awaiting_approval" | "approval_stale" | "run_already_terminal" | "vault_entry_forgotten" | "model_not_found" | "model_not_routable" | "tools_not_supported" | "provider_not_configured" | "credential_value_refused" | "trace_content_refused" | "budget_exceeded" | "sandbox_jobs_disabled" | "sandbox_runner_not_configured" | "not_conformant" | "patch_candidate_unavailable" | "insufficient_credits" | "upstream_unavailable" | "vault_entry_not_quarantined" | "webhook_endpoint_limit_reached" | "not_found" | "method_not_allowed" | "rate_limit_exceeded" | "internal_error" | "service_unavailable" | "export_interrupted" | "request_header_too_large" | "malformed_request";
+                code: "invalid_json" | "invalid_request" | "unsupported_parameter" | "consent_required" | "payload_too_large" | "unsupported_media_type" | "invalid_api_key" | "invalid_idempotency_key" | "idempotency_key_reused" | "invalid_cursor" | "run_not_awaiting_approval" | "approval_stale" | "already_approved" | "approver_not_allowed" | "unknown_approver" | "run_already_terminal" | "vault_entry_forgotten" | "model_not_found" | "model_not_routable" | "tools_not_supported" | "provider_not_configured" | "credential_value_refused" | "trace_content_refused" | "budget_exceeded" | "sandbox_jobs_disabled" | "sandbox_runner_not_configured" | "not_conformant" | "patch_candidate_unavailable" | "insufficient_credits" | "upstream_unavailable" | "vault_entry_not_quarantined" | "webhook_endpoint_limit_reached" | "not_found" | "method_not_allowed" | "rate_limit_exceeded" | "internal_error" | "service_unavailable" | "export_interrupted" | "request_header_too_large" | "malformed_request";
                 /** @description Value of the x-request-id response header. */
                 request_id: string;
             };
@@ -4061,7 +4186,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorObject"];
                 };
             };
-            /** @description Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429. */
+            /** @description Not an active approver key of this tenant (code invalid_api_key): a core or workspace key never decides, whoever holds it. Nothing is recorded and the run keeps waiting. */
             401: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
@@ -4091,7 +4216,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorObject"];
                 };
             };
-            /** @description The run is not awaiting approval (code run_not_awaiting_approval); nothing was recorded. */
+            /** @description The run is not awaiting approval (code run_not_awaiting_approval), or this approver already approved every pending effect (code already_approved, extension: an approval counts once per approver); nothing was recorded. */
             409: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
@@ -4521,6 +4646,489 @@ export interface operations {
                 };
             };
             /** @description The database is unavailable, or Temporal is unreachable or did not confirm the cancellation within 5 s (code service_unavailable). Retry with bounded backoff. */
+            503: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+        };
+    };
+    listApprovalPolicies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policies, by scope. */
+            200: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: components["schemas"]["ApprovalPolicy"][];
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429. */
+            401: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The request line or header block is larger than the server reads (code request_header_too_large); nothing was processed. Shorten the URL or headers. */
+            431: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Unexpected server error (code internal_error). Opaque; retry with bounded backoff. */
+            500: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description A dependency (database or Temporal) is unavailable (code service_unavailable). Retry after Retry-After seconds, with bounded backoff. */
+            503: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+        };
+    };
+    setApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description What the policy applies to: `tool:<tool>` (a built-in external tool, or `<server>__<tool>`), or `effect_class:external` (every external effect without a tool policy of its own). */
+                scope: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The policy as stored. */
+            200: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPolicy"];
+                };
+            };
+            /** @description Invalid policy (code invalid_request or unknown_approver; `param` names the field). Nothing changed. */
+            400: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429. */
+            401: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The request body exceeds the size limit (code payload_too_large). */
+            413: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The request body is not `application/json` in UTF-8 (code unsupported_media_type): another media type (`+json` suffix types included) or a charset other than utf-8. */
+            415: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The request line or header block is larger than the server reads (code request_header_too_large); nothing was processed. Shorten the URL or headers. */
+            431: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Unexpected server error (code internal_error). Opaque; retry with bounded backoff. */
+            500: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description A dependency (database or Temporal) is unavailable (code service_unavailable). Retry after Retry-After seconds, with bounded backoff. */
+            503: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+        };
+    };
+    clearApprovalPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description What the policy applies to: `tool:<tool>` (a built-in external tool, or `<server>__<tool>`), or `effect_class:external` (every external effect without a tool policy of its own). */
+                scope: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: malformed JSON, an unsupported parameter or a contract violation; `param` names the field. */
+            400: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429. */
+            401: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The scope has no policy (code not_found). */
+            404: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The request line or header block is larger than the server reads (code request_header_too_large); nothing was processed. Shorten the URL or headers. */
+            431: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Unexpected server error (code internal_error). Opaque; retry with bounded backoff. */
+            500: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description A dependency (database or Temporal) is unavailable (code service_unavailable). Retry after Retry-After seconds, with bounded backoff. */
+            503: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+        };
+    };
+    getCurrentApprover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approver. */
+            200: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApproverSelf"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or a key of the wrong kind for this route (code invalid_api_key). Nothing runs and the body is not read. Authentication comes before the per-key limit, so the RateLimit headers are those of the `unauthenticated` policy: failed attempts are limited per client address, and past that limit the answer is 429. */
+            401: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Rate limit exceeded (code rate_limit_exceeded): the per-key limit, or on a failed authentication the per-address one (RateLimit headers name which). Retryable: wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description The request line or header block is larger than the server reads (code request_header_too_large); nothing was processed. Shorten the URL or headers. */
+            431: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description Unexpected server error (code internal_error). Opaque; retry with bounded backoff. */
+            500: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
+            /** @description A dependency (database or Temporal) is unavailable (code service_unavailable). Retry after Retry-After seconds, with bounded backoff. */
             503: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */

@@ -2,7 +2,7 @@
 // these tables hold projections and the records customers query.
 
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
 
 export const tenants = pgTable('tenants', {
   id: text('id').primaryKey(),
@@ -25,14 +25,37 @@ export const apiKeys = pgTable(
     tenantId: text('tenant_id')
       .notNull()
       .references(() => tenants.id),
-    kind: text('kind', { enum: ['core', 'workspace'] }).notNull(),
+    kind: text('kind', { enum: ['core', 'workspace', 'approver'] }).notNull(),
     prefix: text('prefix').notNull(),
     secretHash: text('secret_hash').notNull(),
     label: text('label'),
+    /** An approver key's person, as approvals and receipts name them; unique among the tenant's active approver keys. */
+    name: text('name'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
   },
-  (t) => [uniqueIndex('api_keys_secret_hash_idx').on(t.secretHash), index('api_keys_tenant_idx').on(t.tenantId)],
+  (t) => [
+    uniqueIndex('api_keys_secret_hash_idx').on(t.secretHash),
+    index('api_keys_tenant_idx').on(t.tenantId),
+    uniqueIndex('api_keys_approver_name_idx').on(t.tenantId, t.name).where(sql`${t.kind} = 'approver' and ${t.revokedAt} is null`),
+  ],
+);
+
+/**
+ * Approval policies (issue 64), one per tenant and scope (`tool:<name>` or `effect_class:external`):
+ * `policy` is the ApprovalPolicy a run snapshots at creation. Each change is audited (services/audit.ts).
+ */
+export const approvalPolicies = pgTable(
+  'approval_policies',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    scope: text('scope').notNull(),
+    policy: jsonb('policy').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.scope] })],
 );
 
 /**
@@ -70,6 +93,8 @@ export const runs = pgTable(
     usage: jsonb('usage'),
     plan: jsonb('plan'),
     approval: jsonb('approval'),
+    /** The tenant's approval policies when the run was created (domain/runs/approval-policy.ts); null: one approval by anyone. */
+    approvalPolicy: jsonb('approval_policy'),
     result: jsonb('result'),
     receipt: jsonb('receipt'),
     failure: jsonb('failure'),
@@ -489,6 +514,7 @@ export const toolCalls = pgTable(
 export const schema = {
   tenants,
   apiKeys,
+  approvalPolicies,
   rateLimits,
   runs,
   ledgerEntries,

@@ -21,6 +21,9 @@ export const ERROR_CODES = [
   'invalid_cursor',
   'run_not_awaiting_approval',
   'approval_stale',
+  'already_approved',
+  'approver_not_allowed',
+  'unknown_approver',
   'run_already_terminal',
   'vault_entry_forgotten',
   'model_not_found',
@@ -94,13 +97,9 @@ export const errors = {
       'unsupported_media_type',
       'The request body must be sent as application/json in UTF-8 (Content-Type: application/json, with no charset or charset=utf-8).',
     ),
-  invalidApiKey: () =>
-    new ApiError(
-      401,
-      'authentication_error',
-      'invalid_api_key',
-      'A valid API key is required: send Authorization: Bearer <API_KEY> with a key for this route.',
-    ),
+  /** `needed`: the key kinds the route takes, as words ("an approver key (gws_apv_…)"), the same whatever was sent. */
+  invalidApiKey: (needed = 'a key for this route') =>
+    new ApiError(401, 'authentication_error', 'invalid_api_key', `A valid API key is required: send Authorization: Bearer <API_KEY> with ${needed}.`),
   notFound: (message = 'No such route.') => new ApiError(404, 'not_found', 'not_found', message),
   methodNotAllowed: () => new ApiError(405, 'invalid_request_error', 'method_not_allowed', 'This method is not allowed on this route; see the Allow header.'),
   rateLimited: (retryAfterSeconds: number) =>
@@ -136,6 +135,22 @@ export const errors = {
       `The decision names argument digest ${digest}, which no effect awaiting approval has (the plan changed); no decision was recorded. Read the run again and decide on what it shows.`,
       'digests',
     ),
+  alreadyApproved: () =>
+    new ApiError(
+      409,
+      'invalid_request_error',
+      'already_approved',
+      'This approver key already approved every effect awaiting approval; an approval counts once per approver, so nothing was recorded. Another approver must approve.',
+    ),
+  approverNotAllowed: () =>
+    new ApiError(
+      403,
+      'invalid_request_error',
+      'approver_not_allowed',
+      'The approval policy of every effect awaiting approval names its allowed approvers, and this approver key is not one of them; nothing was recorded. A rejection is accepted from any approver.',
+    ),
+  unknownApprover: (param: string) =>
+    new ApiError(400, 'invalid_request_error', 'unknown_approver', 'Every allowed approver must be an active approver key of this tenant.', param),
   approvalEditInvalid: (param: string, why: string) => new ApiError(400, 'invalid_request_error', 'invalid_request', `Invalid ${param}: ${why}`, param),
   runAlreadyTerminal: (status: string) =>
     new ApiError(409, 'invalid_request_error', 'run_already_terminal', `The run already ended (${status}); nothing to cancel.`),

@@ -15,6 +15,8 @@ export interface ActionBoundary {
   /** External effects the request or the plan asked for: `<tool>:<step>` or `action_<n>:<verb>`. */
   effects_requested: string[];
   effects_approved: string[];
+  /** Who approved each approved effect: the approver key and its person (or `temporal`). */
+  approved_by?: { effect: string; key_id: string | null; name: string }[];
   /** Done, and confirmed by the receiver. */
   effects_performed: string[];
   /** Certainly not done: refused, rejected, not configured, failed before sending, or no tool can do it. */

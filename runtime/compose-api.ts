@@ -8,7 +8,7 @@ import { healthChecker } from '../services/health.ts';
 import { listJourneyEvents } from '../services/journey.ts';
 import { type JourneyFeed, journeyFeed } from '../services/journey-feed.ts';
 import { streamSlots } from '../services/stream-slots.ts';
-import { authenticate } from '../services/keys.ts';
+import { authenticate, keyIsActive } from '../services/keys.ts';
 import { creditTotals, usageSummary } from '../services/ledger.ts';
 import { reportFromDatabase } from '../services/metrics.ts';
 import { countAwaitingApproval } from '../services/runs.ts';
@@ -31,6 +31,7 @@ import { Redis } from 'ioredis';
 import { planningProvider, toolCallingSizes } from './compose-activities.ts';
 import type { TemporalHandle } from './temporal-client.ts';
 import { telemetry } from './telemetry.ts';
+import { checkPolicyTool, clearPolicy, listPolicies, setPolicy } from '../services/approval-policies.ts';
 
 /**
  * `options.toolServers`: connections shared with the worker of the same process (`npm start`);
@@ -117,7 +118,16 @@ export function composeApi(
       listAudit: (tenantId, limit) => listAudit(database.db, tenantId, limit),
     },
     webhookEndpoints: webhookEndpointService(database.db),
+    approvalPolicies: {
+      list: (tenantId) => listPolicies(database.db, tenantId),
+      async set(tenantId, policy, actor) {
+        if ('tool' in policy.scope) checkPolicyTool(policy.scope.tool, await tenantById(database.db, tenantId), config.runs.toolServers.servers);
+        return setPolicy(database.db, tenantId, policy, actor);
+      },
+      clear: (tenantId, scope, actor) => clearPolicy(database.db, tenantId, scope, actor),
+    },
     authenticate: (secret, kind) => authenticate(database.db, secret, kind, hotPath.keyCache),
+    keyActive: (keyId) => keyIsActive(database.db, keyId),
     rateLimiters: createRateLimiters(config.rateLimits, hotPath.rateLimitStore),
     checkHealth: healthChecker({
       database: () => database.ping(),

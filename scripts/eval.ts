@@ -12,7 +12,7 @@ import { CASES, type EvalCase } from './eval/cases.ts';
 import { deliveriesWithoutMessage, expectsApproval, judge, messageOf, type RunView } from './eval/judge.ts';
 import { runFreshEval } from './eval/fresh.ts';
 import { runScriptedEval } from './eval/scripted.ts';
-import { type EvalService, startEvalService } from './eval/service.ts';
+import { type EvalService, keyFor, startEvalService } from './eval/service.ts';
 import { type Row, summarise, targetMet } from './eval/summary.ts';
 
 /** The options, or the usage and exit 2 on one it cannot take (before anything starts). */
@@ -51,7 +51,7 @@ async function api(s: EvalService, method: string, route: string, body?: unknown
   for (;;) {
     const res = await fetch(`${s.base}${route}`, {
       method,
-      headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json', ...headers },
+      headers: { authorization: `Bearer ${keyFor(s, method, route)}`, 'content-type': 'application/json', ...headers },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const json = (await res.json()) as Record<string, unknown>;

@@ -38,7 +38,7 @@ import { FIXTURE_PAYLOAD_KEY, HISTORY_VERSION as VERSION, type HistoryPath } fro
 import { createWebhookEndpoint } from '../services/webhook-endpoints.ts';
 import { NOTIFICATION_EVENTS } from '../domain/runs/progress.ts';
 import { isTerminal } from '../domain/runs/states.ts';
-import { approvalSignal, approvalUpdate } from '../workflows/messages.ts';
+import { type ApprovalMeta, approvalSignal, approvalUpdate } from '../workflows/messages.ts';
 import http from 'node:http';
 
 const logger = pino({ level: 'warn' });
@@ -65,8 +65,16 @@ const worker = await startWorker({
   logger,
 });
 
+/**
+ * Each tenant's approver key, as the API names it in the decisions it sends (services/run-control.ts):
+ * the paths decided through the API are decided by an approver, as only an approver key can.
+ */
+const approvers = new Map<string, ApprovalMeta>();
+
 async function tenant(name: string, credits: number): Promise<string> {
   const key = await createKey(db, { tenant: name, kind: 'core' });
+  const approver = await createKey(db, { tenantId: key.tenantId, kind: 'approver', name: 'Recorder Approver' });
+  approvers.set(key.tenantId, { channel: 'api', key_id: approver.id, name: approver.name! });
   if (credits > 0) await grantCredits(db, { tenantId: key.tenantId, amount: credits, entryKey: `${name}-grant` });
   return key.tenantId;
 }
@@ -104,9 +112,10 @@ async function roundTwo(runId: string): Promise<void> {
   }
 }
 
-const decide = (decision: 'approve' | 'reject') => async (runId: string) => {
+/** The decision as the API sends it: the Update with the tenant's approver (`by`) as its metadata. */
+const decide = (decision: 'approve' | 'reject') => async (runId: string, by: ApprovalMeta) => {
   await awaitingApproval(runId);
-  await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [{ decision }] });
+  await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [{ decision }, by] });
 };
 
 interface Recording {
@@ -115,7 +124,8 @@ interface Recording {
   memory?: boolean;
   model?: ModelId;
   approvalTimeoutMs?: number;
-  after?: (runId: string) => Promise<void>;
+  /** What happens once the run started; `by`: the tenant's approver. */
+  after?: (runId: string, by: ApprovalMeta) => Promise<void>;
 }
 
 async function record(name: HistoryPath, r: Recording): Promise<void> {
@@ -127,7 +137,7 @@ async function record(name: HistoryPath, r: Recording): Promise<void> {
   const request = { input: r.input, memory: r.memory ?? false, model: r.model ?? 'svc-workspace' };
   const { run } = await createRun(db, { tenantId: r.tenantId, idempotencyKey: null, requestDigest: digestOf(request), ...request });
   await startRunWorkflow(client, { taskQueue: config.temporal.taskQueue, approvalTimeoutMs: r.approvalTimeoutMs ?? 60_000 }, run);
-  await r.after?.(run.id);
+  await r.after?.(run.id, approvers.get(r.tenantId)!);
   const handle = client.workflow.getHandle(run.id);
   // A failed run ends its execution Failed (v3 on); its history is what is kept either way.
   await handle.result().catch(() => undefined);
@@ -191,10 +201,10 @@ try {
     tenantId: recorder,
     input: rounds,
     model: 'svc-workspace-quality',
-    after: async (runId) => {
-      await decide('approve')(runId);
+    after: async (runId, by) => {
+      await decide('approve')(runId, by);
       await roundTwo(runId);
-      await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [{ decision: 'reject', reason: 'not finance' }] });
+      await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [{ decision: 'reject', reason: 'not finance' }, by] });
     },
   });
 

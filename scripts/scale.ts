@@ -9,9 +9,10 @@
 //   npm run scale -- --pid <the service's pid> --waiting 1000 --followers 500               # this
 //   (--pid <api>,<worker>: the production split's two processes, whose memory is summed)
 //
-// It reads GWS_BASE_URL, GWS_API_KEY (a core key of --tenant, dev by default) and DATABASE_URL (the
-// service's Postgres: the tenant's webhook is pointed at this script's receiver, and pg_stat_database
-// counts the transactions). Prints JSON.
+// It reads GWS_BASE_URL, GWS_API_KEY (a core key of --tenant, dev by default), GWS_APPROVER_KEY (an
+// approver key of the same tenant, which sends the approvals; npm start prints the dev tenant's) and
+// DATABASE_URL (the service's Postgres: the tenant's webhook is pointed at this script's receiver, and
+// pg_stat_database counts the transactions). Prints JSON.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,13 +38,19 @@ const { values } = parseArgs({
 });
 const BASE = process.env.GWS_BASE_URL ?? 'http://127.0.0.1:8080';
 const KEY = process.env.GWS_API_KEY ?? '';
+const APPROVER_KEY = process.env.GWS_APPROVER_KEY ?? '';
 const DATABASE_URL = process.env.DATABASE_URL ?? '';
-if (!KEY || !DATABASE_URL) throw new Error('Set GWS_API_KEY and DATABASE_URL (the running service’s Postgres).');
+if (!KEY || !APPROVER_KEY || !DATABASE_URL) {
+  throw new Error('Set GWS_API_KEY, GWS_APPROVER_KEY (an approver key of the same tenant) and DATABASE_URL (the running service’s Postgres).');
+}
 const N = Number(values.waiting);
 const F = Math.min(Number(values.followers), N);
 const C = Number(values.concurrency);
 const INPUT = 'Tell the on-call channel that the nightly export finished.';
-const auth = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+const headersOf = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+const auth = headersOf(KEY);
+/** The approvals are decided with the approver key: a core key cannot decide. */
+const approverAuth = headersOf(APPROVER_KEY);
 
 /** The service's resident memory: the sum over its processes (--pid 12,34: the API and the worker of the production split). */
 const pids = (values.pid ?? '').split(',').filter(Boolean);
@@ -81,9 +88,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** 503s answered (then retried, with the same Idempotency-Key where one was sent). */
 let unavailable = 0;
 
-async function api(method: string, path: string, body?: unknown, idempotencyKey?: string) {
+async function api(method: string, path: string, body?: unknown, idempotencyKey?: string, as = auth) {
   for (let attempt = 1; ; attempt++) {
-    const headers = idempotencyKey ? { ...auth, 'idempotency-key': idempotencyKey } : auth;
+    const headers = idempotencyKey ? { ...as, 'idempotency-key': idempotencyKey } : as;
     const res = await fetch(`${BASE}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     if (res.status === 503 && attempt < 30) {
       unavailable += 1;
@@ -167,7 +174,7 @@ async function createWaiting(count: number): Promise<string[]> {
 // The baseline is a warm service: C runs taken through approval to their end first, so that code compiled,
 // pools opened and the workflow thread started on first use are not counted as what waiting runs hold.
 const warmUp = await createWaiting(C);
-await pooled(warmUp, C, (id) => api('POST', `/v1/agent-runs/${id}/approval`, { decision: 'approve' }, `approve-${id}`).then(() => undefined));
+await pooled(warmUp, C, (id) => api('POST', `/v1/agent-runs/${id}/approval`, { decision: 'approve' }, `approve-${id}`, approverAuth).then(() => undefined));
 await until(async () => (await countRuns(warmUp, 'completed_at is not null')) === warmUp.length);
 const rssBefore = await settledRssKiB();
 const ids: string[] = [];
@@ -227,7 +234,9 @@ started = Date.now();
 // An approval answered an error is counted, not fatal: the receiver must stay up for the runs that go on.
 const approvalErrors: string[] = [];
 await pooled(ids, C, async (id) => {
-  await api('POST', `/v1/agent-runs/${id}/approval`, { decision: 'approve' }, `approve-${id}`).catch((err: Error) => approvalErrors.push(err.message));
+  await api('POST', `/v1/agent-runs/${id}/approval`, { decision: 'approve' }, `approve-${id}`, approverAuth).catch((err: Error) =>
+    approvalErrors.push(err.message),
+  );
 });
 report.approvals_failed = approvalErrors.length;
 if (approvalErrors.length > 0) console.error(approvalErrors.slice(0, 5).join('\n'));

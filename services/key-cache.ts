@@ -17,6 +17,7 @@ export interface ActiveKey {
   id: string;
   tenantId: string;
   kind: KeyKind;
+  name: string | null;
 }
 
 export type KeyCache = NotifiedCache<ActiveKey>;

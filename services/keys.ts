@@ -3,7 +3,7 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { apiKeys, tenants } from '../db/schema.ts';
-import { hashKey, type KeyKind, looksLikeKey, mintKey } from '../domain/api-keys.ts';
+import { APPROVER_NAME_MAX, hashKey, type KeyKind, looksLikeKey, mintKey } from '../domain/api-keys.ts';
 import { newId } from '../domain/ids.ts';
 import { type ActiveKey, KEY_REVOKED_CHANNEL, type KeyCache } from './key-cache.ts';
 import { invalidateLocally } from './notified-cache.ts';
@@ -17,6 +17,8 @@ export interface KeyRecord {
   kind: KeyKind;
   prefix: string;
   label: string | null;
+  /** An approver key's person; null for other kinds. */
+  name: string | null;
   createdAt: Date;
   revokedAt: Date | null;
 }
@@ -31,12 +33,41 @@ export interface Principal {
   keyId: string;
   tenantId: string;
   kind: KeyKind;
+  /** An approver key's person: who the API says decided, never what a caller says. */
+  name: string | null;
 }
 
-export async function createKey(
-  db: Db,
-  input: { tenant: string; kind: KeyKind; label?: string } | { tenantId: string; kind: KeyKind; label?: string },
-): Promise<CreatedKey> {
+/** Why a key was not created: stable codes, for the CLI and the API to word. */
+export class KeyRefused extends Error {
+  constructor(
+    readonly code: 'name_required' | 'name_too_long' | 'name_only_for_approvers' | 'name_taken',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KeyRefused';
+  }
+}
+
+/** An approver's name as stored: trimmed, one line, 1 to APPROVER_NAME_MAX characters; refused otherwise. */
+function approverName(kind: KeyKind, name: string | undefined): string | null {
+  if (kind !== 'approver') {
+    if (name !== undefined) throw new KeyRefused('name_only_for_approvers', 'only an approver key has a name; give a core or workspace key a --label');
+    return null;
+  }
+  const trimmed = (name ?? '').replace(/\s+/g, ' ').trim();
+  if (!trimmed) throw new KeyRefused('name_required', 'an approver key needs the name of the person who holds it (--name "Dana Lee")');
+  if ([...trimmed].length > APPROVER_NAME_MAX) throw new KeyRefused('name_too_long', `an approver name is at most ${APPROVER_NAME_MAX} characters`);
+  return trimmed;
+}
+
+type KeyInput = { kind: KeyKind; label?: string; name?: string } & ({ tenant: string } | { tenantId: string });
+
+/**
+ * Mints a key. An approver key needs its person's name, unique among the tenant's active approver keys
+ * (distinct approvers are distinct names); KeyRefused says why one is not created.
+ */
+export async function createKey(db: Db, input: KeyInput): Promise<CreatedKey> {
+  const name = approverName(input.kind, input.name);
   const tenant = 'tenantId' in input ? await tenantById(db, input.tenantId) : await ensureTenant(db, input.tenant);
   const minted = mintKey(input.kind);
   const [row] = await db
@@ -48,9 +79,11 @@ export async function createKey(
       prefix: minted.prefix,
       secretHash: minted.hash,
       label: input.label ?? null,
+      name,
     })
+    .onConflictDoNothing({ target: [apiKeys.tenantId, apiKeys.name], where: sql`${apiKeys.kind} = 'approver' and ${apiKeys.revokedAt} is null` })
     .returning();
-  if (!row) throw new Error('key insert returned no row');
+  if (!row) throw new KeyRefused('name_taken', `tenant "${tenant.name}" already has an active approver key named "${name}"`);
   return { ...toRecord(row, tenant.name), secret: minted.secret };
 }
 
@@ -96,10 +129,19 @@ export async function revokeKey(db: Db, keyId: string, scope: { tenantId?: strin
   return revoked;
 }
 
+/** Whether the key with this id is active (not revoked): what an open event stream asks at each keep-alive. */
+export async function keyIsActive(db: Db, keyId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: apiKeys.id })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)));
+  return row !== undefined;
+}
+
 /** The active key whose secret has this hash, or null (the database lookup behind the cache). */
 export async function activeKeyByHash(db: Db, hash: string): Promise<ActiveKey | null> {
   const [row] = await db
-    .select({ id: apiKeys.id, tenantId: apiKeys.tenantId, kind: apiKeys.kind })
+    .select({ id: apiKeys.id, tenantId: apiKeys.tenantId, kind: apiKeys.kind, name: apiKeys.name })
     .from(apiKeys)
     .where(and(eq(apiKeys.secretHash, hash), isNull(apiKeys.revokedAt)));
   return row ?? null;
@@ -110,37 +152,42 @@ export async function activeKeyByHash(db: Db, hash: string): Promise<ActiveKey |
  * cache holds is answered at once, not as a promise: every authenticated request asks, and each
  * promise on that path costs it (more so with tracing on, whose context follows every promise).
  */
-export function authenticate(db: Db, secret: string, kind: KeyKind, cache?: KeyCache): Principal | null | Promise<Principal | null> {
+export function authenticate(db: Db, secret: string, kinds: readonly KeyKind[], cache?: KeyCache): Principal | null | Promise<Principal | null> {
   if (!looksLikeKey(secret)) return null;
   const hash = hashKey(secret);
   const cached = cache?.peek(hash);
-  if (cached) return principalOf(cached, kind);
+  if (cached) return principalOf(cached, kinds);
   const row = cache ? cache.get(hash, () => activeKeyByHash(db, hash)) : activeKeyByHash(db, hash);
-  return row.then((found) => principalOf(found, kind));
+  return row.then((found) => principalOf(found, kinds));
 }
 
-const principalOf = (row: ActiveKey | null, kind: KeyKind): Principal | null =>
-  row && row.kind === kind ? { keyId: row.id, tenantId: row.tenantId, kind: row.kind } : null;
+const principalOf = (row: ActiveKey | null, kinds: readonly KeyKind[]): Principal | null =>
+  row && kinds.includes(row.kind) ? { keyId: row.id, tenantId: row.tenantId, kind: row.kind, name: row.name } : null;
 
 export const DEV_TENANT = 'dev';
 
+/** The dev tenant's approver, as the first start names them. */
+export const DEV_APPROVER_NAME = 'Dev Approver';
+
 /**
- * First start only: creates the dev tenant with one core and one workspace key
- * and returns them so they can be printed once. Returns null when the dev
- * tenant already has keys (a restart reuses them).
+ * First start: creates the dev tenant with a core, a workspace and an approver key, and returns them so
+ * they can be printed once. A dev tenant from before approver keys gets its approver key at its next
+ * start, returned alone. Null when there is nothing new (a restart reuses the keys; an approver key
+ * that was revoked is not replaced).
  */
 export async function ensureDevKeys(db: Db, startingCredits: number): Promise<CreatedKey[] | null> {
   // One transaction: a database lost part-way leaves no key behind whose secret was never shown,
   // so start-up can simply run this again once the database is back (runtime/startup.ts).
   return db.transaction(async (tx) => {
     const existing = await listKeys(tx, { tenant: DEV_TENANT });
-    if (existing.length > 0) return null;
+    const approver = () => createKey(tx, { tenant: DEV_TENANT, kind: 'approver', name: DEV_APPROVER_NAME, label: 'dev (first start)' });
+    if (existing.length > 0) return existing.some((k) => k.kind === 'approver') ? null : [await approver()];
     const core = await createKey(tx, { tenant: DEV_TENANT, kind: 'core', label: 'dev (first start)' });
     const workspace = await createKey(tx, { tenant: DEV_TENANT, kind: 'workspace', label: 'dev (first start)' });
     if (startingCredits > 0) {
       await grantCredits(tx, { tenantId: core.tenantId, amount: startingCredits, entryKey: 'dev-starting-balance', note: 'dev tenant starting balance' });
     }
-    return [core, workspace];
+    return [core, workspace, await approver()];
   });
 }
 
@@ -152,6 +199,7 @@ function toRecord(row: typeof apiKeys.$inferSelect, tenantName: string): KeyReco
     kind: row.kind,
     prefix: row.prefix,
     label: row.label,
+    name: row.name,
     createdAt: row.createdAt,
     revokedAt: row.revokedAt,
   };

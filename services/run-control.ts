@@ -9,7 +9,16 @@ import { digestOf } from '../domain/digest.ts';
 import { errors } from '../domain/errors.ts';
 import type { ModelId } from '../domain/models.ts';
 import { isTerminal } from '../domain/runs/states.ts';
-import { type ApprovalDecision, type ApprovalOutcome, approvalUpdate, decisionSubject, NOT_AWAITING_APPROVAL, STALE_APPROVAL } from '../workflows/messages.ts';
+import {
+  ALREADY_APPROVED,
+  APPROVER_NOT_ALLOWED,
+  type ApprovalDecision,
+  type ApprovalOutcome,
+  approvalUpdate,
+  decisionSubject,
+  NOT_AWAITING_APPROVAL,
+  STALE_APPROVAL,
+} from '../workflows/messages.ts';
 import { argumentProblems, isKnownTool, protocolArgumentProblems } from '../domain/agent/tool-args.ts';
 import { protocolEffectOf } from '../domain/agent/protocol-tools.ts';
 import type { Plan } from '../domain/planning/plan.ts';
@@ -91,9 +100,12 @@ function isTemporalOutage(err: unknown): boolean {
   return false;
 }
 
-/** The Update id of an approval: fixed by the Idempotency-Key, so Temporal applies a retried decision once. */
-function approvalUpdateId(requestKey: string | null): string {
-  return requestKey ? `approval:${digestOf(requestKey).slice(7, 39)}` : `approval:${randomUUID()}`;
+/**
+ * The Update id of an approval: fixed by the approver's key and the Idempotency-Key, so Temporal applies
+ * a retried decision once, and two approvers sending the same Idempotency-Key are two decisions.
+ */
+function approvalUpdateId(approverKeyId: string, requestKey: string | null): string {
+  return requestKey ? `approval:${digestOf(`${approverKeyId}\n${requestKey}`).slice(7, 39)}` : `approval:${randomUUID()}`;
 }
 
 export function runControl(deps: RunControlDeps) {
@@ -209,12 +221,12 @@ export function runControl(deps: RunControlDeps) {
       runId: string,
       request: Omit<ApprovalDecision, 'edits'> & { edits?: { step_id: string; arguments: Record<string, unknown> }[] },
       requestKey: string | null,
-      actorKeyId: string | null = null,
+      approver: { keyId: string; name: string },
     ): Promise<RunRow> {
       const run = await this.get(tenantId, runId);
       const { edits, ...rest } = request;
       const decision: ApprovalDecision = { ...rest, ...(edits ? { edits: checkedEdits(run, request) } : {}) };
-      const updateId = approvalUpdateId(requestKey);
+      const updateId = approvalUpdateId(approver.keyId, requestKey);
       const eventKey = `run:${run.id}:${updateId}`;
       const requestDigest = digestOf(decisionSubject(decision));
       if (requestKey) {
@@ -225,7 +237,9 @@ export function runControl(deps: RunControlDeps) {
         }
       }
       const outcome = await this.deliverDecision(tenantId, run.id, () =>
-        deps.client.workflow.getHandle(run.id).executeUpdate(approvalUpdate, { args: [decision, { channel: 'api', key_id: actorKeyId }], updateId }),
+        deps.client.workflow
+          .getHandle(run.id)
+          .executeUpdate(approvalUpdate, { args: [decision, { channel: 'api', key_id: approver.keyId, name: approver.name }], updateId }),
       );
       // Temporal answers a known Update id with that Update's outcome, whatever this request's body says.
       if (outcome.decision !== decision.decision) throw errors.approvalKeyReused();
@@ -236,7 +250,7 @@ export function runControl(deps: RunControlDeps) {
         (
           await recordAuditOnce(deps.db, {
             tenantId,
-            keyId: actorKeyId,
+            keyId: approver.keyId,
             action: `run.approval.${decision.decision}`,
             target: `run:${run.id}`,
             subject: decisionSubject(decision),
@@ -283,6 +297,8 @@ export function runControl(deps: RunControlDeps) {
           if (err instanceof WorkflowUpdateFailedError && cause?.type === STALE_APPROVAL) {
             throw errors.approvalStale(/sha256:[0-9a-f]{64}/.exec(cause.message ?? '')?.[0] ?? 'unknown');
           }
+          if (err instanceof WorkflowUpdateFailedError && cause?.type === ALREADY_APPROVED) throw errors.alreadyApproved();
+          if (err instanceof WorkflowUpdateFailedError && cause?.type === APPROVER_NOT_ALLOWED) throw errors.approverNotAllowed();
           const closed = isAlreadyClosed(err);
           const notReady = isWorkflowNotReady(err);
           if (!closed && !notReady && !(err instanceof WorkflowUpdateFailedError && cause?.type === NOT_AWAITING_APPROVAL)) throw err;

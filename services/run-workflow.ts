@@ -3,6 +3,7 @@
 // repeat: a running workflow is reused, a closed one is left alone.
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { ModelId } from '../domain/models.ts';
+import type { ApprovalPolicy } from '../domain/runs/approval-policy.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
 import { AGENT_RUN_WORKFLOW, type AgentRunInput, RUN_BEHAVIOUR } from '../domain/runs/run-input.ts';
 import { RunStatusKey, TenantIdKey } from '../domain/runs/search-attributes.ts';
@@ -41,6 +42,7 @@ export async function startRunWorkflow(client: Client, settings: RunWorkflowSett
     approvalTimeoutMs: settings.approvalTimeoutMs,
     model: run.model as ModelId,
     behaviour: RUN_BEHAVIOUR,
+    ...(run.approvalPolicy ? { approvalPolicies: run.approvalPolicy as ApprovalPolicy[] } : {}),
   };
   try {
     await client.workflow.start<(run: AgentRunInput) => Promise<unknown>>(AGENT_RUN_WORKFLOW, {

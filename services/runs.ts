@@ -5,7 +5,7 @@ import { and, count, desc, eq, gte, ilike, isNull, lte, type SQL, sql } from 'dr
 import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.ts';
 import { jsonbParam, preparedPer, selectRows } from '../db/prepared.ts';
-import { runs } from '../db/schema.ts';
+import { approvalPolicies, runs } from '../db/schema.ts';
 import { newId } from '../domain/ids.ts';
 import { endingReceipt } from '../domain/runs/ending-receipt.ts';
 import { type RunStatus, statesLeadingTo } from '../domain/runs/states.ts';
@@ -34,6 +34,8 @@ const insertRun = preparedPer((db) =>
       model: sql.placeholder('model'),
       status: 'accepted',
       currentStep: 'estimate',
+      // The tenant's approval policies as they are now, in the same statement: the run keeps them.
+      approvalPolicy: sql`(select jsonb_agg(${approvalPolicies.policy} order by ${approvalPolicies.scope}) from ${approvalPolicies} where ${approvalPolicies.tenantId} = ${sql.placeholder('tenantId')})`,
     })
     .onConflictDoNothing({ target: [runs.tenantId, runs.idempotencyKey], where: sql`${runs.idempotencyKey} is not null` })
     .returning()

@@ -241,7 +241,7 @@ describe('admin CLIs on the embedded database', () => {
 
       const started = await npmStart();
       try {
-        expect(started.output()).toContain('Dev keys were printed on first start');
+        expect(started.output()).toContain('Dev keys were printed when they were created');
         expect((await api('/v1/models', startedKey)).status).toBe(200);
         expect((await api('/v1/models', direct)).status).toBe(200);
         const beside = (await mintKey('after-restart')).key;

@@ -84,7 +84,7 @@ describe('an upstream run', () => {
     expect(planning.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'run_plan', strict: true } });
     expect(planning.tools).toBeUndefined();
 
-    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key });
+    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.approverKey });
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(run.status).toBe('completed');
     // The summary is the model's own words (nothing recomputes them), so the run is not fully verified.
@@ -186,7 +186,7 @@ describe('an upstream run', () => {
         message_from: { action: 1, request: 'Summarise the notes' },
       },
     ]);
-    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.key });
+    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.approverKey });
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(run.status).toBe('failed');
     expect(hook.received).toHaveLength(0);
@@ -286,7 +286,7 @@ describe('an upstream run', () => {
     expect(choices(schema.properties.action_1)).toEqual(['answer', 'count_list_items', 'find_contact_details', 'unresolved']);
     expect(choices(schema.properties.action_2)).toEqual(['webhook_delivery', 'unresolved']);
     expect(upstream.seen[0]!.body.max_tokens).toBeGreaterThanOrEqual(1024);
-    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.key });
+    await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.approverKey });
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     // Rejected: the receipt says the effect was requested, not approved, not performed.
     expect(run.status).toBe('failed');

@@ -48,7 +48,7 @@ async function startRun(t: TestTenant, input: string) {
 }
 
 const approve = (t: TestTenant, runId: string, body: object = { decision: 'approve' }, key = `${runId}-${Math.random()}`) =>
-  stack.api.post(`/v1/agent-runs/${runId}/approval`, body, { key: t.key, headers: { 'Idempotency-Key': key } });
+  stack.api.post(`/v1/agent-runs/${runId}/approval`, body, { key: t.approverKey, headers: { 'Idempotency-Key': key } });
 
 const send = (id: string, to: string, message: string) => ({ name: 'webhook_delivery', arguments: { to, message }, id });
 const awaiting = (round: number) => (r: any) => isTerminal(r) || (r.status === 'awaiting_approval' && (r.approval?.round ?? 1) >= round);

@@ -59,7 +59,7 @@ describe('an approval right after the worker died at the approval transition', (
       const approving = stack.api.post(
         `/v1/agent-runs/${runId}/approval`,
         { decision: 'approve' },
-        { key: t.key, headers: { 'idempotency-key': 'after-crash' } },
+        { key: t.approverKey, headers: { 'idempotency-key': 'after-crash' } },
       );
       replacement = await startTestWorker(db, stack.taskQueue);
       let answer = await approving;
@@ -69,7 +69,7 @@ describe('an approval right after the worker died at the approval transition', (
         answer = await stack.api.post(
           `/v1/agent-runs/${runId}/approval`,
           { decision: 'approve' },
-          { key: t.key, headers: { 'idempotency-key': 'after-crash' } },
+          { key: t.approverKey, headers: { 'idempotency-key': 'after-crash' } },
         );
         expect(answer.status).not.toBe(409);
       }

@@ -42,7 +42,7 @@ async function awaitingRun(s: RunStack, t: TestTenant): Promise<string> {
 }
 
 const decide = (s: RunStack, t: TestTenant, runId: string, body: object, key?: string) =>
-  s.api.post(`/v1/agent-runs/${runId}/approval`, body, { key: t.key, headers: key ? { 'idempotency-key': key } : {} });
+  s.api.post(`/v1/agent-runs/${runId}/approval`, body, { key: t.approverKey, headers: key ? { 'idempotency-key': key } : {} });
 
 /** The run's approval audit events, straight from the audit table. */
 const approvalEvents = (runId: string) =>
@@ -144,7 +144,8 @@ describe('bounded answers while Temporal is down', () => {
 
       const calls = {
         create: () => client.post('/v1/agent-runs', { input: 'Summarise the quarterly metrics.' }, { key: t.key, headers: { 'idempotency-key': 'down-1' } }),
-        approve: () => client.post(`/v1/agent-runs/${forApproval}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'down-2' } }),
+        approve: () =>
+          client.post(`/v1/agent-runs/${forApproval}/approval`, { decision: 'approve' }, { key: t.approverKey, headers: { 'idempotency-key': 'down-2' } }),
         cancel: () => client.post(`/v1/agent-runs/${forCancel}/cancel`, undefined, { key: t.key }),
       };
       for (const [name, call] of Object.entries(calls)) {
@@ -267,7 +268,11 @@ describe('bounded answers while Temporal is down', () => {
       // Not ready twice, then ready: one answer, 200, the decision applied once.
       const first = await awaitingRun(stack, t);
       notReady(2);
-      const retried = await viaProxy.post(`/v1/agent-runs/${first}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'nr-1' } });
+      const retried = await viaProxy.post(
+        `/v1/agent-runs/${first}/approval`,
+        { decision: 'approve' },
+        { key: t.approverKey, headers: { 'idempotency-key': 'nr-1' } },
+      );
       expect(retried.status).toBe(200);
       expect(proxy.calls('UpdateWorkflowExecution')).toBe(3);
       expect((await waitForRun(stack.api, t.key, first, isTerminal)).approval.state).toBe('approved');
@@ -277,7 +282,7 @@ describe('bounded answers while Temporal is down', () => {
       const second = await awaitingRun(stack, t);
       notReady(1_000);
       const { result: refused, ms } = await timed(() =>
-        viaProxy.post(`/v1/agent-runs/${second}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'nr-2' } }),
+        viaProxy.post(`/v1/agent-runs/${second}/approval`, { decision: 'approve' }, { key: t.approverKey, headers: { 'idempotency-key': 'nr-2' } }),
       );
       expect(refused.status).toBe(503);
       expect(refused.json.error.code).toBe('service_unavailable');
@@ -287,7 +292,11 @@ describe('bounded answers while Temporal is down', () => {
       expect((await stack.api.get(`/v1/agent-runs/${second}`, { key: t.key })).json.status).toBe('awaiting_approval');
 
       notReady(0);
-      const applied = await viaProxy.post(`/v1/agent-runs/${second}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'nr-2' } });
+      const applied = await viaProxy.post(
+        `/v1/agent-runs/${second}/approval`,
+        { decision: 'approve' },
+        { key: t.approverKey, headers: { 'idempotency-key': 'nr-2' } },
+      );
       expect(applied.status).toBe(200);
       expect((await waitForRun(stack.api, t.key, second, isTerminal)).approval.state).toBe('approved');
       expect((await approvalEvents(second)).map((e) => e.action)).toEqual(['run.approval.approve']);

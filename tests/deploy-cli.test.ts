@@ -125,7 +125,7 @@ describe('npm run deploy', () => {
     }, 'the run to continue as new on blue');
     expect(moved.status.name).toBe('RUNNING');
 
-    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.approverKey })).status).toBe(200);
     const ended = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(ended.approval.state).toBe('approved');
     expect(ended.receipt).not.toBeNull();

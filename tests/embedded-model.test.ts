@@ -460,7 +460,7 @@ describe('more than one caller on the embedded model (EMBEDDED_PARALLEL=2)', () 
       const runId = created.json.run_id as string;
       let run = await waitForRun(stack.api, runner.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r), 180_000);
       if (run.status === 'awaiting_approval') {
-        expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: runner.key })).status).toBe(200);
+        expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: runner.approverKey })).status).toBe(200);
         run = await waitForRun(stack.api, runner.key, runId, isTerminal, 60_000);
       }
       // Planned by the model, as a run alone is (a rejected run reports no usage; its plan says who made it).
@@ -516,7 +516,7 @@ describe('a run on the embedded model', () => {
       const runId = created.json.run_id as string;
       let run = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r), 180_000);
       if (run.status === 'awaiting_approval') {
-        expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+        expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.approverKey })).status).toBe(200);
         run = await waitForRun(stack.api, t.key, runId, isTerminal, 180_000);
       }
       expect(run.estimate).toMatchObject({ provider: 'embedded', served_model: MODEL!.name });
@@ -570,7 +570,7 @@ describe('what a run on the default (embedded) model sends', () => {
       // The embedded adapter writes the protocol's call: the audience the request names, and its message.
       expect(effect).toMatchObject({ tool: 'webhook_delivery', arguments: { to: 'the support team', message: 'the outage on the billing page is resolved' } });
       expect(effect.args_digest).toMatch(/^sha256:/);
-      expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+      expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.approverKey })).status).toBe(200);
       const done = await waitForRun(stack.api, t.key, runId, isTerminal, 180_000);
       expect(done.status).toBe('completed');
       expect(hook.received).toHaveLength(1);
@@ -598,7 +598,7 @@ describe('what a run on the default (embedded) model sends', () => {
       expect(effect.arguments.message.length).toBeGreaterThan(0);
       expect(run.plan.steps.filter((s: { effect: string }) => s.effect === 'external')).toHaveLength(1);
       expect(hook.received).toHaveLength(0);
-      expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+      expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.approverKey })).status).toBe(200);
       await waitForRun(stack.api, t.key, runId, isTerminal, 180_000);
       expect(hook.received.map((r) => (r.body as { message: string }).message)).toEqual([effect.arguments.message]);
     } finally {
@@ -615,7 +615,7 @@ describe('what a run on the default (embedded) model sends', () => {
       const decided = await stack.api.post(
         `/v1/agent-runs/${runId}/approval`,
         { decision: 'approve', edits: [{ step_id: effect.step_id, arguments: edited }] },
-        { key: t.key },
+        { key: t.approverKey },
       );
       expect(decided.status).toBe(200);
       const done = await waitForRun(stack.api, t.key, runId, isTerminal, 180_000);

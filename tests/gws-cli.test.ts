@@ -46,13 +46,14 @@ interface Outcome {
 const shellQuote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 
 /**
- * Runs gws without blocking this process (whose event loop serves the API). `tty`: inside a real
- * pseudo-terminal (`script -qfec CMD /dev/null`, which exits with the command's code); otherwise stdout
- * and stderr are pipes.
+ * Runs gws without blocking this process (whose event loop serves the API). `key`: GWS_API_KEY (the
+ * tenant's core key unless given; null: unset); `approverKey`: GWS_APPROVER_KEY, which `gws approve` and
+ * `gws reject` read (unset unless given). `tty`: inside a real pseudo-terminal (`script -qfec CMD
+ * /dev/null`, which exits with the command's code); otherwise stdout and stderr are pipes.
  */
 function gws(
   args: string[],
-  options: { key?: string | null; tty?: boolean; env?: Record<string, string>; onStdout?: (text: string) => void } = {},
+  options: { key?: string | null; approverKey?: string; tty?: boolean; env?: Record<string, string>; onStdout?: (text: string) => void } = {},
 ): Promise<Outcome> {
   const env: NodeJS.ProcessEnv = { ...process.env, GWS_BASE_URL: stack.app.url, ...options.env };
   // is-interactive (ora) turns the spinner off under CI; colours would vary with the runner.
@@ -61,6 +62,8 @@ function gws(
   delete env.FORCE_COLOR;
   if (options.key === null) delete env.GWS_API_KEY;
   else env.GWS_API_KEY = options.key ?? tenant.key;
+  if (options.approverKey === undefined) delete env.GWS_APPROVER_KEY;
+  else env.GWS_APPROVER_KEY = options.approverKey;
   const command = [process.execPath, GWS, ...args];
   const child = options.tty
     ? // The terminal is sized as a real one is (`script` gives its pseudo-terminal the size of its own stdin, here none).
@@ -189,7 +192,7 @@ describe('approval', () => {
         },
       });
       await approvalShown;
-      const approved = await gws(['approve', runId, '--reason', 'checked the channel'], { key: t.key });
+      const approved = await gws(['approve', runId, '--reason', 'checked the channel'], { key: t.key, approverKey: t.approverKey });
       expect(approved.code, approved.stderr).toBe(0);
       expect(approved.stdout).toContain(`approved: run ${runId}`);
 
@@ -205,7 +208,7 @@ describe('approval', () => {
       expect(hook.received).toHaveLength(1);
 
       // Deciding again: the API's 409, its code and message on stderr, exit 1.
-      const again = await gws(['reject', runId], { key: t.key });
+      const again = await gws(['reject', runId], { key: t.key, approverKey: t.approverKey });
       expect(again.code).toBe(1);
       expect(again.stderr).toMatch(/^gws: run_not_awaiting_approval: .+\(HTTP 409, request \S+\)\n$/);
     } finally {

@@ -17,6 +17,7 @@ let app: TestApp;
 let api: ApiClient;
 let core: string;
 let ws: string;
+let approver: string;
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -26,6 +27,7 @@ beforeAll(async () => {
   await grantCredits(app.database.db, { tenantId: key.tenantId, amount: 1_000, entryKey: `g-${name}` });
   core = key.secret;
   ws = (await createKey(app.database.db, { tenant: name, kind: 'workspace' })).secret;
+  approver = (await createKey(app.database.db, { tenant: name, kind: 'approver', name: 'Hostile Input' })).secret;
 });
 afterAll(() => app.close());
 
@@ -85,7 +87,7 @@ describe('nesting', () => {
   it('64 levels still parse', async () => {
     let value: unknown = 1;
     for (let i = 0; i < 64; i++) value = { a: value }; // the leaf sits at depth 64, the limit
-    const r = await api.post('/v1/agent-runs/not-a-run/approval', value, { key: core });
+    const r = await api.post('/v1/agent-runs/not-a-run/approval', value, { key: approver });
     // Parsed and validated as any body is: the answer is about the body's fields, not its depth.
     expect(r.status).toBe(400);
     expect(r.json.error.message).not.toContain('nests deeper');

@@ -64,7 +64,7 @@ async function openInbox(): Promise<Page> {
 }
 
 async function signIn(page: Page, key: string) {
-  await page.getByLabel('API key').fill(key);
+  await page.getByLabel('Approver key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page
     .getByRole('status')
@@ -140,20 +140,20 @@ describe('signing in', () => {
     expect(await page.title()).toBe('Approvals inbox · Governed Workspace Service');
     await page.screenshot({ path: path.join(SHOTS, 'sign-in.png') });
     expectedStatusErrors = [401];
-    await page.getByLabel('API key').fill('gws_core_not-a-key');
+    await page.getByLabel('Approver key').fill('gws_core_not-a-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('not accepted');
 
-    await signIn(page, t.key);
+    await signIn(page, t.approverKey);
     expect(page.url()).toBe(`${stack.app.url}/inbox`);
     const stored = await page.evaluate(() => ({ session: { ...sessionStorage }, local: { ...localStorage }, cookie: document.cookie }));
-    expect(Object.values(stored.session)).toEqual([t.key]);
+    expect(Object.values(stored.session)).toEqual([t.approverKey]);
     expect(stored.local).toEqual({});
     expect(stored.cookie).toBe('');
     expect(await page.context().cookies()).toEqual([]);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('API key').waitFor();
+    await page.getByLabel('Approver key').waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 });
@@ -162,7 +162,7 @@ describe("the README's first run, approved in the inbox", () => {
   it('appears live with its message and digest, is approved with a reason, completes, shows its receipt, and delivers once', { timeout: 120_000 }, async () => {
     const t = await tenant();
     const page = await openInbox();
-    await signIn(page, t.key);
+    await signIn(page, t.approverKey);
     const runId = await startRun(t, FIRST_RUN);
     const waiting = await awaitingApproval(t, runId);
     expect(waiting.status).toBe('awaiting_approval');
@@ -204,7 +204,7 @@ describe('deciding', () => {
     const runId = await startRun(t, 'Let the warehouse team know that the loading dock is closed today.');
     await awaitingApproval(t, runId);
     const page = await openInbox();
-    await signIn(page, t.key);
+    await signIn(page, t.approverKey);
     await runItem(page, runId).click();
     await confirmDecision(page, 'reject', 'not today');
     await page.locator('.receipt').waitFor({ timeout: 60_000 });
@@ -222,7 +222,7 @@ describe('deciding', () => {
     const waiting = await awaitingApproval(t, runId);
     const proposed = waiting.approval.effects[0].args_digest as string;
     const page = await openInbox();
-    await signIn(page, t.key);
+    await signIn(page, t.approverKey);
     await runItem(page, runId).click();
 
     await page.getByRole('button', { name: 'Edit arguments' }).click();
@@ -266,12 +266,12 @@ describe('deciding', () => {
     const runId = await startRun(t, FIRST_RUN);
     await awaitingApproval(t, runId);
     const page = await openInbox();
-    await signIn(page, t.key);
+    await signIn(page, t.approverKey);
     await runItem(page, runId).click();
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.getByRole('dialog').waitFor();
     // Someone rejects it with the CLI or the API while this operator reads the confirmation.
-    const elsewhere = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject', reason: 'decided elsewhere' }, { key: t.key });
+    const elsewhere = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject', reason: 'decided elsewhere' }, { key: t.approverKey });
     expect(elsewhere.status).toBe(200);
     expectedStatusErrors = [409];
     await page.getByRole('dialog').getByRole('button', { name: 'Confirm approval' }).click();
@@ -288,9 +288,9 @@ describe('deciding', () => {
     const runId = await startRun(t, FIRST_RUN);
     await awaitingApproval(t, runId);
     const page = await openInbox();
-    await signIn(page, t.key);
+    await signIn(page, t.approverKey);
     await runItem(page, runId).waitFor();
-    const reply = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key });
+    const reply = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.approverKey });
     expect(reply.status).toBe(200);
     await page.locator('[aria-labelledby="decided-heading"]').locator(`[data-run-id="${runId}"]`).waitFor({ timeout: 2_000 });
     expect(await page.locator('[aria-labelledby="waiting-heading"]').locator(`[data-run-id="${runId}"]`).count()).toBe(0);
@@ -303,7 +303,7 @@ describe('deciding', () => {
     const newer = await startRun(t, 'Tell the night shift that the backup finished.');
     await awaitingApproval(t, newer);
     const page = await openInbox();
-    await signIn(page, t.key);
+    await signIn(page, t.approverKey);
     await runItem(page, older).waitFor();
     const current = () => page.locator('[aria-current="true"]').getAttribute('data-run-id');
     expect(await current()).toBe(newer); // newest first, and selected
@@ -342,7 +342,7 @@ describe('untrusted content', () => {
     const waiting = await awaitingApproval(t, runId);
     expect(JSON.stringify(waiting.approval.effects[0].arguments)).toContain('<script>');
     const page = await openInbox();
-    await signIn(page, t.key);
+    await signIn(page, t.approverKey);
     await runItem(page, runId).click();
     await page.locator('blockquote.message').waitFor();
     expect(await page.locator('blockquote.input').textContent()).toBe(HOSTILE);
@@ -372,7 +372,7 @@ describe('accessibility', () => {
     const serious = async () =>
       (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
     expect(await serious()).toEqual([]);
-    await signIn(page, t.key);
+    await signIn(page, t.approverKey);
     await runItem(page, runId).click();
     await page.locator('blockquote.message').waitFor();
     expect(await serious()).toEqual([]);

@@ -537,7 +537,8 @@ describe.skipIf(!WORKFLOW_SENDS_NOTIFICATIONS)('end to end: a run notifies its e
       expect(first.data.status_url).toMatch(new RegExp(`/v1/agent-runs/${runId}$`));
 
       expect(
-        (await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': 'e2e-1' } })).status,
+        (await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.approverKey, headers: { 'idempotency-key': 'e2e-1' } }))
+          .status,
       ).toBe(200);
       const ended = await waitForRun(stack.api, t.key, runId, isTerminal);
       await waitFor(hook, 2);

@@ -83,6 +83,7 @@ async function ctrlC(started: Started): Promise<string> {
 
 describe('npm start', () => {
   let coreKey = '';
+  let approverKey = '';
   afterAll(() => {
     for (const pgid of groups) {
       try {
@@ -108,9 +109,12 @@ describe('npm start', () => {
         const out = started.output();
         coreKey = /core\s+(gws_core_\S+)/.exec(out)?.[1] ?? '';
         const workspaceKey = /workspace\s+(gws_ws_\S+)/.exec(out)?.[1] ?? '';
+        approverKey = /approver\s+(gws_apv_\S+)/.exec(out)?.[1] ?? '';
         expect(coreKey).toMatch(/^gws_core_/);
         expect(workspaceKey).toMatch(/^gws_ws_/);
+        expect(approverKey).toMatch(/^gws_apv_/);
         expect(out).toContain(`export GWS_API_KEY=${coreKey}`); // the README's first step
+        expect(out).toContain(`export GWS_APPROVER_KEY=${approverKey}`); // the key the inbox and `gws approve` take
         expect(out).toContain(`http://127.0.0.1:${ports.api}/docs`);
         expect(out).toContain(`Inbox        http://127.0.0.1:${ports.api}/inbox`);
         expect(out).toContain(`Temporal UI  http://127.0.0.1:${ports.ui}`);
@@ -199,6 +203,7 @@ describe('npm start', () => {
     "serves the inbox it prints: the README's first run appears live, is approved in Chromium, completes and shows its receipt",
     async () => {
       expect(coreKey).not.toBe('');
+      expect(approverKey).not.toBe('');
       const hook = await webhookReceiver();
       const started = await npmStart();
       const browser = await launchChromium();
@@ -213,7 +218,7 @@ describe('npm start', () => {
 
         const { page, errors, otherOrigins } = await watchedPage(browser, base);
         await page.goto(inboxUrl!);
-        await page.getByLabel('API key').fill(coreKey);
+        await page.getByLabel('Approver key').fill(approverKey);
         await page.getByRole('button', { name: 'Sign in' }).click();
         await page
           .getByRole('status')
@@ -256,10 +261,10 @@ describe('npm start', () => {
       expect(coreKey).not.toBe('');
       const started = await npmStart();
       try {
-        expect(started.output()).toContain('Dev keys were printed on first start');
+        expect(started.output()).toContain('Dev keys were printed when they were created');
         // The same payload key as the first start: its histories stay readable.
         expect(started.output()).toContain(`Payloads     encrypted, key ${JSON.parse(readFileSync(path.join(dataDir, 'payload-key.json'), 'utf8')).id}`);
-        expect(started.output()).not.toMatch(/gws_core_\S{43}/);
+        expect(started.output()).not.toMatch(/gws_(core|ws|apv)_\S{43}/);
         const r = await fetch(`http://127.0.0.1:${ports.api}/v1/models`, { headers: { authorization: `Bearer ${coreKey}` } });
         expect(r.status).toBe(200);
       } finally {

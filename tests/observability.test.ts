@@ -133,7 +133,7 @@ describe('one run, one trace', () => {
       const runId = created.json.run_id as string;
       await waitForRun(api, t.key, runId, (r) => r.status === 'awaiting_approval', 60_000);
       const reason = `reason-${marker}`;
-      expect((await api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve', reason }, { key: t.key })).status).toBe(200);
+      expect((await api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve', reason }, { key: t.approverKey })).status).toBe(200);
       const run = await waitForRun(api, t.key, runId, isTerminal, 60_000);
       expect(run.status).toBe('completed');
 

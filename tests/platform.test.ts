@@ -413,6 +413,7 @@ describe('audit events', () => {
   it('record key, budget, routing, trace-export, approval and vault-forget writes, content-free', async () => {
     const t = await tenant();
     const ws = await createKey(stack.app.database.db, { tenant: t.name, kind: 'workspace' });
+    const approver = await createKey(stack.app.database.db, { tenant: t.name, kind: 'approver', name: 'Audit Approver' });
     await api.post('/v1/budgets', { name: 'b1', scope: 'all', period: 'total', limit_credits: 100000 }, { key: t.key });
     await api.post('/v1/routing-policies', { model: 'svc-workspace', provider: 'local' }, { key: t.key });
     await api.post('/v1/trace-exports', { name: 'x', kind: 'webhook', endpoint: 'https://h.example.com' }, { key: t.key });
@@ -422,7 +423,7 @@ describe('audit events', () => {
     const newKey = (await api.post('/v1/vault/keys', {}, { key: ws.secret })).json.id;
     const run = (await api.post('/v1/agent-runs', { input: 'Draft the note and tell the team that it is out.' }, { key: t.key })).json.run_id;
     await waitForRun(api, t.key, run, (r) => r.status === 'awaiting_approval');
-    await api.post(`/v1/agent-runs/${run}/approval`, { decision: 'reject', reason: marker }, { key: t.key });
+    await api.post(`/v1/agent-runs/${run}/approval`, { decision: 'reject', reason: marker }, { key: approver.secret });
 
     const audit = await api.get('/v1/audit-events?limit=100', { key: t.key });
     expect(audit.status).toBe(200);
@@ -433,7 +434,7 @@ describe('audit events', () => {
       ['trace_export.upsert', 'trace_export:x', t.keyId],
       ['vault.forget', `vault_entry:${entry}`, ws.id],
       ['key.create', `key:${newKey}`, ws.id],
-      ['run.approval.reject', `run:${run}`, t.keyId],
+      ['run.approval.reject', `run:${run}`, approver.id],
     ]);
     expect(audit.text).not.toContain(marker);
     expect(audit.json.data.every((e: { digest: string }) => e.digest.startsWith('sha256:'))).toBe(true);

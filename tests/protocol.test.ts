@@ -139,7 +139,7 @@ describe('Idempotency-Key', () => {
   });
   it('an invalid key on an approval is 400 invalid_idempotency_key', async () => {
     const t = await newTenant(db());
-    const r = await api.post('/v1/agent-runs/run_nope/approval', { decision: 'approve' }, { key: t.key, headers: { 'idempotency-key': tooLong } });
+    const r = await api.post('/v1/agent-runs/run_nope/approval', { decision: 'approve' }, { key: t.approverKey, headers: { 'idempotency-key': tooLong } });
     expect(r.status).toBe(400);
     expect(r.json.error).toMatchObject({ code: 'invalid_idempotency_key', param: 'Idempotency-Key' });
   });

@@ -247,7 +247,7 @@ describe('GET /v1/agent-runs/{run_id}/events', () => {
     expect(s.data().at(-1)!.state).toBe('awaiting_approval');
     expect(s.raw).toContain(': keep-alive\n\n');
 
-    const approved = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject', reason: 'not now' }, { key: t.key });
+    const approved = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject', reason: 'not now' }, { key: t.approverKey });
     expect(approved.status).toBe(200);
     await s.closed;
     const events = s.data();
@@ -583,7 +583,7 @@ describe('journey and audit lists by run, with cursor pagination', () => {
     };
     const waiting = await check();
     expect(waiting.run).toMatchObject({ state: 'awaiting_approval', waiting_for: 'approval', current_step: 'approval', steps_done: 0 });
-    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.approverKey })).status).toBe(200);
     await waitForRun(stack.api, t.key, runId, isTerminal);
     const ended = await check();
     expect(ended.run.steps_done).toBe(ended.run.steps_total);
@@ -594,7 +594,7 @@ describe('journey and audit lists by run, with cursor pagination', () => {
     const t = await newTenant(db);
     const runId = await createRun(t, EXTERNAL_INPUT);
     await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
-    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.key })).status).toBe(200);
+    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject' }, { key: t.approverKey })).status).toBe(200);
     // Two more receipts on the run, and one on something else.
     await recordAudit(db, { tenantId: t.tenantId, keyId: null, action: 'run.note.one', target: `run:${runId}`, subject: { n: 1 } });
     await recordAudit(db, { tenantId: t.tenantId, keyId: null, action: 'budget.upsert', target: 'budget:b1', subject: { n: 2 } });

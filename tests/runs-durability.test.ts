@@ -147,7 +147,7 @@ async function deliveryInFlight(taskQueue: string, hookUrl: string, arrived: Pro
   const created = await api.post('/v1/agent-runs', { input: 'Tell the status page that the outage review is done.' }, { key: t.key });
   const runId = created.json.run_id as string;
   await waitForRun(api, t.key, runId, (r) => r.status === 'awaiting_approval', 50_000);
-  expect((await api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+  expect((await api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.approverKey })).status).toBe(200);
   await arrived;
   return { app, db, api, t, runId, worker };
 }

@@ -129,7 +129,11 @@ describe('approval of external effects', () => {
       expect(waiting.approval.effects[0].why).toContain('deliver');
       expect(hook.received).toHaveLength(0);
 
-      const approved = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'approve', reason: 'checked' }, { key: t.key });
+      const approved = await stack.api.post(
+        `/v1/agent-runs/${created.json.run_id}/approval`,
+        { decision: 'approve', reason: 'checked' },
+        { key: t.approverKey },
+      );
       expect(approved.status).toBe(200);
       const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
       expect(run.status).toBe('completed');
@@ -137,6 +141,7 @@ describe('approval of external effects', () => {
       expect(run.receipt.action_boundary).toEqual({
         effects_requested: ['webhook_delivery:step_1'],
         effects_approved: ['webhook_delivery:step_1'],
+        approved_by: [{ effect: 'webhook_delivery:step_1', key_id: t.approverKeyId, name: 'Approver One' }],
         effects_performed: ['webhook_delivery:step_1'],
         effects_not_performed: [],
         effects_outcome_unknown: [],
@@ -150,7 +155,7 @@ describe('approval of external effects', () => {
       expect(new Webhook(webhookSecret!).verify(hook.received[0]!.raw, hook.received[0]!.headers as Record<string, string>)).toEqual(hook.received[0]!.body);
 
       // Nothing left to decide: the Update's validator refuses a second decision.
-      const again = await stack.api.post(`/v1/agent-runs/${run.run_id}/approval`, { decision: 'approve' }, { key: t.key });
+      const again = await stack.api.post(`/v1/agent-runs/${run.run_id}/approval`, { decision: 'approve' }, { key: t.approverKey });
       expect(again.status).toBe(409);
       expect(again.json.error.code).toBe('run_not_awaiting_approval');
     } finally {
@@ -162,7 +167,7 @@ describe('approval of external effects', () => {
     const t = await newTenant(db);
     const created = await create(t, { input: 'Compile the release notes and tell the team that they are out.' });
     await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
-    const rejected = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'reject', reason: 'not yet' }, { key: t.key });
+    const rejected = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'reject', reason: 'not yet' }, { key: t.approverKey });
     expect(rejected.status).toBe(200);
     const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
     expect(run.status).toBe('failed');
@@ -179,8 +184,8 @@ describe('approval of external effects', () => {
     await waitForRun(stack.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
     const path = `/v1/agent-runs/${created.json.run_id}/approval`;
     const headers = { 'idempotency-key': 'decision-1' };
-    const first = await stack.api.post(path, { decision: 'reject' }, { key: t.key, headers });
-    const second = await stack.api.post(path, { decision: 'reject' }, { key: t.key, headers });
+    const first = await stack.api.post(path, { decision: 'reject' }, { key: t.approverKey, headers });
+    const second = await stack.api.post(path, { decision: 'reject' }, { key: t.approverKey, headers });
     expect(first.status).toBe(200);
     expect(second.status).toBe(200);
     const run = await waitForRun(stack.api, t.key, created.json.run_id, isTerminal);
@@ -208,7 +213,7 @@ describe('approval of external effects', () => {
   it('refuses a malformed decision with 400', async () => {
     const t = await newTenant(db);
     const created = await create(t, { input: 'Summarise the notes. The launch moved to May.' });
-    const r = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'maybe' }, { key: t.key });
+    const r = await stack.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'maybe' }, { key: t.approverKey });
     expect(r.status).toBe(400);
     expect(r.json.error.param).toBe('decision');
   });
@@ -356,7 +361,7 @@ describe('a delivery whose outcome is unknown', () => {
       await setWebhookUrl(slow.app.database.db, t.name, hook.url, { allowLoopback: true });
       const created = await slow.api.post('/v1/agent-runs', { input: 'Tell the on-call channel that the incident timeline is ready.' }, { key: t.key });
       await waitForRun(slow.api, t.key, created.json.run_id, (r) => r.status === 'awaiting_approval');
-      await slow.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'approve' }, { key: t.key });
+      await slow.api.post(`/v1/agent-runs/${created.json.run_id}/approval`, { decision: 'approve' }, { key: t.approverKey });
       const run = await waitForRun(slow.api, t.key, created.json.run_id, isTerminal);
       expect(run.status).toBe('needs_attention');
       expect(run.result.steps[0]).toMatchObject({ step_id: 'step_1', status: 'outcome_unknown' });
@@ -471,7 +476,7 @@ describe('tenant isolation', () => {
     const id = created.json.run_id;
     await waitForRun(stack.api, a.key, id, (r) => r.status === 'awaiting_approval');
     expect((await stack.api.get(`/v1/agent-runs/${id}`, { key: b.key })).status).toBe(404);
-    expect((await stack.api.post(`/v1/agent-runs/${id}/approval`, { decision: 'approve' }, { key: b.key })).status).toBe(404);
+    expect((await stack.api.post(`/v1/agent-runs/${id}/approval`, { decision: 'approve' }, { key: b.approverKey })).status).toBe(404);
     expect((await stack.api.post(`/v1/agent-runs/${id}/cancel`, undefined, { key: b.key })).status).toBe(404);
     expect((await stack.api.get('/v1/agent-runs', { key: b.key })).json.data).toEqual([]);
     expect((await stack.api.get('/v1/agent-runs/export', { key: b.key })).text).toBe('');

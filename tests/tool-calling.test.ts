@@ -62,14 +62,15 @@ for (const catalog of ['readme', 'servers'] as const) {
       const t = await newTenant(db, 100_000);
       await setRoute(db, t.tenantId, 'svc-workspace', 'upstream');
       await setWebhookUrl(db, t.name, hook.url, { allowLoopback: true });
-      const request = (method: 'GET' | 'POST', route: string, body?: unknown, headers?: Record<string, string>) =>
-        stack.api.request(method, route, { key: t.key, ...(body === undefined ? {} : { body }), ...(headers ? { headers } : {}) });
+      const as = (key: string) => (method: 'GET' | 'POST', route: string, body?: unknown, headers?: Record<string, string>) =>
+        stack.api.request(method, route, { key, ...(body === undefined ? {} : { body }), ...(headers ? { headers } : {}) });
       const outcome = await runScriptedCase(
-        request,
+        as(t.key),
         c,
         world,
         () => hook.received.map((d) => d.body as { to?: unknown; message?: unknown }),
         () => model.problems,
+        as(t.approverKey),
       );
       expect(outcome.problems).toEqual([]);
     });

@@ -338,12 +338,16 @@ describe('a run that writes a file through server-filesystem', () => {
     });
     expect(existsSync(target)).toBe(false);
 
-    const stale = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve', digests: [`sha256:${'0'.repeat(64)}`] }, { key: t.key });
+    const stale = await stack.api.post(
+      `/v1/agent-runs/${runId}/approval`,
+      { decision: 'approve', digests: [`sha256:${'0'.repeat(64)}`] },
+      { key: t.approverKey },
+    );
     expect(stale.status).toBe(409);
     expect(stale.json.error.code).toBe('approval_stale');
     expect(existsSync(target)).toBe(false);
 
-    const approved = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve', digests: [effect.args_digest] }, { key: t.key });
+    const approved = await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve', digests: [effect.args_digest] }, { key: t.approverKey });
     expect(approved.status).toBe(200);
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(readFileSync(target, 'utf8')).toBe('release notes v2');
@@ -387,7 +391,7 @@ describe('a run that writes a file through server-filesystem', () => {
     upstream.load([{ tool_calls: [writeCall(target)] }, wroteReport('unresolved')]);
     const runId = await startRun(t, WRITE_REQUEST);
     await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval');
-    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject', reason: 'not now' }, { key: t.key })).status).toBe(200);
+    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'reject', reason: 'not now' }, { key: t.approverKey })).status).toBe(200);
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
     expect(run.status).toBe('needs_attention');
     expect(run.approval).toMatchObject({ state: 'rejected', decision_reason: 'not now' });
@@ -408,14 +412,14 @@ describe('a run that writes a file through server-filesystem', () => {
     const invalid = await stack.api.post(
       `/v1/agent-runs/${runId}/approval`,
       { decision: 'approve', edits: [{ step_id: 'step_1', arguments: { path: edited } }] },
-      { key: t.key },
+      { key: t.approverKey },
     );
     expect(invalid.status).toBe(400);
     expect(invalid.json.error.param).toBe('edits[0].arguments');
     const ok = await stack.api.post(
       `/v1/agent-runs/${runId}/approval`,
       { decision: 'approve', edits: [{ step_id: 'step_1', arguments: { path: edited, content: 'edited notes' } }] },
-      { key: t.key },
+      { key: t.approverKey },
     );
     expect(ok.status).toBe(200);
     const run = await waitForRun(stack.api, t.key, runId, isTerminal);
@@ -474,7 +478,7 @@ describe('a worker killed during an approved write', () => {
     const created = await stack.api.post('/v1/agent-runs', { input: WRITE_REQUEST }, { key: t.key });
     const runId = created.json.run_id as string;
     await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval', 60_000);
-    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.key })).status).toBe(200);
+    expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.approverKey })).status).toBe(200);
     await died;
     expect(worker.signalCode).toBe('SIGKILL');
     return { t, runId };

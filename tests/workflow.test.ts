@@ -917,7 +917,10 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     await withWorker(fakes, async (tq) => {
       const handle = await start(tq, run);
       await until(awaitingApproval(fakes), 'awaiting_approval');
-      await handle.executeUpdate(approvalUpdate, { args: [{ decision: 'reject' }, { channel: 'api', key_id: 'key_1' }], updateId: 'approval:abc' });
+      await handle.executeUpdate(approvalUpdate, {
+        args: [{ decision: 'reject' }, { channel: 'api', key_id: 'key_1', name: 'Dana Lee' }],
+        updateId: 'approval:abc',
+      });
       return finalStatus(handle);
     });
     expect(fakes.state.audits).toEqual([

@@ -28,11 +28,23 @@ export function decisionSubject(d: ApprovalDecision) {
 /** The Update validator's refusal of a decision that names an argument digest no pending effect has. */
 export const STALE_APPROVAL = 'StaleApproval';
 
-/** Sent by the API with its Update: who decided. Absent when an operator sends the Update through Temporal. */
+/**
+ * Sent by the API with its Update: who decided, as the API authenticated them (an approver key's id
+ * and its person's name), never what the caller wrote. Absent when an operator sends the Update
+ * through Temporal: that decision counts as the approver `temporal`.
+ */
 export interface ApprovalMeta {
   channel: 'api';
   key_id: string | null;
+  /** Absent from Updates the API sent before approver keys. */
+  name?: string;
 }
+
+/** The Update validator's refusal of an approver whose approval already counts on every pending effect. */
+export const ALREADY_APPROVED = 'AlreadyApproved';
+
+/** The Update validator's refusal of an approver whom no pending effect's policy allows. */
+export const APPROVER_NOT_ALLOWED = 'ApproverNotAllowed';
 
 export interface ApprovalOutcome {
   decision: 'approve' | 'reject';

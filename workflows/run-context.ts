@@ -16,11 +16,23 @@ import {
 import type { ApprovalChannel } from '../activities/approval.ts';
 import type { NotificationEvent } from '../domain/runs/progress.ts';
 import type { AgentRunInput } from '../domain/runs/run-input.ts';
-import type { ApprovalRecord } from '../domain/runs/run-types.ts';
+import {
+  alreadyApproved,
+  approvalsStillNeeded,
+  approvesNothing,
+  castVote,
+  countedKeys,
+  needsSeveral,
+  TEMPORAL_APPROVER,
+  withoutApprovers,
+} from '../domain/runs/approval-votes.ts';
+import type { ApprovalRecord, Approver } from '../domain/runs/run-types.ts';
 import { indexesMove, RunStatusKey, TenantIdKey } from '../domain/runs/search-attributes.ts';
 import { nextStatus, type RunEvent, type RunStatus, type RunStep } from '../domain/runs/states.ts';
 import type { RunProjectionPatch, RunTransition } from '../domain/runs/transition.ts';
 import {
+  ALREADY_APPROVED,
+  APPROVER_NOT_ALLOWED,
   type ApprovalDecision,
   type ApprovalMeta,
   approvalSignal,
@@ -118,7 +130,8 @@ export interface RunContext {
   /** The decision, once an approval handler took one. */
   decision(): ApprovalDecision | undefined;
   showDetails(): void;
-  moveTo(event: RunEvent, step: RunStep, patch?: RunProjectionPatch, kind?: string): Promise<void>;
+  /** `inHandler`: the move is made from an Update or signal handler, where only a regular activity replays. */
+  moveTo(event: RunEvent, step: RunStep, patch?: RunProjectionPatch, kind?: string, inHandler?: boolean): Promise<void>;
   /** `round`: a tool-calling run's approval round after the first, announced as a notification of its own. */
   announce(event: NotificationEvent, round?: number): void;
   /** A tool-calling run's next approval round: the decision taken for the last one is done with. */
@@ -150,6 +163,8 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
   let signals = resumed?.signals ?? 0;
   let seq = resumed?.seq ?? 0;
   let decision: ApprovalDecision | undefined;
+  /** The edits made so far in this approval round, by step: the decision that completes it carries them all. */
+  const edits = new Map<string, NonNullable<ApprovalDecision['edits']>[number]>();
   const live: RunLiveState = resumed
     ? { status: 'awaiting_approval', step: 'approval', currentPlanStep: null, approval: 'pending', stepsDone: 0, stepsTotal: resumed.stepsTotal }
     : { status: 'accepted', step: 'estimate', currentPlanStep: null, approval: 'none', stepsDone: 0, stepsTotal: 0 };
@@ -186,7 +201,7 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
      * projection and a content-free journey event. A move the table does not have is a bug in this
      * code: it fails the workflow task (Temporal retries it, and a fixed worker resumes the run).
      */
-    async moveTo(event, step, patch = {}, kind) {
+    async moveTo(event, step, patch = {}, kind, inHandler = false) {
       const from = live.status;
       const status = nextStatus(from, event);
       if (!status) throw new Error(`Illegal run move: no "${event}" from ${from} (domain/runs/states.ts RUN_TRANSITIONS).`);
@@ -200,7 +215,7 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
       if (patch.failure) failureCode = patch.failure.code;
       c.showDetails();
       const transition: RunTransition = { runId, tenantId, seq, status, step, patch, kind: eventKind, progress: progressOf(live) };
-      if (current || patched(PROJECTION_AS_LOCAL_ACTIVITY)) await projection.recordTransition(transition);
+      if (!inHandler && (current || patched(PROJECTION_AS_LOCAL_ACTIVITY))) await projection.recordTransition(transition);
       else await acts.recordTransition(transition);
     },
 
@@ -211,6 +226,7 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
      */
     nextRound() {
       decision = undefined;
+      edits.clear();
     },
 
     announce(event, round) {
@@ -255,11 +271,53 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
   setHandler(stateQuery, () => live);
   // Only wakes the run: its approval wait then checks whether a newer build is its target (run-phases.ts).
   setHandler(upgradeCheckSignal, () => {});
+  /**
+   * Counts one decision on the pending approval: a rejection decides at once; approvals decide once every
+   * effect has the approvals its policy requires, with every edit made on the way (later ones win).
+   */
+  /**
+   * Counts one decision on the pending approval: a rejection decides at once; approvals decide once every
+   * effect has the approvals its policy requires, with every edit made on the way (later ones win).
+   * Synchronous where one approver decides (every run without a policy of 2 or more): a promise only when
+   * it must ask which keys were revoked, or show a counted approval. An extra await there would change
+   * when the Update completes against the approval timer, and histories recorded before would not replay.
+   */
+  function vote(d: ApprovalDecision, by: Approver, channel: ApprovalChannel): Promise<void> | undefined {
+    const at = new Date(Date.now()).toISOString();
+    // Counted at once (before any await), so a decision arriving meanwhile counts on top of this one.
+    c.approval = castVote(c.approval!, { by, decision: d.decision, reason: d.reason ?? null, at, channel }, d.edits);
+    for (const edit of d.edits ?? []) edits.set(edit.step_id, edit);
+    // Approvals given over time: those of a key revoked meanwhile no longer count.
+    if (d.decision === 'approve' && needsSeveral(c.approval) && approvalsStillNeeded(c.approval) === 0) {
+      return acts.revokedApprovers({ tenantId, keyIds: countedKeys(c.approval) }).then((revoked) => {
+        c.approval = withoutApprovers(c.approval!, revoked);
+        return settleVote(d);
+      });
+    }
+    return settleVote(d);
+  }
+
+  /** The decision, once the round has what it needs; else the counted approval, shown on the run. */
+  function settleVote(d: ApprovalDecision): Promise<void> | undefined {
+    c.approval = { ...c.approval!, approvals_needed: approvalsStillNeeded(c.approval!) };
+    if (decision) return undefined; // another decision completed the round meanwhile
+    if (d.decision === 'reject' || c.approval.approvals_needed === 0) {
+      decision = { ...d, ...(edits.size ? { edits: [...edits.values()] } : {}) };
+      return undefined;
+    }
+    // Counted, and more are needed: the run shows who approved and how many more it needs (runs with a policy of 2 or more only).
+    return c.moveTo('advance', 'approval', { approval: c.approval }, 'run.approval.counted', true);
+  }
+
+  const approverOf = (meta: ApprovalMeta | undefined): Approver =>
+    meta?.channel === 'api' ? { key_id: meta.key_id, name: meta.name ?? meta.key_id ?? 'api' } : TEMPORAL_APPROVER;
+
   setHandler(
     approvalUpdate,
     async (d, meta?: ApprovalMeta) => {
-      decision = d;
       const channel: ApprovalChannel = meta?.channel === 'api' ? 'api' : 'temporal:update';
+      const counting = vote(d, approverOf(meta), channel);
+      if (counting) await counting;
       await audit(`run.approval.${d.decision}`, channel, meta?.key_id ?? null, currentUpdateInfo()?.id ?? 'update', d);
       return { decision: d.decision, accepted: true };
     },
@@ -267,6 +325,12 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
       validator: (d: ApprovalDecision, meta?: ApprovalMeta) => {
         if (live.status !== 'awaiting_approval' || decision) {
           throw ApplicationFailure.create({ type: NOT_AWAITING_APPROVAL, message: `run is ${live.status}, not awaiting approval`, nonRetryable: true });
+        }
+        if (d?.decision === 'approve' && c.approval && approvesNothing(c.approval, approverOf(meta))) {
+          throw ApplicationFailure.create({ type: APPROVER_NOT_ALLOWED, message: 'no pending effect allows this approver', nonRetryable: true });
+        }
+        if (d?.decision === 'approve' && !d.edits?.length && c.approval && alreadyApproved(c.approval, approverOf(meta))) {
+          throw ApplicationFailure.create({ type: ALREADY_APPROVED, message: 'this approver already approved every pending effect', nonRetryable: true });
         }
         if (d?.decision !== 'approve' && d?.decision !== 'reject') {
           throw ApplicationFailure.create({ type: 'InvalidDecision', message: 'decision must be approve or reject', nonRetryable: true });
@@ -284,8 +348,13 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
     signals += 1;
     const eventKey = `signal:${signals}`;
     // A signal cannot carry edits (only the API checks them against the tool's schema) or a stale digest.
-    if (awaitsDecision() && (d?.decision === 'approve' || d?.decision === 'reject') && !d.edits?.length && !staleDigest(d)) {
-      decision = d;
+    // The Temporal channel is one approver: a second approval by signal counts nothing.
+    const counts = () =>
+      d?.decision === 'reject' ||
+      (d?.decision === 'approve' && !alreadyApproved(c.approval!, TEMPORAL_APPROVER) && !approvesNothing(c.approval!, TEMPORAL_APPROVER));
+    if (awaitsDecision() && counts() && !d.edits?.length && !staleDigest(d)) {
+      const counting = vote(d, TEMPORAL_APPROVER, 'temporal:signal');
+      if (counting) await counting;
       await audit(`run.approval.${d.decision}`, 'temporal:signal', null, eventKey, d);
       return;
     }

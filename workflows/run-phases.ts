@@ -6,6 +6,8 @@ import type { NumberedPart } from '../activities/embedded/answer-part.ts';
 import type { ModelId } from '../domain/models.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
 import type { ApprovalEffect, ApprovalRecord, LoopStop, StepResult } from '../domain/runs/run-types.ts';
+import { policyFor } from '../domain/runs/approval-policy.ts';
+import type { AgentRunInput } from '../domain/runs/run-input.ts';
 import {
   executeByPlan,
   executeWithModel,
@@ -131,7 +133,7 @@ export async function approvalPhase(c: RunContext, plan: Plan, reservation: Rese
   const deadline = new Date(Date.now() + approvalTimeoutMs).toISOString();
   const approval: ApprovalRecord = {
     state: 'pending',
-    effects: external.map((s) => effectToApprove(s, plan)),
+    effects: external.map((s) => withPolicy(effectToApprove(s, plan), c.run.approvalPolicies)),
     reason: 'The plan has external effects; a person must approve them. Possession of a key never approves anything.',
     deadline,
     decided_at: null,
@@ -169,10 +171,11 @@ export const UPGRADE = 'upgrade' as const;
  * wait with UPGRADE, once no handler is mid-decision and the notification has started.
  */
 export async function awaitApproval(c: RunContext, plan: Plan, reservation: Reservation, waitMs: number): Promise<RunEnd | typeof UPGRADE | null> {
-  const approval = c.approval!;
   const { runId } = c.run;
   const waited = await decisionOrUpgrade(c, waitMs);
   if (waited === UPGRADE) return UPGRADE;
+  // As the handlers left it: the decisions taken, and whose approvals count on each effect.
+  const approval = c.approval!;
   const woken = waited === 'decided';
   const decidedAt = new Date(Date.now()).toISOString();
   if (!woken) {
@@ -210,11 +213,39 @@ export async function awaitApproval(c: RunContext, plan: Plan, reservation: Rese
     plan.steps[i] = { ...base, arguments: edit.arguments, args_digest: edit.args_digest, proposed_digest: step.args_digest };
   }
   const external = plan.steps.filter((s) => s.effect === 'external');
-  const effects = decision.edits?.length ? external.map((s) => effectToApprove(s, plan)) : approval.effects;
+  const effects = decision.edits?.length
+    ? withApprovers(
+        external.map((s) => effectToApprove(s, plan)),
+        approval.effects,
+      )
+    : approval.effects;
   c.approval = { ...approval, effects, state: 'approved', decided_at: decidedAt, decision_reason: decision.reason ?? null };
   c.live.approval = 'approved';
   c.pending = [];
   return null;
+}
+
+/** The effects as approved, each with the policy and the approvers the round's votes gave it. */
+export function withApprovers(effects: ApprovalEffect[], voted: ApprovalEffect[]): ApprovalEffect[] {
+  const byStep = new Map(voted.map((e) => [e.step_id, e]));
+  return effects.map((e) => {
+    const v = byStep.get(e.step_id);
+    if (!v) return e;
+    const { required, allowed_approvers, approved_by } = v;
+    return {
+      ...e,
+      ...(required !== undefined ? { required } : {}),
+      ...(allowed_approvers ? { allowed_approvers } : {}),
+      ...(approved_by ? { approved_by } : {}),
+    };
+  });
+}
+
+/** The effect with what its tool's approval policy asks, when that is more than one approval by anyone (runs without policies stay as they were). */
+export function withPolicy(effect: ApprovalEffect, policies: AgentRunInput['approvalPolicies']): ApprovalEffect {
+  const { required, allowed_approvers } = policyFor(policies, effect.tool);
+  if (required === 1 && !allowed_approvers) return effect;
+  return { ...effect, required, ...(allowed_approvers ? { allowed_approvers } : {}) };
 }
 
 /** What a person approves for an external step; a server tool's shows the exact call: server, tool, arguments and digest. */

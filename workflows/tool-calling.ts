@@ -19,7 +19,7 @@ import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { type ModelContext, models, orStop } from './agent-loop.ts';
 import { acts } from './run-activities.ts';
 import type { RunContext, RunEnd } from './run-context.ts';
-import { decisionOrUpgrade, effectToApprove, runTool, settlePhase, UPGRADE } from './run-phases.ts';
+import { decisionOrUpgrade, effectToApprove, runTool, settlePhase, UPGRADE, withApprovers, withPolicy } from './run-phases.ts';
 import type { ApprovalWait, Estimate, Reservation, ToolLoop } from './run-resume.ts';
 
 /** Approval rounds a run may ask for; a model that proposes external calls after the last is told no. */
@@ -117,8 +117,11 @@ export async function toolCallingRun(
       }
       return null;
     }
+    const approversOf = new Map(c.approval!.effects.map((e) => [e.step_id, e.approved_by]));
     for (const step of decided.approved) {
       step.decision = 'approved';
+      const by = approversOf.get(step.id);
+      if (by) step.approved_by = by;
       transcript.push(shown(loop, step.call_id!, resultContent(await run(step), step.proposed_digest !== undefined)));
     }
     return null;
@@ -246,7 +249,7 @@ async function askRound(c: RunContext, plan: Plan, proposed: PlanStep[], round: 
   c.nextRound();
   c.approval = {
     state: 'pending',
-    effects: proposed.map((s) => effectToApprove(s, plan)),
+    effects: proposed.map((s) => withPolicy(effectToApprove(s, plan), c.run.approvalPolicies)),
     reason: `The model asks for ${proposed.length} external call(s); a person must approve each exact call. Possession of a key never approves anything.`,
     deadline: new Date(Date.now() + c.run.approvalTimeoutMs).toISOString(),
     round,
@@ -265,9 +268,9 @@ async function askRound(c: RunContext, plan: Plan, proposed: PlanStep[], round: 
  * target build ends the wait with UPGRADE, once no handler is mid-decision and the notification started.
  */
 async function awaitRound(c: RunContext, plan: Plan, proposed: PlanStep[], waitMs: number): Promise<Decided | typeof UPGRADE> {
-  const approval = c.approval!;
   const waited = await decisionOrUpgrade(c, waitMs);
   if (waited === UPGRADE) return UPGRADE;
+  const approval = c.approval!;
   const decidedAt = new Date(Date.now()).toISOString();
   c.pending = [];
   if (waited === 'expired') {
@@ -295,9 +298,13 @@ async function awaitRound(c: RunContext, plan: Plan, proposed: PlanStep[], waitM
     step.arguments = edit.arguments;
     step.args_digest = edit.args_digest;
   }
+  // The decision is audited, and its votes counted, once every handler finished.
   c.approval = {
-    ...approval,
-    effects: proposed.map((s) => effectToApprove(s, plan)),
+    ...c.approval!,
+    effects: withApprovers(
+      proposed.map((s) => effectToApprove(s, plan)),
+      c.approval!.effects,
+    ),
     state: 'approved',
     decided_at: decidedAt,
     decision_reason: decision.reason ?? null,

@@ -3,7 +3,12 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { ErrorObject, rateLimitHeader, rateLimitPolicyHeader, requestIdHeader, retryAfterHeader } from './common.ts';
+import type { KeyKind } from '../../domain/api-keys.ts';
+import { KINDS_OF } from '../middleware/auth.ts';
 import { effectiveRateLimit, type ResponseSpec, type RouteSpec } from './route.ts';
+
+/** The security scheme of each key kind. */
+const SCHEME_OF: Record<KeyKind, string> = { core: 'coreKey', workspace: 'workspaceKey', approver: 'approverKey' };
 
 const STANDARD_ERRORS: Record<number, string> = {
   400: 'Invalid request: malformed JSON, an unsupported parameter or a contract violation; `param` names the field.',
@@ -123,7 +128,7 @@ function operation(route: RouteSpec): ZodOpenApiOperationObject {
     summary: route.summary,
     description: route.description,
     tags: route.tags,
-    security: route.auth === 'none' ? [] : [{ [route.auth === 'core' ? 'coreKey' : 'workspaceKey']: [] }],
+    security: route.auth === 'none' ? [] : KINDS_OF[route.auth].map((kind) => ({ [SCHEME_OF[kind]]: [] })),
     responses: responses as ZodOpenApiOperationObject['responses'],
   };
   const { params, query, body, headers } = route.request ?? {};
@@ -151,12 +156,18 @@ export function buildOpenApiDocument(routes: RouteSpec[], serverUrl?: string): R
         coreKey: {
           type: 'http',
           scheme: 'bearer',
-          description: 'Core API key (`gws_core_…`). Workspace keys are refused on core routes.',
+          description: 'Core API key (`gws_core_…`). Workspace keys are refused on core routes; a core key never decides an approval.',
         },
         workspaceKey: {
           type: 'http',
           scheme: 'bearer',
           description: 'Workspace key (`gws_ws_…`): authenticates /v1/vault routes only.',
+        },
+        approverKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'Extension. Approver key (`gws_apv_…`), one per person, named: reads runs (get, list, events, the live feed), previews and decides approvals, and sets approval policies. Nothing else: a core or workspace key never decides an approval.',
         },
       },
     },

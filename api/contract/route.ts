@@ -5,8 +5,11 @@ import type { z } from 'zod';
 import type { Principal } from '../../services/keys.ts';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
-/** none: public; core: core key; workspace: workspace (vault) key. */
-export type AuthKind = 'none' | 'core' | 'workspace';
+/**
+ * none: public; core: core key; workspace: workspace (vault) key; approver: an approver key (decisions
+ * and approval policies); reader: a core or an approver key (reading runs, which both need).
+ */
+export type AuthKind = 'none' | 'core' | 'workspace' | 'approver' | 'reader';
 
 export interface ResponseSpec {
   description: string;

@@ -26,7 +26,14 @@ export const sseFrame = (id: string, event: string, data: unknown) => `id: ${id}
  */
 export function eventStream(
   ctx: Koa.Context,
-  options: { keepAliveMs: number; what: string; logFields?: Record<string, string>; onEnd?: () => void },
+  options: {
+    keepAliveMs: number;
+    what: string;
+    logFields?: Record<string, string>;
+    onEnd?: () => void;
+    /** Asked at each keep-alive: false (the key was revoked) ends the stream, so a revoked key follows nothing. */
+    stillAuthorized?: () => Promise<boolean>;
+  },
   produce: (write: SseWrite, signal: AbortSignal) => Promise<void>,
 ): RouteResult {
   const out = new PassThrough();
@@ -48,7 +55,17 @@ export function eventStream(
       controller.abort();
     }
   }, SHUTDOWN_CHECK_MS);
-  const keepAlive = setInterval(() => write(': keep-alive\n\n'), options.keepAliveMs);
+  const keepAlive = setInterval(() => {
+    write(': keep-alive\n\n');
+    options.stillAuthorized?.().then(
+      (ok) => {
+        if (ok || controller.signal.aborted) return;
+        write(': the key was revoked\n\n');
+        controller.abort();
+      },
+      () => {}, // the database is away: the next tick asks again
+    );
+  }, options.keepAliveMs);
   const logger = ctx.state.logger as Logger | undefined;
   const requestId = ctx.state.requestId as string;
 

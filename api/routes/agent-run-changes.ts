@@ -33,6 +33,8 @@ export interface RunChangeDeps {
   slots: StreamSlots;
   listJourneyEvents: JourneyLister;
   keepAliveMs: number;
+  /** Whether a key is still active: a stream whose key was revoked ends at its next keep-alive. */
+  keyActive?: (keyId: string) => Promise<boolean>;
 }
 
 export function agentRunChangeRoutes(deps: RunChangeDeps) {
@@ -44,7 +46,7 @@ export function agentRunChangeRoutes(deps: RunChangeDeps) {
       summary: "Follow every run's state changes live (server-sent events)",
       description: DESCRIPTION,
       tags: ['runs'],
-      auth: 'core',
+      auth: 'reader',
       request: {
         query: z.object({ last_event_id: EVENT_ID.optional() }),
         headers: z.object({ 'last-event-id': EVENT_ID.optional() }),
@@ -58,7 +60,10 @@ export function agentRunChangeRoutes(deps: RunChangeDeps) {
         const tenantId = principal!.tenantId;
         const resumeAfter = headers['last-event-id'] ?? query.last_event_id;
         const release = deps.slots.acquire(principal!.keyId);
-        return eventStream(ctx, { keepAliveMs: deps.keepAliveMs, what: 'run change stream', onEnd: release }, async (write, signal) => {
+        const keyId = principal!.keyId;
+        const stillAuthorized = deps.keyActive ? () => deps.keyActive!(keyId) : undefined;
+        const options = { keepAliveMs: deps.keepAliveMs, what: 'run change stream', onEnd: release, ...(stillAuthorized ? { stillAuthorized } : {}) };
+        return eventStream(ctx, options, async (write, signal) => {
           // Listen first, then catch up: an event recorded meanwhile is buffered, and sent once.
           const buffered: RunEventData[] = [];
           let live = false;

@@ -78,6 +78,8 @@ export interface RunEventDeps {
   changes?: JourneyFeed;
   /** The process's cap on open streams, in all and per key. */
   slots: StreamSlots;
+  /** Whether a key is still active: a stream whose key was revoked ends at its next keep-alive. */
+  keyActive?: (keyId: string) => Promise<boolean>;
 }
 
 /** Does the request ask for the event stream rather than JSON? (`Accept: text/event-stream`, as EventSource sends.) */
@@ -105,7 +107,13 @@ export function runEventStream(deps: RunEventDeps) {
     const release = deps.slots.acquire(keyId);
     return eventStream(
       ctx,
-      { keepAliveMs: deps.keepAliveMs, what: 'run event stream', logFields: { run_id: runId }, onEnd: release },
+      {
+        keepAliveMs: deps.keepAliveMs,
+        what: 'run event stream',
+        logFields: { run_id: runId },
+        onEnd: release,
+        ...(deps.keyActive ? { stillAuthorized: () => deps.keyActive!(keyId) } : {}),
+      },
       async (write, signal) => {
         for await (const event of followRun(source, tenantId, run, after, { ...follow, ...(deps.changes ? { changes: deps.changes } : {}), signal }))
           write(sseFrame(event.id, event.kind, event));
@@ -124,7 +132,7 @@ export function agentRunEventRoutes(deps: RunEventDeps) {
       summary: "Follow a run's progress live (server-sent events)",
       description: STREAM_DESCRIPTION,
       tags: ['runs'],
-      auth: 'core',
+      auth: 'reader',
       request: {
         params: z.object({ run_id: z.string().min(1).max(64) }),
         query: z.object({ last_event_id: LastEventId.optional() }),

@@ -140,7 +140,7 @@ export function agentRunRoutes(deps: {
       summary: 'Your run history',
       description: 'Newest first, with filters and cursor pagination.',
       tags,
-      auth: 'core',
+      auth: 'reader',
       request: {
         query: RunListQuery.extend({
           limit: limitQuery(100, 20),
@@ -192,7 +192,7 @@ export function agentRunRoutes(deps: {
       operationId: 'getAgentRun',
       summary: 'A run with its state and completion receipt',
       tags,
-      auth: 'core',
+      auth: 'reader',
       description: `With \`Accept: text/event-stream\` (as EventSource sends) the answer is the run's event stream, exactly as GET /v1/agent-runs/{run_id}/events answers it (extension); otherwise the run as JSON.`,
       request: { params: RunParams, headers: LastEventIdHeaders },
       responses: {
@@ -220,18 +220,28 @@ export function agentRunRoutes(deps: {
       operationId: 'decideAgentRunApproval',
       summary: 'Approve or reject the external effects of a run',
       description:
-        'Delivered to the workflow as a Temporal Update whose validator refuses it unless the run is awaiting approval (409); the answer waits until the workflow has applied the decision. A run takes one decision, and each applied decision writes one audit event (`run.approval.approve` or `run.approval.reject`). ' +
-        'With an Idempotency-Key the Update id is derived from the key, so Temporal applies a retried decision once and its audit event is written once; a retry with the same key and body answers 200 with the run as it is now, also after the run ended; the same key with another decision or reason answers 422 (idempotency_key_reused) and records nothing. ' +
+        'Takes an approver key (extension): the decision is recorded as that key and its person, never as anything the body says, and a core or workspace key is refused (401) whoever holds it. ' +
+        'Delivered to the workflow as a Temporal Update whose validator refuses it unless the run is awaiting approval (409); the answer waits until the workflow has applied the decision. Each effect goes ahead once it has the approvals its policy requires (1 unless an approval policy says more; `approval.approvals_needed` says how many are still needed); a rejection by any approver rejects the round. Each applied decision writes one audit event (`run.approval.approve` or `run.approval.reject`) under the approver key. ' +
+        'With an Idempotency-Key the Update id is derived from the approver key and the Idempotency-Key, so Temporal applies a retried decision once and its audit event is written once; a retry with the same key and body answers 200 with the run as it is now, also after the run ended; the same key with another decision or reason answers 422 (idempotency_key_reused) and records nothing. ' +
         'Deadline: when Temporal is unreachable the answer is 503 service_unavailable (with Retry-After) at once, and when the workflow does not apply the decision within 5 s (no worker running) it is 503 after 5 s; never a hang and never a 202: nothing was confirmed and no audit event was written, but an Update Temporal had already received may still be applied when a worker returns. Retry with the same Idempotency-Key: it answers 200 if that decision was applied meanwhile, delivers it otherwise, and never applies or records it twice. ' +
         'Operators can send the same decision as the `approval` signal.',
       tags,
-      auth: 'core',
+      auth: 'approver',
       request: { params: RunParams, body: ApprovalRequestBody, headers: ApprovalIdempotencyHeaders },
       responses: {
         200: { description: 'Decision applied (or, for a repeated Idempotency-Key, applied before); the run as it is now.', schema: Run },
         400: invalidWithIdempotencyKey,
         404: notFound,
-        409: { description: 'The run is not awaiting approval (code run_not_awaiting_approval); nothing was recorded.', schema: ErrorObject },
+        401: {
+          description:
+            'Not an active approver key of this tenant (code invalid_api_key): a core or workspace key never decides, whoever holds it. Nothing is recorded and the run keeps waiting.',
+          schema: ErrorObject,
+        },
+        409: {
+          description:
+            'The run is not awaiting approval (code run_not_awaiting_approval), or this approver already approved every pending effect (code already_approved, extension: an approval counts once per approver); nothing was recorded.',
+          schema: ErrorObject,
+        },
         422: {
           description: 'The Idempotency-Key was already used on this run with another decision or reason (code idempotency_key_reused); nothing was recorded.',
           schema: ErrorObject,
@@ -243,7 +253,9 @@ export function agentRunRoutes(deps: {
         },
       },
       async handler({ principal, params, body, headers, ctx }) {
-        const run = await deps.runs.decide(principal!.tenantId, params.run_id, body, headers['idempotency-key'] ?? null, principal!.keyId);
+        // Who decides is who the API authenticated: the approver key's id and its person's name.
+        const approver = { keyId: principal!.keyId, name: principal!.name ?? principal!.keyId };
+        const run = await deps.runs.decide(principal!.tenantId, params.run_id, body, headers['idempotency-key'] ?? null, approver);
         return { status: 200, body: runView(run, baseUrl(ctx, deps.publicBaseUrl)) };
       },
     }),
@@ -255,7 +267,7 @@ export function agentRunRoutes(deps: {
       description:
         "Checks `edits` exactly as an approval carrying them would (against each tool's input schema; 400 naming the field) and answers the effects awaiting approval as they would then be, with the new `args_digest` of each edited one. Records, sends and decides nothing: approve with the same `edits` (and these digests in `digests`) to apply them. The inbox shows this before an operator confirms an edit.",
       tags,
-      auth: 'core',
+      auth: 'reader',
       request: { params: RunParams, body: ApprovalPreviewBody },
       responses: {
         200: { description: 'The effects as the edits would leave them.', schema: ApprovalPreview },

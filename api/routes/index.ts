@@ -10,6 +10,7 @@ import type { Config } from '../../config/env.ts';
 import type { listAudit } from '../../services/audit.ts';
 import type { PlatformStores } from '../../services/platform/stores.ts';
 import { agentRunRoutes } from './agent-runs.ts';
+import { type ApprovalPolicyService, approverRoutes } from './approvers.ts';
 import { agentRunEventRoutes } from './agent-run-events.ts';
 import { agentRunChangeRoutes } from './agent-run-changes.ts';
 import type { JourneyFeed } from '../../services/journey-feed.ts';
@@ -59,6 +60,10 @@ export interface RouteDeps {
   };
   /** Webhook endpoints for completion notifications (extension routes). */
   webhookEndpoints: WebhookEndpointService;
+  /** Whether a key is still active (open event streams of a revoked key end at their next keep-alive). */
+  keyActive?: (keyId: string) => Promise<boolean>;
+  /** The tenant's approval policies (extension routes; approver keys only). */
+  approvalPolicies: ApprovalPolicyService;
   /** The Temporal codec endpoint, when enabled (CODEC_ENDPOINT_ENABLED). */
   codecEndpoint?: CodecEndpointDeps;
 }
@@ -71,13 +76,21 @@ export function allRoutes(deps: RouteDeps, getDocument: () => Record<string, unk
     ...modelRoutes(deps.platform.config.pricing),
     ...chatRoutes({ chat: deps.chat, keepAliveMs: deps.chatKeepAliveMs }),
     ...agentRunRoutes(deps),
-    ...agentRunChangeRoutes({ feed: deps.journeyFeed, slots: deps.streamSlots, listJourneyEvents: deps.listJourneyEvents, keepAliveMs: deps.chatKeepAliveMs }),
+    ...approverRoutes(deps),
+    ...agentRunChangeRoutes({
+      feed: deps.journeyFeed,
+      slots: deps.streamSlots,
+      listJourneyEvents: deps.listJourneyEvents,
+      keepAliveMs: deps.chatKeepAliveMs,
+      ...(deps.keyActive ? { keyActive: deps.keyActive } : {}),
+    }),
     ...agentRunEventRoutes({
       runs: deps.runs,
       listJourneyEvents: deps.listJourneyEvents,
       keepAliveMs: deps.chatKeepAliveMs,
       changes: deps.journeyFeed,
       slots: deps.streamSlots,
+      ...(deps.keyActive ? { keyActive: deps.keyActive } : {}),
     }),
     ...usageRoutes(deps),
     ...journeyRoutes({ listJourneyEvents: deps.listJourneyEvents, retentionDays: deps.journeyRetentionDays }),

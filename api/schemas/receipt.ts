@@ -14,6 +14,13 @@ export const CompletionReceipt = z
           .array(z.string())
           .meta({ description: 'External effects asked for: `<tool>:<step>`, or `action_<n>:<verb>` for a requested action no tool can perform.' }),
         effects_approved: z.array(z.string()),
+        approved_by: z
+          .array(z.object({ effect: z.string(), key_id: z.string().nullable(), name: z.string() }))
+          .optional()
+          .meta({
+            description:
+              'Extension: who approved each approved effect (`<tool>:<step>`): the approver key and its person as the API authenticated them, or `temporal` (key_id null) for a decision sent through Temporal.',
+          }),
         effects_performed: z.array(z.string()).meta({ description: 'Done and confirmed by the receiver.' }),
         effects_not_performed: z
           .array(z.string())

@@ -102,6 +102,10 @@ const PlanStep = z.object({
   call_id: z.string().optional().meta({ description: "Tool-calling runs (extension): the id of the model's tool call this step is; the report cites it." }),
   round: z.int().optional().meta({ description: 'Tool-calling runs (extension): the approval round that decided this external step.' }),
   decision: z.enum(['approved', 'rejected']).optional().meta({ description: 'Tool-calling runs (extension): what that round decided for it.' }),
+  approved_by: z
+    .array(z.object({ key_id: z.string().nullable(), name: z.string() }))
+    .optional()
+    .meta({ description: 'Tool-calling runs (extension): who approved this step in its round (approver keys and their people, or `temporal`).' }),
 });
 
 const StepResult = z.object({
@@ -117,6 +121,14 @@ const StepResult = z.object({
   output_digest: z.string().nullable().optional().meta({ description: 'sha256 of the output when the tool produced it; verification recomputes it.' }),
   sources: z.array(z.string()),
 });
+
+/** Who decided: the approver key the API authenticated, or the Temporal channel. */
+const Approver = z
+  .object({
+    key_id: z.string().nullable().meta({ description: 'The approver key; null for a decision sent through Temporal.' }),
+    name: z.string().meta({ description: "The approver key's person, as minted; `temporal` for a decision sent through Temporal." }),
+  })
+  .meta({ id: 'Approver' });
 
 export const Approval = z
   .object({
@@ -142,6 +154,12 @@ export const Approval = z
             .string()
             .optional()
             .meta({ description: 'Set when the arguments were edited at approval: the digest of what the model proposed.' }),
+          required: z.int().min(1).max(5).optional().meta({
+            description: 'Extension: distinct approvers this effect needs, from the approval policy the run started with; 1 when absent.',
+          }),
+          approved_by: z.array(Approver).optional().meta({
+            description: 'Extension: the approvers whose approval counts for these exact arguments. An edit voids the approvals given before it.',
+          }),
         }),
       )
       .meta({
@@ -156,6 +174,22 @@ export const Approval = z
     deadline: z.string().meta({ description: 'After this the run ends needs_attention with nothing external done.' }),
     decided_at: z.string().nullable(),
     decision_reason: z.string().nullable(),
+    approvals: z
+      .array(
+        z.object({
+          by: Approver,
+          decision: z.enum(['approve', 'reject']),
+          reason: z.string().nullable(),
+          at: z.string(),
+          channel: z.enum(['api', 'temporal:update', 'temporal:signal']),
+          edited: z.array(z.string()).optional().meta({ description: 'The effects (step ids) whose arguments this decision edited.' }),
+        }),
+      )
+      .optional()
+      .meta({ description: 'Extension: every decision on this round, in order: who, what, when, why, and which effects they edited.' }),
+    approvals_needed: z.int().min(0).optional().meta({
+      description: 'Extension: approvals still needed before the effects may go ahead (for the effect that needs the most); 0 once decided.',
+    }),
   })
   .meta({ id: 'ApprovalRequest' });
 

@@ -23,6 +23,11 @@ export async function decideCommand(ctx: CommandContext, decision: 'approve' | '
   if (ctx.mode === 'json') writeJson(ctx.out, run);
   else {
     writeLine(ctx.out, `${decision === 'approve' ? 'approved' : 'rejected'}: run ${run.run_id} is ${describeRun(run)}`);
+    const needed = run.approval?.state === 'pending' ? (run.approval.approvals_needed ?? 0) : 0;
+    if (needed > 0) {
+      const by = [...new Set((run.approval?.approvals ?? []).filter((v) => v.decision === 'approve').map((v) => v.by.name))];
+      writeLine(ctx.out, `approved by ${by.join(', ')}; ${needed} more approval${needed === 1 ? '' : 's'} needed from other approvers`);
+    }
     writeLine(ctx.out, `follow: ${gwsCommand.follow(run.run_id)}`);
   }
   return EXIT.ok;

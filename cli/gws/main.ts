@@ -15,7 +15,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { RunStatus } from '../../client/index.ts';
 import { chatCommand, DEFAULT_CHAT_MODEL } from './chat-command.ts';
-import { clientOf, loadCliConfig } from './config.ts';
+import { clientOf, type KeyRole, loadCliConfig } from './config.ts';
 import type { CommandContext } from './context.ts';
 import { decideCommand } from './decide-command.ts';
 import { displayMode } from './display.ts';
@@ -50,20 +50,20 @@ export async function main(argv: string[]): Promise<number> {
   let baseUrl = '';
 
   const program = new Command('gws')
-    .description('Command-line client of the Governed Workspace Service (GWS_BASE_URL, GWS_API_KEY).')
+    .description('Command-line client of the Governed Workspace Service (GWS_BASE_URL, GWS_API_KEY, GWS_APPROVER_KEY).')
     .option('--json', "machine output: the API's JSON (one object per line while watching)")
     .showHelpAfterError()
     .exitOverride()
     .addHelpText(
       'after',
-      `\nEnvironment:\n  GWS_BASE_URL        the API (default http://127.0.0.1:8080)\n  GWS_API_KEY         a core key (gws_core_…)\n  ${WEBHOOK_SECRET_ENV}  the signing secret gws listen checks deliveries with\n\nExit codes: 0 completed or success, 2 needs_attention, 1 failed or error, 64 usage or configuration, 130 interrupted.`,
+      `\nEnvironment:\n  GWS_BASE_URL        the API (default http://127.0.0.1:8080)\n  GWS_API_KEY         a core key (gws_core_…): run, runs, chat\n  GWS_APPROVER_KEY    your approver key (gws_apv_…): approve, reject\n  ${WEBHOOK_SECRET_ENV}  the signing secret gws listen checks deliveries with\n\nExit codes: 0 completed or success, 2 needs_attention, 1 failed or error, 64 usage or configuration, 130 interrupted.`,
     );
 
   /** Wraps an action: the context from the environment, and its exit code. */
   const action =
-    <A extends unknown[]>(fn: (ctx: CommandContext, ...args: A) => Promise<number>) =>
+    <A extends unknown[]>(fn: (ctx: CommandContext, ...args: A) => Promise<number>, role: KeyRole = 'core') =>
     async (...args: A) => {
-      const config = loadCliConfig();
+      const config = loadCliConfig(process.env, role);
       baseUrl = config.baseUrl;
       const ctx: CommandContext = {
         client: clientOf(config),
@@ -116,10 +116,10 @@ export async function main(argv: string[]): Promise<number> {
   for (const decision of ['approve', 'reject'] as const) {
     program
       .command(decision)
-      .description(`${decision} the external effects a run waits for`)
+      .description(`${decision} the external effects a run waits for, as the approver whose key is GWS_APPROVER_KEY`)
       .argument('<run>', 'run id')
       .option('--reason <text>', 'why (kept with the decision and its audit event)')
-      .action(action((ctx, runId: string, opts: { reason?: string }) => decideCommand(ctx, decision, runId, opts)));
+      .action(action((ctx, runId: string, opts: { reason?: string }) => decideCommand(ctx, decision, runId, opts), 'approver'));
   }
 
   program

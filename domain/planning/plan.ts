@@ -30,6 +30,8 @@ export interface PlanStep {
   /** Tool-calling runs: the approval round that decided this external step, and how. */
   round?: number;
   decision?: 'approved' | 'rejected';
+  /** Tool-calling runs: who approved this step in its round (the approver key and its person, or `temporal`). */
+  approved_by?: { key_id: string | null; name: string }[];
 }
 
 /** A requested action the planner could not cover, and why. */

@@ -1,6 +1,7 @@
 // What starts a run's workflow: its arguments and its workflow type's name. Here, not in
 // workflows/, so that the services that start runs need nothing from the workflow code.
 import type { ModelId } from '../models.ts';
+import type { ApprovalPolicy } from './approval-policy.ts';
 
 /** The registered name of the run's workflow function (workflows/agent-run.ts agentRunWorkflow). */
 export const AGENT_RUN_WORKFLOW = 'agentRunWorkflow';
@@ -26,6 +27,8 @@ export interface AgentRunInput {
    * Absent in runs started before: their workflow asks its patches.
    */
   behaviour?: number;
+  /** The tenant's approval policies when the run was created (no content: scopes, counts, key ids); absent: one approval by anyone. */
+  approvalPolicies?: ApprovalPolicy[];
   /**
    * Set only by the run's own workflow when it continues as new onto a newer build while it awaits
    * approval: the state it carries over (workflows/run-resume.ts ApprovalWait). Services never set it.

@@ -18,6 +18,30 @@ export interface ApprovalEffect {
   proposed_digest?: string;
   /** A delivery that sends an earlier action's result: that action, whose answer is written after approval. */
   message_from?: { action: number; request: string };
+  /** Distinct approvers this effect needs (its approval policy); 1 when absent. */
+  required?: number;
+  /** The approver keys whose approval counts for it (its approval policy); absent: any approver key of the tenant. */
+  allowed_approvers?: string[];
+  /** The approvers whose approval counts for these exact arguments (an edit voids the earlier ones). */
+  approved_by?: Approver[];
+}
+
+/** Who decided: the approver key the API authenticated (its id and its person's name), or the Temporal channel. */
+export interface Approver {
+  /** Null for a decision sent through Temporal (name `temporal`). */
+  key_id: string | null;
+  name: string;
+}
+
+/** One decision on a pending approval, as the run shows it: who, what, when and why. */
+export interface ApprovalVote {
+  by: Approver;
+  decision: 'approve' | 'reject';
+  reason: string | null;
+  at: string;
+  channel: 'api' | 'temporal:update' | 'temporal:signal';
+  /** The effects whose arguments this decision edited (their earlier approvals no longer count). */
+  edited?: string[];
 }
 
 export interface ApprovalRecord {
@@ -30,6 +54,10 @@ export interface ApprovalRecord {
   round?: number;
   decided_at: string | null;
   decision_reason: string | null;
+  /** Every decision taken on this round, in order. */
+  approvals?: ApprovalVote[];
+  /** Approvals still needed before the effects may go ahead (the effect that needs the most). */
+  approvals_needed?: number;
 }
 
 /**

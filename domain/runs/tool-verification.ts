@@ -5,6 +5,7 @@
 // succeeded); the model's answers are never checked.
 import { type Accounting, accountFor, type CallRecord, parseReport } from '../agent/report.ts';
 import { digestOf } from '../digest.ts';
+import { approvedBy, approversOfEffects } from './approval-votes.ts';
 import type { Plan, PlanStep } from '../planning/plan.ts';
 import { type ActionOutcome, type CompletionReceipt, coverageRatio, type VerificationClass } from '../receipt.ts';
 import { evidenceOf, exactOutput } from './protocol-outputs.ts';
@@ -82,6 +83,12 @@ function boundary(plan: Plan, results: StepResult[], approval: ApprovalRecord | 
     effects_performed: external.filter((s) => status(s) === 'done').map(ref),
     effects_not_performed: external.filter((s) => !['done', 'outcome_unknown'].includes(status(s) ?? '')).map(ref),
     effects_outcome_unknown: external.filter((s) => status(s) === 'outcome_unknown').map(ref),
+    ...approvedBy(
+      approversOfEffects(
+        approval,
+        external.filter((s) => approvedStep(s, approval)),
+      ),
+    ),
   };
 }
 

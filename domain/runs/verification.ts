@@ -4,6 +4,7 @@
 // external effect is classed performed, not_performed or outcome_unknown; and
 // whatever is not performed and checked is in `unresolved`.
 import { digestOf } from '../digest.ts';
+import { approvedBy, approversOfEffects } from './approval-votes.ts';
 import { actionsOf, type Plan, type PlanStep } from '../planning/plan.ts';
 import { type AnswerPart, answerParts, isSpecific } from '../agent/answer.ts';
 import { missingMaterialReason, type RequestedAction, unsupportedReason } from '../planning/requested-actions.ts';
@@ -153,6 +154,7 @@ function effectBoundary(v: VerifyInput, actions: RequestedAction[]) {
     effects_performed: planned.filter((s) => statusOf(s) === 'done').map(ref),
     effects_not_performed: [...planned.filter((s) => !['done', 'outcome_unknown'].includes(statusOf(s) ?? '')).map(ref), ...refused, ...unsupported],
     effects_outcome_unknown: planned.filter((s) => statusOf(s) === 'outcome_unknown').map(ref),
+    ...approvedBy(v.approval?.state === 'approved' ? approversOfEffects(v.approval, planned) : []),
   };
 }
 

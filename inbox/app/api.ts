@@ -1,7 +1,7 @@
 // The public API, as the page calls it: same origin, a Bearer header, no cookies (so no CSRF surface),
 // nothing cached. Errors are the contract's error object, kept as ApiError values.
 import { createParser } from 'eventsource-parser';
-import type { ApiErrorBody, Effect, Run, RunEvent } from './types.ts';
+import type { ApiErrorBody, Approver, Effect, Run, RunEvent } from './types.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -66,6 +66,8 @@ export function apiClient(key: string) {
   }
 
   return {
+    /** The approver this key is (GET /v1/approvers/me): a core key answers 401, and never signs in. */
+    me: () => call<Approver>('GET', '/v1/approvers/me'),
     waitingRuns: () => call<{ data: Run[] }>('GET', '/v1/agent-runs?status=awaiting_approval&limit=100').then((page) => page.data),
     run: (runId: string) => call<Run>('GET', `/v1/agent-runs/${encodeURIComponent(runId)}`),
     preview: (runId: string, edits: { step_id: string; arguments: Record<string, unknown> }[]) =>

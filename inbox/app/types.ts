@@ -20,6 +20,23 @@ export interface Effect {
   args_digest?: string;
   proposed_digest?: string;
   message_from?: { action: number; request: string };
+  required?: number;
+  approved_by?: Approver[];
+}
+
+/** Who decided: an approver key and its person, or `temporal` (key_id null). */
+export interface Approver {
+  key_id: string | null;
+  name: string;
+}
+
+export interface Vote {
+  by: Approver;
+  decision: 'approve' | 'reject';
+  reason: string | null;
+  at: string;
+  channel: string;
+  edited?: string[];
 }
 
 export interface PlanStep {
@@ -39,6 +56,7 @@ export interface Receipt {
     effects_performed: string[];
     effects_not_performed: string[];
     effects_outcome_unknown: string[];
+    approved_by?: { effect: string; key_id: string | null; name: string }[];
   };
 }
 
@@ -59,6 +77,8 @@ export interface Run {
     deadline: string;
     decided_at: string | null;
     decision_reason: string | null;
+    approvals?: Vote[];
+    approvals_needed?: number;
   } | null;
   result: { summary?: string; answer?: string } | null;
   receipt: Receipt | null;

@@ -12,7 +12,10 @@ export const RUN_INPUT = 'Review the supplier contracts for renewal risk; then l
 export interface SeededTenant {
   name: string;
   tenantId: string;
+  /** A core key's secret: creates and reads runs. */
   secret: string;
+  /** An approver key's secret, of the same tenant: decides approvals (a core key cannot). */
+  approverSecret: string;
   /** A run of this tenant (for GET /v1/agent-runs/{id}); null when none was seeded. */
   sampleRunId: string | null;
 }
@@ -28,11 +31,12 @@ export interface Seed {
   chatter: SeededTenant;
 }
 
-/** A tenant with a core key and credits no bench phase can spend. */
+/** A tenant with a core key, an approver key and credits no bench phase can spend. */
 export async function benchTenant(db: Db, name: string): Promise<SeededTenant> {
   const key = await createKey(db, { tenant: name, kind: 'core' });
+  const approver = await createKey(db, { tenantId: key.tenantId, kind: 'approver', name: 'Bench Approver' });
   await grantCredits(db, { tenantId: key.tenantId, amount: 1_000_000_000_000, entryKey: `${name}-grant` });
-  return { name, tenantId: key.tenantId, secret: key.secret, sampleRunId: null };
+  return { name, tenantId: key.tenantId, secret: key.secret, approverSecret: approver.secret, sampleRunId: null };
 }
 
 export async function seed(databaseUrl: string, sizes = { small: 100, large: 10_000, ledger: 12_000 }): Promise<Seed> {

@@ -16,7 +16,10 @@ export interface ToolLoopArgs extends LoopArgs {
   input: string;
   /** The service's side. */
   apiUrl?: string;
+  /** A core key: creates the runs. */
   secret?: string;
+  /** An approver key of the same tenant: decides their approvals. */
+  approverSecret?: string;
   databaseUrl?: string;
   /** The anchor's side. */
   temporalAddress?: string;
@@ -36,7 +39,7 @@ async function serviceLoop() {
     if ((await watcher.reached(runId, ['awaiting_approval', 'completed', 'failed', 'needs_attention'])) !== 'awaiting_approval') return false;
     const res = await fetch(`${a.apiUrl}/v1/agent-runs/${runId}/approval`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${a.approverSecret}`, 'content-type': 'application/json' },
       body: JSON.stringify({ decision: 'approve' }),
     });
     if (res.status !== 200) return false;

@@ -101,7 +101,14 @@ export async function toolRunRow(ctx: E2eContext): Promise<Row> {
     );
     const api = servers[0]!;
     const loop = { concurrency: CONCURRENCY, warmupSeconds: ctx.warmupSeconds, seconds: ctx.seconds };
-    const service: ToolLoopArgs = { ...loop, input: TOOL_RUN_INPUT, apiUrl: api.url, secret: tenant.secret, databaseUrl: ctx.databaseUrl };
+    const service: ToolLoopArgs = {
+      ...loop,
+      input: TOOL_RUN_INPUT,
+      apiUrl: api.url,
+      secret: tenant.secret,
+      approverSecret: tenant.approverSecret,
+      databaseUrl: ctx.databaseUrl,
+    };
     const anchor: ToolLoopArgs = {
       ...loop,
       input: TOOL_RUN_INPUT,

@@ -54,16 +54,17 @@ export async function waitingRows(ctx: WaitingContext): Promise<Row[]> {
   try {
     const tenant = await benchTenant(database.db, 'bench-waiting');
     ctx.log(`waiting: ${ctx.waiting} runs to awaiting_approval, ${ctx.followers} followers, on npm run api + npm run worker`);
-    const r = await runJsonChild<ScaleReport>('../scale.ts', undefined, { GWS_BASE_URL: api.url, GWS_API_KEY: tenant.secret, DATABASE_URL: ctx.databaseUrl }, [
-      '--pid',
-      `${api.pid},${worker.pid}`,
-      '--waiting',
-      String(ctx.waiting),
-      '--followers',
-      String(ctx.followers),
-      '--tenant',
-      tenant.name,
-    ]);
+    const r = await runJsonChild<ScaleReport>(
+      '../scale.ts',
+      undefined,
+      {
+        GWS_BASE_URL: api.url,
+        GWS_API_KEY: tenant.secret,
+        GWS_APPROVER_KEY: tenant.approverSecret,
+        DATABASE_URL: ctx.databaseUrl,
+      },
+      ['--pid', `${api.pid},${worker.pid}`, '--waiting', String(ctx.waiting), '--followers', String(ctx.followers), '--tenant', tenant.name],
+    );
     const target = `12. ${ctx.waiting.toLocaleString('en')} runs waiting, production split`;
     const note =
       `to awaiting_approval ${r.to_waiting_runs_per_s.toFixed(1)} runs/s at c=20; approve all ${r.approved_runs_per_s.toFixed(1)} runs/s; ` +

@@ -12,7 +12,10 @@ export type RunKind = 'analysis' | 'approve' | 'cancel';
 export interface DrillTenant {
   name: string;
   tenantId: string;
+  /** A core key: creates, reads, cancels. */
   key: string;
+  /** An approver key of the same tenant: decides approvals (a core key cannot). */
+  approverKey: string;
 }
 
 export interface DrivenRun {
@@ -175,7 +178,7 @@ export class LoadDriver {
       const r = await this.call(
         'POST',
         `/v1/agent-runs/${runId}/approval`,
-        tenant.key,
+        tenant.approverKey,
         { decision: 'approve', reason: 'drill' },
         { 'idempotency-key': `approve-${runId}` },
       );

@@ -1,4 +1,5 @@
-// The drills' tenants: credits, a core key, and the tool webhook pointing at the drill's receiver.
+// The drills' tenants: credits, a core key, an approver key (the only kind that decides), and the tool
+// webhook pointing at the drill's receiver.
 import { openPostgres } from '../../db/client.ts';
 import { createKey } from '../../services/keys.ts';
 import { grantCredits } from '../../services/ledger.ts';
@@ -12,9 +13,10 @@ export async function setUpTenants(databaseUrl: string, prefix: string, count: n
     for (let i = 1; i <= count; i++) {
       const name = `${prefix}-${i}`;
       const key = await createKey(database.db, { tenant: name, kind: 'core' });
+      const approver = await createKey(database.db, { tenantId: key.tenantId, kind: 'approver', name: 'Drill Approver' });
       await grantCredits(database.db, { tenantId: key.tenantId, amount: 1_000_000_000, entryKey: `drill-grant-${name}` });
       await setWebhookUrl(database.db, name, toolUrl, { allowLoopback: true });
-      out.push({ name, tenantId: key.tenantId, key: key.secret });
+      out.push({ name, tenantId: key.tenantId, key: key.secret, approverKey: approver.secret });
     }
     return out;
   } finally {

@@ -13,7 +13,7 @@ import { ScriptedWorld } from '../../tests/support/scripted-eval.ts';
 import type { ScriptedCase } from '../../tests/support/scripted-model.ts';
 import { substituted } from '../../tests/support/scripted-model.ts';
 import { type FreshCase, type FreshVerdict, judgeFresh } from './fresh-judge.ts';
-import { startEvalService } from './service.ts';
+import { keyFor, startEvalService } from './service.ts';
 
 export type FreshHalf = 'tuning' | 'held_out';
 
@@ -80,7 +80,7 @@ export async function runFreshEval(options: { halves: readonly FreshHalf[]; prov
     const request = async (method: 'GET' | 'POST', route: string, body?: unknown, headers: Record<string, string> = {}) => {
       const res = await fetch(`${service.base}${route}`, {
         method,
-        headers: { authorization: `Bearer ${service.key}`, 'content-type': 'application/json', ...headers },
+        headers: { authorization: `Bearer ${keyFor(service, method, route)}`, 'content-type': 'application/json', ...headers },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       return { status: res.status, json: (await res.json()) as any };

@@ -12,7 +12,7 @@ import { projectRoot } from '../../config/paths.ts';
 import { runScriptedCase, ScriptedWorld } from '../../tests/support/scripted-eval.ts';
 import { scriptedCases, scriptedCatalogs, scriptedModel, substituted } from '../../tests/support/scripted-model.ts';
 import type { ScriptedCatalog } from './catalog.ts';
-import { startEvalService } from './service.ts';
+import { keyFor, startEvalService } from './service.ts';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
 
@@ -56,7 +56,7 @@ export async function runScriptedEval(options: { catalogs: readonly ScriptedCata
       const request = async (method: 'GET' | 'POST', route: string, body?: unknown, headers: Record<string, string> = {}) => {
         const res = await fetch(`${service.base}${route}`, {
           method,
-          headers: { authorization: `Bearer ${service.key}`, 'content-type': 'application/json', ...headers },
+          headers: { authorization: `Bearer ${keyFor(service, method, route)}`, 'content-type': 'application/json', ...headers },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
         return { status: res.status, json: await res.json() };

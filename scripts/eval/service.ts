@@ -26,7 +26,10 @@ export interface Delivery {
 
 export interface EvalService {
   base: string;
+  /** The dev tenant's core key, as npm start printed it: creates and reads runs. */
   key: string;
+  /** The dev tenant's approver key, as npm start printed it: decides approvals (a core key cannot). */
+  approverKey: string;
   /** The folder the filesystem server works in (DIR in the cases). */
   dir: string;
   deliveries: Delivery[];
@@ -73,6 +76,11 @@ async function listen(port: number, secret: string, deliveries: Delivery[]): Pro
   return child;
 }
 
+/** The key a request to the service is sent with: the approver key for a decision (POST …/approval), the core key otherwise. */
+export function keyFor(service: Pick<EvalService, 'key' | 'approverKey'>, method: string, route: string): string {
+  return method === 'POST' && /^\/v1\/agent-runs\/[^/?]+\/approval$/.test(route) ? service.approverKey : service.key;
+}
+
 /**
  * `provider`: the default provider to start with instead of npm start's own (auto: the embedded model);
  * `modelPath`: another GGUF file for the embedded provider; `catalog`: the filesystem server's tools
@@ -117,6 +125,8 @@ export async function startEvalService(
     const startSeconds = (Date.now() - t0) / 1000;
     const key = /core\s+(gws_core_\S+)/.exec(started.output())?.[1];
     if (!key) throw new Error(`npm start printed no core key:\n${started.output()}`);
+    const approverKey = /GWS_APPROVER_KEY=(gws_apv_\S+)/.exec(started.output())?.[1];
+    if (!approverKey) throw new Error(`npm start printed no approver key:\n${started.output()}`);
     const set = await run(
       process.execPath,
       ['--import', 'tsx', 'bin/tenants.ts', 'webhook', 'set', '--tenant', 'dev', '--url', `http://127.0.0.1:${hook}/hook`],
@@ -129,7 +139,7 @@ export async function startEvalService(
     if (!secret) throw new Error('tenants webhook set printed no signing secret');
     const deliveries: Delivery[] = [];
     listener = await listen(hook, secret, deliveries);
-    return { base: `http://127.0.0.1:${api}`, key, dir, deliveries, startSeconds, stop };
+    return { base: `http://127.0.0.1:${api}`, key, approverKey, dir, deliveries, startSeconds, stop };
   } catch (err) {
     await stop();
     throw err;

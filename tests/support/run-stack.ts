@@ -78,14 +78,19 @@ export async function startRunStack(env: Record<string, string> = {}): Promise<R
 export interface TestTenant {
   name: string;
   tenantId: string;
+  /** A core key: submits and reads runs. */
   key: string;
+  /** An approver key (person "Approver One"): reads runs and decides approvals; a core key never decides. */
+  approverKey: string;
+  approverKeyId: string;
 }
 
 export async function newTenant(db: Db, credits = 1_000): Promise<TestTenant> {
   const name = `t-${randomBytes(5).toString('hex')}`;
   const key = await createKey(db, { tenant: name, kind: 'core' });
+  const approver = await createKey(db, { tenantId: key.tenantId, kind: 'approver', name: 'Approver One' });
   if (credits > 0) await grantCredits(db, { tenantId: key.tenantId, amount: credits, entryKey: newId('grant') });
-  return { name, tenantId: key.tenantId, key: key.secret };
+  return { name, tenantId: key.tenantId, key: key.secret, approverKey: approver.secret, approverKeyId: approver.id };
 }
 
 /** Polls GET /v1/agent-runs/{id} until `done` holds, returning that run. */

@@ -85,6 +85,8 @@ async function until(request: EvalRequest, runId: string, done: (run: any) => bo
  * Runs `c` and judges it: the run's end, its approval rounds (each showing exactly the calls the
  * script proposed, decided as the case says), the deliveries that arrived, the files, the answers,
  * the effects performed, and the scripted model's own complaints (a tool it was not offered).
+ * `request` submits and reads with a core key; `decide` sends the decisions, with an approver key
+ * (a core key never decides).
  */
 export async function runScriptedCase(
   request: EvalRequest,
@@ -92,6 +94,7 @@ export async function runScriptedCase(
   world: ScriptedWorld,
   arrived: () => { to?: unknown; message?: unknown }[],
   modelProblems: () => string[],
+  decide: EvalRequest = request,
 ): Promise<CaseOutcome> {
   const problems: string[] = [];
   const t0 = Date.now();
@@ -114,7 +117,7 @@ export async function runScriptedCase(
     }
     const decision = c.decisions?.[rounds - 1] ?? 'approve';
     const body = decision === 'approve' ? { decision: 'approve', reason: 'checked' } : { decision: 'reject', reason: decision.reject };
-    const decided = await request('POST', `/v1/agent-runs/${runId}/approval`, body, { 'Idempotency-Key': `${runId}-${rounds}` });
+    const decided = await decide('POST', `/v1/agent-runs/${runId}/approval`, body, { 'Idempotency-Key': `${runId}-${rounds}` });
     if (decided.status !== 200) problems.push(`the decision of round ${rounds} answered ${decided.status}`);
   }
   const e = c.expect;

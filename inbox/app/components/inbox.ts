@@ -4,7 +4,7 @@ import { html } from 'htm/preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type Api, ApiError, apiClient } from '../api.ts';
 import { stateWords } from '../format.ts';
-import type { Run, RunEvent } from '../types.ts';
+import type { Approver, Run, RunEvent } from '../types.ts';
 import { Confirm } from './confirm.ts';
 import type { CheckedEdit } from './effect-card.ts';
 import { RunDetail } from './run-detail.ts';
@@ -78,6 +78,13 @@ export function Inbox({ apiKey, onSignOut }: { apiKey: string; onSignOut(): void
   const [openEditors, setOpenEditors] = useState<string[]>([]);
   const [confirming, setConfirming] = useState<'approve' | 'reject' | null>(null);
   const [busy, setBusy] = useState(false);
+  const [me, setMe] = useState<Approver | null>(null);
+
+  useEffect(() => {
+    api.me().then(setMe, (err: unknown) => {
+      if (err instanceof ApiError && err.status === 401) onSignOut();
+    });
+  }, [api, onSignOut]);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -127,7 +134,13 @@ export function Inbox({ apiKey, onSignOut }: { apiKey: string; onSignOut(): void
         ...(decision === 'approve' && edited.length > 0 ? { edits: edited } : {}),
       });
       upsert(run);
-      const text = decision === 'approve' ? 'Approved. Its progress shows here until the receipt.' : 'Rejected. Nothing external happens.';
+      const needed = run.approval?.state === 'pending' ? (run.approval.approvals_needed ?? 0) : 0;
+      const text =
+        decision === 'reject'
+          ? 'Rejected. Nothing external happens.'
+          : needed > 0
+            ? `Approved by you; ${needed} more approval${needed === 1 ? '' : 's'} needed from other approvers.`
+            : 'Approved. Its progress shows here until the receipt.';
       setNotices((n) => ({ ...n, [runId]: { text, alert: false } }));
     } catch (err) {
       if (err instanceof ApiError && err.status === 409) {
@@ -179,6 +192,7 @@ export function Inbox({ apiKey, onSignOut }: { apiKey: string; onSignOut(): void
   return html`
     <header class="top">
       <h1>Approvals inbox</h1>
+      ${me && html`<span class="me">Signed in as ${me.name}</span>`}
       <span class="connection connection-${status}" role="status">${status === 'live' ? 'Live' : status === 'connecting' ? 'Connecting…' : 'Reconnecting…'}</span>
       <button type="button" onClick=${onSignOut}>Sign out</button>
     </header>
@@ -189,6 +203,7 @@ export function Inbox({ apiKey, onSignOut }: { apiKey: string; onSignOut(): void
           current
             ? html`<${RunDetail}
                 api=${api}
+                me=${me}
                 run=${current}
                 now=${now}
                 notice=${notices[current.run_id]}

@@ -19,6 +19,14 @@ export function Receipt({ run }: { run: Run }) {
       </dl>
       <h4>Effects performed</h4>
       ${list(boundary.effects_performed, 'None.')}
+      ${
+        boundary.approved_by?.length
+          ? html`<h4>Approved by</h4>${list(
+              boundary.approved_by.map((a) => `${a.effect}: ${a.name}${a.key_id ? ` (${a.key_id})` : ''}`),
+              'None.',
+            )}`
+          : ''
+      }
       <h4>Effects not performed</h4>
       ${list([...boundary.effects_not_performed, ...boundary.effects_outcome_unknown.map((e) => `${e} (outcome unknown)`)], 'None.')}
       <h4>Unresolved</h4>

@@ -3,12 +3,14 @@
 import { html } from 'htm/preact';
 import type { Api } from '../api.ts';
 import { stateWords, timeLeft } from '../format.ts';
-import { type Run, TERMINAL } from '../types.ts';
+import { type Approver, type Run, TERMINAL } from '../types.ts';
 import { type CheckedEdit, EffectCard } from './effect-card.ts';
 import { Receipt } from './receipt.ts';
 
 interface Props {
   api: Api;
+  /** The signed-in approver, once known. */
+  me: Approver | null;
   run: Run;
   now: number;
   notice: { text: string; alert: boolean } | undefined;
@@ -61,7 +63,30 @@ function Decision({
   `;
 }
 
-export function RunDetail({ api, run, now, notice, reason, onReason, edits, openEditors, onEdit, onAsk }: Props) {
+/** Who decided so far, who edited what, and how many approvals are still needed. */
+function Approvals({ run, me }: { run: Run; me: Approver | null }) {
+  const approval = run.approval;
+  const votes = approval?.approvals ?? [];
+  const needed = approval?.state === 'pending' ? (approval.approvals_needed ?? 0) : 0;
+  if (votes.length === 0 && needed <= 1) return null;
+  const isMe = (by: Approver) => me !== null && by.key_id === me.key_id;
+  const mine = votes.some((v) => v.decision === 'approve' && isMe(v.by));
+  const who = (by: Approver) => (isMe(by) ? `you (${by.name})` : by.name);
+  return html`
+    <section class="approvals" aria-labelledby="approvals-heading">
+      <h3 id="approvals-heading">Approvals</h3>
+      ${needed > 0 && html`<p class="needed" role="status">${mine ? 'Approved by you, ' : ''}${needed} more approval${needed === 1 ? '' : 's'} needed</p>`}
+      <ul>
+        ${votes.map(
+          (v) =>
+            html`<li>${who(v.by)} ${v.decision === 'approve' ? 'approved' : 'rejected'}${v.edited?.length ? html`, editing <code>${v.edited.join(', ')}</code>` : ''} at ${v.at}${v.reason ? `: ${v.reason}` : ''}</li>`,
+        )}
+      </ul>
+    </section>
+  `;
+}
+
+export function RunDetail({ api, me, run, now, notice, reason, onReason, edits, openEditors, onEdit, onAsk }: Props) {
   const approval = run.approval;
   const pending = run.status === 'awaiting_approval' && approval?.state === 'pending';
   return html`
@@ -87,6 +112,7 @@ export function RunDetail({ api, run, now, notice, reason, onReason, edits, open
               html`<${EffectCard} key=${effect.step_id} api=${api} runId=${run.run_id} effect=${effect} pending=${pending} edit=${pending ? edits[effect.step_id] : undefined} onEdit=${onEdit} />`,
           )}`
       }
+      ${approval && html`<${Approvals} run=${run} me=${me} />`}
       ${pending && html`<${Decision} run=${run} now=${now} reason=${reason} onReason=${onReason} blocked=${openEditors.length > 0} onAsk=${onAsk} />`}
       ${TERMINAL.includes(run.status) && html`<${Receipt} run=${run} />`}
     </article>
