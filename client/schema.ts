@@ -2200,6 +2200,8 @@ export interface components {
                 proposed_digest?: string;
                 /** @description Extension: distinct approvers this effect needs, from the approval policy the run started with; 1 when absent. */
                 required?: number;
+                /** @description Extension: the approver keys whose approval counts for this effect, from its policy; absent: any approver key of the tenant. */
+                allowed_approvers?: string[];
                 /** @description Extension: the approvers whose approval counts for these exact arguments. An edit voids the approvals given before it. */
                 approved_by?: components["schemas"]["Approver"][];
             }[];
@@ -2222,7 +2224,7 @@ export interface components {
                 /** @description The effects (step ids) whose arguments this decision edited. */
                 edited?: string[];
             }[];
-            /** @description Extension: approvals still needed before the effects may go ahead (for the effect that needs the most); 0 once decided. */
+            /** @description Extension: approvals still needed before the effects may go ahead (for the effect that needs the most), as of the last decision counted; present from the start when a policy asks more than one. A revoked approver key's approval is discounted when the last approval needed arrives. */
             approvals_needed?: number;
         };
         Approver: {
@@ -2268,6 +2270,8 @@ export interface components {
                 proposed_digest?: string;
                 /** @description Extension: distinct approvers this effect needs, from the approval policy the run started with; 1 when absent. */
                 required?: number;
+                /** @description Extension: the approver keys whose approval counts for this effect, from its policy; absent: any approver key of the tenant. */
+                allowed_approvers?: string[];
                 /** @description Extension: the approvers whose approval counts for these exact arguments. An edit voids the approvals given before it. */
                 approved_by?: components["schemas"]["Approver"][];
             }[];
@@ -2328,7 +2332,7 @@ export interface components {
         /** @description Content-free: never input, output, prompt or credential text. */
         JourneyEvent: {
             id: string;
-            /** @description run.accepted, run.planning, run.step.<step> (run.step.reserve, run.step.plan, run.step.settle), run.awaiting_approval, run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention; chat.* (whose run_id is the completion id) and vault.* for chat and the vault. */
+            /** @description run.accepted, run.planning, run.step.<step> (run.step.reserve, run.step.plan, run.step.settle), run.awaiting_approval, run.approval.counted (an approval counted while more are needed), run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention; chat.* (whose run_id is the completion id) and vault.* for chat and the vault. */
             kind: string;
             run_id: string | null;
             state: string | null;
@@ -2854,7 +2858,7 @@ export interface components {
         RunEvent: {
             /** @description The journey event id, also the SSE `id:` field; `run_end` for the closing event made from the run when its last events are no longer retained. */
             id: string;
-            /** @description Also the SSE `event:` field: run.accepted, run.planning, run.step.<step>, run.awaiting_approval, run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention. */
+            /** @description Also the SSE `event:` field: run.accepted, run.planning, run.step.<step>, run.awaiting_approval, run.approval.counted (an approval counted while more are needed), run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention. */
             kind: string;
             run_id: string;
             state: components["schemas"]["RunStatus"];
@@ -4201,6 +4205,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorObject"];
                 };
             };
+            /** @description Extension: the approval policy names its allowed approvers and this approver key is not one of them, for every pending effect or for an effect it edits (code approver_not_allowed); nothing was recorded. A rejection is accepted from any approver. */
+            403: {
+                headers: {
+                    /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */
+                    "x-request-id": string;
+                    /** @description IETF RateLimit header: remaining quota `r` and seconds `t` until the window resets, e.g. `"per-key";r=599;t=42`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    RateLimit: string;
+                    /** @description IETF RateLimit-Policy header: quota `q` per window `w` seconds, e.g. `"per-key";q=600;w=60`. The policy that applied: `per-key` on an authenticated request, `unauthenticated` (per client address) on a failed authentication, `trial` (per client address) on the public trial. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorObject"];
+                };
+            };
             /** @description No run with this id for your tenant. */
             404: {
                 headers: {
@@ -4216,7 +4235,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorObject"];
                 };
             };
-            /** @description The run is not awaiting approval (code run_not_awaiting_approval), or this approver already approved every pending effect (code already_approved, extension: an approval counts once per approver); nothing was recorded. */
+            /** @description The run is not awaiting approval (code run_not_awaiting_approval); this approver already approved every pending effect (code already_approved, extension: an approval counts once per approver); or a digest is stale, or none is named after another decision edited an effect (code approval_stale). Nothing was recorded. */
             409: {
                 headers: {
                     /** @description Request id: the caller's x-request-id when it is 1-128 characters of [A-Za-z0-9._:-], else a generated one. */

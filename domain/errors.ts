@@ -135,6 +135,14 @@ export const errors = {
       `The decision names argument digest ${digest}, which no effect awaiting approval has (the plan changed); no decision was recorded. Read the run again and decide on what it shows.`,
       'digests',
     ),
+  approvalUnbound: () =>
+    new ApiError(
+      409,
+      'invalid_request_error',
+      'approval_stale',
+      'An effect awaiting approval was edited by another decision since it was proposed: read the run again and approve naming the digests you approve (`digests`); no decision was recorded.',
+      'digests',
+    ),
   alreadyApproved: () =>
     new ApiError(
       409,

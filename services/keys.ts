@@ -5,6 +5,7 @@ import type { Db } from '../db/client.ts';
 import { apiKeys, tenants } from '../db/schema.ts';
 import { APPROVER_NAME_MAX, hashKey, type KeyKind, looksLikeKey, mintKey } from '../domain/api-keys.ts';
 import { newId } from '../domain/ids.ts';
+import { isUnstorable } from '../domain/storable-text.ts';
 import { type ActiveKey, KEY_REVOKED_CHANNEL, type KeyCache } from './key-cache.ts';
 import { invalidateLocally } from './notified-cache.ts';
 import { grantCredits } from './ledger.ts';
@@ -40,7 +41,7 @@ export interface Principal {
 /** Why a key was not created: stable codes, for the CLI and the API to word. */
 export class KeyRefused extends Error {
   constructor(
-    readonly code: 'name_required' | 'name_too_long' | 'name_only_for_approvers' | 'name_taken',
+    readonly code: 'name_required' | 'name_too_long' | 'name_unprintable' | 'name_only_for_approvers' | 'name_taken',
     message: string,
   ) {
     super(message);
@@ -56,6 +57,8 @@ function approverName(kind: KeyKind, name: string | undefined): string | null {
   }
   const trimmed = (name ?? '').replace(/\s+/g, ' ').trim();
   if (!trimmed) throw new KeyRefused('name_required', 'an approver key needs the name of the person who holds it (--name "Dana Lee")');
+  // Shown in receipts and the inbox: printable text only (no control, format or unpaired surrogate characters).
+  if (/[\p{Cc}\p{Cf}\p{Cs}]/u.test(trimmed) || isUnstorable(trimmed)) throw new KeyRefused('name_unprintable', 'an approver name must be printable text');
   if ([...trimmed].length > APPROVER_NAME_MAX) throw new KeyRefused('name_too_long', `an approver name is at most ${APPROVER_NAME_MAX} characters`);
   return trimmed;
 }

@@ -295,7 +295,8 @@ export function runControl(deps: RunControlDeps) {
           if (isTemporalOutage(err)) throw errors.decisionNotConfirmed(deadlineSeconds);
           const cause = (err as { cause?: { type?: string; message?: string } }).cause;
           if (err instanceof WorkflowUpdateFailedError && cause?.type === STALE_APPROVAL) {
-            throw errors.approvalStale(/sha256:[0-9a-f]{64}/.exec(cause.message ?? '')?.[0] ?? 'unknown');
+            const digest = /sha256:[0-9a-f]{64}/.exec(cause.message ?? '')?.[0];
+            throw digest ? errors.approvalStale(digest) : errors.approvalUnbound();
           }
           if (err instanceof WorkflowUpdateFailedError && cause?.type === ALREADY_APPROVED) throw errors.alreadyApproved();
           if (err instanceof WorkflowUpdateFailedError && cause?.type === APPROVER_NOT_ALLOWED) throw errors.approverNotAllowed();

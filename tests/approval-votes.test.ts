@@ -3,7 +3,16 @@
 import { describe, expect, it } from 'vitest';
 import { notificationPayload } from '../activities/notify.ts';
 import { policyFor, policyProblem } from '../domain/runs/approval-policy.ts';
-import { alreadyApproved, approvalsStillNeeded, approvesNothing, castVote, TEMPORAL_APPROVER, withoutApprovers } from '../domain/runs/approval-votes.ts';
+import {
+  alreadyApproved,
+  approvalsStillNeeded,
+  approvesNothing,
+  castVote,
+  editsOf,
+  TEMPORAL_APPROVER,
+  voteRefusal,
+  withoutApprovers,
+} from '../domain/runs/approval-votes.ts';
 import type { ApprovalRecord, ApprovalVote, Approver } from '../domain/runs/run-types.ts';
 
 const dana: Approver = { key_id: 'key_dana', name: 'Dana' };
@@ -59,6 +68,31 @@ describe('approval votes', () => {
     const without = withoutApprovers(r, ['key_dana']);
     expect(without.effects[0]!.approved_by).toEqual([TEMPORAL_APPROVER]);
     expect(approvalsStillNeeded(without)).toBe(1);
+  });
+});
+
+describe('which approvals count', () => {
+  const edit = { step_id: 's1', arguments: { message: 'new' }, args_digest: 'sha256:c' };
+
+  it('never refuses the first decision of a round without an allowed list, nor any rejection', () => {
+    expect(voteRefusal(record(), dana, { decision: 'approve' })).toBeNull();
+    expect(voteRefusal(record(), dana, { decision: 'approve', edits: [edit] })).toBeNull();
+    expect(voteRefusal(record(1, ['key_sam']), dana, { decision: 'reject' })).toBeNull();
+  });
+
+  it('refuses a repeat, a no-op edit included, and an edit of an effect the approver may not approve', () => {
+    const r = castVote(record(2, ['key_dana', 'key_sam']), vote(dana));
+    expect(voteRefusal(r, dana, { decision: 'approve' })?.kind).toBe('already_approved');
+    expect(voteRefusal(r, dana, { decision: 'approve', edits: [{ ...edit, args_digest: 'sha256:a' }] })?.kind).toBe('already_approved');
+    const barred = record(1, ['key_sam']);
+    expect(voteRefusal({ ...barred }, dana, { decision: 'approve', edits: [edit] })?.kind).toBe('not_allowed');
+  });
+
+  it('after another decision edited an effect, an approval must name the digests it approves', () => {
+    const r = castVote(record(), vote(sam), [edit]);
+    expect(voteRefusal(r, dana, { decision: 'approve' })?.kind).toBe('unbound');
+    expect(voteRefusal(r, dana, { decision: 'approve', digests: ['sha256:c', 'sha256:b'] })).toBeNull();
+    expect(editsOf(r)).toEqual([edit]);
   });
 });
 

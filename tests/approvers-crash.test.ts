@@ -44,20 +44,25 @@ describe('a kill -9 between two required approvals', () => {
 
       const approve = (key: string, idempotencyKey: string) =>
         stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key, headers: { 'idempotency-key': idempotencyKey } });
+      /** As the contract says to: an unconfirmed decision (503) is retried with its Idempotency-Key after Retry-After. */
+      const confirmed = async (sent: ReturnType<typeof approve>, key: string, idempotencyKey: string) => {
+        let answer = await sent;
+        for (let i = 0; answer.status === 503 && i < 20; i++) {
+          await new Promise((r) => setTimeout(r, Number(answer.headers.get('retry-after') ?? 1) * 1000));
+          answer = await approve(key, idempotencyKey);
+        }
+        return answer;
+      };
       const first = approve(t.approverKey, 'first');
       await died; // killed right after the first approval's audit activity did its work
       replacement = await startTestWorker(db, stack.taskQueue);
-      let answer = await first;
-      for (let i = 0; answer.status === 503 && i < 20; i++) {
-        await new Promise((r) => setTimeout(r, Number(answer.headers.get('retry-after') ?? 1) * 1000));
-        answer = await approve(t.approverKey, 'first');
-      }
+      const answer = await confirmed(first, t.approverKey, 'first');
       expect(answer.status, JSON.stringify(answer.json)).toBe(200);
       const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.approval?.approvals?.length >= 1);
       expect(waiting.status).toBe('awaiting_approval');
       expect(waiting.approval.approvals_needed).toBe(1);
 
-      expect((await approve(second.secret, 'second')).status).toBe(200);
+      expect((await confirmed(approve(second.secret, 'second'), second.secret, 'second')).status).toBe(200);
       const run = await waitForRun(stack.api, t.key, runId, isTerminal);
       expect(run.status).toBe('completed');
       expect(run.receipt.action_boundary.approved_by.map((a: { name: string }) => a.name)).toEqual(['Approver One', 'Approver Two']);

@@ -20,7 +20,8 @@ let hook: Awaited<ReturnType<typeof webhookReceiver>>;
 let connection: Connection;
 
 beforeAll(async () => {
-  stack = await startRunStack();
+  // Keep-alives every half second: a revoked key's open stream ends at the next one.
+  stack = await startRunStack({ CHAT_KEEPALIVE_MS: '500' });
   db = stack.app.database.db;
   hook = await webhookReceiver();
   connection = await Connection.connect({ address: inject('temporalAddress') });
@@ -105,6 +106,7 @@ describe('two distinct approvers', () => {
     expect((await requireTwo(t)).status).toBe(200);
     const runId = await waitingRun(t);
 
+    expect((await stack.api.get(`/v1/agent-runs/${runId}`, { key: t.key })).json.approval.approvals_needed).toBe(2);
     const first = await decide(runId, t.approverKey, { decision: 'approve', reason: 'looks right' });
     expect(first.status).toBe(200);
     expect(first.json.status).toBe('awaiting_approval');
@@ -155,6 +157,10 @@ describe('two distinct approvers', () => {
     expect(edited.json.status).toBe('awaiting_approval');
     expect(edited.json.approval.effects[0].approved_by).toEqual([{ key_id: t.secondId, name: 'Approver Two' }]);
     expect(edited.json.approval.approvals.at(-1)).toMatchObject({ by: { name: 'Approver Two' }, edited: [effect.step_id] });
+    // Not bound to what was edited: an approval naming no digests counts on nothing.
+    const unbound = await decide(runId, t.approverKey);
+    expect(unbound.status).toBe(409);
+    expect(unbound.json.error.code).toBe('approval_stale');
     // The first approver approves again, now of what the edit made, and the run goes on.
     const again = await decide(runId, t.approverKey, { decision: 'approve', digests: [edited.json.approval.effects[0].args_digest] });
     expect(again.status).toBe(200);
@@ -196,6 +202,33 @@ describe('two distinct approvers', () => {
     expect(run.approval.approvals_needed).toBe(1);
     expect((await decide(runId, t.approverKey)).status).toBe(200);
     expect((await waitForRun(stack.api, t.key, runId, isTerminal)).status).toBe('completed');
+  });
+});
+
+describe('revoking an approver key', () => {
+  it('ends its open event stream at the next keep-alive', async () => {
+    const t = await newTenant(db);
+    const controller = new AbortController();
+    const response = await fetch(`${stack.app.url}/v1/agent-runs/events`, {
+      headers: { authorization: `Bearer ${t.approverKey}`, accept: 'text/event-stream' },
+      signal: controller.signal,
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const readUntilEnd = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return text;
+        text += decoder.decode(value);
+      }
+    })();
+    await until(() => text.includes('event: ready'), 'the stream to listen');
+    expect(await revokeKey(db, t.approverKeyId)).toBe(true);
+    const ended = await Promise.race([readUntilEnd, new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
+    controller.abort();
+    expect(ended).toContain(': the key was revoked');
   });
 });
 

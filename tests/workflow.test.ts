@@ -44,6 +44,7 @@ type RunActivities = Pick<
   | 'notificationTargets'
   | 'deliverNotification'
   | 'recordApprovalAudit'
+  | 'revokedApprovers'
   | 'proposePlan'
   | 'writeAnswerPart'
   | 'answeredDeliveries'
@@ -170,6 +171,10 @@ function makeFakes(override: (base: RunActivities, state: FakeState) => Partial<
     async recordApprovalAudit(input) {
       if (!state.audits.some((a) => a.eventKey === input.eventKey)) state.audits.push(input);
       return { digest: digestOf(input.subject) };
+    },
+    // No key is ever revoked here (tests/approvers.test.ts revokes real ones).
+    async revokedApprovers() {
+      return [];
     },
     // Model runs only (an estimate whose provider is a model's): none by default.
     async proposePlan() {
@@ -564,6 +569,18 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
   });
 
   /** What a run carries when a deploy moves it at its approval wait (workflows/run-resume.ts), `deadline` its approval's. */
+  /** Fakes that record the arguments of every delivery the run sends. */
+  function recordingDeliveries() {
+    const sent: unknown[] = [];
+    const fakes = makeFakes((base) => ({
+      async runTool(call) {
+        if (call.step.tool === 'webhook_delivery') sent.push(call.step.arguments);
+        return await base.runTool(call);
+      },
+    }));
+    return { sent, fakes };
+  }
+
   function waitingState(deadline: string): ApprovalWait {
     const plan = planLocally(DELIVERY_INPUT, false);
     const delivery = plan.steps.find((s) => s.effect === 'external')!;
@@ -612,14 +629,47 @@ describe('agent-run workflow (time-skipping test server, fake activities)', () =
     expect(fakes.state.holds.get(run.runId)!.status).toBe('settled');
   });
 
+  it('a run continued as new between two required approvals sends what the first approver edited, approved by both', async () => {
+    const { sent, fakes } = recordingDeliveries();
+    const run = runInput(DELIVERY_INPUT);
+    const first = { key_id: 'key_first', name: 'First Approver' };
+    const { status } = await withWorker(fakes, async (tq) => {
+      const wait = waitingState(new Date((await env.currentTimeMs()) + 24 * HOUR).toISOString());
+      const [effect] = wait.approval.effects;
+      // As the build before left it: the first approver edited the message and approved; one more is needed.
+      const edited = {
+        ...effect!,
+        required: 2,
+        arguments: { message: 'the edited message' },
+        args_digest: 'sha256:edited',
+        proposed_digest: 'sha256:proposed',
+        approved_by: [first],
+      };
+      const approval = {
+        ...wait.approval,
+        effects: [edited],
+        approvals: [{ by: first, decision: 'approve' as const, reason: null, at: 't', channel: 'api' as const, edited: [effect!.step_id] }],
+        approvals_needed: 1,
+      };
+      fakes.state.holds.set(run.runId, { amount: HOLD, status: 'held' });
+      const handle = await start(tq, { ...run, resume: { ...wait, approval } });
+      await until(async () => (await handle.query(stateQuery)).status === 'awaiting_approval', 'the continued run waits');
+      await handle.executeUpdate(approvalUpdate, {
+        args: [
+          { decision: 'approve', digests: ['sha256:edited'] },
+          { channel: 'api', key_id: 'key_second', name: 'Second Approver' },
+        ],
+      });
+      return { status: await finalStatus(handle) };
+    });
+    expect(status).toBe('needs_attention');
+    expect(sent).toEqual([{ message: 'the edited message' }]);
+    const approved = fakes.state.transitions.find((t) => t.patch.approval?.state === 'approved')!.patch.approval!;
+    expect(approved.effects[0]!.approved_by!.map((a) => a.name)).toEqual(['First Approver', 'Second Approver']);
+  });
+
   it('a run continued as new onto a build with other rules keeps the actions its plan recorded: verification and the delivery read the plan, not the input again', async () => {
-    const sent: unknown[] = [];
-    const fakes = makeFakes((base) => ({
-      async runTool(call) {
-        if (call.step.tool === 'webhook_delivery') sent.push(call.step.arguments);
-        return await base.runTool(call);
-      },
-    }));
+    const { sent, fakes } = recordingDeliveries();
     const run = runInput(DELIVERY_INPUT);
     const { status } = await withWorker(fakes, async (tq) => {
       const wait = waitingState(new Date((await env.currentTimeMs()) + 24 * HOUR).toISOString());

@@ -17,13 +17,13 @@ import type { ApprovalChannel } from '../activities/approval.ts';
 import type { NotificationEvent } from '../domain/runs/progress.ts';
 import type { AgentRunInput } from '../domain/runs/run-input.ts';
 import {
-  alreadyApproved,
   approvalsStillNeeded,
-  approvesNothing,
   castVote,
   countedKeys,
-  needsSeveral,
+  countsOthers,
+  editsOf,
   TEMPORAL_APPROVER,
+  voteRefusal,
   withoutApprovers,
 } from '../domain/runs/approval-votes.ts';
 import type { ApprovalRecord, Approver } from '../domain/runs/run-types.ts';
@@ -163,8 +163,8 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
   let signals = resumed?.signals ?? 0;
   let seq = resumed?.seq ?? 0;
   let decision: ApprovalDecision | undefined;
-  /** The edits made so far in this approval round, by step: the decision that completes it carries them all. */
-  const edits = new Map<string, NonNullable<ApprovalDecision['edits']>[number]>();
+  /** Approval rounds begun by this execution: a decision still counting when its round ended counts nothing. */
+  let rounds = 0;
   const live: RunLiveState = resumed
     ? { status: 'awaiting_approval', step: 'approval', currentPlanStep: null, approval: 'pending', stepsDone: 0, stepsTotal: resumed.stepsTotal }
     : { status: 'accepted', step: 'estimate', currentPlanStep: null, approval: 'none', stepsDone: 0, stepsTotal: 0 };
@@ -226,7 +226,7 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
      */
     nextRound() {
       decision = undefined;
-      edits.clear();
+      rounds += 1;
     },
 
     announce(event, round) {
@@ -271,26 +271,25 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
   setHandler(stateQuery, () => live);
   // Only wakes the run: its approval wait then checks whether a newer build is its target (run-phases.ts).
   setHandler(upgradeCheckSignal, () => {});
+
   /**
    * Counts one decision on the pending approval: a rejection decides at once; approvals decide once every
-   * effect has the approvals its policy requires, with every edit made on the way (later ones win).
-   */
-  /**
-   * Counts one decision on the pending approval: a rejection decides at once; approvals decide once every
-   * effect has the approvals its policy requires, with every edit made on the way (later ones win).
-   * Synchronous where one approver decides (every run without a policy of 2 or more): a promise only when
+   * effect has the approvals its policy requires, with every edit made on the way. Synchronous where one
+   * approver decides (every run without a policy of 2 or more, or an allowed list): a promise only when
    * it must ask which keys were revoked, or show a counted approval. An extra await there would change
    * when the Update completes against the approval timer, and histories recorded before would not replay.
+   * Resolves to false when the round ended (expired, or another round began) while it asked.
    */
-  function vote(d: ApprovalDecision, by: Approver, channel: ApprovalChannel): Promise<void> | undefined {
+  function vote(d: ApprovalDecision, by: Approver, channel: ApprovalChannel): Promise<boolean> | boolean {
+    const round = rounds;
     const at = new Date(Date.now()).toISOString();
     // Counted at once (before any await), so a decision arriving meanwhile counts on top of this one.
     c.approval = castVote(c.approval!, { by, decision: d.decision, reason: d.reason ?? null, at, channel }, d.edits);
-    for (const edit of d.edits ?? []) edits.set(edit.step_id, edit);
     // Approvals given over time: those of a key revoked meanwhile no longer count.
-    if (d.decision === 'approve' && needsSeveral(c.approval) && approvalsStillNeeded(c.approval) === 0) {
+    if (d.decision === 'approve' && countsOthers(c.approval, by) && approvalsStillNeeded(c.approval) === 0) {
       return acts.revokedApprovers({ tenantId, keyIds: countedKeys(c.approval) }).then((revoked) => {
-        c.approval = withoutApprovers(c.approval!, revoked);
+        if (round !== rounds || live.status !== 'awaiting_approval' || c.approval?.state !== 'pending') return false;
+        c.approval = withoutApprovers(c.approval, revoked);
         return settleVote(d);
       });
     }
@@ -298,40 +297,42 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
   }
 
   /** The decision, once the round has what it needs; else the counted approval, shown on the run. */
-  function settleVote(d: ApprovalDecision): Promise<void> | undefined {
+  function settleVote(d: ApprovalDecision): Promise<boolean> | boolean {
     c.approval = { ...c.approval!, approvals_needed: approvalsStillNeeded(c.approval!) };
-    if (decision) return undefined; // another decision completed the round meanwhile
+    if (decision) return true; // another decision completed the round meanwhile
     if (d.decision === 'reject' || c.approval.approvals_needed === 0) {
-      decision = { ...d, ...(edits.size ? { edits: [...edits.values()] } : {}) };
-      return undefined;
+      // One decision alone: as it came. Several: the edits they made, as the record holds them.
+      const several = (c.approval.approvals?.length ?? 0) > 1;
+      const edits = several ? editsOf(c.approval) : [];
+      decision = several ? { ...d, ...(edits.length ? { edits } : {}) } : d;
+      return true;
     }
-    // Counted, and more are needed: the run shows who approved and how many more it needs (runs with a policy of 2 or more only).
-    return c.moveTo('advance', 'approval', { approval: c.approval }, 'run.approval.counted', true);
+    // Counted, and more are needed: the run shows who approved and how many more it needs.
+    return c.moveTo('advance', 'approval', { approval: c.approval }, 'run.approval.counted', true).then(() => true);
   }
 
   const approverOf = (meta: ApprovalMeta | undefined): Approver =>
     meta?.channel === 'api' ? { key_id: meta.key_id, name: meta.name ?? meta.key_id ?? 'api' } : TEMPORAL_APPROVER;
 
+  /** The refusal of an Update's decision, as the API maps it (409, 403 or 409 stale). */
+  const REFUSAL_TYPE = { not_allowed: APPROVER_NOT_ALLOWED, already_approved: ALREADY_APPROVED, unbound: STALE_APPROVAL } as const;
+  const notAwaiting = () =>
+    ApplicationFailure.create({ type: NOT_AWAITING_APPROVAL, message: `run is ${live.status}, not awaiting approval`, nonRetryable: true });
+
   setHandler(
     approvalUpdate,
     async (d, meta?: ApprovalMeta) => {
       const channel: ApprovalChannel = meta?.channel === 'api' ? 'api' : 'temporal:update';
-      const counting = vote(d, approverOf(meta), channel);
-      if (counting) await counting;
+      const counted = vote(d, approverOf(meta), channel);
+      if (counted !== true && !(await counted)) throw notAwaiting();
       await audit(`run.approval.${d.decision}`, channel, meta?.key_id ?? null, currentUpdateInfo()?.id ?? 'update', d);
       return { decision: d.decision, accepted: true };
     },
     {
       validator: (d: ApprovalDecision, meta?: ApprovalMeta) => {
-        if (live.status !== 'awaiting_approval' || decision) {
-          throw ApplicationFailure.create({ type: NOT_AWAITING_APPROVAL, message: `run is ${live.status}, not awaiting approval`, nonRetryable: true });
-        }
-        if (d?.decision === 'approve' && c.approval && approvesNothing(c.approval, approverOf(meta))) {
-          throw ApplicationFailure.create({ type: APPROVER_NOT_ALLOWED, message: 'no pending effect allows this approver', nonRetryable: true });
-        }
-        if (d?.decision === 'approve' && !d.edits?.length && c.approval && alreadyApproved(c.approval, approverOf(meta))) {
-          throw ApplicationFailure.create({ type: ALREADY_APPROVED, message: 'this approver already approved every pending effect', nonRetryable: true });
-        }
+        if (live.status !== 'awaiting_approval' || decision) throw notAwaiting();
+        const refusal = c.approval && d ? voteRefusal(c.approval, approverOf(meta), d) : null;
+        if (refusal) throw ApplicationFailure.create({ type: REFUSAL_TYPE[refusal.kind], message: refusal.message, nonRetryable: true });
         if (d?.decision !== 'approve' && d?.decision !== 'reject') {
           throw ApplicationFailure.create({ type: 'InvalidDecision', message: 'decision must be approve or reject', nonRetryable: true });
         }
@@ -349,17 +350,17 @@ export function openRun(run: AgentRunInput, resumed?: ResumedAt): RunContext {
     const eventKey = `signal:${signals}`;
     // A signal cannot carry edits (only the API checks them against the tool's schema) or a stale digest.
     // The Temporal channel is one approver: a second approval by signal counts nothing.
-    const counts = () =>
-      d?.decision === 'reject' ||
-      (d?.decision === 'approve' && !alreadyApproved(c.approval!, TEMPORAL_APPROVER) && !approvesNothing(c.approval!, TEMPORAL_APPROVER));
-    if (awaitsDecision() && counts() && !d.edits?.length && !staleDigest(d)) {
-      const counting = vote(d, TEMPORAL_APPROVER, 'temporal:signal');
-      if (counting) await counting;
-      await audit(`run.approval.${d.decision}`, 'temporal:signal', null, eventKey, d);
-      return;
+    const valid = d?.decision === 'approve' || d?.decision === 'reject';
+    const refusal = awaitsDecision() && valid ? voteRefusal(c.approval!, TEMPORAL_APPROVER, d) : null;
+    if (awaitsDecision() && valid && !refusal && !d.edits?.length && !staleDigest(d)) {
+      const counted = vote(d, TEMPORAL_APPROVER, 'temporal:signal');
+      if (counted === true || (await counted)) {
+        await audit(`run.approval.${d.decision}`, 'temporal:signal', null, eventKey, d);
+        return;
+      }
     }
     // A signal cannot be refused to its sender; it is ignored, logged without content and audited.
-    const why = awaitsDecision() ? 'decision must be approve or reject' : `run is ${live.status}, not awaiting approval`;
+    const why = !awaitsDecision() ? `run is ${live.status}, not awaiting approval` : (refusal?.message ?? 'decision must be approve or reject');
     log.warn('approval signal refused', { runId, why });
     await audit('run.approval.signal_refused', 'temporal:signal', null, eventKey, d);
   });

@@ -7,6 +7,7 @@ import type { ModelId } from '../domain/models.ts';
 import type { Plan, PlanStep } from '../domain/planning/plan.ts';
 import type { ApprovalEffect, ApprovalRecord, LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { policyFor } from '../domain/runs/approval-policy.ts';
+import { approvalsStillNeeded } from '../domain/runs/approval-votes.ts';
 import type { AgentRunInput } from '../domain/runs/run-input.ts';
 import {
   executeByPlan,
@@ -139,10 +140,10 @@ export async function approvalPhase(c: RunContext, plan: Plan, reservation: Rese
     decided_at: null,
     decision_reason: null,
   };
-  c.approval = approval;
+  c.approval = withNeeded(approval);
   c.live.approval = 'pending';
   c.pending = external.map((s) => ({ step_id: s.id, tool: s.tool }));
-  await c.moveTo('needs_approval', 'approval', { plan, approval });
+  await c.moveTo('needs_approval', 'approval', { plan, approval: c.approval });
   c.announce('run.awaiting_approval');
   return await awaitApproval(c, plan, reservation, approvalTimeoutMs);
 }
@@ -175,7 +176,7 @@ export async function awaitApproval(c: RunContext, plan: Plan, reservation: Rese
   const waited = await decisionOrUpgrade(c, waitMs);
   if (waited === UPGRADE) return UPGRADE;
   // As the handlers left it: the decisions taken, and whose approvals count on each effect.
-  const approval = c.approval!;
+  let approval = c.approval!;
   const woken = waited === 'decided';
   const decidedAt = new Date(Date.now()).toISOString();
   if (!woken) {
@@ -190,6 +191,12 @@ export async function awaitApproval(c: RunContext, plan: Plan, reservation: Rese
         message: `No approval decision before ${approval.deadline}; nothing external was done and the hold was released.`,
       },
     });
+  }
+  // Decided by several decisions over time: every handler's counted write lands before the run moves on
+  // (runs decided by one decision go on at once, as they always did).
+  if ((approval.approvals?.length ?? 0) > 1) {
+    await condition(allHandlersFinished);
+    approval = c.approval!;
   }
   const decision = c.decision()!;
   if (decision.decision === 'reject') {
@@ -223,6 +230,12 @@ export async function awaitApproval(c: RunContext, plan: Plan, reservation: Rese
   c.live.approval = 'approved';
   c.pending = [];
   return null;
+}
+
+/** The record saying how many approvals it needs, when its policy asks more than one (records without a policy stay as they were). */
+export function withNeeded(record: ApprovalRecord): ApprovalRecord {
+  const needed = approvalsStillNeeded(record);
+  return needed > 1 ? { ...record, approvals_needed: needed } : record;
 }
 
 /** The effects as approved, each with the policy and the approvers the round's votes gave it. */

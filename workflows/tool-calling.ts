@@ -19,7 +19,7 @@ import type { LoopStop, StepResult } from '../domain/runs/run-types.ts';
 import { type ModelContext, models, orStop } from './agent-loop.ts';
 import { acts } from './run-activities.ts';
 import type { RunContext, RunEnd } from './run-context.ts';
-import { decisionOrUpgrade, effectToApprove, runTool, settlePhase, UPGRADE, withApprovers, withPolicy } from './run-phases.ts';
+import { decisionOrUpgrade, effectToApprove, runTool, settlePhase, UPGRADE, withApprovers, withNeeded, withPolicy } from './run-phases.ts';
 import type { ApprovalWait, Estimate, Reservation, ToolLoop } from './run-resume.ts';
 
 /** Approval rounds a run may ask for; a model that proposes external calls after the last is told no. */
@@ -117,10 +117,10 @@ export async function toolCallingRun(
       }
       return null;
     }
-    const approversOf = new Map(c.approval!.effects.map((e) => [e.step_id, e.approved_by]));
+    const approvedBy = new Map(c.approval!.effects.map((e) => [e.step_id, e.approved_by]));
     for (const step of decided.approved) {
       step.decision = 'approved';
-      const by = approversOf.get(step.id);
+      const by = approvedBy.get(step.id);
       if (by) step.approved_by = by;
       transcript.push(shown(loop, step.call_id!, resultContent(await run(step), step.proposed_digest !== undefined)));
     }
@@ -247,7 +247,7 @@ function uniqueCallIds(outcome: { assistant: ChatMessage; calls: { id: string }[
 /** Asks for one approval round: exactly `proposed`, shown with their arguments and digests, until the deadline. */
 async function askRound(c: RunContext, plan: Plan, proposed: PlanStep[], round: number): Promise<void> {
   c.nextRound();
-  c.approval = {
+  c.approval = withNeeded({
     state: 'pending',
     effects: proposed.map((s) => withPolicy(effectToApprove(s, plan), c.run.approvalPolicies)),
     reason: `The model asks for ${proposed.length} external call(s); a person must approve each exact call. Possession of a key never approves anything.`,
@@ -255,7 +255,7 @@ async function askRound(c: RunContext, plan: Plan, proposed: PlanStep[], round: 
     round,
     decided_at: null,
     decision_reason: null,
-  };
+  });
   c.live.approval = 'pending';
   c.pending = proposed.map((s) => ({ step_id: s.id, tool: s.tool }));
   await c.moveTo('needs_approval', 'approval', { plan, approval: c.approval });
@@ -287,7 +287,7 @@ async function awaitRound(c: RunContext, plan: Plan, proposed: PlanStep[], waitM
   await condition(allHandlersFinished);
   const decision = c.decision()!;
   if (decision.decision === 'reject') {
-    c.approval = { ...approval, state: 'rejected', decided_at: decidedAt, decision_reason: decision.reason ?? null };
+    c.approval = { ...c.approval!, state: 'rejected', decided_at: decidedAt, decision_reason: decision.reason ?? null };
     c.live.approval = 'rejected';
     return { rejected: decision.reason ?? null };
   }

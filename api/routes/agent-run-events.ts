@@ -20,7 +20,7 @@ export const RunEvent = z
     }),
     kind: z.string().meta({
       description:
-        'Also the SSE `event:` field: run.accepted, run.planning, run.step.<step>, run.awaiting_approval, run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention.',
+        'Also the SSE `event:` field: run.accepted, run.planning, run.step.<step>, run.awaiting_approval, run.approval.counted (an approval counted while more are needed), run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention.',
     }),
     run_id: z.string(),
     state: RunStatus,

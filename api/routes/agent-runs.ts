@@ -237,9 +237,14 @@ export function agentRunRoutes(deps: {
             'Not an active approver key of this tenant (code invalid_api_key): a core or workspace key never decides, whoever holds it. Nothing is recorded and the run keeps waiting.',
           schema: ErrorObject,
         },
+        403: {
+          description:
+            'Extension: the approval policy names its allowed approvers and this approver key is not one of them, for every pending effect or for an effect it edits (code approver_not_allowed); nothing was recorded. A rejection is accepted from any approver.',
+          schema: ErrorObject,
+        },
         409: {
           description:
-            'The run is not awaiting approval (code run_not_awaiting_approval), or this approver already approved every pending effect (code already_approved, extension: an approval counts once per approver); nothing was recorded.',
+            'The run is not awaiting approval (code run_not_awaiting_approval); this approver already approved every pending effect (code already_approved, extension: an approval counts once per approver); or a digest is stale, or none is named after another decision edited an effect (code approval_stale). Nothing was recorded.',
           schema: ErrorObject,
         },
         422: {

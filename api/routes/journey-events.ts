@@ -43,7 +43,7 @@ export const JourneyEvent = z
     id: z.string(),
     kind: z.string().meta({
       description:
-        'run.accepted, run.planning, run.step.<step> (run.step.reserve, run.step.plan, run.step.settle), run.awaiting_approval, run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention; chat.* (whose run_id is the completion id) and vault.* for chat and the vault.',
+        'run.accepted, run.planning, run.step.<step> (run.step.reserve, run.step.plan, run.step.settle), run.awaiting_approval, run.approval.counted (an approval counted while more are needed), run.executing, run.step_finished, run.verifying, run.completed, run.failed, run.needs_attention; chat.* (whose run_id is the completion id) and vault.* for chat and the vault.',
     }),
     run_id: z.string().nullable(),
     state: z.string().nullable(),

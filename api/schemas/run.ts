@@ -157,6 +157,9 @@ export const Approval = z
           required: z.int().min(1).max(5).optional().meta({
             description: 'Extension: distinct approvers this effect needs, from the approval policy the run started with; 1 when absent.',
           }),
+          allowed_approvers: z.array(z.string()).optional().meta({
+            description: 'Extension: the approver keys whose approval counts for this effect, from its policy; absent: any approver key of the tenant.',
+          }),
           approved_by: z.array(Approver).optional().meta({
             description: 'Extension: the approvers whose approval counts for these exact arguments. An edit voids the approvals given before it.',
           }),
@@ -188,7 +191,8 @@ export const Approval = z
       .optional()
       .meta({ description: 'Extension: every decision on this round, in order: who, what, when, why, and which effects they edited.' }),
     approvals_needed: z.int().min(0).optional().meta({
-      description: 'Extension: approvals still needed before the effects may go ahead (for the effect that needs the most); 0 once decided.',
+      description:
+        "Extension: approvals still needed before the effects may go ahead (for the effect that needs the most), as of the last decision counted; present from the start when a policy asks more than one. A revoked approver key's approval is discounted when the last approval needed arrives.",
     }),
   })
   .meta({ id: 'ApprovalRequest' });

@@ -76,9 +76,6 @@ export function approversOfEffects(approval: ApprovalRecord | null | undefined, 
 /** The receipt's `approved_by`, left out when nobody approved anything (receipts from before approver keys stay as they were). */
 export const approvedBy = (by: ReturnType<typeof approversOfEffects>) => (by.length ? { approved_by: by } : {});
 
-/** Whether any effect of the round needs approvals from more than one approver (only such rounds count votes over time). */
-export const needsSeveral = (record: ApprovalRecord) => record.effects.some((e) => requiredOf(e) > 1);
-
 /** The approver keys whose approvals count on some effect now. */
 export const countedKeys = (record: ApprovalRecord) => [
   ...new Set(record.effects.flatMap((e) => approversOf(e).flatMap((a) => (a.key_id === null ? [] : [a.key_id])))),
@@ -92,3 +89,42 @@ export function withoutApprovers(record: ApprovalRecord, keyIds: readonly string
   );
   return { ...record, effects };
 }
+
+/** Why a decision cannot be counted as it stands, or null. Only approvals are refused: anyone may reject. */
+export interface VoteRefusal {
+  kind: 'not_allowed' | 'already_approved' | 'unbound';
+  message: string;
+}
+
+/**
+ * Whether this approver's approval may be counted: it must be allowed on some effect and on every effect it
+ * edits; it must count somewhere it does not yet (an edit that changes arguments always does); and once
+ * another decision edited an effect, it must name the digests it approves, so it is bound to what its
+ * approver saw. None of this can refuse the first decision of a round without an allowed list.
+ */
+export function voteRefusal(record: ApprovalRecord, by: Approver, d: { decision: string; digests?: string[]; edits?: VoteEdit[] }): VoteRefusal | null {
+  if (d.decision !== 'approve') return null;
+  if (approvesNothing(record, by)) return { kind: 'not_allowed', message: 'no pending effect allows this approver' };
+  const effectOf = (stepId: string) => record.effects.find((e) => e.step_id === stepId);
+  const changing = (d.edits ?? []).filter((e) => e.args_digest !== effectOf(e.step_id)?.args_digest);
+  const barred = changing.find((e) => {
+    const effect = effectOf(e.step_id);
+    return effect !== undefined && !mayApprove(effect, by);
+  });
+  if (barred) return { kind: 'not_allowed', message: `this approver may not edit ${barred.step_id}: its policy does not allow them` };
+  if (!changing.length && alreadyApproved(record, by)) return { kind: 'already_approved', message: 'this approver already approved every pending effect' };
+  if (!d.digests?.length && (record.approvals ?? []).some((v) => v.edited?.length)) {
+    return { kind: 'unbound', message: 'an effect awaiting approval was edited by another decision: name the digests you approve' };
+  }
+  return null;
+}
+
+/** The edits the round's decisions made, as the record holds them (it survives a continue-as-new). */
+export function editsOf(record: ApprovalRecord): VoteEdit[] {
+  return record.effects.flatMap((e) =>
+    e.proposed_digest !== undefined && e.args_digest !== undefined ? [{ step_id: e.step_id, arguments: e.arguments ?? {}, args_digest: e.args_digest }] : [],
+  );
+}
+
+/** Whether approvals of keys other than this one count: only then can a revocation since have voided one. */
+export const countsOthers = (record: ApprovalRecord, by: Approver) => countedKeys(record).some((k) => k !== by.key_id);

@@ -143,7 +143,11 @@ export function Inbox({ apiKey, onSignOut }: { apiKey: string; onSignOut(): void
             : 'Approved. Its progress shows here until the receipt.';
       setNotices((n) => ({ ...n, [runId]: { text, alert: false } }));
     } catch (err) {
-      if (err instanceof ApiError && err.status === 409) {
+      if (err instanceof ApiError && err.code === 'already_approved') {
+        setNotices((n) => ({ ...n, [runId]: { text: 'You already approved this; another approver must approve it too.', alert: false } }));
+      } else if (err instanceof ApiError && err.status === 403) {
+        setNotices((n) => ({ ...n, [runId]: { text: `Not recorded: ${err.message}`, alert: true } }));
+      } else if (err instanceof ApiError && err.status === 409) {
         // Decided or changed elsewhere: show what the run is now instead of an error.
         const latest = await api.run(runId).catch(() => null);
         if (latest) upsert(latest);
