@@ -236,12 +236,22 @@ describe('npm start', () => {
         await item.waitFor({ timeout: 60_000 });
         await item.click();
         await expect.poll(() => page.locator('blockquote.message').textContent()).toBe('the outage on the billing page is resolved');
+        // The core key that submitted the run cannot decide it: 401, and the run keeps waiting.
+        const byCore = await fetch(`${base}/v1/agent-runs/${created.run_id}/approval`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${coreKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ decision: 'approve' }),
+        });
+        expect(byCore.status).toBe(401);
+        const waiting = await (await fetch(`${base}/v1/agent-runs/${created.run_id}`, { headers: { authorization: `Bearer ${coreKey}` } })).json();
+        expect(waiting.status).toBe('awaiting_approval');
         await page.getByLabel('Reason').fill('checked');
         await page.getByRole('button', { name: 'Approve', exact: true }).click();
         await page.getByRole('dialog').getByRole('button', { name: 'Confirm approval' }).click();
         await page.locator('.receipt').waitFor({ timeout: 60_000 });
         const run = await (await fetch(`${base}/v1/agent-runs/${created.run_id}`, { headers: { authorization: `Bearer ${coreKey}` } })).json();
         expect(run.status).toBe('completed');
+        expect(run.receipt.action_boundary.approved_by).toEqual([expect.objectContaining({ name: 'Dev Approver', key_id: expect.stringMatching(/^key_/) })]);
         expect(await page.locator('.receipt .verification').textContent()).toBe(run.receipt.verification_class);
         expect(hook.received.filter((d) => (d.body as { run_id: string }).run_id === created.run_id)).toHaveLength(1);
         expect(otherOrigins).toEqual([]);
