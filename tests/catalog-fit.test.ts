@@ -68,6 +68,13 @@ describe('choices over the whole filesystem catalog', () => {
     expect(options).not.toContain('files__read_media_file');
   });
 
+  it("takes the paths of the statements beside a request's only action as its own", () => {
+    expect(offered("whose extension is 4417? it's in /tmp/share/phones.txt")[0]).toContain('files__read_text_file');
+    expect(offered("whose extension is 4417? it's in /tmp/share/phones.txt", true)[0]).toContain('files__read_text_file');
+    // Beside another request, a statement's path is not the question's.
+    expect(offered("whose extension is 4417? Summarise the notes. it's in /tmp/share/phones.txt")[0]).not.toContain('files__read_text_file');
+  });
+
   it('offers no folder tool for a file, and no tool whose required path the request does not name', () => {
     const [save] = offered('Save the line "call Bob" into /tmp/share/calls.txt.');
     expect(save).toContain('files__write_file');

@@ -3,10 +3,11 @@
 // sentence, an effect is claimed only through its external call, and what failed is unresolved.
 import { describe, expect, it } from 'vitest';
 import { resultLines } from '../activities/embedded/answer-lines.ts';
-import { choiceOf, givenSentences } from '../activities/embedded/answer-part.ts';
+import { choiceOf, givenSentences, lacksAskedContact } from '../activities/embedded/answer-part.ts';
 import { calculationsOf, numbersOf, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
-import { repeatsTimeZone, timeZonesNamedIn, withTimeZones } from '../activities/embedded/time-zones.ts';
+import { repeatedValue } from '../activities/embedded/repeated-values.ts';
+import { timeZonesNamedIn, withTimeZones } from '../activities/embedded/time-zones.ts';
 import { audienceOf, callIdOf, copiesInstruction, protocolArguments } from '../activities/embedded/report.ts';
 import { planReport, quotesOf, type ShownResult } from '../domain/planning/plan-report.ts';
 import { accountFor, type CallRecord } from '../domain/agent/report.ts';
@@ -184,7 +185,32 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(withTimeZones(convert, 'Convert 18:00 UTC to India time')).toBeNull();
     const current = { type: 'object', required: ['timezone'], properties: { timezone: { enum: ['x'] } } };
     expect(withTimeZones(current, "What time is it in Singapore, and what's Singapore's UTC offset?")).toBeNull();
-    expect(repeatsTimeZone({ source_timezone: 'UTC', target_timezone: 'UTC' })).toBe(true);
+  });
+
+  it('gives no line as the answer to a question for contact details the line does not hold', () => {
+    const line = 'Marco Bellini — person — Account manager at Bellini Coffee Roasters — Prefers phone calls after 2pm';
+    expect(lacksAskedContact("What's Marco Bellini's email address?", line)).toMatch(/holds no email address, which the question asks for/);
+    expect(lacksAskedContact("What's Marco's email?", `${line} — marco@bellini.example`)).toBeNull();
+    expect(lacksAskedContact('Who manages the Bellini account?', line)).toBeNull();
+  });
+
+  it('knows arguments the small model wrote by repeating itself: one text in two fields, or twice in a list', () => {
+    expect(repeatedValue({ source_timezone: 'UTC', target_timezone: 'UTC', time: '16:00' })).toBe('UTC');
+    const entity = { name: 'Sofia Reyes', entityType: 'Sofia Reyes', observations: ['net 30'] };
+    expect(repeatedValue({ entities: [entity] })).toBe('Sofia Reyes');
+    expect(
+      repeatedValue({
+        entities: [
+          { ...entity, entityType: 'client' },
+          { ...entity, entityType: 'client' },
+        ],
+      }),
+    ).not.toBeNull();
+    expect(repeatedValue({ files: ['a.txt', 'a.txt'] })).toBe('a.txt');
+    expect(
+      repeatedValue({ entities: [{ name: 'Northgate Bakery', entityType: 'client', observations: ['Contact: Sofia Reyes', 'Pays on net 30 terms'] }] }),
+    ).toBeNull();
+    expect(repeatedValue({ path: 'a.txt', content: 'hello', dryRun: false, head: 3, tail: 3 })).toBeNull();
   });
 
   it('answers a question on the text a request gives from its sentences, each once, and knows a question that offers a choice', () => {
@@ -205,6 +231,8 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     // A change verb that is hardly a noun asks for a change wherever the instruction has it, not in the text it gives.
     expect(asksOnlyInformation(requestedActions('pls rename a.txt to b.txt, thx')[0]!)).toBe(false);
     expect(asksOnlyInformation(requestedActions('in settings.ini change the line debug=true to debug=false.')[0]!)).toBe(false);
+    expect(asksOnlyInformation(requestedActions('In hours.txt make the Saturday line say "Saturday: closed".')[0]!)).toBe(false);
+    expect(requestedActions('Push the main branch to origin so that CI picks it up.')[0]!.kind).not.toBe('delivery');
     expect(asksOnlyInformation(requestedActions('Find the web address in this note: write to us at https://x.example.')[0]!)).toBe(true);
   });
 });

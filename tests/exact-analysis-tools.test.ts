@@ -32,6 +32,8 @@ describe('what the exact tools read', () => {
     expect(listItemsIn('Count the names on this rota: Ann, Bob, Carl and Dee.')).toEqual(['Ann', 'Bob', 'Carl', 'Dee']);
     expect(listItemsIn("How many colours are in 'red, green, and blue'?")).toEqual(['red', 'green', 'blue']);
     expect(listItemsIn('How many items are on the list?')).toBeNull();
+    // Apostrophes quote nothing: "Here's next week's rota" gives no list.
+    expect(listItemsIn("Here's next week's rota - how many late shifts has Tariq got?")).toBeNull();
   });
 
   it('answers the action its step covers, from that action’s sentence', () => {

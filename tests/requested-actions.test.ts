@@ -174,6 +174,33 @@ describe('requestedActions: statements are not requests', () => {
     expect(requestedActions(input).map((a) => a.kind)).toEqual(['analysis']);
   });
 
+  it('sends nothing that only names what to say, or an aside after a dash, as the message of "let … know"', () => {
+    const [check, tell] = requestedActions("Check wardens.txt for who the warden on floor 3 is and let Tomasz know - he's just moved there.");
+    expect([check!.kind, tell!.kind, tell!.message, tell!.messageFrom]).toEqual(['analysis', 'delivery', undefined, 1]);
+    expect(requestedActions("let Marek know the new alarm code, it's in facilities.txt")[0]!.missing).toBe('the message to send');
+    expect(requestedActions('Let Sam know the meeting moved to 3pm.')[0]!.message).toBe('the meeting moved to 3pm');
+  });
+
+  it('reads a message by another medium than the delivery tool (an SMS, the tannoy, a calendar invite) as an effect no tool performs', () => {
+    expect(requestedActions('Send an SMS to all the patients booked in for tomorrow.').map((a) => [a.kind, a.verb])).toEqual([['unsupported', 'send by sms']]);
+    expect(requestedActions('Announce over the tannoy that the blue Fiesta has its lights on.')[0]!.kind).toBe('unsupported');
+    expect(requestedActions('Send Hugo a calendar invite for the review: Thursday 2pm.')[0]!.kind).toBe('unsupported');
+    // What the message says is not how it is sent.
+    expect(requestedActions('Tell Sam that the SMS gateway is down.')[0]!.kind).toBe('delivery');
+  });
+
+  it('takes a contracted pronoun, or a label and its data, beside a request as its material', () => {
+    expect(requestedActions("We're not opening Saturdays anymore. Which day is the shop shut?").map((a) => a.clause)).toEqual(['Which day is the shop shut?']);
+    expect(requestedActions('timesheet: mon 7.5h, tue 8h. total for the week?').map((a) => a.clause)).toEqual(['total for the week?']);
+    // A time is no label, and an instruction of more than one word before its colon still asks.
+    expect(requestedActions('Create standup.txt with this line:\nStandup moves to 10:30 on Thursday.')).toHaveLength(2);
+    expect(requestedActions('Put this in a new file notes.txt: v1.4 fixes the bug\nThen tell Sam it is done.')).toHaveLength(2);
+    // A colon inside a quote is the quote's: the clause around it still asks.
+    expect(requestedActions('In hours.txt make the Saturday line say "Saturday: closed". It is urgent.').map((a) => a.clause)).toEqual([
+      'In hours.txt make the Saturday line say "Saturday: closed"',
+    ]);
+  });
+
   it('still reads the bare passive and the imperative of the same verbs as requests', () => {
     expect(requestedActions('The database must be restarted. Update the wiki.').map((a) => [a.kind, a.verb])).toEqual([
       ['unsupported', 'restart'],

@@ -25,6 +25,8 @@ const MIN_LINE_LEAD = 4;
 
 const INSTRUCTIONS = 'Quote the one line of the text that answers the question.';
 const PREFIX = 'The line that answers it: "';
+/** What a lone line a tool returned is ranked against: that the text does not answer the question. */
+const NO_LINE = 'None: the text does not say.';
 /** What the lines are ranked against: the same text, asked nothing in particular. */
 const NEUTRAL = 'What does the text say?';
 
@@ -78,20 +80,30 @@ export function resultLines(results: StepResult[]): string[] {
 export type LineAnswer = { kind: 'line'; line: string } | { kind: 'unsure'; reason: string } | RankStopped;
 
 /** The line of `lines` that answers `question`, when the model's choice of it is clear enough. */
-export async function answerLine(deps: AgentDeps, c: CallContext, callKey: string, question: string, lines: string[]): Promise<LineAnswer> {
+export async function answerLine(
+  deps: AgentDeps,
+  c: CallContext,
+  callKey: string,
+  question: string,
+  lines: string[],
+  /** Lines a tool returned: a lone one must still lead saying that none answers (a one-entity graph is no answer to every question about it). */
+  read = true,
+): Promise<LineAnswer> {
   if (lines.length > LINES_MAX) return { kind: 'unsure', reason: needsStronger(`the result has more lines than the small model can choose among`) };
-  if (lines.length === 1) return { kind: 'line', line: lines[0]! };
+  if (lines.length === 1 && !read) return { kind: 'line', line: lines[0]! };
+  const ranked = lines.length === 1 ? [...lines, NO_LINE] : lines;
   const text = lines.map((l) => truncate(l, LINE_RANKED_MAX)).join('\n');
   const asked = (q: string): ChatMessage[] => [
     { role: 'system', content: INSTRUCTIONS },
     { role: 'user', content: `Text:\n${text}\n\nQuestion: ${q}` },
   ];
-  const candidates = lines.map((l) => `${truncate(l, LINE_RANKED_MAX)}"`);
+  const candidates = ranked.map((l) => `${truncate(l, LINE_RANKED_MAX)}"`);
   const withQuestion = await rankScores(deps, c, `${callKey}:asked`, asked(question), candidates, PREFIX);
   if ('kind' in withQuestion) return withQuestion;
   const neutral = await rankScores(deps, c, `${callKey}:neutral`, asked(NEUTRAL), candidates, PREFIX);
   if ('kind' in neutral) return neutral;
   const { best, lead } = leader(withQuestion.map((s, i) => s - neutral[i]!));
-  if (lead < MIN_LINE_LEAD) return { kind: 'unsure', reason: needsStronger(`the small model could not tell clearly which line of the result answers it`) };
+  if (lead < MIN_LINE_LEAD || best >= lines.length)
+    return { kind: 'unsure', reason: needsStronger(`the small model could not tell clearly which line of the result answers it`) };
   return { kind: 'line', line: lines[best]! };
 }

@@ -12,6 +12,7 @@ import type { LoopStop, StepResult } from '../../domain/runs/run-types.ts';
 import { sentencesOf, truncate } from '../../domain/text/analyze.ts';
 import { isToolId, TOOLS } from '../../domain/tools.ts';
 import { quotes } from '../../domain/planning/material.ts';
+import { type ContactDetails, contactDetailsIn } from '../../domain/text/find-in-text.ts';
 import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
 import { answerLine, resultLines, textOf } from './answer-lines.ts';
 import { needsStronger } from '../../domain/planning/needs-stronger.js';
@@ -49,6 +50,18 @@ function exactAnswer(results: StepResult[], action: number): string | null {
   return null;
 }
 
+/** A question for the whole of what was read ("tell me what it says", "what does notes.txt contain?"). */
+const ASKS_WHOLE_TEXT = /\bwhat\s+(?:does\s+)?(?:it|this|that|[\w./-]+\.\w+)\s+(?:says?|contains?)\b/i;
+
+/** The text the catalog's reads returned, when exactly one returned any. */
+function readText(results: StepResult[]): string | null {
+  const texts = results
+    .filter((r) => r.status === 'done' && !isToolId(r.tool))
+    .map((r) => textOf(r.output).trim())
+    .filter(Boolean);
+  return texts.length === 1 ? truncate(texts[0]!, READ_ANSWER_MAX) : null;
+}
+
 /** The most of a read tool's text an answer gives as it is. */
 const READ_ANSWER_MAX = 2_000;
 
@@ -64,12 +77,13 @@ function readAnswer(results: StepResult[], action: RequestedAction, readBy: stri
   return text ? truncate(text, READ_ANSWER_MAX) : null;
 }
 
-/** A question: its clause ends in a question mark, or opens with a question word ("What day is the launch in this note: …"). */
-const isQuestion = (action: RequestedAction) =>
-  action.clause.trimEnd().endsWith('?') || /^(?:what|which|who|whom|whose|when|where|why|how)\b/i.test(action.clause.trim());
+/** A question: its clause ends in a question mark, or opens with a question word ("What day is the launch in this note: …", "tell me what it says"). */
+export const isQuestion = (action: RequestedAction) =>
+  action.clause.trimEnd().endsWith('?') ||
+  /^(?:(?:and|also|so|but|plus|then)\s+)?(?:(?:tell|show|give) me\s+)?(?:what|which|who|whom|whose|when|where|why|how)\b/i.test(action.clause.trim());
 
 /** Whether the request gives text to answer from: a quote, or text after a colon. */
-const givesText = (input: string) => quotes(input) || /:\s+\S/.test(input);
+export const givesText = (input: string) => quotes(input) || /:\s+\S/.test(input);
 
 /**
  * Work whose answer is written, not found ("Summarise: …", "Translate …", "the gist of this"): the
@@ -129,11 +143,30 @@ async function lineAnswer(
   callKey: string,
   question: string,
   lines: string[],
+  read = true,
 ): Promise<AnswerPartOutcome> {
-  const found = await answerLine(deps, t, callKey, question, lines);
+  const found = await answerLine(deps, t, callKey, question, lines, read);
   if (found.kind === 'stopped') return found;
   if (found.kind === 'unsure') return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: found.reason } };
+  const lacking = lacksAskedContact(question, found.line);
+  if (lacking) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: lacking } };
   return { kind: 'part', part: { action: t.action, status: 'performed', result: found.line } };
+}
+
+// What a question asks for that find-in-text.ts can see in a line: an email address, a web address, a phone number.
+const ASKED_CONTACT: [keyof ContactDetails, RegExp, string][] = [
+  ['emails', /\be-?mail\b/i, 'email address'],
+  ['urls', /\b(?:website|web ?site|web address|url|link)\b/i, 'web address'],
+  ['phones', /\b(?:phone|mobile|telephone|number to call|call (?:them |him |her )?back on)\b/i, 'phone number'],
+];
+
+/** Why the chosen line does not answer a question asking for contact details it lacks; null when it holds one asked for, or none is asked. */
+export function lacksAskedContact(question: string, line: string): string | null {
+  const asked = ASKED_CONTACT.filter(([, words]) => words.test(question));
+  if (!asked.length) return null;
+  const found = contactDetailsIn(line);
+  if (asked.some(([kind]) => found[kind].length > 0)) return null;
+  return needsStronger(`the line the small model chose holds no ${asked.map(([, , what]) => what).join(' or ')}, which the question asks for`);
 }
 
 export async function answerPart(
@@ -145,8 +178,12 @@ export async function answerPart(
   if (!action) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the run has no such action' } };
   const exact = exactAnswer(t.results, t.action) ?? readAnswer(t.results, action, t.readBy);
   if (exact !== null) return { kind: 'part', part: { action: t.action, status: 'performed', result: exact } };
+  // Lines of what the catalog's tools read: a built-in exact tool's result answers the action it ran for, never another.
   if (isQuestion(action)) {
-    const lines = resultLines(t.results);
+    // "Tell me what it says": the text itself, as the read returned it.
+    const whole = ASKS_WHOLE_TEXT.test(action.clause) ? readText(t.results) : null;
+    if (whole) return { kind: 'part', part: { action: t.action, status: 'performed', result: whole } };
+    const lines = resultLines(t.results.filter((r) => !isToolId(r.tool)));
     if (lines.length) {
       return lineAnswer(deps, t, `answer:${t.action}:line`, action.clause, lines);
     }
@@ -154,9 +191,14 @@ export async function answerPart(
     // A question on the text the request gives is answered by a sentence of it, as for a read; one that offers a
     // choice ("a complaint or a compliment?") by the model, when its answer names exactly one of the two.
     const options = choiceOf(action.clause);
-    if (!options) return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, givenSentences(t.input));
-  } else if (!WRITING.test(action.clause) && t.results.length === 0) {
+    if (!options) return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, givenSentences(t.input), false);
+  } else if (!WRITING.test(action.clause)) {
+    // An instruction that is neither a question nor writing ("We're closed on Saturdays now.") has no answer the
+    // small model's prose could give that anything checks, whatever other actions read.
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: UNCHECKED } };
+  } else if (!t.results.some((r) => r.status === 'done') && !givesText(t.input)) {
+    // Writing needs something to write from: a read that ran, or text the request gives.
+    return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: NOTHING_TO_ANSWER_FROM } };
   }
   const material = readResults(t.results);
   const messages: ChatMessage[] = [

@@ -13,11 +13,14 @@ import { missingMaterialReason, type RequestedAction } from '../../domain/planni
 import { sentencesOf, truncate } from '../../domain/text/analyze.ts';
 import type { ServerToolCatalog } from '../../domain/tools.ts';
 import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
+import { givesText, isQuestion } from './answer-part.ts';
+import { asksFigure } from './asks-figure.ts';
 import { leader, rankScores } from './rank.ts';
-import { repeatsTimeZone, withTimeZones } from './time-zones.ts';
+import { repeatedValue } from './repeated-values.ts';
+import { withTimeZones } from './time-zones.ts';
 import { needsStronger } from '../../domain/planning/needs-stronger.js';
 
-type PlanCall = CallContext & { input: string; attempt: number };
+type PlanCall = CallContext & { input: string; attempt: number; memory?: boolean };
 type Entry = { do: string; arguments?: Record<string, unknown>; purpose?: string; reason?: string };
 type Stopped = Extract<PlanProposal, { kind: 'stopped' }>;
 
@@ -90,10 +93,11 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
   } catch {
     return { do: UNRESOLVED, reason: `the model's arguments for ${tool} were cut off; nothing will be run for it` };
   }
-  if (repeatsTimeZone(args as Record<string, unknown>))
+  const repeated = repeatedValue(args);
+  if (repeated !== null)
     return {
       do: UNRESOLVED,
-      reason: needsStronger(`the small model gave ${tool} the same time zone twice`),
+      reason: needsStronger(`the small model gave ${tool} "${truncate(repeated, 40)}" twice`),
     };
   return checked(tool, { do: tool, arguments: args as Record<string, unknown> }, serverTools);
 }
@@ -129,6 +133,16 @@ function externalDoubt(c: PlanCall, action: RequestedAction, tool: string, lead:
   return null;
 }
 
+/**
+ * The options the model chooses among: a question with nothing to answer it from but what a read
+ * returns (no text given, no tenant memory recalled, no figure to work out) is not offered an answer
+ * of the model's own, which could only end unresolved; it chooses among the reads.
+ */
+function offered(c: PlanCall, action: RequestedAction, options: string[], serverTools: ServerToolCatalog): string[] {
+  const readsOnly = isQuestion(action) && !givesText(c.input) && !c.memory && !asksFigure(action);
+  return readsOnly && options.some((x) => serverTools[x]?.effect === 'read') ? options.filter((x) => x !== ANSWER) : options;
+}
+
 /** One entry of the plan for one action. */
 async function entryFor(
   deps: AgentDeps,
@@ -138,7 +152,7 @@ async function entryFor(
   serverTools: ServerToolCatalog,
   leads: Map<number, number>,
 ): Promise<Entry | Stopped> {
-  const chosen = await choose(deps, c, action, o.options, serverTools);
+  const chosen = await choose(deps, c, action, offered(c, action, o.options, serverTools), serverTools);
   if ('kind' in chosen) return chosen;
   const choice = chosen.option;
   if (chosen.lead !== null) leads.set(action.n, chosen.lead);

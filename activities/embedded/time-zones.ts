@@ -46,11 +46,3 @@ export function withTimeZones(schema: Schema, input: string): Schema | null {
   const held = Object.fromEntries(keys.map((k) => [k, zones.length ? { enum: zones } : properties[k]!]));
   return { ...schema, properties: { ...properties, ...held } };
 }
-
-/** Whether arguments give two time-zone properties the same zone (a conversion from a place to itself). */
-export function repeatsTimeZone(args: Record<string, unknown>): boolean {
-  const zones = Object.entries(args)
-    .filter(([k, v]) => isTimeZoneKey(k) && typeof v === 'string')
-    .map(([, v]) => v);
-  return new Set(zones).size < zones.length;
-}

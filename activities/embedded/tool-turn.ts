@@ -176,7 +176,8 @@ async function withCalculations(
     const action = actions[n - 1];
     if (!action || covered.has(n)) continue;
     const written = writtenExpression(action.clause);
-    if (!written && !asksFigure(action)) continue;
+    // A time is read from a time tool, never worked out by calculate ("which flight lands first, and at what time?").
+    if (!written && (!asksFigure(action) || /\bwhat time\b/i.test(action.clause))) continue;
     const chosen = written
       ? ({ kind: 'chosen', calculation: { words: written, expression: written } } as const)
       : await chooseCalculation(deps, t, t.input, action);

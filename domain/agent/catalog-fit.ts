@@ -8,6 +8,9 @@ import { namesOpenable } from '../planning/material.ts';
 import { asksOnlyInformation, type RequestedAction } from '../planning/requested-actions.ts';
 import type { ServerToolCatalog, ServerToolRef } from '../tools.ts';
 
+/** The words that name what the action works on: its clause, or the whole input for a request's only action. */
+const scopeOf = (action: RequestedAction) => action.scope ?? action.clause;
+
 /** Argument names that take a path or an address: the request must name one for such a tool to fit. */
 const LOCATION_ARG = /path|file|dir|folder|source|destination|uri|url|location/i;
 
@@ -30,7 +33,7 @@ const toolNameWords = (ref: ServerToolRef) => wordsOfName(ref.tool);
 
 /** Whether the action gives what the tool requires: a path or address for every location argument. */
 function givesRequired(ref: ServerToolRef, action: RequestedAction): boolean {
-  return !requiredArgs(ref).some((arg) => LOCATION_ARG.test(arg)) || namesOpenable(action.clause);
+  return !requiredArgs(ref).some((arg) => LOCATION_ARG.test(arg)) || namesOpenable(scopeOf(action));
 }
 
 /** A path with an extension names a file, one ending in a slash a folder; a tool named for the other kind does not fit. */
@@ -38,8 +41,8 @@ function fitsPathKind(ref: ServerToolRef, action: RequestedAction): boolean {
   const names = toolNameWords(ref);
   const folderWords = names.some((w) => ['directory', 'directories', 'folder', 'folders', 'dir', 'tree'].includes(w));
   const fileWords = names.some((w) => ['file', 'files'].includes(w));
-  const namesFile = /(?:^|[\s/])[\w-]+\.[a-z][a-z0-9]{0,4}(?=$|[\s,;:!?)'"])/i.test(action.clause);
-  const namesFolder = /(?:^|\s)[\w./-]*\/(?=$|[\s,;:!?)'"])/.test(action.clause);
+  const namesFile = /(?:^|[\s/])[\w-]+\.[a-z][a-z0-9]{0,4}(?=$|[\s,;:!?)'"])/i.test(scopeOf(action));
+  const namesFolder = /(?:^|\s)[\w./-]*\/(?=$|[\s,;:!?)'"])/.test(scopeOf(action));
   if (namesFile && folderWords && !fileWords) return false;
   return !(namesFolder && !namesFile && fileWords && !folderWords);
 }
@@ -66,7 +69,7 @@ function takesText(ref: ServerToolRef): boolean {
 function mayCarryOut(ref: ServerToolRef, action: RequestedAction): boolean {
   if (action.kind === 'delivery') return takesText(ref);
   // Work on text the request gives needs no tool; a change asked with it ("remember that …") may.
-  if (action.kind === 'analysis' && action.given && asksOnlyInformation(action)) return namesOpenable(action.clause);
+  if (action.kind === 'analysis' && action.given && asksOnlyInformation(action)) return namesOpenable(scopeOf(action));
   return true;
 }
 

@@ -42,7 +42,9 @@ export function nameWords(tool: string, serverTools: ServerToolCatalog): string[
 function askedWords(action: RequestedAction): Set<string> {
   const instruction = action.clause.split(/[:'"‘“]/)[0] ?? action.clause;
   const words = new Set(wordsOf(instruction).map(stemOf));
-  if (PATH_LIKE.test(action.clause)) words.add('file');
+  // A request's only action asks with the statements beside it too ("… it's all in the knowledge graph").
+  if (action.scope) for (const w of wordsOf(action.scope.replace(/"[^"]*"|“[^”]*”/g, ' '))) words.add(stemOf(w));
+  if (PATH_LIKE.test(action.scope ?? action.clause)) words.add('file');
   return words;
 }
 

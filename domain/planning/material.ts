@@ -42,6 +42,7 @@ export function messageSpan(sentence: string): MessageSpan | null {
   const inner = QUOTED.exec(rest);
   const message = cleanMessage(inner && inner.index <= 1 ? (inner[1] ?? inner[2] ?? '') : rest);
   if (wordsOf(message).length === 0) return null;
+  if (marker === 'know' && !inner && namesWithoutSaying(rest)) return null;
   // "know" stays in the head: "Let the team know" is the request, what follows is what it says.
   const head = sentence.slice(0, introduced.index + (marker === 'know' ? 'know'.length : 0)).trim();
   return { head, message, marker: marker ?? 'colon' };
@@ -75,6 +76,17 @@ export function namedMaterial(clause: string): string | null {
   if (attached) return attached[1]!.toLowerCase();
   const ref = REFERENCE.exec(clause);
   return ref ? ref[0].trim() : null;
+}
+
+/**
+ * Whether what follows "let … know" says nothing itself: an aside after a dash ("let Tom know - he's
+ * on that floor now"), or only the name of what to say ("let Marek know the new alarm code, it's in
+ * facilities.txt"), which the run must find before anyone can send it.
+ */
+function namesWithoutSaying(rest: string): boolean {
+  if (/^\s*[-–—]/.test(rest)) return true;
+  const ref = REFERENCE.exec(rest);
+  return ref !== null && ref.index === 0 && /^\s*(?:$|[,;.!?])/.test(rest.slice(ref[0].length));
 }
 
 /** Whether the clause names something attached (never given, whatever else the input holds). */

@@ -29,6 +29,8 @@ export interface RequestedAction {
   messageFrom?: number;
   /** The input gives material to work on (statements, text after a colon, quotes): analysis of it needs no server tool. */
   given?: true;
+  /** A request's only action, beside statements: the whole input, whose paths ("… it's in phones.txt") are the action's. */
+  scope?: string;
 }
 
 export interface ReadOptions {
@@ -42,7 +44,7 @@ const ANALYSIS_VERBS = words(`review summarise summarize summary analyse analyze
   categorise categorize group clarify understand determine decide answer read tell show give break summarising
   what which how why who when where whether is are does do should can could translate rewrite proofread critique`);
 
-const DELIVERY_VERBS = words('send deliver notify post publish forward push share broadcast alert inform announce ping message');
+const DELIVERY_VERBS = words('send deliver notify post publish forward share broadcast alert inform announce ping message');
 
 // State-changing verbs for which the catalog has no tool. Ambiguous verbs are
 // here on purpose: an action that might not have happened is unresolved.
@@ -150,7 +152,18 @@ function worksOnText(body: string, second: string, third: string): boolean {
   return ARRANGE.has(first) && /\bby\b/i.test(body) && /:\s*\S/.test(body);
 }
 
+// Ways to reach people that are not a message to a channel: the delivery tool does not send an SMS, ring a
+// tannoy or put a meeting in a calendar, so such a request is an effect no tool performs.
+const OTHER_MEDIUM =
+  /\b(sms(?:es)?|text messages?|tannoy|pa system|loudspeakers?|calendar invites?|invites?|invitations?|meeting requests?|fax(?:es)?|whatsapps?|voicemails?|phone calls?|postcards?)\b/i;
+
 function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
+  const read = kindByWords(clause);
+  const medium = read.kind === 'delivery' ? OTHER_MEDIUM.exec(clause) : null;
+  return medium ? { kind: 'unsupported', verb: `${read.verb} by ${medium[1]!.toLowerCase()}` } : read;
+}
+
+function kindByWords(clause: string): { kind: ActionKind; verb: string | null } {
   const body = clause.replace(FILLER, '');
   if (NEGATED.test(body)) return { kind: 'analysis', verb: null }; // a constraint, not a request to act
   const [first = '', second = '', third = ''] = wordsOf(body);
@@ -279,8 +292,14 @@ export function requestedActions(input: string, options: ReadOptions = {}): Requ
   // Material is given when the input holds more than its requests: statements, text after a colon, a
   // quote, a path a tool may open; or the tenant's memory, when the run recalls it.
   const given = options.memory || introduced || requests.length < numbered.length || quotes(input) || namesOpenable(input);
+  const alone = requests.length === 1 && numbered.length > 1;
   return withMessageSources(
-    requests.map((a) => ({ ...a, missing: a.missing ?? (given ? null : referenceMissing(a)), ...(given ? { given: true as const } : {}) })),
+    requests.map((a) => ({
+      ...a,
+      missing: a.missing ?? (given ? null : referenceMissing(a)),
+      ...(given ? { given: true as const } : {}),
+      ...(alone ? { scope: input } : {}),
+    })),
     given,
   );
 }
@@ -320,6 +339,12 @@ function withMessageSources(actions: RequestedAction[], given: boolean): Request
 // Words a declarative sentence starts with; an imperative starts with its verb ("Mention the date").
 const DECLARATIVE_START = new Set('the a an this that these those it its our my your their his her we i you they he she there here'.split(' '));
 
+/** A one-word label and its data ("timesheet: mon 7.5h, tue 8h"): material, not a request ("10:30" is no label). */
+function labelsData(clause: string): boolean {
+  const label = /^([^:\s]+):\s/.exec(clause.replace(/"[^"]*"|“[^”]*”/g, '""'));
+  return label !== null && wordsOf(label[1]!).length === 1 && colonMaterial(clause);
+}
+
 /**
  * A statement: no verb that asks, no effect in the passive, not a question, and worded as one (a
  * constraint, or it starts with a determiner or pronoun, or a quote, or its second word says what
@@ -329,8 +354,10 @@ function isStatement(a: RequestedAction): boolean {
   if (a.kind !== 'analysis' || a.verb !== null || a.missing !== null || a.clause.trimEnd().endsWith('?')) return false;
   // A negated effect ("Do not email anyone") is a constraint on the request, not one of its own.
   if (NEGATED.test(a.clause.replace(FILLER, ''))) return true;
-  const [first = '', second = ''] = wordsOf(a.clause);
-  return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second);
+  const [word = '', second = ''] = wordsOf(a.clause);
+  // "We're …", "I'm …": the pronoun before its contraction.
+  const first = word.replace(/'(?:re|m|ve|ll|d)$/, '');
+  return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second) || labelsData(a.clause);
 }
 
 /**
@@ -350,6 +377,8 @@ const CHANGE_VERBS = words(`write save store put record add append overwrite cre
 // Change verbs that are hardly ever nouns, so they ask for a change wherever the instruction has them
 // ("pls rename a.txt to b.txt", "in settings.ini change the line …"), in their base form only.
 const CHANGE_ANYWHERE = words('write save overwrite create edit modify replace move rename remember append insert change');
+// "make the Saturday line say …", "make it read …": an edit, though "make" alone more often asks for a list or a summary.
+const MAKE_IT_SAY = /\bmake\b[^.!?]*\b(?:say|read)\b/i;
 const QUESTION_WORDS = words('what which how why who whom whose when where whether is are was were does do did can could should would will has have');
 
 /**
@@ -364,7 +393,7 @@ export function asksOnlyInformation(action: RequestedAction): boolean {
   if (body.endsWith('?') || QUESTION_WORDS.has(first)) return true;
   // The instruction is what comes before any text it gives (after a colon, or quoted).
   const instruction = wordsOf(body.split(/:\s|["“]/)[0] ?? '');
-  if (instruction.some((w) => CHANGE_ANYWHERE.has(w))) return false;
+  if (instruction.some((w) => CHANGE_ANYWHERE.has(w)) || MAKE_IT_SAY.test(body)) return false;
   return verbIn(first, CHANGE_VERBS) === null;
 }
 

@@ -41,8 +41,9 @@ export function contactDetailsIn(text: string): ContactDetails {
 function listMaterial(sentence: string): string | null {
   const colon = sentence.indexOf(':');
   if (colon >= 0 && sentence.slice(colon + 1).trim()) return sentence.slice(colon + 1);
-  const quoted = /["“'‘]([^"”'’]+)["”'’]/.exec(sentence);
-  return quoted ? quoted[1]! : null;
+  // A single quote opens after a space and closes before one: the apostrophes of "Here's next week's rota" quote nothing.
+  const quoted = /["“]([^"”]+)["”]|(?:^|\s)['‘]([^'’]+)['’](?=$|[\s.,;:!?])/.exec(sentence);
+  return quoted ? (quoted[1] ?? quoted[2]!) : null;
 }
 
 /**
