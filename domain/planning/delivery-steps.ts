@@ -21,7 +21,9 @@ function withMessage(step: PlanStep, actions: RequestedAction[]): PlanStep {
 
 /** The plan with every webhook_delivery step's message fixed from its requested action. */
 export function withDeliveryMessages(plan: Plan, actions: RequestedAction[]): Plan {
-  return { ...plan, actions, steps: plan.steps.map((s) => (s.tool === 'webhook_delivery' ? withMessage(s, actions) : s)) };
+  // The plan records the actions as read; `scope` (the whole input again) served the choice of tools and stays out of it.
+  const recorded = actions.map(({ scope: _, ...a }) => a);
+  return { ...plan, actions: recorded, steps: plan.steps.map((s) => (s.tool === 'webhook_delivery' ? withMessage(s, actions) : s)) };
 }
 
 /** The text a delivery step sends: its (approved) message, else the answer to the action it sends the result of; null when there is none. */
