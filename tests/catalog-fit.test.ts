@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planByChoice } from '../activities/embedded/plan-by-choice.ts';
+import { planByChoice, rankedOptions } from '../activities/embedded/plan-by-choice.ts';
 import { actionOptions } from '../domain/agent/plan-options.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
 import { type ServerToolCatalog, serverToolName } from '../domain/tools.ts';
@@ -117,6 +117,16 @@ describe('choices over the whole filesystem catalog', () => {
     expect(await gapOf('Send the release notes to the team channel.')).toMatch(/"the release notes", which the run was not given/);
     expect(await gapOf('Summarise our Q3 vendor contracts.')).toMatch(/"our Q3 vendor contracts", which the run was not given/);
     expect(await gapOf('Book a meeting room for Tuesday at ten.')).toMatch(/server tool\(s\) were not offered/);
+  });
+
+  it('offers the model no answer of its own for a question only a read can answer: the options it ranks are the ones the plan lists', () => {
+    const input = 'Who is on call this weekend? It is in /tmp/share/rota.txt.';
+    const context = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, input, attempt: 1 };
+    expect(offered(input, true)[0]).toContain('answer');
+    expect(rankedOptions(context, requestedActions(input), catalog)[0]!.options).toEqual(['files__read_text_file', 'unresolved']);
+    // Given the text, the question may be answered from it.
+    const given = 'Who is on call this weekend? The rota says: Sat Ana, Sun Ben.';
+    expect(rankedOptions({ ...context, input: given }, requestedActions(given), catalog)[0]!.options).toContain('answer');
   });
 
   it('finds a tool by what its description says when its name shares no word with the request', () => {

@@ -3,7 +3,7 @@
 // Pure functions only: no database, no Temporal, no HTTP.
 import { describe, expect, it } from 'vitest';
 import { planLocally } from '../domain/planning/local-planner.ts';
-import { type ActionKind, type RequestedAction, requestedActions } from '../domain/planning/requested-actions.ts';
+import { type ActionKind, missingMaterialReason, type RequestedAction, requestedActions } from '../domain/planning/requested-actions.ts';
 
 /** The kind and deciding verb of each action, in order. */
 const kinds = (input: string) => requestedActions(input).map((a) => [a.kind, a.verb]);
@@ -177,7 +177,9 @@ describe('requestedActions: statements are not requests', () => {
   it('sends nothing that only names what to say, or an aside after a dash, as the message of "let … know"', () => {
     const [check, tell] = requestedActions("Check wardens.txt for who the warden on floor 3 is and let Tomasz know - he's just moved there.");
     expect([check!.kind, tell!.kind, tell!.message, tell!.messageFrom]).toEqual(['analysis', 'delivery', undefined, 1]);
-    expect(requestedActions("let Marek know the new alarm code, it's in facilities.txt")[0]!.missing).toBe('the message to send');
+    const [alarm] = requestedActions("let Marek know the new alarm code, it's in facilities.txt");
+    expect(alarm!.missing).toBe('the message to send');
+    expect(missingMaterialReason(alarm!)).toMatch(/^sends a message, which the run was not given/);
     expect(requestedActions('Let Sam know the meeting moved to 3pm.')[0]!.message).toBe('the meeting moved to 3pm');
   });
 

@@ -143,6 +143,14 @@ function offered(c: PlanCall, action: RequestedAction, options: string[], server
   return readsOnly && options.some((x) => serverTools[x]?.effect === 'read') ? options.filter((x) => x !== ANSWER) : options;
 }
 
+/** Each action's options, narrowed once, so the model ranks and the plan's hints list the same ones. */
+export function rankedOptions(c: PlanCall, actions: RequestedAction[], serverTools: ServerToolCatalog): ActionOptions[] {
+  return buildableOptions(actionOptions(actions, serverTools, true), serverTools).map((o) => ({
+    ...o,
+    options: offered(c, actions[o.action - 1]!, o.options, serverTools),
+  }));
+}
+
 /** One entry of the plan for one action. */
 async function entryFor(
   deps: AgentDeps,
@@ -152,7 +160,7 @@ async function entryFor(
   serverTools: ServerToolCatalog,
   leads: Map<number, number>,
 ): Promise<Entry | Stopped> {
-  const chosen = await choose(deps, c, action, offered(c, action, o.options, serverTools), serverTools);
+  const chosen = await choose(deps, c, action, o.options, serverTools);
   if ('kind' in chosen) return chosen;
   const choice = chosen.option;
   if (chosen.lead !== null) leads.set(action.n, chosen.lead);
@@ -167,7 +175,7 @@ async function entryFor(
 
 /** A plan chosen action by action; the service then runs its steps as planned (Plan.execution 'steps'). */
 export async function planByChoice(deps: AgentDeps, c: PlanCall, actions: RequestedAction[], serverTools: ServerToolCatalog): Promise<PlanProposal> {
-  const options = buildableOptions(actionOptions(actions, serverTools, true), serverTools);
+  const options = rankedOptions(c, actions, serverTools);
   const entries: Record<string, Entry> = {};
   const leads = new Map<number, number>();
   for (const o of options) {

@@ -331,7 +331,7 @@ function withMessageSources(actions: RequestedAction[], given: boolean): Request
     }
     const source = [...out].reverse().find((o) => o.kind === 'analysis' && o.missing === null);
     const named = given ? null : namedMaterial(a.clause);
-    out.push(source ? { ...a, messageFrom: source.n } : { ...a, missing: named ?? 'the message to send' });
+    out.push(source ? { ...a, messageFrom: source.n } : { ...a, missing: named ?? NO_MESSAGE });
   }
   return out;
 }
@@ -401,8 +401,12 @@ export function unsupportedReason(action: RequestedAction): string {
   return `asks to ${action.verb ?? 'act'}, and no configured tool can do that; it was not done`;
 }
 
-/** What the action lacks, in words: 'works on something attached', 'sends "the release notes"'. */
+/** What a delivery that names no material of its own lacks. */
+const NO_MESSAGE = 'the message to send';
+
+/** What the action lacks, in words: 'works on something attached', 'sends "the release notes"', 'sends a message'. */
 export function missingMaterialPhrase(action: RequestedAction): string {
+  if (action.missing === NO_MESSAGE) return 'sends a message';
   const what = action.missing === null || /^(attach|enclos|upload)/.test(action.missing) ? `something ${action.missing ?? 'attached'}` : `"${action.missing}"`;
   return `${action.kind === 'delivery' ? 'sends' : 'works on'} ${what}`;
 }
