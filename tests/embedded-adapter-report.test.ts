@@ -2,12 +2,12 @@
 // accounting as any model's (domain/agent/report.ts): its quotes stand verbatim and cover every
 // sentence, an effect is claimed only through its external call, and what failed is unresolved.
 import { describe, expect, it } from 'vitest';
-import { resultLines } from '../activities/embedded/answer-lines.ts';
-import { choiceOf, givenSentences, lacksAskedContact } from '../activities/embedded/answer-part.ts';
+import { holdsOwnWord, resultLines, sharesTellingWord } from '../activities/embedded/answer-lines.ts';
+import { asksToSee, choiceOf, givenSentences, lacksAskedContact } from '../activities/embedded/answer-part.ts';
 import { calculationsOf, numbersOf, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
 import { repeatedValue } from '../activities/embedded/repeated-values.ts';
-import { timeZonesNamedIn, withTimeZones } from '../activities/embedded/time-zones.ts';
+import { conversionOf, statedTimes, timeZonesNamedIn, withTimeZones } from '../activities/embedded/time-zones.ts';
 import { audienceOf, callIdOf, copiesInstruction, protocolArguments } from '../activities/embedded/report.ts';
 import { planReport, quotesOf, type ShownResult } from '../domain/planning/plan-report.ts';
 import { accountFor, type CallRecord } from '../domain/agent/report.ts';
@@ -171,7 +171,7 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(alphabeticalAnswer('Sort these by price: lamp $34, arm $89', byPrice!)).toBeNull();
   });
 
-  it('holds a time-zone argument to the zones the platform knows whose place the sentence names, two of them for a conversion', () => {
+  it('holds a time-zone argument to the zones the platform knows whose place the sentence names, and a conversion to the one the request states', () => {
     expect(timeZonesNamedIn('If it is 16:00 in Tokyo, what time is it in Dubai?')).toEqual(['Asia/Tokyo', 'Asia/Dubai']);
     expect(timeZonesNamedIn('Convert 18:00 UTC to India time')).toEqual(['UTC']);
     const convert = {
@@ -179,12 +179,47 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
       required: ['source_timezone', 'time', 'target_timezone'],
       properties: { source_timezone: { enum: ['x'] }, time: { enum: ['16:00'] }, target_timezone: { enum: ['x'] } },
     };
-    const held = withTimeZones(convert, 'If it is 16:00 in Tokyo, what time is it in Dubai?')!.properties as Record<string, { enum: string[] }>;
-    expect(held.source_timezone!.enum).toEqual(['Asia/Tokyo', 'Asia/Dubai']);
-    expect(held.time!.enum).toEqual(['16:00']);
+    const asked = 'If it is 4pm in Tokyo, what time is it in Dubai?';
+    const held = withTimeZones(convert, asked, conversionOf(asked, asked))!.properties as Record<string, { enum: string[] }>;
+    // From the place named nearest the time, to the other: never swapped, and the time in the tool's 24-hour form.
+    expect([held.source_timezone!.enum, held.time!.enum, held.target_timezone!.enum]).toEqual([['Asia/Tokyo'], ['16:00'], ['Asia/Dubai']]);
+    const later = 'What time is it in Dubai when it is 09:30 in Tokyo?';
+    expect(conversionOf(later, later)).toEqual({ time: '09:30', source: 'Asia/Tokyo', target: 'Asia/Dubai' });
+    // The time in one sentence, the place asked in the next.
+    expect(conversionOf('Our standup is 10:30 in Kolkata. What is that in UTC?', 'What is that in UTC?')).toEqual({
+      time: '10:30',
+      source: 'Asia/Kolkata',
+      target: 'UTC',
+    });
+    // No place the platform knows to convert to, two times stated, or two places asked: no conversion, and the tool is not run.
+    expect(conversionOf('Convert 18:00 UTC to India time', 'Convert 18:00 UTC to India time')).toBeNull();
+    expect(conversionOf('Is 9:00 or 10:00 in Tokyo better for Dubai?', 'Is 9:00 or 10:00 in Tokyo better for Dubai?')).toBeNull();
+    expect(conversionOf('Convert 18:20 Dubai time to Singapore time and to UTC', 'Convert 18:20 Dubai time to Singapore time and to UTC')).toBeNull();
     expect(withTimeZones(convert, 'Convert 18:00 UTC to India time')).toBeNull();
     const current = { type: 'object', required: ['timezone'], properties: { timezone: { enum: ['x'] } } };
     expect(withTimeZones(current, "What time is it in Singapore, and what's Singapore's UTC offset?")).toBeNull();
+    expect(statedTimes('at 2 p.m. or 12am, not 3.5 or 2025, on 10/30')).toEqual([
+      { time: '14:00', at: 3 },
+      { time: '00:00', at: 13 },
+    ]);
+  });
+
+  it("keeps a chosen line only when it holds one of the question's words that tell the lines apart", () => {
+    const rota = ['# On-call rota', '| Day | On call | Backup |', '| Tuesday | Sara Lindqvist | Omar Haddad |', '| Saturday | Lucia Ferraro | Priya Raman |'];
+    expect(sharesTellingWord("who's on call saturday?", rota[2]!, rota)).toBe(false);
+    expect(sharesTellingWord("who's on call saturday?", rota[3]!, rota)).toBe(true);
+    // No word of the question tells the lines apart: nothing shows the line answers it. A lone line is checked otherwise.
+    expect(sharesTellingWord('and who is the backup that day?', rota[3]!, rota)).toBe(false);
+    expect(sharesTellingWord('who is it?', rota[3]!, [rota[3]!])).toBe(true);
+    // Only the Saturday line holds "saturday": the text itself singles it out, so a narrower lead may stand.
+    expect(holdsOwnWord("who's on call saturday?", rota[3]!, rota)).toBe(true);
+    expect(holdsOwnWord("who's on call saturday?", rota[2]!, rota)).toBe(false);
+    expect(holdsOwnWord('who is the backup?', rota[3]!, rota)).toBe(false);
+  });
+
+  it('answers with what a read returned only an instruction that asks to see it', () => {
+    expect(['Read a.txt', 'Can you show me what notes.txt contains', 'please list the files in /tmp/share/'].map(asksToSee)).toEqual([true, true, true]);
+    expect(['Password-protect payroll-nov.csv so only the directors can open it', 'Print rota.txt for the noticeboard'].map(asksToSee)).toEqual([false, false]);
   });
 
   it('gives no line as the answer to a question for contact details the line does not hold', () => {

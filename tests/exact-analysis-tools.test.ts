@@ -8,7 +8,7 @@ import { requestedActions } from '../domain/planning/requested-actions.ts';
 import type { StepResult } from '../domain/runs/run-types.ts';
 import { contactDetailsOutput, listCountOutput } from '../domain/runs/tool-outputs.ts';
 import { verifyRun } from '../domain/runs/verification.ts';
-import { contactDetailsIn, listItemsIn } from '../domain/text/find-in-text.ts';
+import { bareListItems, contactDetailsIn, listItemsIn } from '../domain/text/find-in-text.ts';
 import type { ServerToolCatalog } from '../domain/tools.ts';
 
 describe('what the exact tools read', () => {
@@ -34,6 +34,15 @@ describe('what the exact tools read', () => {
     expect(listItemsIn('How many items are on the list?')).toBeNull();
     // Apostrophes quote nothing: "Here's next week's rota" gives no list.
     expect(listItemsIn("Here's next week's rota - how many late shifts has Tariq got?")).toBeNull();
+  });
+
+  it('counts the bare list that follows a question about a list, and takes no sentence of prose for one', () => {
+    const input = 'How many people are on this attendee list? Ana Ruiz, Ben Cho, Chidi Okafor, Dara Byrne and Eli Stone.';
+    expect(requestedActions(input).map((a) => a.clause)).toEqual(['How many people are on this attendee list?']);
+    expect(listCountOutput(input, 1)).toMatchObject({ count: 5, items: ['Ana Ruiz', 'Ben Cho', 'Chidi Okafor', 'Dara Byrne', 'Eli Stone'] });
+    expect(bareListItems('The order has 3 blue mugs, 2 red mugs, 5 green plates and 1 blue plate.')).toBeNull();
+    expect(bareListItems('pens, clips')).toBeNull();
+    expect(bareListItems('Who is on it, and when?')).toBeNull();
   });
 
   it('answers the action its step covers, from that action’s sentence', () => {

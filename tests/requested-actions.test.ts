@@ -174,6 +174,12 @@ describe('requestedActions: statements are not requests', () => {
     expect(requestedActions(input).map((a) => a.kind)).toEqual(['analysis']);
   });
 
+  it('splits at "next" only where it leads a clause, not in "the next offsite"', () => {
+    const asked = requestedActions('hey, can you check notes.txt and tell me when and where the next offsite is?').map((a) => a.clause);
+    expect(asked).toEqual(['hey, can you check notes.txt', 'tell me when and where the next offsite is?']);
+    expect(requestedActions('Read a.txt, next summarise it.').map((a) => a.clause)).toEqual(['Read a.txt', 'summarise it']);
+  });
+
   it('sends nothing that only names what to say, or an aside after a dash, as the message of "let … know"', () => {
     const [check, tell] = requestedActions("Check wardens.txt for who the warden on floor 3 is and let Tomasz know - he's just moved there.");
     expect([check!.kind, tell!.kind, tell!.message, tell!.messageFrom]).toEqual(['analysis', 'delivery', undefined, 1]);
@@ -189,6 +195,18 @@ describe('requestedActions: statements are not requests', () => {
     expect(requestedActions('Send Hugo a calendar invite for the review: Thursday 2pm.')[0]!.kind).toBe('unsupported');
     // What the message says is not how it is sent.
     expect(requestedActions('Tell Sam that the SMS gateway is down.')[0]!.kind).toBe('delivery');
+  });
+
+  it('takes a qualifier, or what the asker is doing, beside a question as its context, not a request of its own', () => {
+    const clauses = (input: string) => requestedActions(input).map((a) => a.clause);
+    expect(clauses('what port is staging on? it is in db.conf. only need staging - not prod, and not the replica either')).toEqual([
+      'what port is staging on?',
+    ]);
+    expect(clauses('Doing the weekly order. Which items in stock.csv are low? Anything exactly on its level can wait.')).toEqual([
+      'Which items in stock.csv are low?',
+    ]);
+    // A verb that ends in -ing is still a request.
+    expect(clauses('Bring the chairs in. What is on the agenda?')).toEqual(['Bring the chairs in', 'What is on the agenda?']);
   });
 
   it('takes a contracted pronoun, or a label and its data, beside a request as its material', () => {

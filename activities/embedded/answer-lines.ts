@@ -23,6 +23,12 @@ const LINES_MAX = 60;
  */
 const MIN_LINE_LEAD = 4;
 
+/**
+ * The least lead for a line that alone holds a word of the question, among several lines: the text
+ * itself singles it out, and the model's choice agrees. Calibrated on the fresh eval's tuning half.
+ */
+const MIN_SINGLED_OUT_LEAD = 1;
+
 const INSTRUCTIONS = 'Quote the one line of the text that answers the question.';
 const PREFIX = 'The line that answers it: "';
 /** What a lone line a tool returned is ranked against: that the text does not answer the question. */
@@ -103,7 +109,47 @@ export async function answerLine(
   const neutral = await rankScores(deps, c, `${callKey}:neutral`, asked(NEUTRAL), candidates, PREFIX);
   if ('kind' in neutral) return neutral;
   const { best, lead } = leader(withQuestion.map((s, i) => s - neutral[i]!));
-  if (lead < MIN_LINE_LEAD || best >= lines.length)
+  // A narrower lead stands where the line is the only one that holds a word of the question ("saturday").
+  const needed = best < lines.length && holdsOwnWord(question, lines[best]!, lines) ? MIN_SINGLED_OUT_LEAD : MIN_LINE_LEAD;
+  if (lead < needed || best >= lines.length)
     return { kind: 'unsure', reason: needsStronger(`the small model could not tell clearly which line of the result answers it`) };
+  if (!sharesTellingWord(question, lines[best]!, lines))
+    return { kind: 'unsure', reason: needsStronger(`the line the small model chose has none of the question's words that tell the lines apart`) };
   return { kind: 'line', line: lines[best]! };
+}
+
+// Words too common to tell lines apart, whatever the text.
+const COMMON = new Set(
+  'the and for not but are was were has have had does did who whom whose what which when where why how this that these those with from its our your their his her she him they them you any all can could would should will about into out'.split(
+    ' ',
+  ),
+);
+
+/** The words of a text that can tell lines apart: lowercased, three letters or more, or any number. */
+function tellingWords(text: string): Set<string> {
+  return new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => (w.length >= 3 || /\d/.test(w)) && !COMMON.has(w)));
+}
+
+/** Whether the line, among several, is the only one that holds some word of the question. */
+export function holdsOwnWord(question: string, line: string, lines: string[]): boolean {
+  if (lines.length < 2) return false;
+  const inLines = lines.map(tellingWords);
+  const own = tellingWords(line);
+  return [...tellingWords(question)].some((w) => own.has(w) && inLines.filter((l) => l.has(w)).length === 1);
+}
+
+/**
+ * Evidence that the chosen line is about what was asked: of the question's words that stand in some of
+ * the lines but not all ("saturday" in "who's on call saturday?"), the line holds one. Among several
+ * lines, a question none of whose words tells them apart ("and who is the backup that day") gives no
+ * such evidence, so no line of them answers it; a lone line is checked against "None" instead.
+ */
+export function sharesTellingWord(question: string, line: string, lines: string[]): boolean {
+  const inLines = lines.map(tellingWords);
+  const telling = [...tellingWords(question)].filter((w) => {
+    const n = inLines.filter((l) => l.has(w)).length;
+    return n > 0 && n < lines.length;
+  });
+  const chosen = tellingWords(line);
+  return lines.length === 1 || telling.some((w) => chosen.has(w));
 }

@@ -66,12 +66,20 @@ function readText(results: StepResult[]): string | null {
 const READ_ANSWER_MAX = 2_000;
 
 /**
+ * An instruction that asks to see something ("Read a.txt", "Show me …", "List the files in …"); any
+ * other ("Password-protect payroll.csv") is not carried out by reading it, whatever tool the model chose.
+ */
+export const asksToSee = (clause: string) => ASKS_TO_SEE.test(clause.trim());
+const ASKS_TO_SEE =
+  /^(?:(?:please|kindly|just|now|also|and|so)\s+|(?:can|could|would|will) you\s+)*(?:read|show|open|display|view|fetch|get|see|give|paste|list|look(?:\s+at)?|pull up)\b/i;
+
+/**
  * The read that carries out an action that asks for what it reads ("Read a.txt", "Show me what a.txt
  * contains"): its text, as the tool returned it; the model does not retell it. A question about it
  * ("What is the first line of a.txt?") is still the model's to answer from that text.
  */
 function readAnswer(results: StepResult[], action: RequestedAction, readBy: string | undefined): string | null {
-  if (readBy === undefined || action.clause.trimEnd().endsWith('?')) return null;
+  if (readBy === undefined || action.clause.trimEnd().endsWith('?') || !asksToSee(action.clause)) return null;
   const read = results.find((r) => r.step_id === readBy && r.status === 'done');
   const text = read ? textOf(read.output).trim() : '';
   return text ? truncate(text, READ_ANSWER_MAX) : null;

@@ -17,7 +17,7 @@ import { givesText, isQuestion } from './answer-part.ts';
 import { asksFigure } from './asks-figure.ts';
 import { leader, rankScores } from './rank.ts';
 import { repeatedValue } from './repeated-values.ts';
-import { withTimeZones } from './time-zones.ts';
+import { conversionOf, convertsTime, withTimeZones } from './time-zones.ts';
 import { needsStronger } from '../../domain/planning/needs-stronger.js';
 
 type PlanCall = CallContext & { input: string; attempt: number; memory?: boolean };
@@ -83,7 +83,7 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
   ];
   // Written under the grammar of the tool's schema, its text limited to spans of the request, a time zone to one its sentence names.
   const spanned = withSpanStrings(bounded, requestSpans(c.input));
-  const schema = spanned && withTimeZones(spanned, sentencesOf(c.input)[action.sentence] ?? action.clause);
+  const schema = spanned && withTimeZones(spanned, sentencesOf(c.input)[action.sentence] ?? action.clause, conversionOf(c.input, action.clause));
   if (!schema) return { do: UNRESOLVED, reason: `the request states no value for an argument ${tool} requires` };
   const called = await callModel(deps, c, `plan:${c.attempt}:arguments:${action.n}`, request(c, messages, maxJsonTokens(schema), schema), []);
   if (called.kind === 'stopped') return called;
@@ -134,18 +134,34 @@ function externalDoubt(c: PlanCall, action: RequestedAction, tool: string, lead:
 }
 
 /**
+ * The catalog's read tools that convert a time between two zones, for an action that asks a
+ * conversion the request states (time-zones.ts): however much text the request gives, such a tool
+ * is what answers it.
+ */
+function conversionTools(c: PlanCall, action: RequestedAction, serverTools: ServerToolCatalog): string[] {
+  if (action.kind !== 'analysis' || !(isQuestion(action) || asksFigure(action)) || !conversionOf(c.input, action.clause)) return [];
+  return Object.keys(serverTools).filter((t) => serverTools[t]!.effect === 'read' && convertsTime(serverTools[t]!.parameters));
+}
+
+/**
  * The options the model chooses among: a question with nothing to answer it from but what a read
  * returns (no text given, no tenant memory recalled, no figure to work out) is not offered an answer
  * of the model's own, which could only end unresolved; it chooses among the reads.
  */
 function offered(c: PlanCall, action: RequestedAction, options: string[], serverTools: ServerToolCatalog): string[] {
+  const converting = conversionTools(c, action, serverTools);
+  // A time the request states, to convert to a place the action names: the read tools that convert it, not the model's own answer.
+  if (converting.length) return [...converting, UNRESOLVED];
   const readsOnly = isQuestion(action) && !givesText(c.input) && !c.memory && !asksFigure(action);
   return readsOnly && options.some((x) => serverTools[x]?.effect === 'read') ? options.filter((x) => x !== ANSWER) : options;
 }
 
 /** Each action's options, narrowed once, so the model ranks and the plan's hints list the same ones. */
 export function rankedOptions(c: PlanCall, actions: RequestedAction[], serverTools: ServerToolCatalog): ActionOptions[] {
-  return buildableOptions(actionOptions(actions, serverTools, true), serverTools).map((o) => ({
+  // Statements alone ("It should be in the knowledge graph.") give nothing this model answers from
+  // (answer-part.ts answers only from quoted or introduced text), so they do not keep the catalog's reads from a question.
+  const fitted = givesText(c.input) || c.memory ? actions : actions.map(({ given: _, ...a }) => a);
+  return buildableOptions(actionOptions(fitted, serverTools, true), serverTools).map((o) => ({
     ...o,
     options: offered(c, actions[o.action - 1]!, o.options, serverTools),
   }));

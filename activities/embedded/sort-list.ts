@@ -4,7 +4,7 @@
 // done here; any other ("by price") stays the model's to answer, or unresolved. English words, so
 // they live in the embedded adapter only.
 import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
-import { listItemsIn, sentenceAt } from '../../domain/text/find-in-text.ts';
+import { listItemsAt } from '../../domain/text/find-in-text.ts';
 
 const ALPHABETICAL = /\b(?:alphabeti[sz]e|alphabetical(?:ly)?|a-z|a to z)\b|\bsort\b(?![^:]*\bby\b)/i;
 const REVERSED = /\b(?:reverse|z-a|z to a|descending)\b/i;
@@ -15,7 +15,7 @@ export const asksAlphabeticalOrder = (action: RequestedAction) => ALPHABETICAL.t
 /** The list the action's sentence gives, in alphabetical order, as one line; null when it asks no such order or gives no list. */
 export function alphabeticalAnswer(input: string, action: RequestedAction): string | null {
   if (!asksAlphabeticalOrder(action)) return null;
-  const items = listItemsIn(sentenceAt(input, action.sentence));
+  const items = listItemsAt(input, action.sentence);
   if (!items || items.length < 2) return null;
   const sorted = [...items].sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'base' }));
   return (REVERSED.test(action.clause) ? sorted.reverse() : sorted).join(', ');

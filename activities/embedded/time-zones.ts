@@ -5,41 +5,115 @@
 // a place the platform's list does not name leaves the argument without a value, and the action
 // unresolved. A tool with two such properties needs two places named, and two different values; a
 // sentence that names more places than the tool takes zones leaves the action unresolved too.
+// A conversion ("If it's 15:00 in Singapore, what time is it in Dubai?") is held further: the one
+// time the request states, in the tool's 24-hour form, from the place named nearest it, to the one
+// other place the action names; so the model cannot swap the two, nor write the time wrong.
 
 /** A property that takes a time zone, by its name. */
 export const isTimeZoneKey = (key: string) => /time_?zone$|^tz$/i.test(key);
 
 let places: { zone: string; place: RegExp }[] | undefined;
 
+// Zones IANA renamed that the platform's list still gives by their old names (ICU's canonical ids:
+// Asia/Calcutta for Asia/Kolkata). A request names the city as it is called now.
+const RENAMED = ['Asia/Kolkata', 'Asia/Kathmandu', 'Asia/Ho_Chi_Minh', 'Asia/Yangon', 'Europe/Kyiv', 'America/Nuuk', 'Africa/Asmara', 'Atlantic/Faroe'];
+
+/** The zone's current IANA name, where the platform resolves a renamed zone to this old one. */
+function currentName(zone: string): string {
+  return RENAMED.find((now) => new Intl.DateTimeFormat('en', { timeZone: now }).resolvedOptions().timeZone === zone) ?? zone;
+}
+
 /** Each zone the platform knows with its place as a whole-word pattern, built once per process. */
 function zonePlaces(): { zone: string; place: RegExp }[] {
-  places ??= [...Intl.supportedValuesOf('timeZone'), 'UTC'].map((zone) => {
+  places ??= [...Intl.supportedValuesOf('timeZone').map(currentName), 'UTC'].map((zone) => {
     const name = zone.split('/').at(-1)!.replace(/_/g, ' ');
     return { zone, place: new RegExp(`(?<![\\p{L}])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}])`, 'iu') };
   });
   return places;
 }
 
+/** Each place the text names with its zone and where it stands, in the order the text names them. */
+function zonesAt(text: string): { zone: string; at: number }[] {
+  const found = zonePlaces().flatMap(({ zone, place }) => {
+    const g = new RegExp(place.source, 'giu');
+    return [...text.matchAll(g)].map((m) => ({ zone, at: m.index }));
+  });
+  return found.sort((a, b) => a.at - b.at);
+}
+
 /** The IANA time zones whose place the text names ("Tokyo" → Asia/Tokyo; "UTC" → UTC), in the order the text names them. */
 export function timeZonesNamedIn(text: string): string[] {
-  const found = zonePlaces().flatMap(({ zone, place }) => {
-    const at = place.exec(text);
-    return at ? [{ zone, at: at.index }] : [];
+  return [...new Set(zonesAt(text).map((f) => f.zone))];
+}
+
+/** The times of day the text states ("15:00", "3pm", "2 p.m.", "08:30"), in 24-hour HH:MM, with where each stands. */
+export function statedTimes(text: string): { time: string; at: number }[] {
+  return [...text.matchAll(/(?<![\d:.,/])(\d{1,2})(?::([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\d:])/gi)].flatMap((m) => {
+    const [hour, minutes, half] = [Number(m[1]), m[2], m[3]?.toLowerCase().replace(/\./g, '')];
+    if (minutes === undefined && half === undefined) return [];
+    if (half ? hour < 1 || hour > 12 : hour > 23) return [];
+    const h = half === 'pm' ? (hour % 12) + 12 : half === 'am' ? hour % 12 : hour;
+    return [{ time: `${String(h).padStart(2, '0')}:${minutes ?? '00'}`, at: m.index }];
   });
-  return found.sort((a, b) => a.at - b.at).map((f) => f.zone);
+}
+
+/** A conversion the request states: its one time, the zone named nearest that time, and the one other zone the action names. */
+export interface Conversion {
+  time: string;
+  source: string;
+  target: string;
+}
+
+/** The conversion an action asks for, or null unless the request states exactly one time and the action names exactly one other place. */
+export function conversionOf(input: string, clause: string): Conversion | null {
+  const times = statedTimes(input);
+  const named = zonesAt(input);
+  if (times.length !== 1 || !named.length) return null;
+  const { time, at } = times[0]!;
+  const source = named.reduce((a, b) => (Math.abs(b.at - at) < Math.abs(a.at - at) ? b : a)).zone;
+  const targets = timeZonesNamedIn(clause).filter((z) => z !== source);
+  return targets.length === 1 ? { time, source, target: targets[0]! } : null;
+}
+
+// The properties of a conversion tool (`source_timezone`, `target_timezone`, `time`), by their names.
+const SOURCE_KEY = /source|from/i;
+const TARGET_KEY = /target|dest|^to_/i;
+const TIME_KEY = /^time$/i;
+
+/** Whether a tool's schema converts a time between two zones: a required source zone, a required target zone. */
+export function convertsTime(schema: Schema): boolean {
+  const required = ((schema.required as string[] | undefined) ?? []).filter(isTimeZoneKey);
+  return required.some((k) => SOURCE_KEY.test(k)) && required.some((k) => TARGET_KEY.test(k));
+}
+
+/** The conversion tool's schema with its zones and time held to the one conversion the request states; null when it states none. */
+function heldToConversion(schema: Schema, conversion: Conversion | null): Schema | null {
+  if (!conversion) return null;
+  const properties = (schema.properties ?? {}) as Record<string, Schema>;
+  const value = (key: string) =>
+    isTimeZoneKey(key) ? (SOURCE_KEY.test(key) ? conversion.source : conversion.target) : TIME_KEY.test(key) ? conversion.time : null;
+  const held = Object.fromEntries(
+    Object.keys(properties).flatMap((k) => {
+      const v = value(k);
+      return v === null ? [] : [[k, { enum: [v] }]];
+    }),
+  );
+  return { ...schema, properties: { ...properties, ...held } };
 }
 
 type Schema = Record<string, unknown>;
 
 /**
- * The argument schema with each time-zone property held to the zones the text names; null unless the
- * text names exactly as many as the tool requires.
+ * The argument schema with each time-zone property held to the zones the sentence names; null unless
+ * it names exactly as many as the tool requires. A conversion tool is held to the request's one
+ * conversion instead (conversionOf), or null when it states none.
  */
-export function withTimeZones(schema: Schema, input: string): Schema | null {
+export function withTimeZones(schema: Schema, sentence: string, conversion: Conversion | null = null): Schema | null {
   const properties = (schema.properties ?? {}) as Record<string, Schema>;
   const keys = Object.keys(properties).filter(isTimeZoneKey);
   if (!keys.length) return schema;
-  const zones = timeZonesNamedIn(input);
+  if (convertsTime(schema)) return heldToConversion(schema, conversion);
+  const zones = timeZonesNamedIn(sentence);
   const required = new Set((schema.required as string[] | undefined) ?? []);
   // As many places as the tool takes zones: one more ("the time in Singapore, and its UTC offset") and the choice is the model's guess.
   if (zones.length !== keys.filter((k) => required.has(k)).length) return null;

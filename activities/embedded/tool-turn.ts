@@ -18,6 +18,7 @@ import { withRecalledText } from '../agent.ts';
 import type { AgentDeps, CallContext } from '../model-call.ts';
 import { actionOptions } from '../../domain/agent/plan-options.ts';
 import { answerPart, type NumberedPart } from './answer-part.ts';
+import { resultLines } from './answer-lines.ts';
 import { asksFigure, FIGURE_REASON } from './asks-figure.ts';
 import { chooseCalculation, writtenExpression } from './figure.ts';
 import { alphabeticalAnswer, asksAlphabeticalOrder } from './sort-list.ts';
@@ -233,6 +234,12 @@ export function embeddedTurns(deps: AgentDeps) {
       // A figure to work out is not the small model's to guess: unresolved, saying what would do it. A time a
       // time-zone tool read (it took a time zone) is found in its result, not worked out.
       const readTime = Object.keys(stepOf.get(by ?? '')?.arguments ?? {}).some(isTimeZoneKey);
+      // What a time-zone tool read is the answer as it returned it, every line (a conversion's source and target both): no line is the model's pick.
+      const timeRead = readTime ? results.find((r) => r.step_id === by && r.status === 'done') : undefined;
+      if (timeRead) {
+        parts.push({ action, status: 'performed', result: resultLines([timeRead]).join('; ') });
+        continue;
+      }
       if (asksFigure(actions[action - 1]!) && !readTime) {
         parts.push({ action, status: 'unresolved', reason: FIGURE_REASON });
         continue;

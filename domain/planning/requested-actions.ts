@@ -4,6 +4,7 @@
 // performed), for local and upstream runs alike: no clause is dropped silently.
 import { sentencesOf, tidy, clausesOfSentence, wordsOf } from '../text/analyze.ts';
 import { messageSpan, namedMaterial, namesAttachment, namesOpenable, quotes } from './material.ts';
+import { bareListItems } from '../text/find-in-text.ts';
 
 /** analysis: work on the given text (a model's answer does it); delivery: send the result (webhook); unsupported: an effect no tool performs. */
 export type ActionKind = 'analysis' | 'delivery' | 'unsupported';
@@ -336,6 +337,10 @@ function withMessageSources(actions: RequestedAction[], given: boolean): Request
   return out;
 }
 
+// Words a qualifier of the request starts with, and the verbs that end in -ing all the same.
+const QUALIFIER_START = new Set('only not anything nothing everything something'.split(' '));
+const ING_VERBS = new Set('bring ring sing string swing fling sting wring'.split(' '));
+
 // Words a declarative sentence starts with; an imperative starts with its verb ("Mention the date").
 const DECLARATIVE_START = new Set('the a an this that these those it its our my your their his her we i you they he she there here'.split(' '));
 
@@ -357,7 +362,11 @@ function isStatement(a: RequestedAction): boolean {
   const [word = '', second = ''] = wordsOf(a.clause);
   // "We're …", "I'm …": the pronoun before its contraction.
   const first = word.replace(/'(?:re|m|ve|ll|d)$/, '');
-  return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second) || labelsData(a.clause);
+  // A qualifier ("only need staging", "not prod", "anything on its level can wait") or what the asker is
+  // doing ("Doing the weekly order.", "Filling in the form -") is context for the request beside it.
+  if (QUALIFIER_START.has(first.toLowerCase()) || (/^[a-z]{2,}ing$/i.test(first) && !ING_VERBS.has(first.toLowerCase()))) return true;
+  // A bare list ("bananas, oat milk, dish soap, eggs") is the material of the question beside it.
+  return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second) || labelsData(a.clause) || bareListItems(a.clause) !== null;
 }
 
 /**

@@ -3,7 +3,7 @@
 import { digestOf } from '../digest.ts';
 import { type RequestedAction, requestedActions } from '../planning/requested-actions.ts';
 import { analyzeObjective } from '../text/analyze.ts';
-import { contactDetailsIn, listItemsIn, sentenceAt } from '../text/find-in-text.ts';
+import { contactDetailsIn, listItemsAt, listItemsIn } from '../text/find-in-text.ts';
 
 export function textAnalysisOutput(scope: string) {
   const facts = analyzeObjective(scope);
@@ -40,17 +40,12 @@ export function memorySource(e: Partial<MemoryReference> & { id: string; content
   return { source: `memory:${e.id}`, digest: e.digest ?? digestOf(content), characters: e.characters ?? content.length, units_total: 1, units_used: 1 };
 }
 
-/** The text an analysis tool reads for `action`: that action's sentence of the input, or the whole input when no action is named. */
-function actionSentence(input: string, action: number | null, actions: RequestedAction[] | undefined): string {
-  const a = action === null ? undefined : (actions ?? requestedActions(input))[action - 1];
-  return a ? sentenceAt(input, a.sentence) : input;
-}
-
 const listed = (label: string, xs: string[]) => (xs.length ? [`${label}: ${xs.join(', ')}.`] : []);
 
 /** count_list_items: the items of the list the action's sentence gives, counted; null when it gives none. */
 export function listCountOutput(input: string, action: number | null, actions?: RequestedAction[]) {
-  const items = listItemsIn(actionSentence(input, action, actions));
+  const a = action === null ? undefined : (actions ?? requestedActions(input))[action - 1];
+  const items = a ? listItemsAt(input, a.sentence) : listItemsIn(input);
   if (!items) return null;
   return { action, count: items.length, items, answer: `${items.length} item${items.length === 1 ? '' : 's'}: ${items.join(', ')}.` };
 }

@@ -60,7 +60,27 @@ export function listItemsIn(sentence: string): string[] | null {
   return items.length ? items : null;
 }
 
-/** The sentence of `input` an action is in (its index from requestedActions). */
-export function sentenceAt(input: string, index: number): string {
-  return sentencesOf(input)[index] ?? '';
+/** Items of a bare list are this short, and a bare list has at least this many. */
+const BARE_ITEM_WORDS = 4;
+const BARE_ITEMS_MIN = 3;
+
+/**
+ * The items of a sentence that is nothing but a list ("bananas, oat milk, dish soap, eggs"): three or
+ * more short items between commas or semicolons, no colon, no question; null for any other sentence.
+ */
+export function bareListItems(sentence: string): string[] | null {
+  const body = sentence.trim().replace(/[.!]+$/, '');
+  if (/[:?"“]/.test(body) || !/[,;]/.test(body)) return null;
+  const items = body.split(/\s*[,;]\s*(?:(?:and|or|&)\s+)?|\s+(?:and|or|&)\s+/i).map((s) => s.trim());
+  const short = items.every((s) => /[\p{L}\p{N}]/u.test(s) && s.split(/\s+/).length <= BARE_ITEM_WORDS);
+  return items.length >= BARE_ITEMS_MIN && short ? items : null;
+}
+
+/**
+ * The items of the list the `index`-th sentence of `input` gives; or, when that sentence asks about a
+ * list it does not give ("How many are on this list?"), the bare list the next sentence is.
+ */
+export function listItemsAt(input: string, index: number): string[] | null {
+  const sentences = sentencesOf(input);
+  return listItemsIn(sentences[index] ?? '') ?? bareListItems(sentences[index + 1] ?? '');
 }

@@ -21,11 +21,19 @@ const TERMINAL = new Set(['completed', 'failed', 'needs_attention']);
 const RUN_WAIT_MS = 240_000;
 const here = (p: string) => path.join(projectRoot, 'scripts', 'eval', 'fresh', p);
 
-/** cases.json (tuning and held-out halves), then cases-extra.json … cases-extra6.json: 40 more tuning cases each, written the same way by six more helper sessions. */
+/** cases.json (tuning and held-out halves), then cases-extra.json … cases-extra8.json: 40 more tuning cases each, written the same way by eight more helper sessions. */
 export const freshCases = (): FreshCase[] =>
-  ['cases.json', 'cases-extra.json', 'cases-extra2.json', 'cases-extra3.json', 'cases-extra4.json', 'cases-extra5.json', 'cases-extra6.json'].flatMap(
-    (f) => JSON.parse(readFileSync(here(f), 'utf8')) as FreshCase[],
-  );
+  [
+    'cases.json',
+    'cases-extra.json',
+    'cases-extra2.json',
+    'cases-extra3.json',
+    'cases-extra4.json',
+    'cases-extra5.json',
+    'cases-extra6.json',
+    'cases-extra7.json',
+    'cases-extra8.json',
+  ].flatMap((f) => JSON.parse(readFileSync(here(f), 'utf8')) as FreshCase[]);
 
 interface FreshRow extends FreshVerdict {
   id: string;

@@ -43,8 +43,13 @@ export class ScriptedWorld {
     for (const entry of readdirSync(DIR)) rmSync(path.join(DIR, entry), { recursive: true, force: true });
     this.git('reset', '-q', '--hard', this.first);
     this.git('clean', '-qfdx');
-    for (const [name, text] of Object.entries(c.seed?.files ?? {})) writeFileSync(path.join(DIR, name), text);
-    for (const [name, text] of Object.entries(c.seed?.repo_files ?? {})) writeFileSync(path.join(REPO, name), text);
+    // A seeded file may sit in a folder of its own ("archive/price-list-2023.txt").
+    const seed = (file: string, text: string) => {
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, text);
+    };
+    for (const [name, text] of Object.entries(c.seed?.files ?? {})) seed(path.join(DIR, name), text);
+    for (const [name, text] of Object.entries(c.seed?.repo_files ?? {})) seed(path.join(REPO, name), text);
     const memory = (c.seed?.memory ?? []).map((e) => JSON.stringify({ type: 'entity', ...e }));
     writeFileSync(MEMORY_FILE, memory.length ? `${memory.join('\n')}\n` : '');
   }
