@@ -3,11 +3,11 @@
 // sentence, an effect is claimed only through its external call, and what failed is unresolved.
 import { describe, expect, it } from 'vitest';
 import { holdsOwnWord, resultLines, sharesTellingWord } from '../activities/embedded/answer-lines.ts';
-import { asksToSee, choiceOf, givenSentences, lacksAskedContact } from '../activities/embedded/answer-part.ts';
+import { asksToSee, asksYesOrNo, choiceOf, givenSentences, lacksAskedContact } from '../activities/embedded/answer-part.ts';
 import { calculationsOf, numbersOf, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
 import { repeatedValue } from '../activities/embedded/repeated-values.ts';
-import { conversionOf, statedTimes, timeZonesNamedIn, withTimeZones } from '../activities/embedded/time-zones.ts';
+import { asksTimeNow, conversionOf, statedTimes, timeZonesNamedIn, withTimeZones } from '../activities/embedded/time-zones.ts';
 import { audienceOf, callIdOf, copiesInstruction, protocolArguments } from '../activities/embedded/report.ts';
 import { planReport, quotesOf, type ShownResult } from '../domain/planning/plan-report.ts';
 import { accountFor, type CallRecord } from '../domain/agent/report.ts';
@@ -179,23 +179,27 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
       required: ['source_timezone', 'time', 'target_timezone'],
       properties: { source_timezone: { enum: ['x'] }, time: { enum: ['16:00'] }, target_timezone: { enum: ['x'] } },
     };
+    const conv = (input: string) => conversionOf(input, requestedActions(input).at(-1)!);
     const asked = 'If it is 4pm in Tokyo, what time is it in Dubai?';
-    const held = withTimeZones(convert, asked, conversionOf(asked, asked))!.properties as Record<string, { enum: string[] }>;
+    const held = withTimeZones(convert, asked, conv(asked))!.properties as Record<string, { enum: string[] }>;
     // From the place named nearest the time, to the other: never swapped, and the time in the tool's 24-hour form.
     expect([held.source_timezone!.enum, held.time!.enum, held.target_timezone!.enum]).toEqual([['Asia/Tokyo'], ['16:00'], ['Asia/Dubai']]);
-    const later = 'What time is it in Dubai when it is 09:30 in Tokyo?';
-    expect(conversionOf(later, later)).toEqual({ time: '09:30', source: 'Asia/Tokyo', target: 'Asia/Dubai' });
-    // The time in one sentence, the place asked in the next.
-    expect(conversionOf('Our standup is 10:30 in Kolkata. What is that in UTC?', 'What is that in UTC?')).toEqual({
-      time: '10:30',
-      source: 'Asia/Kolkata',
-      target: 'UTC',
-    });
-    // No place the platform knows to convert to, two times stated, or two places asked: no conversion, and the tool is not run.
-    expect(conversionOf('Convert 18:00 UTC to India time', 'Convert 18:00 UTC to India time')).toBeNull();
-    expect(conversionOf('Is 9:00 or 10:00 in Tokyo better for Dubai?', 'Is 9:00 or 10:00 in Tokyo better for Dubai?')).toBeNull();
-    expect(conversionOf('Convert 18:20 Dubai time to Singapore time and to UTC', 'Convert 18:20 Dubai time to Singapore time and to UTC')).toBeNull();
+    expect(conv('What time is it in Dubai when it is 09:30 in Tokyo?')).toEqual({ time: '09:30', source: 'Asia/Tokyo', target: 'Asia/Dubai' });
+    // "from" names the source, wherever the time stands.
+    expect(conv('Convert 10:00 to Tokyo time from London')).toEqual({ time: '10:00', source: 'Europe/London', target: 'Asia/Tokyo' });
+    // The time in one sentence, the place asked in the next; an offset is no time of day.
+    expect(conv('Our standup is 10:30 in Kolkata. What is that in UTC?')).toEqual({ time: '10:30', source: 'Asia/Kolkata', target: 'UTC' });
+    expect(conv("if it's 12 noon in Yangon what time is it in Darwin")).toEqual({ time: '12:00', source: 'Asia/Yangon', target: 'Australia/Darwin' });
+    expect(conv("I'm in London (GMT+1:00). What time is 9am London time in Tokyo?")).toEqual({ time: '09:00', source: 'Europe/London', target: 'Asia/Tokyo' });
+    // No place the platform knows to convert to, two times stated, two places asked, or the time now: no conversion, and the tool is not run.
+    expect(conv('Convert 18:00 UTC to India time')).toBeNull();
+    expect(conv('Is 9:00 or 10:00 in Tokyo better for Dubai?')).toBeNull();
+    expect(conv('Convert 18:20 Dubai time to Singapore time and to UTC')).toBeNull();
+    expect(conv('The 3pm London meeting is done. What time is it in Tokyo right now?')).toBeNull();
     expect(withTimeZones(convert, 'Convert 18:00 UTC to India time')).toBeNull();
+    // The time now answers only a question about now.
+    const now = ['What time is it in Tokyo right now?', 'What time will it be in Singapore when the client call starts?'];
+    expect(now.map(asksTimeNow)).toEqual([true, false]);
     const current = { type: 'object', required: ['timezone'], properties: { timezone: { enum: ['x'] } } };
     expect(withTimeZones(current, "What time is it in Singapore, and what's Singapore's UTC offset?")).toBeNull();
     expect(statedTimes('at 2 p.m. or 12am, not 3.5 or 2025, on 10/30')).toEqual([
@@ -215,11 +219,20 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(holdsOwnWord("who's on call saturday?", rota[3]!, rota)).toBe(true);
     expect(holdsOwnWord("who's on call saturday?", rota[2]!, rota)).toBe(false);
     expect(holdsOwnWord('who is the backup?', rota[3]!, rota)).toBe(false);
+    // "backup" singles out the header, "saturday" the Saturday line: neither alone holds the question's words.
+    expect(holdsOwnWord('who is the backup on saturday?', rota[1]!, rota)).toBe(false);
+    expect(holdsOwnWord('who is the backup on saturday?', rota[3]!, rota)).toBe(false);
+    expect(['Is it still daytime in London?', "what's the time in Tokyo?"].map((clause) => asksYesOrNo({ clause } as never))).toEqual([true, false]);
   });
 
   it('answers with what a read returned only an instruction that asks to see it', () => {
     expect(['Read a.txt', 'Can you show me what notes.txt contains', 'please list the files in /tmp/share/'].map(asksToSee)).toEqual([true, true, true]);
-    expect(['Password-protect payroll-nov.csv so only the directors can open it', 'Print rota.txt for the noticeboard'].map(asksToSee)).toEqual([false, false]);
+    const others = [
+      'Password-protect payroll-nov.csv so only the directors can open it',
+      'Print rota.txt for the noticeboard',
+      'List the three biggest risks in a.txt',
+    ];
+    expect([...others, 'Look at a.txt and fix the typos'].map(asksToSee)).toEqual([false, false, false, false]);
   });
 
   it('gives no line as the answer to a question for contact details the line does not hold', () => {

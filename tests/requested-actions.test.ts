@@ -178,6 +178,7 @@ describe('requestedActions: statements are not requests', () => {
     const asked = requestedActions('hey, can you check notes.txt and tell me when and where the next offsite is?').map((a) => a.clause);
     expect(asked).toEqual(['hey, can you check notes.txt', 'tell me when and where the next offsite is?']);
     expect(requestedActions('Read a.txt, next summarise it.').map((a) => a.clause)).toEqual(['Read a.txt', 'summarise it']);
+    expect(requestedActions('Read a.txt and next summarise it.').map((a) => a.clause)).toEqual(['Read a.txt', 'summarise it']);
   });
 
   it('sends nothing that only names what to say, or an aside after a dash, as the message of "let … know"', () => {
@@ -205,8 +206,10 @@ describe('requestedActions: statements are not requests', () => {
     expect(clauses('Doing the weekly order. Which items in stock.csv are low? Anything exactly on its level can wait.')).toEqual([
       'Which items in stock.csv are low?',
     ]);
-    // A verb that ends in -ing is still a request.
+    expect(clauses('Who manages the Leeds warehouse? Should be in our knowledge graph.')).toEqual(['Who manages the Leeds warehouse?']);
+    // A verb that ends in -ing, or a known verb after the qualifier, is still a request.
     expect(clauses('Bring the chairs in. What is on the agenda?')).toEqual(['Bring the chairs in', 'What is on the agenda?']);
+    expect(clauses('Only summarise the first paragraph. What is on the agenda?')).toEqual(['Only summarise the first paragraph', 'What is on the agenda?']);
   });
 
   it('takes a contracted pronoun, or a label and its data, beside a request as its material', () => {

@@ -130,12 +130,30 @@ function tellingWords(text: string): Set<string> {
   return new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => (w.length >= 3 || /\d/.test(w)) && !COMMON.has(w)));
 }
 
-/** Whether the line, among several, is the only one that holds some word of the question. */
-export function holdsOwnWord(question: string, line: string, lines: string[]): boolean {
-  if (lines.length < 2) return false;
+/**
+ * How much each line holds of the question's words that tell the lines apart (words that stand in
+ * some of the lines, not all): each such word counts one, shared among the lines that hold it.
+ */
+function tellingWeights(question: string, lines: string[]): number[] {
   const inLines = lines.map(tellingWords);
-  const own = tellingWords(line);
-  return [...tellingWords(question)].some((w) => own.has(w) && inLines.filter((l) => l.has(w)).length === 1);
+  const weights = lines.map(() => 0);
+  for (const w of tellingWords(question)) {
+    const holders = inLines.flatMap((l, i) => (l.has(w) ? [i] : []));
+    if (holders.length < lines.length) for (const i of holders) weights[i]! += 1 / holders.length;
+  }
+  return weights;
+}
+
+/**
+ * Whether the line, among several, is singled out by the text itself: it holds a whole telling word's
+ * worth (one no other line holds, or several it shares), and more than any other line ("backup" in the
+ * header and "saturday" in a row, for "who is the backup on saturday?", single out neither).
+ */
+export function holdsOwnWord(question: string, line: string, lines: string[]): boolean {
+  const at = lines.indexOf(line);
+  if (lines.length < 2 || at < 0) return false;
+  const weights = tellingWeights(question, lines);
+  return weights[at]! >= 1 && weights.every((w, i) => i === at || w < weights[at]!);
 }
 
 /**
@@ -145,11 +163,5 @@ export function holdsOwnWord(question: string, line: string, lines: string[]): b
  * such evidence, so no line of them answers it; a lone line is checked against "None" instead.
  */
 export function sharesTellingWord(question: string, line: string, lines: string[]): boolean {
-  const inLines = lines.map(tellingWords);
-  const telling = [...tellingWords(question)].filter((w) => {
-    const n = inLines.filter((l) => l.has(w)).length;
-    return n > 0 && n < lines.length;
-  });
-  const chosen = tellingWords(line);
-  return lines.length === 1 || telling.some((w) => chosen.has(w));
+  return lines.length === 1 || (tellingWeights(question, lines)[lines.indexOf(line)] ?? 0) > 0;
 }

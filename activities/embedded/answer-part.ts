@@ -66,12 +66,25 @@ function readText(results: StepResult[]): string | null {
 const READ_ANSWER_MAX = 2_000;
 
 /**
- * An instruction that asks to see something ("Read a.txt", "Show me …", "List the files in …"); any
- * other ("Password-protect payroll.csv") is not carried out by reading it, whatever tool the model chose.
+ * An instruction that asks only to see something ("Read a.txt", "Show me what notes.txt contains",
+ * "List the files in /tmp/share/"): a verb of seeing, then nothing but the file it names and words
+ * for its contents. Any other ("Password-protect payroll.csv", "List the three biggest risks in a.txt")
+ * is not carried out by returning what was read, whatever tool the model chose.
  */
-export const asksToSee = (clause: string) => ASKS_TO_SEE.test(clause.trim());
-const ASKS_TO_SEE =
-  /^(?:(?:please|kindly|just|now|also|and|so)\s+|(?:can|could|would|will) you\s+)*(?:read|show|open|display|view|fetch|get|see|give|paste|list|look(?:\s+at)?|pull up)\b/i;
+export function asksToSee(clause: string): boolean {
+  const m = SEE.exec(clause.trim());
+  if (!m) return false;
+  const rest = clause
+    .trim()
+    .slice(m[0].length)
+    .replace(/[.!]+$/, '')
+    .trim();
+  return /(?:^|\s)(?:[\w.-]*\/[\w./-]*|[\w-]+\.[a-z][a-z0-9]{0,4})(?=$|\s)/i.test(rest) && rest.split(/\s+/).every((w) => SEEN.test(w));
+}
+const SEE = /^(?:(?:please|kindly|just|now|also|and|so)\s+|(?:can|could|would|will) you\s+)*(?:read|show|open|display|view|list|print out|pull up)\b/i;
+// The words such an instruction may hold beside its path: what of the file, and whose.
+const SEEN =
+  /^(?:me|us|what|whats|what's|is|in|the|a|contents?|text|lines?|files?|folder|directory|whole|full|all|everything|of|out|for|says?|contains?|has|[\w.-]*\/[\w./-]*|[\w-]+\.[a-z][a-z0-9]{0,4})$/i;
 
 /**
  * The read that carries out an action that asks for what it reads ("Read a.txt", "Show me what a.txt
@@ -89,6 +102,10 @@ function readAnswer(results: StepResult[], action: RequestedAction, readBy: stri
 export const isQuestion = (action: RequestedAction) =>
   action.clause.trimEnd().endsWith('?') ||
   /^(?:(?:and|also|so|but|plus|then)\s+)?(?:(?:tell|show|give) me\s+)?(?:what|which|who|whom|whose|when|where|why|how)\b/i.test(action.clause.trim());
+
+/** A question answered yes or no ("Is it still daytime in London?"): it opens with a verb, not a question word. */
+export const asksYesOrNo = (action: RequestedAction) =>
+  /^(?:(?:and|also|so|but)\s+)?(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have|isn't|aren't|doesn't)\b/i.test(action.clause.trim());
 
 /** Whether the request gives text to answer from: a quote, or text after a colon. */
 export const givesText = (input: string) => quotes(input) || /:\s+\S/.test(input);

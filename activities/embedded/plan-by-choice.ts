@@ -83,7 +83,7 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
   ];
   // Written under the grammar of the tool's schema, its text limited to spans of the request, a time zone to one its sentence names.
   const spanned = withSpanStrings(bounded, requestSpans(c.input));
-  const schema = spanned && withTimeZones(spanned, sentencesOf(c.input)[action.sentence] ?? action.clause, conversionOf(c.input, action.clause));
+  const schema = spanned && withTimeZones(spanned, sentencesOf(c.input)[action.sentence] ?? action.clause, conversionOf(c.input, action));
   if (!schema) return { do: UNRESOLVED, reason: `the request states no value for an argument ${tool} requires` };
   const called = await callModel(deps, c, `plan:${c.attempt}:arguments:${action.n}`, request(c, messages, maxJsonTokens(schema), schema), []);
   if (called.kind === 'stopped') return called;
@@ -139,9 +139,12 @@ function externalDoubt(c: PlanCall, action: RequestedAction, tool: string, lead:
  * is what answers it.
  */
 function conversionTools(c: PlanCall, action: RequestedAction, serverTools: ServerToolCatalog): string[] {
-  if (action.kind !== 'analysis' || !(isQuestion(action) || asksFigure(action)) || !conversionOf(c.input, action.clause)) return [];
+  if (action.kind !== 'analysis' || action.missing || !(isQuestion(action) || asksFigure(action)) || !conversionOf(c.input, action)) return [];
   return Object.keys(serverTools).filter((t) => serverTools[t]!.effect === 'read' && convertsTime(serverTools[t]!.parameters));
 }
+
+/** A question with nothing to answer it from but what a read returns: no text given, no tenant memory recalled, no figure to work out. */
+const readsOnly = (c: PlanCall, action: RequestedAction) => isQuestion(action) && !givesText(c.input) && !c.memory && !asksFigure(action);
 
 /**
  * The options the model chooses among: a question with nothing to answer it from but what a read
@@ -152,15 +155,15 @@ function offered(c: PlanCall, action: RequestedAction, options: string[], server
   const converting = conversionTools(c, action, serverTools);
   // A time the request states, to convert to a place the action names: the read tools that convert it, not the model's own answer.
   if (converting.length) return [...converting, UNRESOLVED];
-  const readsOnly = isQuestion(action) && !givesText(c.input) && !c.memory && !asksFigure(action);
-  return readsOnly && options.some((x) => serverTools[x]?.effect === 'read') ? options.filter((x) => x !== ANSWER) : options;
+  return readsOnly(c, action) && options.some((x) => serverTools[x]?.effect === 'read') ? options.filter((x) => x !== ANSWER) : options;
 }
 
 /** Each action's options, narrowed once, so the model ranks and the plan's hints list the same ones. */
 export function rankedOptions(c: PlanCall, actions: RequestedAction[], serverTools: ServerToolCatalog): ActionOptions[] {
-  // Statements alone ("It should be in the knowledge graph.") give nothing this model answers from
-  // (answer-part.ts answers only from quoted or introduced text), so they do not keep the catalog's reads from a question.
-  const fitted = givesText(c.input) || c.memory ? actions : actions.map(({ given: _, ...a }) => a);
+  // Statements alone ("It should be in the knowledge graph.") give nothing this model answers a question
+  // from (answer-part.ts answers only from quoted or introduced text), so they do not keep the catalog's
+  // reads from it; the numbers of a figure to work out ("We had 80 sign-ups …") are its material all the same.
+  const fitted = actions.map(({ given, ...a }) => (readsOnly(c, a) ? a : { ...a, ...(given ? { given } : {}) }));
   return buildableOptions(actionOptions(fitted, serverTools, true), serverTools).map((o) => ({
     ...o,
     options: offered(c, actions[o.action - 1]!, o.options, serverTools),

@@ -6,8 +6,9 @@
 // unresolved. A tool with two such properties needs two places named, and two different values; a
 // sentence that names more places than the tool takes zones leaves the action unresolved too.
 // A conversion ("If it's 15:00 in Singapore, what time is it in Dubai?") is held further: the one
-// time the request states, in the tool's 24-hour form, from the place named nearest it, to the one
+// time the action's sentence states, in the tool's 24-hour form, from the place after "from" or named nearest it, to the one
 // other place the action names; so the model cannot swap the two, nor write the time wrong.
+import { sentencesOf } from '../../domain/text/analyze.ts';
 
 /** A property that takes a time zone, by its name. */
 export const isTimeZoneKey = (key: string) => /time_?zone$|^tz$/i.test(key);
@@ -46,9 +47,15 @@ export function timeZonesNamedIn(text: string): string[] {
   return [...new Set(zonesAt(text).map((f) => f.zone))];
 }
 
-/** The times of day the text states ("15:00", "3pm", "2 p.m.", "08:30"), in 24-hour HH:MM, with where each stands. */
+/** The times of day the text states ("15:00", "3pm", "2 p.m.", "08:30", "noon"), in 24-hour HH:MM, with where each stands. */
 export function statedTimes(text: string): { time: string; at: number }[] {
-  return [...text.matchAll(/(?<![\d:.,/])(\d{1,2})(?::([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\d:])/gi)].flatMap((m) => {
+  const named = [...text.matchAll(/\b(noon|midday|midnight)\b/gi)].map((m) => ({ time: /midnight/i.test(m[1]!) ? '00:00' : '12:00', at: m.index }));
+  return [...named, ...clockTimes(text)].sort((a, b) => a.at - b.at);
+}
+
+/** The times of day the text states on a clock ("15:00", "3pm"); not an offset ("GMT+1:00", "UTC-05:00"). */
+function clockTimes(text: string): { time: string; at: number }[] {
+  return [...text.matchAll(/(?<![\d:.,/+\-−]|(?:GMT|UTC)\s?)(\d{1,2})(?::([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\d:])/gi)].flatMap((m) => {
     const [hour, minutes, half] = [Number(m[1]), m[2], m[3]?.toLowerCase().replace(/\./g, '')];
     if (minutes === undefined && half === undefined) return [];
     if (half ? hour < 1 || hour > 12 : hour > 23) return [];
@@ -64,14 +71,31 @@ export interface Conversion {
   target: string;
 }
 
-/** The conversion an action asks for, or null unless the request states exactly one time and the action names exactly one other place. */
-export function conversionOf(input: string, clause: string): Conversion | null {
-  const times = statedTimes(input);
-  const named = zonesAt(input);
+/** Words that ask for the time it is now, which no stated time converts. */
+const NOW = /\b(?:now|currently|at the moment)\b/i;
+
+/** A question about the time it is now ("What time is it in Tokyo?", "the time there right now"), not at another time. */
+export const asksTimeNow = (clause: string) =>
+  !/\b(?:will|when)\b/i.test(clause) && (NOW.test(clause) || /\bwhat(?:'s| is) the time\b|\bwhat time is it\b/i.test(clause));
+
+/**
+ * The conversion an action asks for, or null. Its time is the one its sentence states (or, when it
+ * states none, the sentence before: "… at 10:30 in Kolkata. What is that in UTC?"); its source the
+ * place after "from", else the one named nearest that time; its target the one other place the action
+ * names. Two times, two places to convert to, or a question about now: null.
+ */
+export function conversionOf(input: string, action: { clause: string; sentence: number }): Conversion | null {
+  if (NOW.test(action.clause)) return null;
+  const sentences = sentencesOf(input);
+  const own = sentences[action.sentence] ?? action.clause;
+  const text = statedTimes(own).length ? own : `${sentences[action.sentence - 1] ?? ''} ${own}`;
+  const times = statedTimes(text);
+  const named = zonesAt(text);
   if (times.length !== 1 || !named.length) return null;
   const { time, at } = times[0]!;
-  const source = named.reduce((a, b) => (Math.abs(b.at - at) < Math.abs(a.at - at) ? b : a)).zone;
-  const targets = timeZonesNamedIn(clause).filter((z) => z !== source);
+  const from = named.find((n) => /\bfrom\s+(?:\S+\s+)?$/i.test(text.slice(Math.max(0, n.at - 16), n.at)));
+  const source = (from ?? named.reduce((a, b) => (Math.abs(b.at - at) < Math.abs(a.at - at) ? b : a))).zone;
+  const targets = timeZonesNamedIn(action.clause).filter((z) => z !== source);
   return targets.length === 1 ? { time, source, target: targets[0]! } : null;
 }
 

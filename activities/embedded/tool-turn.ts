@@ -17,16 +17,18 @@ import type { ServerToolCatalog } from '../../domain/tools.ts';
 import { withRecalledText } from '../agent.ts';
 import type { AgentDeps, CallContext } from '../model-call.ts';
 import { actionOptions } from '../../domain/agent/plan-options.ts';
-import { answerPart, type NumberedPart } from './answer-part.ts';
+import { answerPart, asksYesOrNo, type NumberedPart } from './answer-part.ts';
 import { resultLines } from './answer-lines.ts';
 import { asksFigure, FIGURE_REASON } from './asks-figure.ts';
 import { chooseCalculation, writtenExpression } from './figure.ts';
 import { alphabeticalAnswer, asksAlphabeticalOrder } from './sort-list.ts';
-import { isTimeZoneKey } from './time-zones.ts';
+import { asksTimeNow, isTimeZoneKey } from './time-zones.ts';
 import { planByChoice } from './plan-by-choice.ts';
 import { planReport, type ShownResult } from '../../domain/planning/plan-report.ts';
 import { callIdOf, copiesInstruction, protocolArguments, proposedCall, wireCall } from './report.ts';
 import { needsStronger } from '../../domain/planning/needs-stronger.js';
+
+const TIME_NOT_YES_OR_NO = needsStronger('the time-zone tool says what time it is, and the question asks yes or no, which the small model does not decide');
 
 /** What the adapter carries between its turns. */
 interface AdapterState {
@@ -233,11 +235,18 @@ export function embeddedTurns(deps: AgentDeps) {
       }
       // A figure to work out is not the small model's to guess: unresolved, saying what would do it. A time a
       // time-zone tool read (it took a time zone) is found in its result, not worked out.
-      const readTime = Object.keys(stepOf.get(by ?? '')?.arguments ?? {}).some(isTimeZoneKey);
-      // What a time-zone tool read is the answer as it returned it, every line (a conversion's source and target both): no line is the model's pick.
+      const zoneKeys = Object.keys(stepOf.get(by ?? '')?.arguments ?? {}).filter(isTimeZoneKey);
+      const readTime = zoneKeys.length > 0;
+      // What a time-zone tool read is the answer as it returned it, every line (a conversion's source and target both): no line is
+      // the model's pick. A conversion was held to the one the request states; the time now answers only a question about now
+      // ("What time will it be in Singapore when the call starts?" is not). Neither says yes or no.
       const timeRead = readTime ? results.find((r) => r.step_id === by && r.status === 'done') : undefined;
-      if (timeRead) {
-        parts.push({ action, status: 'performed', result: resultLines([timeRead]).join('; ') });
+      if (timeRead && (zoneKeys.length > 1 || asksTimeNow(actions[action - 1]!.clause))) {
+        parts.push(
+          asksYesOrNo(actions[action - 1]!)
+            ? { action, status: 'unresolved', reason: TIME_NOT_YES_OR_NO }
+            : { action, status: 'performed', result: resultLines([timeRead]).join('; ') },
+        );
         continue;
       }
       if (asksFigure(actions[action - 1]!) && !readTime) {

@@ -107,6 +107,7 @@ const SPLIT_VERBS = [
   prioritize explain describe highlight estimate collect compile gather examine investigate propose suggest recommend write
   prepare translate`),
 ];
+const KNOWN_VERBS: ReadonlySet<string> = new Set(SPLIT_VERBS);
 const ACTION_SPLIT = new RegExp(`\\s*(?:,|\\band\\b|\\bor\\b|\\bbut\\b|&)\\s+(?:then\\s+|also\\s+|please\\s+)*(?=(?:${SPLIT_VERBS.join('|')})\\b(?!-))`, 'i');
 // Only the bare forms ask for something ("must be deleted", "should get paid"); "was restarted" reports it.
 const PASSIVE = new Set(['be', 'get']);
@@ -282,14 +283,15 @@ function actionsOfSentence(sentence: string, index: number): { drafts: Draft[]; 
 export function requestedActions(input: string, options: ReadOptions = {}): RequestedAction[] {
   const drafts: Draft[] = [];
   let introduced = false;
-  sentencesOf(input).forEach((sentence, index) => {
+  const sentences = sentencesOf(input);
+  sentences.forEach((sentence, index) => {
     const read = actionsOfSentence(sentence, index);
     drafts.push(...read.drafts);
     introduced ||= read.material;
   });
   if (drafts.length === 0) drafts.push({ clause: tidy(input), sentence: 0, kind: 'analysis', verb: null });
   const numbered = drafts.map((d, i) => ({ ...d, n: i + 1, missing: namesAttachment(d.clause) ? namedMaterial(d.clause) : null }));
-  const requests = withoutStatements(numbered);
+  const requests = withoutStatements(numbered, sentences);
   // Material is given when the input holds more than its requests: statements, text after a colon, a
   // quote, a path a tool may open; or the tenant's memory, when the run recalls it.
   const given = options.memory || introduced || requests.length < numbered.length || quotes(input) || namesOpenable(input);
@@ -337,9 +339,12 @@ function withMessageSources(actions: RequestedAction[], given: boolean): Request
   return out;
 }
 
-// Words a qualifier of the request starts with, and the verbs that end in -ing all the same.
+// Words a qualifier beside a question starts with ("only need staging", "not prod"), the verbs that end
+// in -ing all the same, and where "should be …" says the material is ("should be in the knowledge graph").
 const QUALIFIER_START = new Set('only not anything nothing everything something'.split(' '));
 const ING_VERBS = new Set('bring ring sing string swing fling sting wring'.split(' '));
+const MODAL = new Set('should might may must'.split(' '));
+const PLACE_PREPOSITIONS = new Set('in on at inside under somewhere there here'.split(' '));
 
 // Words a declarative sentence starts with; an imperative starts with its verb ("Mention the date").
 const DECLARATIVE_START = new Set('the a an this that these those it its our my your their his her we i you they he she there here'.split(' '));
@@ -348,6 +353,12 @@ const DECLARATIVE_START = new Set('the a an this that these those it its our my 
 function labelsData(clause: string): boolean {
   const label = /^([^:\s]+):\s/.exec(clause.replace(/"[^"]*"|“[^”]*”/g, '""'));
   return label !== null && wordsOf(label[1]!).length === 1 && colonMaterial(clause);
+}
+
+/** The clause's words, the first without its contraction ("We're …" → we). */
+function leadingWords(clause: string): string[] {
+  const [first = '', ...rest] = wordsOf(clause);
+  return [first.replace(/'(?:re|m|ve|ll|d)$/, ''), ...rest];
 }
 
 /**
@@ -359,23 +370,36 @@ function isStatement(a: RequestedAction): boolean {
   if (a.kind !== 'analysis' || a.verb !== null || a.missing !== null || a.clause.trimEnd().endsWith('?')) return false;
   // A negated effect ("Do not email anyone") is a constraint on the request, not one of its own.
   if (NEGATED.test(a.clause.replace(FILLER, ''))) return true;
-  const [word = '', second = ''] = wordsOf(a.clause);
-  // "We're …", "I'm …": the pronoun before its contraction.
-  const first = word.replace(/'(?:re|m|ve|ll|d)$/, '');
-  // A qualifier ("only need staging", "not prod", "anything on its level can wait") or what the asker is
-  // doing ("Doing the weekly order.", "Filling in the form -") is context for the request beside it.
-  if (QUALIFIER_START.has(first.toLowerCase()) || (/^[a-z]{2,}ing$/i.test(first) && !ING_VERBS.has(first.toLowerCase()))) return true;
-  // A bare list ("bananas, oat milk, dish soap, eggs") is the material of the question beside it.
-  return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second) || labelsData(a.clause) || bareListItems(a.clause) !== null;
+  const [first = '', second = ''] = leadingWords(a.clause);
+  return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second) || labelsData(a.clause);
+}
+
+/**
+ * Context beside a question, not a request of its own: where its material is ("Should be in our
+ * knowledge graph."), a qualifier ("only need staging - not prod"), what the asker is doing ("Doing the
+ * weekly order."), or the bare list the question before it asks about ("How many are on this list?
+ * bananas, oat milk, eggs"). A clause with any verb this file knows, or a modal, still asks.
+ */
+function isContextOfQuestion(a: RequestedAction, sentences: string[]): boolean {
+  if (a.kind !== 'analysis' || a.missing !== null || a.clause.trimEnd().endsWith('?')) return false;
+  const ws = leadingWords(a.clause);
+  const [first = '', second = '', third = ''] = ws;
+  if (MODAL.has(first) && second === 'be' && PLACE_PREPOSITIONS.has(third)) return true;
+  if (a.verb !== null || ws.some((w) => MODAL.has(w) || verbIn(w, KNOWN_VERBS) !== null)) return false;
+  if (QUALIFIER_START.has(first) || (/^[a-z]{2,}ing$/.test(first) && !ING_VERBS.has(first))) return true;
+  return bareListItems(a.clause) !== null && (sentences[a.sentence - 1] ?? '').trimEnd().endsWith('?');
 }
 
 /**
  * Statements beside a request are its material, not requests of their own ("Summarise: The office
- * opens in May. Rent is lower."). Input with no request at all keeps its statements as analysis.
+ * opens in May. Rent is lower."); beside a question, so is its context. Input with no request at all
+ * keeps its statements as analysis.
  */
-function withoutStatements(actions: RequestedAction[]): RequestedAction[] {
-  if (actions.every(isStatement)) return actions;
-  return actions.filter((a) => !isStatement(a)).map((a, i) => ({ ...a, n: i + 1 }));
+function withoutStatements(actions: RequestedAction[], sentences: string[]): RequestedAction[] {
+  const asks = actions.some((a) => a.clause.trimEnd().endsWith('?'));
+  const statement = (a: RequestedAction) => isStatement(a) || (asks && isContextOfQuestion(a, sentences));
+  if (actions.every(statement)) return actions;
+  return actions.filter((a) => !statement(a)).map((a, i) => ({ ...a, n: i + 1 }));
 }
 
 /** Why an unsupported action stays unresolved, in words a person can act on. */

@@ -26,7 +26,7 @@ const CONSTRAINT_CUE =
 const QUANTITY =
   /(?:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\bq[1-4]\b|[$€£]\s?\d(?:[\d,.]*\d)?\s?(?:k|m|bn)?|\b\d(?:[\d,.]*\d)?\s?(?:%|percent|hours?|hrs?|days?|weeks?|months?|years?|minutes?|k|m|bn|usd|eur|gbp|people|users|customers|steps?|pages?|items?)?)(?=[\s.,;:!?)]|$)/gi;
 const EXCLUSION = /\b(?:without|excluding|except(?: for)?|not including|but not|do not|don't|no)\s+([^.;,!?]{3,80})/gi;
-const CLAUSE_SPLIT = /\s*(?:;|\bthen\b|\bafter that\b|\bfinally\b|(?<=^|[,:.]\s*)next\b|,\s*and\s+|\n|(?:^|\s)(?:\d+[.)]|[-*•])\s+)\s*/i;
+const CLAUSE_SPLIT = /\s*(?:;|\bthen\b|\bafter that\b|\bfinally\b|(?<=^|[,:.]\s*)next\b|\band\s+next\b|,\s*and\s+|\n|(?:^|\s)(?:\d+[.)]|[-*•])\s+)\s*/i;
 
 /**
  * The sentences of a text: split after a full stop, question or exclamation mark, except after a

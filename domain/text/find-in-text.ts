@@ -76,11 +76,18 @@ export function bareListItems(sentence: string): string[] | null {
   return items.length >= BARE_ITEMS_MIN && short ? items : null;
 }
 
+/** A file name or path in a sentence ("guests.txt", "/tmp/a"): the list it asks about is in there, not in the next sentence. */
+const NAMES_FILE = /(?:^|\s)(?:[\w.-]*\/[\w./-]+|[\w-]+\.[a-z][a-z0-9]{0,4})(?=$|[\s,;:!?)'"])/i;
+
 /**
- * The items of the list the `index`-th sentence of `input` gives; or, when that sentence asks about a
- * list it does not give ("How many are on this list?"), the bare list the next sentence is.
+ * The items of the list the `index`-th sentence of `input` gives; or, when that sentence is a question
+ * about a list it neither gives nor names a file for ("How many are on this list?"), the bare list the
+ * next sentence is.
  */
 export function listItemsAt(input: string, index: number): string[] | null {
   const sentences = sentencesOf(input);
-  return listItemsIn(sentences[index] ?? '') ?? bareListItems(sentences[index + 1] ?? '');
+  const sentence = sentences[index] ?? '';
+  const given = listItemsIn(sentence);
+  if (given || !sentence.trimEnd().endsWith('?') || NAMES_FILE.test(sentence)) return given;
+  return bareListItems(sentences[index + 1] ?? '');
 }
