@@ -103,6 +103,9 @@ describe('choices over the whole filesystem catalog', () => {
   it('offers the exact list count only for list items, not for words', () => {
     expect(offered('Count the words in this sentence: the quick brown fox jumps.')[0]).not.toContain('count_list_items');
     expect(offered('How many items are in this list: pens, clips, staples?')[0]).toContain('count_list_items');
+    // Some of the items, not all: counting the list answers another question.
+    expect(offered('How many of these are vegetarian: pasta, steak, salad?')[0]).not.toContain('count_list_items');
+    expect(offered('How many dishes of these have nuts: pasta, steak, salad?')[0]).not.toContain('count_list_items');
   });
 
   it('plans an action it cannot do as a gap saying why, however much the whole catalog narrowed', async () => {

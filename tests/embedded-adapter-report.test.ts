@@ -3,7 +3,7 @@
 // sentence, an effect is claimed only through its external call, and what failed is unresolved.
 import { describe, expect, it } from 'vitest';
 import { holdsOwnWord, resultLines, sharesTellingWord } from '../activities/embedded/answer-lines.ts';
-import { asksToSee, asksYesOrNo, choiceOf, givenSentences, lacksAskedContact } from '../activities/embedded/answer-part.ts';
+import { answerPart, asksToSee, asksYesOrNo, choiceOf, givenSentences, lacksAskedContact } from '../activities/embedded/answer-part.ts';
 import { calculationsOf, numbersOf, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
 import { repeatedValue } from '../activities/embedded/repeated-values.ts';
@@ -189,6 +189,9 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(conv('Convert 10:00 to Tokyo time from London')).toEqual({ time: '10:00', source: 'Europe/London', target: 'Asia/Tokyo' });
     // The time in one sentence, the place asked in the next; an offset is no time of day.
     expect(conv('Our standup is 10:30 in Kolkata. What is that in UTC?')).toEqual({ time: '10:30', source: 'Asia/Kolkata', target: 'UTC' });
+    // The source is named in the sentence that states the time, however near the next sentence's place stands.
+    const cutOff = 'Our supplier in Karachi says the cut-off is 16:30 their time. Give me that in Jakarta time.';
+    expect(conv(cutOff)).toEqual({ time: '16:30', source: 'Asia/Karachi', target: 'Asia/Jakarta' });
     expect(conv("if it's 12 noon in Yangon what time is it in Darwin")).toEqual({ time: '12:00', source: 'Asia/Yangon', target: 'Australia/Darwin' });
     expect(conv("I'm in London (GMT+1:00). What time is 9am London time in Tokyo?")).toEqual({ time: '09:00', source: 'Europe/London', target: 'Asia/Tokyo' });
     // No place the platform knows to convert to, two times stated, two places asked, or the time now: no conversion, and the tool is not run.
@@ -215,6 +218,9 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     // No word of the question tells the lines apart: nothing shows the line answers it. A lone line is checked otherwise.
     expect(sharesTellingWord('and who is the backup that day?', rota[3]!, rota)).toBe(false);
     expect(sharesTellingWord('who is it?', rota[3]!, [rota[3]!])).toBe(true);
+    // Another line holds more of the question: the chosen one is about something else.
+    const graph = ['Gustavo Brandão — person — Site supervisor — Starts 6 January', 'Lena Fischer — person — Warehouse operative — Boot size: 39'];
+    expect(sharesTellingWord('What size does Gustavo Brandão take?', graph[1]!, graph)).toBe(false);
     // Only the Saturday line holds "saturday": the text itself singles it out, so a narrower lead may stand.
     expect(holdsOwnWord("who's on call saturday?", rota[3]!, rota)).toBe(true);
     expect(holdsOwnWord("who's on call saturday?", rota[2]!, rota)).toBe(false);
@@ -223,6 +229,19 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(holdsOwnWord('who is the backup on saturday?', rota[1]!, rota)).toBe(false);
     expect(holdsOwnWord('who is the backup on saturday?', rota[3]!, rota)).toBe(false);
     expect(['Is it still daytime in London?', "what's the time in Tokyo?"].map((clause) => asksYesOrNo({ clause } as never))).toEqual([true, false]);
+  });
+
+  it('gives no lone line of a read that took nothing from the request as the answer to a question', async () => {
+    const input = 'Which files in the shared folder end in .tmp?';
+    const read = { step_id: 'emb_step_1', tool: 'files__list_allowed_directories', status: 'done' as const, detail: '', sources: [] };
+    const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, input, action: 1, readBy: 'emb_step_1' };
+    // No model is asked: the part is unresolved before any choice of line.
+    const outcome = await answerPart({} as never, {
+      ...c,
+      results: [{ ...read, output: { content: [{ type: 'text', text: '/srv/share' }] } }],
+      readTakesNothing: true,
+    });
+    expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/whatever was asked/) } });
   });
 
   it('answers with what a read returned only an instruction that asks to see it', () => {

@@ -83,6 +83,8 @@ export function resultLines(results: StepResult[]): string[] {
   return [...new Set(lines.filter((l) => /[\p{L}\p{N}]/u.test(l)))];
 }
 
+export type LineSource = 'given' | 'asked' | 'unasked';
+
 export type LineAnswer = { kind: 'line'; line: string } | { kind: 'unsure'; reason: string } | RankStopped;
 
 /** The line of `lines` that answers `question`, when the model's choice of it is clear enough. */
@@ -92,11 +94,16 @@ export async function answerLine(
   callKey: string,
   question: string,
   lines: string[],
-  /** Lines a tool returned: a lone one must still lead saying that none answers (a one-entity graph is no answer to every question about it). */
-  read = true,
+  /**
+   * Where the lines come from: the request's own text (a lone sentence is its answer), a read of what
+   * the request named, or a read that took nothing from it (the whole graph, the allowed folders), whose
+   * text was not fetched for this question, so no line of it is singled out by it. A lone line a tool
+   * returned must still lead saying that none answers (a one-entity graph is no answer to every question about it).
+   */
+  source: LineSource = 'asked',
 ): Promise<LineAnswer> {
   if (lines.length > LINES_MAX) return { kind: 'unsure', reason: needsStronger(`the result has more lines than the small model can choose among`) };
-  if (lines.length === 1 && !read) return { kind: 'line', line: lines[0]! };
+  if (lines.length === 1 && source === 'given') return { kind: 'line', line: lines[0]! };
   const ranked = lines.length === 1 ? [...lines, NO_LINE] : lines;
   const text = lines.map((l) => truncate(l, LINE_RANKED_MAX)).join('\n');
   const asked = (q: string): ChatMessage[] => [
@@ -110,7 +117,7 @@ export async function answerLine(
   if ('kind' in neutral) return neutral;
   const { best, lead } = leader(withQuestion.map((s, i) => s - neutral[i]!));
   // A narrower lead stands where the line is the only one that holds a word of the question ("saturday").
-  const needed = best < lines.length && holdsOwnWord(question, lines[best]!, lines) ? MIN_SINGLED_OUT_LEAD : MIN_LINE_LEAD;
+  const needed = best < lines.length && source !== 'unasked' && holdsOwnWord(question, lines[best]!, lines) ? MIN_SINGLED_OUT_LEAD : MIN_LINE_LEAD;
   if (lead < needed || best >= lines.length)
     return { kind: 'unsure', reason: needsStronger(`the small model could not tell clearly which line of the result answers it`) };
   if (!sharesTellingWord(question, lines[best]!, lines))
@@ -158,10 +165,15 @@ export function holdsOwnWord(question: string, line: string, lines: string[]): b
 
 /**
  * Evidence that the chosen line is about what was asked: of the question's words that stand in some of
- * the lines but not all ("saturday" in "who's on call saturday?"), the line holds one. Among several
- * lines, a question none of whose words tells them apart ("and who is the backup that day") gives no
- * such evidence, so no line of them answers it; a lone line is checked against "None" instead.
+ * the lines but not all ("saturday" in "who's on call saturday?"), the line holds some, and no other
+ * line holds more ("What size does Gustavo take?" is not answered by Lena's "Boot size: 39" beside
+ * Gustavo's own line). Among several lines, a question none of whose words tells them apart ("and who
+ * is the backup that day") gives no such evidence, so no line of them answers it; a lone line is
+ * checked against "None" instead.
  */
 export function sharesTellingWord(question: string, line: string, lines: string[]): boolean {
-  return lines.length === 1 || (tellingWeights(question, lines)[lines.indexOf(line)] ?? 0) > 0;
+  if (lines.length === 1) return true;
+  const weights = tellingWeights(question, lines);
+  const own = weights[lines.indexOf(line)] ?? 0;
+  return own > 0 && weights.every((w) => w <= own);
 }

@@ -14,7 +14,7 @@ import { isToolId, TOOLS } from '../../domain/tools.ts';
 import { quotes } from '../../domain/planning/material.ts';
 import { type ContactDetails, contactDetailsIn } from '../../domain/text/find-in-text.ts';
 import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
-import { answerLine, resultLines, textOf } from './answer-lines.ts';
+import { answerLine, type LineSource, resultLines, textOf } from './answer-lines.ts';
 import { needsStronger } from '../../domain/planning/needs-stronger.js';
 
 /** An answer part with the number of the action it answers. */
@@ -150,6 +150,8 @@ export function givenSentences(input: string): string[] {
   return [...first.values()];
 }
 
+const LONE_LINE_OF_ANY_QUESTION = needsStronger('the one line a tool returned whatever was asked does not show it answers this question');
+
 const NOTHING_TO_ANSWER_FROM = needsStronger(
   'no tool read anything for it and the request gives no text to answer it from; the small model does not answer from what it knows',
 );
@@ -168,9 +170,9 @@ async function lineAnswer(
   callKey: string,
   question: string,
   lines: string[],
-  read = true,
+  source: LineSource,
 ): Promise<AnswerPartOutcome> {
-  const found = await answerLine(deps, t, callKey, question, lines, read);
+  const found = await answerLine(deps, t, callKey, question, lines, source);
   if (found.kind === 'stopped') return found;
   if (found.kind === 'unsure') return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: found.reason } };
   const lacking = lacksAskedContact(question, found.line);
@@ -196,7 +198,7 @@ export function lacksAskedContact(question: string, line: string): string | null
 
 export async function answerPart(
   deps: AgentDeps,
-  t: CallContext & { input: string; action: number; results: StepResult[]; actions?: RequestedAction[]; readBy?: string },
+  t: CallContext & { input: string; action: number; results: StepResult[]; actions?: RequestedAction[]; readBy?: string; readTakesNothing?: boolean },
 ): Promise<AnswerPartOutcome> {
   const actions = t.actions ?? requestedActions(t.input);
   const action = actions[t.action - 1];
@@ -209,14 +211,16 @@ export async function answerPart(
     const whole = ASKS_WHOLE_TEXT.test(action.clause) ? readText(t.results) : null;
     if (whole) return { kind: 'part', part: { action: t.action, status: 'performed', result: whole } };
     const lines = resultLines(t.results.filter((r) => !isToolId(r.tool)));
+    // The one line of a read that took nothing from the request ("/srv/share" from the allowed folders) is no answer to a question about something.
+    if (lines.length === 1 && t.readTakesNothing) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: LONE_LINE_OF_ANY_QUESTION } };
     if (lines.length) {
-      return lineAnswer(deps, t, `answer:${t.action}:line`, action.clause, lines);
+      return lineAnswer(deps, t, `answer:${t.action}:line`, action.clause, lines, t.readTakesNothing ? 'unasked' : 'asked');
     }
     if (!givesText(t.input)) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: NOTHING_TO_ANSWER_FROM } };
     // A question on the text the request gives is answered by a sentence of it, as for a read; one that offers a
     // choice ("a complaint or a compliment?") by the model, when its answer names exactly one of the two.
     const options = choiceOf(action.clause);
-    if (!options) return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, givenSentences(t.input), false);
+    if (!options) return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, givenSentences(t.input), 'given');
   } else if (!WRITING.test(action.clause)) {
     // An instruction that is neither a question nor writing ("We're closed on Saturdays now.") has no answer the
     // small model's prose could give that anything checks, whatever other actions read.

@@ -139,7 +139,8 @@ function externalDoubt(c: PlanCall, action: RequestedAction, tool: string, lead:
  * is what answers it.
  */
 function conversionTools(c: PlanCall, action: RequestedAction, serverTools: ServerToolCatalog): string[] {
-  if (action.kind !== 'analysis' || action.missing || !(isQuestion(action) || asksFigure(action)) || !conversionOf(c.input, action)) return [];
+  const asks = isQuestion(action) || asksFigure(action) || /^(?:please\s+)?(?:give|tell|show) me\b/i.test(action.clause.trim());
+  if (action.kind !== 'analysis' || action.missing || !asks || !conversionOf(c.input, action)) return [];
   return Object.keys(serverTools).filter((t) => serverTools[t]!.effect === 'read' && convertsTime(serverTools[t]!.parameters));
 }
 

@@ -88,13 +88,17 @@ export function conversionOf(input: string, action: { clause: string; sentence: 
   if (NOW.test(action.clause)) return null;
   const sentences = sentencesOf(input);
   const own = sentences[action.sentence] ?? action.clause;
-  const text = statedTimes(own).length ? own : `${sentences[action.sentence - 1] ?? ''} ${own}`;
+  const stating = statedTimes(own).length ? own : (sentences[action.sentence - 1] ?? '');
+  const text = stating === own ? own : `${stating} ${own}`;
   const times = statedTimes(text);
   const named = zonesAt(text);
   if (times.length !== 1 || !named.length) return null;
   const { time, at } = times[0]!;
   const from = named.find((n) => /\bfrom\s+(?:\S+\s+)?$/i.test(text.slice(Math.max(0, n.at - 16), n.at)));
-  const source = (from ?? named.reduce((a, b) => (Math.abs(b.at - at) < Math.abs(a.at - at) ? b : a))).zone;
+  // The source is named beside the time: in the sentence that states it, when that sentence names a place.
+  const beside = named.filter((n) => n.at < stating.length);
+  const near = (beside.length ? beside : named).reduce((a, b) => (Math.abs(b.at - at) < Math.abs(a.at - at) ? b : a));
+  const source = (from ?? near).zone;
   const targets = timeZonesNamedIn(action.clause).filter((z) => z !== source);
   return targets.length === 1 ? { time, source, target: targets[0]! } : null;
 }

@@ -29,6 +29,19 @@ import { callIdOf, copiesInstruction, protocolArguments, proposedCall, wireCall 
 import { needsStronger } from '../../domain/planning/needs-stronger.js';
 
 const TIME_NOT_YES_OR_NO = needsStronger('the time-zone tool says what time it is, and the question asks yes or no, which the small model does not decide');
+const TIME_NOW_ONLY = needsStronger('the time-zone tool read the time now, and the question asks about another time');
+
+/**
+ * What a time-zone tool read answers, as the tool returned it, every line (a conversion's source and
+ * target both), not a line the model picks: a conversion, held to the one the request states
+ * (time-zones.ts); the time now, only a question about now ("What time will it be in Singapore when the
+ * call starts?" is not); neither, a question asked yes or no.
+ */
+function timeAnswer(action: RequestedAction, converted: boolean, read: StepResult): NumberedPart {
+  if (asksYesOrNo(action)) return { action: action.n, status: 'unresolved', reason: TIME_NOT_YES_OR_NO };
+  if (!converted && !asksTimeNow(action.clause)) return { action: action.n, status: 'unresolved', reason: TIME_NOW_ONLY };
+  return { action: action.n, status: 'performed', result: resultLines([read]).join('; ') };
+}
 
 /** What the adapter carries between its turns. */
 interface AdapterState {
@@ -233,27 +246,21 @@ export function embeddedTurns(deps: AgentDeps) {
         parts.push({ action, status: 'unresolved', reason: FOUND_NOTHING });
         continue;
       }
-      // A figure to work out is not the small model's to guess: unresolved, saying what would do it. A time a
-      // time-zone tool read (it took a time zone) is found in its result, not worked out.
+      // A time a time-zone tool read (it took a time zone) is found in its result, not worked out.
       const zoneKeys = Object.keys(stepOf.get(by ?? '')?.arguments ?? {}).filter(isTimeZoneKey);
-      const readTime = zoneKeys.length > 0;
-      // What a time-zone tool read is the answer as it returned it, every line (a conversion's source and target both): no line is
-      // the model's pick. A conversion was held to the one the request states; the time now answers only a question about now
-      // ("What time will it be in Singapore when the call starts?" is not). Neither says yes or no.
-      const timeRead = readTime ? results.find((r) => r.step_id === by && r.status === 'done') : undefined;
-      if (timeRead && (zoneKeys.length > 1 || asksTimeNow(actions[action - 1]!.clause))) {
-        parts.push(
-          asksYesOrNo(actions[action - 1]!)
-            ? { action, status: 'unresolved', reason: TIME_NOT_YES_OR_NO }
-            : { action, status: 'performed', result: resultLines([timeRead]).join('; ') },
-        );
+      const timeRead = zoneKeys.length ? results.find((r) => r.step_id === by && r.status === 'done') : undefined;
+      if (timeRead) {
+        parts.push(timeAnswer(actions[action - 1]!, zoneKeys.length > 1, timeRead));
         continue;
       }
-      if (asksFigure(actions[action - 1]!) && !readTime) {
+      // A figure to work out is not the small model's to guess: unresolved, saying what would do it.
+      if (asksFigure(actions[action - 1]!)) {
         parts.push({ action, status: 'unresolved', reason: FIGURE_REASON });
         continue;
       }
-      const outcome = await answerPart(deps, { ...t, action, results, actions, ...(by ? { readBy: by } : {}) });
+      // A read that took no arguments (the whole graph, the allowed folders) returned the same whatever was asked.
+      const readTakesNothing = by !== undefined && Object.keys(stepOf.get(by)?.arguments ?? {}).length === 0;
+      const outcome = await answerPart(deps, { ...t, action, results, actions, ...(by ? { readBy: by, readTakesNothing } : {}) });
       if (outcome.kind === 'stopped') return outcome.stop;
       parts.push(outcome.part);
     }
