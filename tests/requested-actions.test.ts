@@ -200,9 +200,12 @@ describe('requestedActions: statements are not requests', () => {
 
   it('takes a qualifier, or what the asker is doing, beside a question as its context, not a request of its own', () => {
     const clauses = (input: string) => requestedActions(input).map((a) => a.clause);
-    expect(clauses('what port is staging on? it is in db.conf. only need staging - not prod, and not the replica either')).toEqual([
+    expect(clauses('what port is staging on? it is in db.conf. only need the main one - not prod, and not the replica either')).toEqual([
       'what port is staging on?',
     ]);
+    // A verb of change still asks, beside a question or not.
+    expect(clauses('What is in notes.txt? Only add the total to a.txt.')).toEqual(['What is in notes.txt?', 'Only add the total to a.txt']);
+    expect(clauses('What is in b.txt? Should be in the archive folder, move report.txt there.')).toHaveLength(2);
     expect(clauses('Doing the weekly order. Which items in stock.csv are low? Anything exactly on its level can wait.')).toEqual([
       'Which items in stock.csv are low?',
     ]);

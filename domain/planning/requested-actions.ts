@@ -384,8 +384,10 @@ function isContextOfQuestion(a: RequestedAction, sentences: string[]): boolean {
   if (a.kind !== 'analysis' || a.missing !== null || a.clause.trimEnd().endsWith('?')) return false;
   const ws = leadingWords(a.clause);
   const [first = '', second = '', third = ''] = ws;
+  // Any verb this file knows, of work or of change ("only add …", "Adding it to notes.txt would help"), still asks.
+  if (ws.some((w) => verbIn(w, KNOWN_VERBS) !== null || verbIn(w, CHANGE_VERBS) !== null)) return false;
   if (MODAL.has(first) && second === 'be' && PLACE_PREPOSITIONS.has(third)) return true;
-  if (a.verb !== null || ws.some((w) => MODAL.has(w) || verbIn(w, KNOWN_VERBS) !== null)) return false;
+  if (a.verb !== null || ws.some((w) => MODAL.has(w))) return false;
   if (QUALIFIER_START.has(first) || (/^[a-z]{2,}ing$/.test(first) && !ING_VERBS.has(first))) return true;
   return bareListItems(a.clause) !== null && (sentences[a.sentence - 1] ?? '').trimEnd().endsWith('?');
 }
