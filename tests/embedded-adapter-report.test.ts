@@ -3,7 +3,7 @@
 // sentence, an effect is claimed only through its external call, and what failed is unresolved.
 import { describe, expect, it } from 'vitest';
 import { holdsOwnWord, resultLines, sharesTellingWord } from '../activities/embedded/answer-lines.ts';
-import { answerPart, asksToSee, asksYesOrNo, choiceOf, givenSentences, lacksAskedContact } from '../activities/embedded/answer-part.ts';
+import { answerPart, asksToSee, asksYesOrNo, choiceOf, droppedFigures, givenSentences, lacksAskedContact } from '../activities/embedded/answer-part.ts';
 import { calculationsOf, numbersOf, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
 import { repeatedValue } from '../activities/embedded/repeated-values.ts';
@@ -169,6 +169,8 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     );
     const [byPrice] = requestedActions('Sort these by price: lamp $34, arm $89');
     expect(alphabeticalAnswer('Sort these by price: lamp $34, arm $89', byPrice!)).toBeNull();
+    const bySurname = 'Put these in alphabetical order by surname: Ana Ruiz, Ben Cho';
+    expect(alphabeticalAnswer(bySurname, requestedActions(bySurname)[0]!)).toBeNull();
   });
 
   it('holds a time-zone argument to the zones the platform knows whose place the sentence names, and a conversion to the one the request states', () => {
@@ -242,6 +244,14 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
       readTakesNothing: true,
     });
     expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/whatever was asked/) } });
+  });
+
+  it('gives no summary that leaves out a figure of a short text it summarises', () => {
+    const text = 'The quarterly revenue grew 12% while costs fell 3%, driven by the new pricing.';
+    expect(droppedFigures('Revenue grew 12% on new pricing.', text)).toEqual(['3']);
+    expect(droppedFigures('Revenue grew 12% and costs fell 3%.', text)).toEqual([]);
+    // A text with many figures is summarised without them all.
+    expect(droppedFigures('Sales rose.', 'Sales: 1, 2, 3, 4 and 5.')).toEqual([]);
   });
 
   it('answers with what a read returned only an instruction that asks to see it', () => {

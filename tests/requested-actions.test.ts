@@ -190,12 +190,15 @@ describe('requestedActions: statements are not requests', () => {
     expect(requestedActions('Let Sam know the meeting moved to 3pm.')[0]!.message).toBe('the meeting moved to 3pm');
   });
 
-  it('reads a message by another medium than the delivery tool (an SMS, the tannoy, a calendar invite) as an effect no tool performs', () => {
+  it('reads a message by another medium than the delivery tool (an SMS, an email, the tannoy, a calendar invite) as an effect no tool performs', () => {
     expect(requestedActions('Send an SMS to all the patients booked in for tomorrow.').map((a) => [a.kind, a.verb])).toEqual([['unsupported', 'send by sms']]);
     expect(requestedActions('Announce over the tannoy that the blue Fiesta has its lights on.')[0]!.kind).toBe('unsupported');
     expect(requestedActions('Send Hugo a calendar invite for the review: Thursday 2pm.')[0]!.kind).toBe('unsupported');
+    expect(requestedActions('Send the notes to bob@example.com').map((a) => [a.kind, a.verb])).toEqual([['unsupported', 'send by email']]);
+    expect(requestedActions('Forward the Q3 figures by email to finance')[0]!.kind).toBe('unsupported');
     // What the message says is not how it is sent.
     expect(requestedActions('Tell Sam that the SMS gateway is down.')[0]!.kind).toBe('delivery');
+    expect(requestedActions('Let Marek know his email is fixed')[0]!.kind).toBe('delivery');
   });
 
   it('takes a qualifier, or what the asker is doing, beside a question as its context, not a request of its own', () => {

@@ -152,6 +152,21 @@ export function givenSentences(input: string): string[] {
 
 const LONE_LINE_OF_ANY_QUESTION = needsStronger('the one line a tool returned whatever was asked does not show it answers this question');
 
+/** A text with more figures than this is summarised without them all; up to this many, a summary keeps every one. */
+const FIGURES_KEPT_MAX = 4;
+
+/**
+ * The figures (numbers, as written) of the text a piece of writing works from that the writing leaves
+ * out, when the text has few enough that it should keep them all ("Summarise: revenue grew 12% while
+ * costs fell 3%" is not summarised without 3%). Verbatim evidence, no words: none when the text has more.
+ */
+export function droppedFigures(written: string, source: string): string[] {
+  const figures = [...new Set(source.match(/\d+(?:[.,]\d+)*/g) ?? [])];
+  if (figures.length > FIGURES_KEPT_MAX) return [];
+  const kept = new Set((written.match(/\d+(?:[.,]\d+)*/g) ?? []).map((f) => f.replace(/,/g, '')));
+  return figures.filter((f) => !kept.has(f.replace(/,/g, '')));
+}
+
 const NOTHING_TO_ANSWER_FROM = needsStronger(
   'no tool read anything for it and the request gives no text to answer it from; the small model does not answer from what it knows',
 );
@@ -272,6 +287,11 @@ export async function answerPart(
   }
   if (best.grounding.invented.length) {
     const reason = needsStronger(`every answer the model wrote names ${best.grounding.invented.join(' and ')} that the text does not hold, so none is given`);
+    return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
+  }
+  const dropped = options ? [] : droppedFigures(best.text, `${material}${givenSentences(t.input).join(' ')}`);
+  if (dropped.length) {
+    const reason = needsStronger(`the small model's ${truncate(action.verb ?? 'writing', 20)} leaves out ${dropped.join(', ')} of the text it works from`);
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
   }
   return { kind: 'part', part: { action: t.action, status: 'performed', result: best.text } };

@@ -9,8 +9,11 @@ import { listItemsAt } from '../../domain/text/find-in-text.ts';
 const ALPHABETICAL = /\b(?:alphabeti[sz]e|alphabetical(?:ly)?|a-z|a to z)\b|\bsort\b(?![^:]*\bby\b)/i;
 const REVERSED = /\b(?:reverse|z-a|z to a|descending)\b/i;
 
-/** Whether the action asks to put the list it gives in alphabetical order. */
-export const asksAlphabeticalOrder = (action: RequestedAction) => ALPHABETICAL.test(action.clause);
+// A key other than the item itself ("alphabetically by surname"): sorting the items as written answers another question.
+const OTHER_KEY = /\bby\s+(?!name\b|names\b)\w+/i;
+
+/** Whether the action asks to put the list it gives in alphabetical order, of the items as written. */
+export const asksAlphabeticalOrder = (action: RequestedAction) => ALPHABETICAL.test(action.clause) && !OTHER_KEY.test(action.clause.split(/:\s/)[0] ?? '');
 
 /** The list the action's sentence gives, in alphabetical order, as one line; null when it asks no such order or gives no list. */
 export function alphabeticalAnswer(input: string, action: RequestedAction): string | null {

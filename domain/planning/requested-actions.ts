@@ -154,15 +154,15 @@ function worksOnText(body: string, second: string, third: string): boolean {
   return ARRANGE.has(first) && /\bby\b/i.test(body) && /:\s*\S/.test(body);
 }
 
-// Ways to reach people that are not a message to a channel: the delivery tool does not send an SMS, ring a
-// tannoy or put a meeting in a calendar, so such a request is an effect no tool performs.
+// Ways to reach people that are not a message to a channel: the delivery tool does not send an SMS or an
+// email, ring a tannoy or put a meeting in a calendar, so such a request is an effect no tool performs.
 const OTHER_MEDIUM =
-  /\b(sms(?:es)?|text messages?|tannoy|pa system|loudspeakers?|calendar invites?|invites?|invitations?|meeting requests?|fax(?:es)?|whatsapps?|voicemails?|phone calls?|postcards?)\b/i;
+  /\b(sms(?:es)?|text messages?|tannoy|pa system|loudspeakers?|calendar invites?|invites?|invitations?|meeting requests?|fax(?:es)?|whatsapps?|voicemails?|phone calls?|postcards?|e-?mails?|inbox)\b|[\w.+-]+(@)[\w-]+\.[\w.-]+/i;
 
 function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
   const read = kindByWords(clause);
   const medium = read.kind === 'delivery' ? OTHER_MEDIUM.exec(clause) : null;
-  return medium ? { kind: 'unsupported', verb: `${read.verb} by ${medium[1]!.toLowerCase()}` } : read;
+  return medium ? { kind: 'unsupported', verb: `${read.verb} by ${medium[2] ? 'email' : medium[1]!.toLowerCase()}` } : read;
 }
 
 function kindByWords(clause: string): { kind: ActionKind; verb: string | null } {
