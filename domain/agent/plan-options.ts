@@ -13,6 +13,7 @@
 import { asksOnlyInformation, missingMaterialPhrase, type RequestedAction } from '../planning/requested-actions.ts';
 import { stemOf, wordsOf } from '../text/analyze.ts';
 import { STOPWORDS } from '../text/stopwords.ts';
+import { PATH_LIKE } from '../text/find-in-text.ts';
 import { isToolId, type ServerToolCatalog, TOOLS } from '../tools.ts';
 import { builtinAnswers, fittingServerTools, wordsOfName } from './catalog-fit.ts';
 
@@ -26,9 +27,6 @@ export interface ActionOptions {
   /** Why the options are fewer than every tool, in words (recorded in the plan). */
   narrowed: string | null;
 }
-
-/** A path or file name in the text ("/tmp/a.txt", "notes.md") names a file, whatever the words around it. */
-const PATH_LIKE = /(?:^|\s)(?:[\w.-]*\/[\w./-]+|[\w-]+\.[a-z][a-z0-9]{0,4})(?=$|[\s,;:!?)'"])/i;
 
 /** Name words too general to say what a tool does. */
 const GENERAL = new Set(['get', 'set', 'text', 'data', 'info', 'item', 'items', 'tool', 'run', 'do', 'make', 'use', 'new']);

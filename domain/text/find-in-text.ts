@@ -76,18 +76,18 @@ export function bareListItems(sentence: string): string[] | null {
   return items.length >= BARE_ITEMS_MIN && short ? items : null;
 }
 
-/** A file name or path in a sentence ("guests.txt", "/tmp/a"): the list it asks about is in there, not in the next sentence. */
-const NAMES_FILE = /(?:^|\s)(?:[\w.-]*\/[\w./-]+|[\w-]+\.[a-z][a-z0-9]{0,4})(?=$|[\s,;:!?)'"])/i;
+/** A path or file name in the text ("/tmp/a.txt", "notes.md") names a file, whatever the words around it. */
+export const PATH_LIKE = /(?:^|\s)(?:[\w.-]*\/[\w./-]+|[\w-]+\.[a-z][a-z0-9]{0,4})(?=$|[\s,;:!?)'"])/i;
 
 /**
  * The items of the list the `index`-th sentence of `input` gives; or, when that sentence is a question
- * about a list it neither gives nor names a file for ("How many are on this list?"), the bare list the
+ * about a list it neither gives nor names a file for (the list is in the file then) ("How many are on this list?"), the bare list the
  * next sentence is.
  */
 export function listItemsAt(input: string, index: number): string[] | null {
   const sentences = sentencesOf(input);
   const sentence = sentences[index] ?? '';
   const given = listItemsIn(sentence);
-  if (given || !sentence.trimEnd().endsWith('?') || NAMES_FILE.test(sentence)) return given;
+  if (given || !sentence.trimEnd().endsWith('?') || PATH_LIKE.test(sentence)) return given;
   return bareListItems(sentences[index + 1] ?? '');
 }
