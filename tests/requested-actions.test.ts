@@ -175,8 +175,8 @@ describe('requestedActions: statements are not requests', () => {
   });
 
   it('splits at "next" only where it leads a clause, not in "the next offsite"', () => {
-    const asked = requestedActions('hey, can you check notes.txt and tell me when and where the next offsite is?').map((a) => a.clause);
-    expect(asked).toEqual(['hey, can you check notes.txt', 'tell me when and where the next offsite is?']);
+    const asked = requestedActions('hey, can you summarise notes.txt and tell me when and where the next offsite is?').map((a) => a.clause);
+    expect(asked).toEqual(['hey, can you summarise notes.txt', 'tell me when and where the next offsite is?']);
     expect(requestedActions('Read a.txt, next summarise it.').map((a) => a.clause)).toEqual(['Read a.txt', 'summarise it']);
     expect(requestedActions('Read a.txt and next summarise it.').map((a) => a.clause)).toEqual(['Read a.txt', 'summarise it']);
   });
@@ -218,11 +218,75 @@ describe('requestedActions: statements are not requests', () => {
     expect(clauses('Only summarise the first paragraph. What is on the agenda?')).toEqual(['Only summarise the first paragraph', 'What is on the agenda?']);
   });
 
+  it('takes where to look, why it is asked, and thanks beside a question as its context', () => {
+    const clauses = (input: string) => requestedActions(input).map((a) => a.clause);
+    expect(clauses('hey, can you check notes.txt and tell me when the offsite is?')).toEqual(['tell me when the offsite is?']);
+    expect(clauses("who's on call saturday? check /tmp/x/oncall.md. and who is the backup")).toEqual(["who's on call saturday?", 'and who is the backup']);
+    expect(clauses('Does Rosa have any dietary requirements? Check the knowledge graph.')).toEqual(['Does Rosa have any dietary requirements?']);
+    expect(clauses('Where are they based? (check the knowledge graph)')).toEqual(['Where are they based?']);
+    expect(clauses('open invoices.txt - what do we bill in total?')).toEqual(['what do we bill in total?']);
+    expect(clauses('What time is it in Tokyo? Need to know before I call the supplier there.')).toEqual(['What time is it in Tokyo?']);
+    expect(clauses("Which files are untracked? want to make sure I don't forget to add anything")).toEqual(['Which files are untracked?']);
+    expect(clauses("Who manages the Leeds warehouse? Should be in our knowledge graph, I can't remember the name.")).toEqual([
+      'Who manages the Leeds warehouse?',
+    ]);
+    expect(clauses('When does the lease end? Thanks so much.')).toEqual(['When does the lease end?']);
+    // A bare list after a question is its material, whatever its items are called ("sticky notes").
+    expect(clauses('How many things are on this list? printer paper, toner, sticky notes, stapler')).toEqual(['How many things are on this list?']);
+    // Something to check that is no source, and a list led by a verb, still ask.
+    expect(clauses("What's the capital of France? Also check the tyre pressure.")).toHaveLength(2);
+    expect(clauses("What's in notes.txt? Add milk, eggs, bread.")).toHaveLength(2);
+    // Where to look is each question's to read.
+    expect(requestedActions("who's on call saturday? check /tmp/x/oncall.md. and who is the backup").map((a) => a.scope)).toEqual([
+      "who's on call saturday? check /tmp/x/oncall.md",
+      'and who is the backup check /tmp/x/oncall.md',
+    ]);
+    // Context is not material to answer from; a statement, or a bare list, is.
+    expect(requestedActions('What time is it in Tokyo? Need to know before I call.')[0]!.given).toBeUndefined();
+    expect(requestedActions('Who runs the depot? Check the knowledge graph.')[0]!.given).toBeUndefined();
+    expect(requestedActions('How many are on this list? eggs, milk, bread')[0]!.given).toBe(true);
+    expect(requestedActions('Who runs the depot? It changed in May.')[0]!.given).toBe(true);
+    // A question cut from its question mark is still a question.
+    expect(clauses('which of our vendors does the printing, and where are they based?')).toEqual([
+      'which of our vendors does the printing',
+      'where are they based?',
+    ]);
+  });
+
+  it('takes what a colon introduces, what a change leaves alone, and news told in passing, as material', () => {
+    const clauses = (input: string) => requestedActions(input).map((a) => a.clause);
+    expect(clauses("Make a file called agenda.txt for tomorrow's meeting. Contents exactly as follows:\n1. Budget review\n2. Hiring update\n3. AOB")).toEqual([
+      "Make a file called agenda.txt for tomorrow's meeting",
+    ]);
+    // What the colon introduced ends where a request leads ("Then …", a delivery).
+    expect(clauses('Put this in a new file notes.txt:\nv1.4 fixes the bug\nThen let the team channel know.')).toEqual([
+      'Put this in a new file notes.txt',
+      'let the team channel know',
+    ]);
+    expect(clauses('in settings.ini change the line debug=true to debug=false. leave everything else exactly as it is')).toHaveLength(1);
+    expect(clauses('make a folder called reports and move q1.txt into it. leave budget.txt where it is')).toHaveLength(1);
+    expect(clauses("Hartley job's all wrapped up. Make a jobs/hartley folder. Penrose stays put, that one's still live.")).toEqual([
+      'Make a jobs/hartley folder',
+    ]);
+    // A change beside "leave the rest" still asks; so does news that asks a question, or holds a verb of work.
+    expect(clauses("Latte's going up. In prices.txt change the Latte line, leave the rest alone")).toEqual([
+      'In prices.txt change the Latte line, leave the rest alone',
+    ]);
+    expect(clauses("Chef's asking how much we owe Fenwick. Only count the unpaid ones in invoices.csv")).toHaveLength(2);
+    expect(clauses("Sam's report needs a summary. Then tell Amy.")).toHaveLength(2);
+  });
+
+  it('takes thanks beside any request as no request of its own', () => {
+    expect(requestedActions('Rename a.txt to b.txt. Thanks so much!').map((a) => a.clause)).toEqual(['Rename a.txt to b.txt']);
+  });
+
   it('takes a contracted pronoun, or a label and its data, beside a request as its material', () => {
     expect(requestedActions("We're not opening Saturdays anymore. Which day is the shop shut?").map((a) => a.clause)).toEqual(['Which day is the shop shut?']);
     expect(requestedActions('timesheet: mon 7.5h, tue 8h. total for the week?').map((a) => a.clause)).toEqual(['total for the week?']);
     // A time is no label, and an instruction of more than one word before its colon still asks.
-    expect(requestedActions('Create standup.txt with this line:\nStandup moves to 10:30 on Thursday.')).toHaveLength(2);
+    expect(requestedActions('Create standup.txt with this line:\nStandup moves to 10:30 on Thursday.').map((a) => a.clause)).toEqual([
+      'Create standup.txt with this line',
+    ]);
     expect(requestedActions('Put this in a new file notes.txt: v1.4 fixes the bug\nThen tell Sam it is done.')).toHaveLength(2);
     // A colon inside a quote is the quote's: the clause around it still asks.
     expect(requestedActions('In hours.txt make the Saturday line say "Saturday: closed". It is urgent.').map((a) => a.clause)).toEqual([

@@ -4,7 +4,7 @@
 // performed), for local and upstream runs alike: no clause is dropped silently.
 import { sentencesOf, tidy, clausesOfSentence, wordsOf } from '../text/analyze.ts';
 import { messageSpan, namedMaterial, namesAttachment, namesOpenable, quotes } from './material.ts';
-import { bareListItems } from '../text/find-in-text.ts';
+import { bareListItems, PATH_LIKE } from '../text/find-in-text.ts';
 
 /** analysis: work on the given text (a model's answer does it); delivery: send the result (webhook); unsupported: an effect no tool performs. */
 export type ActionKind = 'analysis' | 'delivery' | 'unsupported';
@@ -30,7 +30,10 @@ export interface RequestedAction {
   messageFrom?: number;
   /** The input gives material to work on (statements, text after a colon, quotes): analysis of it needs no server tool. */
   given?: true;
-  /** A request's only action, beside statements: the whole input, whose paths ("… it's in phones.txt") are the action's. */
+  /**
+   * A request's only action, beside statements: the whole input, whose paths ("… it's in phones.txt")
+   * are the action's; a question beside where to look ("check oncall.md"): the question and that.
+   */
   scope?: string;
 }
 
@@ -291,17 +294,17 @@ export function requestedActions(input: string, options: ReadOptions = {}): Requ
   });
   if (drafts.length === 0) drafts.push({ clause: tidy(input), sentence: 0, kind: 'analysis', verb: null });
   const numbered = drafts.map((d, i) => ({ ...d, n: i + 1, missing: namesAttachment(d.clause) ? namedMaterial(d.clause) : null }));
-  const requests = withoutStatements(numbered, sentences);
+  const { requests, material, consulted } = withoutStatements(numbered, sentences);
   // Material is given when the input holds more than its requests: statements, text after a colon, a
   // quote, a path a tool may open; or the tenant's memory, when the run recalls it.
-  const given = options.memory || introduced || requests.length < numbered.length || quotes(input) || namesOpenable(input);
+  const given = options.memory || introduced || material || quotes(input) || namesOpenable(input);
   const alone = requests.length === 1 && numbered.length > 1;
   return withMessageSources(
     requests.map((a) => ({
       ...a,
       missing: a.missing ?? (given ? null : referenceMissing(a)),
       ...(given ? { given: true as const } : {}),
-      ...(alone ? { scope: input } : {}),
+      ...(alone ? { scope: input } : consulted.length && asksQuestion(a) ? { scope: [a.clause, ...consulted].join(' ') } : {}),
     })),
     given,
   );
@@ -346,6 +349,74 @@ const ING_VERBS = new Set('bring ring sing string swing fling sting wring'.split
 const MODAL = new Set('should might may must'.split(' '));
 const PLACE_PREPOSITIONS = new Set('in on at inside under somewhere there here'.split(' '));
 
+// Where an answer is looked up: a path, or a place a catalog's tools read ("check the knowledge graph").
+const SOURCE = String.raw`(?:the\s+|our\s+)?(?:knowledge graph|graph|shared (?:folder|drive)|share|(?:git\s+)?repo(?:sitory)?)`;
+// An instruction that only says where to look ("can you check oncall.md and", "(check the knowledge graph)").
+const CONSULT = new RegExp(
+  String.raw`^(?:(?:hey|hi|hello)\W+)?(?:(?:please|pls|also|just)\s+)?(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:check|look (?:at|in|through)|consult|open|read|see)\s+(\S+|${SOURCE})(?:\s+(?:please|pls|for me))?(?:\s*,?\s*(?:and|pls|please|thanks|thx))?$`,
+  'i',
+);
+// Why the asker asks ("Need to know before I call them", "want to make sure I don't forget anything"): a
+// reason beside a question, whatever verbs follow it.
+const PURPOSE = /^(?:i\s+)?(?:just\s+)?(?:need|want|wanted)\s+to\s+(?:know|make sure|be sure)\s+(?:before|because|since|so|as|for|i|we|nobody|no one)\b/i;
+// What someone who cannot recall the answer adds ("I can't remember the name").
+const CANNOT_RECALL = /^(?:i|we)\s+(?:can't|cannot|can not|don't|do not)\s+(?:remember|recall)\b|^(?:i|we)\s+forg[eo]t\b/i;
+// Thanks and courtesy, which ask nothing ("Thanks so much.", "No rush at all.").
+const COURTESY =
+  /^(?:(?:many\s+)?(?:thanks|thank you|thx|ta|cheers)(?:\s+(?:so|very)\s+much|\s+a lot|\s+in advance|\s+again)?|no rush(?:\s+at all)?|much appreciated)\W*$/i;
+
+/** A clause that names where to look and nothing else: a path the request names, or a place such as the knowledge graph. */
+function consultsOnly(clause: string): boolean {
+  const m = CONSULT.exec(
+    clause
+      .trim()
+      .replace(/^\(|[\s.!)-]+$/g, '')
+      .trim(),
+  );
+  return m !== null && (PATH_LIKE.test(` ${m[1]!}`) || new RegExp(`^${SOURCE}$`, 'i').test(m[1]!));
+}
+
+/** "Should be in our knowledge graph", alone or followed by "I can't remember the name". */
+function saysWhereMaterialIs(ws: string[], clause: string): boolean {
+  const [first = '', second = '', third = ''] = ws;
+  if (!(MODAL.has(first) && second === 'be' && PLACE_PREPOSITIONS.has(third))) return false;
+  const rest = clause
+    .split(',')
+    .slice(1)
+    .map((p) => p.trim());
+  return rest.every((p) => p === '' || CANNOT_RECALL.test(p)) || !ws.some((w) => verbIn(w, KNOWN_VERBS) !== null || verbIn(w, CHANGE_VERBS) !== null);
+}
+
+// A constraint on a change, which asks nothing of its own ("leave budget.txt where it is", "Penrose stays put").
+const LEAVES_ALONE =
+  /^(?:(?:and|just|please|but)\s+)*(?:leave|keep)\b(?:[^.?!]|\.(?=\S))*\b(?:as (?:it is|they are|is)|where (?:it is|they are)|alone|the rest|untouched|unchanged|already there|out of (?:it|the commit))\b/i;
+const STAYS = /\b(?:stays?|remains?)\s+(?:exactly\s+)?(?:as (?:it is|they are)|put|where it is|the same|unchanged)\b/i;
+
+const holdsKnownVerb = (text: string) => wordsOf(text).some((w) => verbIn(w, KNOWN_VERBS) !== null || verbIn(w, CHANGE_VERBS) !== null);
+
+/** A clause that only says what a change leaves as it is: one comma-part says so, and no other asks anything. */
+function onlyConstrains(clause: string): boolean {
+  const parts = clause.split(',').map((p) => p.trim());
+  const at = parts.findIndex((p) => LEAVES_ALONE.test(p) || STAYS.test(p));
+  return at >= 0 && parts.every((p, i) => i === at || !holdsKnownVerb(p));
+}
+
+/**
+ * News told in passing ("Latte's going up.", "Hartley job's all wrapped up."): a noun with "'s" among
+ * its first two words, no question word (not "Chef's asking how much …"), nothing that asks ("needs",
+ * "should") and no verb this file knows.
+ */
+function isNarrative(clause: string): boolean {
+  const tokens = clause.toLowerCase().replace(/’/g, "'").split(/\s+/).slice(0, 2);
+  const possessive = tokens.some((w) => /^[a-z]{2,}'s$/.test(w) && !NOT_NOUNS_S.has(w));
+  return possessive && !wordsOf(clause.toLowerCase()).some((w) => WH_WORDS.has(w) || ASKING_WORDS.has(w)) && !holdsKnownVerb(clause);
+}
+// Words that make news a request ("Sam's report needs a summary", "Dad's car should be booked in").
+const ASKING_WORDS = new Set('need needs want wants should must please pls could can would'.split(' '));
+const NOT_NOUNS_S = new Set("let's that's what's who's where's when's how's here's there's it's he's she's".split(' '));
+
+const WH_WORDS = new Set('what which how why who whom whose when where whether'.split(' '));
+
 // Words a declarative sentence starts with; an imperative starts with its verb ("Mention the date").
 const DECLARATIVE_START = new Set('the a an this that these those it its our my your their his her we i you they he she there here'.split(' '));
 
@@ -371,37 +442,93 @@ function isStatement(a: RequestedAction): boolean {
   // A negated effect ("Do not email anyone") is a constraint on the request, not one of its own.
   if (NEGATED.test(a.clause.replace(FILLER, ''))) return true;
   const [first = '', second = ''] = leadingWords(a.clause);
+  // A question cut from its question mark ("which of our vendors does the printing, and where …?") asks.
+  if (WH_WORDS.has(first)) return false;
+  // What a change must leave as it is ("leave everything else exactly as it is", "Penrose stays put").
+  if (onlyConstrains(a.clause)) return true;
+  if (isNarrative(a.clause)) return true;
   return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second) || labelsData(a.clause);
 }
 
+/** Whether a sentence ends by introducing what follows ("… with exactly this line:", "Contents as follows:\n1."). */
+const introduces = (sentence: string) => /:\s*(?:\d+[.)]|[-*•])?\s*$/.test(sentence);
+
+/** Whether an action asks something: its clause holds a verb this file knows (after "then", "please" …), or it is a delivery or an effect. */
+const asksSomething = (a: RequestedAction) => a.kind !== 'analysis' || holdsKnownVerb(a.clause.replace(FILLER, ''));
+
 /**
- * Context beside a question, not a request of its own: where its material is ("Should be in our
- * knowledge graph."), a qualifier ("only need staging - not prod"), what the asker is doing ("Doing the
- * weekly order."), or the bare list the question before it asks about ("How many are on this list?
- * bananas, oat milk, eggs"). A clause with any verb this file knows, or a modal, still asks.
+ * The sentences that are material a sentence before introduced with a colon ("Create standup.txt with
+ * this line:\nStandup moves to 10:30."): from it, until one leads with a request ("Then tell the team …").
+ * An introducing sentence that asks nothing itself ("Contents exactly as follows:") is material too.
  */
-function isContextOfQuestion(a: RequestedAction, sentences: string[]): boolean {
-  if (a.kind !== 'analysis' || a.missing !== null || a.clause.trimEnd().endsWith('?')) return false;
-  const ws = leadingWords(a.clause);
-  const [first = '', second = '', third = ''] = ws;
-  // Any verb this file knows, of work or of change ("only add …", "Adding it to notes.txt would help"), still asks.
-  if (ws.some((w) => verbIn(w, KNOWN_VERBS) !== null || verbIn(w, CHANGE_VERBS) !== null)) return false;
-  if (MODAL.has(first) && second === 'be' && PLACE_PREPOSITIONS.has(third)) return true;
-  if (a.verb !== null || ws.some((w) => MODAL.has(w))) return false;
-  if (QUALIFIER_START.has(first) || (/^[a-z]{2,}ing$/.test(first) && !ING_VERBS.has(first))) return true;
+function introducedSentences(actions: RequestedAction[], sentences: string[]): Set<number> {
+  const out = new Set<number>();
+  const leadsWithRequest = (k: number) =>
+    /^\s*(?:and\s+)?(?:then|also|next|after that|finally)\b/i.test(sentences[k]!) || actions.some((a) => a.sentence === k && a.kind !== 'analysis');
+  let open = false;
+  sentences.forEach((sentence, k) => {
+    if (open && leadsWithRequest(k)) open = false;
+    else if (open) out.add(k);
+    if (introduces(sentence)) {
+      if (!actions.some((a) => a.sentence === k && asksSomething(a)) && k > 0) out.add(k);
+      open = true;
+    }
+  });
+  return out;
+}
+
+/** A question, whether or not its clause kept the question mark ("which of our vendors …, and where …?"). */
+const asksQuestion = (a: RequestedAction) => a.clause.trimEnd().endsWith('?') || WH_WORDS.has(leadingWords(a.clause.replace(FILLER, ''))[0] ?? '');
+
+/**
+ * The bare list the question before it asks about ("How many are on this list? bananas, sticky notes,
+ * eggs"), whatever its items are called; a list led by a verb ("Add milk, eggs, bread") still asks.
+ */
+function listAfterQuestion(a: RequestedAction, sentences: string[]): boolean {
+  if (a.kind !== 'analysis' || a.missing !== null) return false;
+  const [first = ''] = leadingWords(a.clause);
+  if (verbIn(first, KNOWN_VERBS) !== null || verbIn(first, CHANGE_VERBS) !== null) return false;
   return bareListItems(a.clause) !== null && (sentences[a.sentence - 1] ?? '').trimEnd().endsWith('?');
 }
 
 /**
- * Statements beside a request are its material, not requests of their own ("Summarise: The office
- * opens in May. Rent is lower."); beside a question, so is its context. Input with no request at all
- * keeps its statements as analysis.
+ * Context beside a question, not a request of its own: where its material is ("Should be in our
+ * knowledge graph, I can't remember the name."), where to look ("check oncall.md"), why it is asked
+ * ("Need to know before I call them."), a qualifier ("only need staging - not prod"), or what the asker
+ * is doing ("Doing the weekly order."). Any other clause with a verb this file knows, or a modal, still asks.
  */
-function withoutStatements(actions: RequestedAction[], sentences: string[]): RequestedAction[] {
+function isContextOfQuestion(a: RequestedAction): boolean {
+  if (a.missing !== null || a.clause.trimEnd().endsWith('?')) return false;
+  // Where to look ("open invoices.txt -", which alone would ask an effect), however it is worded.
+  if (consultsOnly(a.clause)) return true;
+  if (a.kind !== 'analysis') return false;
+  const ws = leadingWords(a.clause);
+  const [first = ''] = ws;
+  // Why it is asked, or where the material is: whatever verbs they hold, they ask nothing more.
+  if (PURPOSE.test(a.clause.trim()) || saysWhereMaterialIs(ws, a.clause)) return true;
+  // Any verb this file knows, of work or of change ("only add …", "Adding it to notes.txt would help"), still asks.
+  if (ws.some((w) => verbIn(w, KNOWN_VERBS) !== null || verbIn(w, CHANGE_VERBS) !== null)) return false;
+  if (a.verb !== null || ws.some((w) => MODAL.has(w))) return false;
+  return QUALIFIER_START.has(first) || (/^[a-z]{2,}ing$/.test(first) && !ING_VERBS.has(first));
+}
+
+/**
+ * Statements beside a request are its material, not requests of their own ("Summarise: The office
+ * opens in May. Rent is lower."), and so is the bare list a question asks about. Context beside a
+ * question (where to look, why it is asked, a qualifier) and thanks anywhere are neither requests nor
+ * material. Input with no request at all keeps its statements as analysis.
+ */
+function withoutStatements(actions: RequestedAction[], sentences: string[]): { requests: RequestedAction[]; material: boolean; consulted: string[] } {
   const asks = actions.some((a) => a.clause.trimEnd().endsWith('?'));
-  const statement = (a: RequestedAction) => isStatement(a) || (asks && isContextOfQuestion(a, sentences));
-  if (actions.every(statement)) return actions;
-  return actions.filter((a) => !statement(a)).map((a, i) => ({ ...a, n: i + 1 }));
+  const introduced = introducedSentences(actions, sentences);
+  const material = (a: RequestedAction) => introduced.has(a.sentence) || isStatement(a) || (asks && listAfterQuestion(a, sentences));
+  const context = (a: RequestedAction) => COURTESY.test(a.clause.trim()) || (asks && isContextOfQuestion(a));
+  if (actions.every((a) => material(a) || context(a))) return { requests: actions, material: false, consulted: [] };
+  return {
+    requests: actions.filter((a) => !material(a) && !context(a)).map((a, i) => ({ ...a, n: i + 1 })),
+    material: actions.some(material),
+    consulted: asks ? actions.filter((a) => consultsOnly(a.clause)).map((a) => a.clause) : [],
+  };
 }
 
 /** Why an unsupported action stays unresolved, in words a person can act on. */
