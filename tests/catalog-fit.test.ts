@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addsToFile, writesWholeText } from '../activities/embedded/adds-to-file.ts';
 import { planByChoice, rankedOptions } from '../activities/embedded/plan-by-choice.ts';
 import { actionOptions } from '../domain/agent/plan-options.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
@@ -130,6 +131,16 @@ describe('choices over the whole filesystem catalog', () => {
     // Given the text, the question may be answered from it.
     const given = 'Who is on call this weekend? The rota says: Sat Ana, Sun Ben.';
     expect(rankedOptions({ ...context, input: given }, requestedActions(given), catalog)[0]!.options).toContain('answer');
+  });
+
+  it("knows the server's tool that writes a file's whole text, which adding a line to a file must not be given to", () => {
+    expect(writesWholeText(catalog.files__write_file!.parameters)).toBe(true);
+    expect(writesWholeText(catalog.files__edit_file!.parameters)).toBe(false);
+    expect(writesWholeText(catalog.files__create_directory!.parameters)).toBe(false);
+    expect(addsToFile('add coffee beans to the end of shopping.txt, on its own line')).toBe(true);
+    expect(addsToFile('new starter - add this row at the end of staff.csv pls')).toBe(true);
+    expect(addsToFile('Log this at the bottom of deliveries-log.txt, under the others please')).toBe(true);
+    expect(addsToFile('Please create standup.txt containing exactly this line')).toBe(false);
   });
 
   it('finds a tool by what its description says when its name shares no word with the request', () => {

@@ -333,13 +333,19 @@ describe('the text an external step writes, on the embedded model', () => {
     });
   });
 
-  it('runs nothing when the text after a colon is not what the model wrote', () => {
-    const input = 'Please create /tmp/a.txt containing exactly: Network: Guest-5G, password on the fridge';
-    const actions = requestedActions(input);
-    expect(protocolArguments(write([1], 'Network Guest-5G'), input, actions)).toMatch(/needs a stronger model/);
-    expect(protocolArguments(write([1], 'Network: Guest-5G, password on the fridge'), input, actions)).toMatchObject({
-      content: 'Network: Guest-5G, password on the fridge',
-    });
+  it('writes the text a colon introduces verbatim, whatever the model wrote, on its line or the lines after it', () => {
+    const content = (input: string, wrote: string) => protocolArguments(write([1], wrote), input, requestedActions(input));
+    const wifi = 'Please create /tmp/a.txt containing exactly: Network: Guest-5G, password on the fridge';
+    expect(content(wifi, 'Network Guest-5G')).toMatchObject({ content: 'Network: Guest-5G, password on the fridge' });
+    // Not "exactly this line", which "containing" would give: the line after the colon, its stop included.
+    const standup = 'Please create a new file called /tmp/a.txt containing exactly this line:\nStandup moves to 10:30 on Thursday, same room (B2).';
+    expect(content(standup, 'exactly this line')).toMatchObject({ content: 'Standup moves to 10:30 on Thursday, same room (B2).' });
+    // Several lines, up to the next request.
+    const notes = 'Save this to /tmp/a.txt:\n\nVersion 2.3\n- Faster search\n- Dark mode for reports\n\nThen tell the team that the notes are ready.';
+    expect(content(notes, 'Version 2.3')).toMatchObject({ content: 'Version 2.3\n- Faster search\n- Dark mode for reports' });
+    // The colon of the sentence after the instruction, when that sentence only introduces the text.
+    const agenda = "Make a file called /tmp/a.txt for tomorrow's meeting. Contents exactly as follows:\n1. Budget review\n2. Hiring update\n3. AOB";
+    expect(content(agenda, 'Budget review')).toMatchObject({ content: '1. Budget review\n2. Hiring update\n3. AOB' });
   });
 
   it('writes a text introduced by "with the text" or "listing" to its end, and nothing the model picked from the instruction', () => {

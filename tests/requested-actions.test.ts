@@ -263,6 +263,8 @@ describe('requestedActions: statements are not requests', () => {
       'Put this in a new file notes.txt',
       'let the team channel know',
     ]);
+    // A line that leads with an imperative asks again.
+    expect(clauses('Create hello.txt with this text:\nhello there.\nSummarise a.txt.')).toEqual(['Create hello.txt with this text', 'Summarise a.txt']);
     expect(clauses('in settings.ini change the line debug=true to debug=false. leave everything else exactly as it is')).toHaveLength(1);
     expect(clauses('make a folder called reports and move q1.txt into it. leave budget.txt where it is')).toHaveLength(1);
     expect(clauses("Hartley job's all wrapped up. Make a jobs/hartley folder. Penrose stays put, that one's still live.")).toEqual([

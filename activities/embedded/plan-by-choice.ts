@@ -14,6 +14,7 @@ import { sentencesOf, truncate } from '../../domain/text/analyze.ts';
 import type { ServerToolCatalog } from '../../domain/tools.ts';
 import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
 import { givesText, isQuestion } from './answer-part.ts';
+import { addsToFile, writesWholeText } from './adds-to-file.ts';
 import { asksFigure } from './asks-figure.ts';
 import { leader, rankScores } from './rank.ts';
 import { repeatedValue } from './repeated-values.ts';
@@ -127,6 +128,9 @@ function externalDoubt(c: PlanCall, action: RequestedAction, tool: string, lead:
   if (serverTools[tool]?.effect !== 'external') return null;
   if (lead !== null && lead < MIN_TOOL_LEAD)
     return needsStronger(`the small model chose ${tool} by too narrow a lead over the next option to be trusted with it`);
+  // Adding to what a file holds with a tool that writes a file's whole text would replace what it held.
+  if (addsToFile(action.clause) && writesWholeText(serverTools[tool]?.parameters))
+    return needsStronger(`it adds to what a file holds, and ${tool} writes a file's whole text, which the small model cannot carry over`);
   // A change to a path the action's sentence names ("We don't need a.txt anymore, delete it") needs a tool that takes a path.
   if (namesPath(sentencesOf(c.input)[action.sentence] ?? action.clause) && !takesPath(serverTools[tool]?.parameters))
     return needsStronger(`it names a path, and ${tool}, the small model's choice, takes none; no tool was chosen that can act on it`);

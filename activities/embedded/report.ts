@@ -6,7 +6,7 @@ import { namesPath } from '../../domain/agent/request-spans.ts';
 import { digestOf } from '../../domain/digest.ts';
 import type { PlanStep } from '../../domain/planning/plan.ts';
 import { messageSpan } from '../../domain/planning/material.ts';
-import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
+import { introducedText, type RequestedAction } from '../../domain/planning/requested-actions.ts';
 import { listCountOutput } from '../../domain/runs/tool-outputs.ts';
 import { sentencesOf, truncate } from '../../domain/text/analyze.ts';
 import { needsStronger } from '../../domain/planning/needs-stronger.js';
@@ -78,9 +78,9 @@ function afterColon(sentence: string): string | null {
 }
 
 /**
- * An external step's text as the request gives it. A quoted text, or one after "saying" or "that",
- * is written verbatim, punctuation included. A text after a colon must be the one the model wrote, or
- * stand whole in its arguments. Any other text to write is the one words that give a text introduce
+ * An external step's text as the request gives it. A text a colon introduces (on its line or the
+ * lines after it), a quoted text, or one after "saying" or "that", is written verbatim, punctuation
+ * included. A delivery's text after a colon must be the one the model wrote, or stand whole in its arguments. Any other text to write is the one words that give a text introduce
  * ("… listing milk and eggs", "with the text …"), to the clause's end and verbatim; words the model
  * picked from the instruction ("add coffee beans to the end of shopping.txt") are not a text the
  * request gives, and the step does not run. An edit that replaces a text with itself does not run.
@@ -90,6 +90,10 @@ function withGivenText(step: PlanStep, args: Record<string, unknown>, input: str
   const action = actions.find((a) => (step.covers ?? []).includes(a.n));
   if (!action) return args;
   const span = messageSpan(action.clause);
+  // A text a colon introduces, on its line or the lines after it ("containing exactly this line:\nStandup
+  // moves …"), is written verbatim, whatever the model wrote; a delivery's message is its own (material.ts).
+  const colonText = key && action.kind !== 'delivery' && span?.marker !== 'quote' ? introducedText(input, action, actions) : null;
+  if (key && colonText) return { ...args, [key]: colonText };
   if (key && span) {
     if (span.marker === 'quote' || span.marker === 'saying' || span.marker === 'that') return { ...args, [key]: span.message };
     if (String(args[key]).trim() === span.message) return args;

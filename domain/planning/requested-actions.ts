@@ -463,8 +463,14 @@ const asksSomething = (a: RequestedAction) => a.kind !== 'analysis' || holdsKnow
  */
 function introducedSentences(actions: RequestedAction[], sentences: string[]): Set<number> {
   const out = new Set<number>();
+  // A line that leads with an imperative ("Summarise a.txt.") asks again; "Hiring update" does not.
+  const imperative = (a: RequestedAction) => {
+    const first = (leadingWords(a.clause.replace(FILLER, ''))[0] ?? '').toLowerCase();
+    return verbIn(first, KNOWN_VERBS) === first || verbIn(first, CHANGE_VERBS) === first;
+  };
   const leadsWithRequest = (k: number) =>
-    /^\s*(?:and\s+)?(?:then|also|next|after that|finally)\b/i.test(sentences[k]!) || actions.some((a) => a.sentence === k && a.kind !== 'analysis');
+    /^\s*(?:and\s+)?(?:then|also|next|after that|finally)\b/i.test(sentences[k]!) ||
+    actions.some((a) => a.sentence === k && (a.kind !== 'analysis' || a.verb !== null || imperative(a)));
   let open = false;
   sentences.forEach((sentence, k) => {
     if (open && leadsWithRequest(k)) open = false;
@@ -475,6 +481,37 @@ function introducedSentences(actions: RequestedAction[], sentences: string[]): S
     }
   });
   return out;
+}
+
+/** Each sentence's [start, end) in the input it was cut from. */
+function sentenceBounds(input: string, sentences: string[]): [number, number][] {
+  let at = 0;
+  return sentences.map((text) => {
+    const found = input.indexOf(text, at);
+    const start = found >= 0 ? found : at;
+    at = found >= 0 ? found + text.length : at;
+    return [start, found >= 0 ? at : start];
+  });
+}
+
+/**
+ * The text a colon introduces for an action to write, verbatim from the request: the rest of the
+ * action's sentence after its colon ("containing exactly: Network: Guest-5G"), or after the colon of
+ * the sentence right after it that introduces material ("Contents exactly as follows:"), through the
+ * lines of material that follow (introducedSentences). Null when no colon introduces a text there.
+ */
+export function introducedText(input: string, action: RequestedAction, actions: RequestedAction[]): string | null {
+  const sentences = sentencesOf(input);
+  const bounds = sentenceBounds(input, sentences);
+  const material = introducedSentences(actions, sentences);
+  const colonIn = (k: number) => (sentences[k] === undefined ? -1 : sentences[k]!.search(/:(?=\s|$)/));
+  let k = action.sentence;
+  if (colonIn(k) < 0 && material.has(k + 1) && introduces(sentences[k + 1] ?? '')) k += 1;
+  const colon = colonIn(k);
+  if (colon < 0) return null;
+  let end = bounds[k]![1];
+  for (let next = k + 1; material.has(next); next++) end = bounds[next]![1];
+  return input.slice(bounds[k]![0] + colon + 1, end).trim() || null;
 }
 
 /** A question, whether or not its clause kept the question mark ("which of our vendors …, and where …?"). */
