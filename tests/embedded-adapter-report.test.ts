@@ -311,6 +311,10 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(asksOnlyInformation(requestedActions('In hours.txt make the Saturday line say "Saturday: closed".')[0]!)).toBe(false);
     expect(requestedActions('Push the main branch to origin so that CI picks it up.')[0]!.kind).not.toBe('delivery');
     expect(asksOnlyInformation(requestedActions('Find the web address in this note: write to us at https://x.example.')[0]!)).toBe(true);
+    // "Add up" asks for a total; "add" alone asks for a change.
+    expect(asksOnlyInformation(requestedActions('Can you add up these receipts for my claim: 12.40, 7.95 and 23.10')[0]!)).toBe(true);
+    expect(asksOnlyInformation(requestedActions('Add them up: 1, 2 and 3.')[0]!)).toBe(true);
+    expect(asksOnlyInformation(requestedActions('Add coffee beans to shopping.txt.')[0]!)).toBe(false);
   });
 });
 
@@ -346,6 +350,9 @@ describe('the text an external step writes, on the embedded model', () => {
     // The colon of the sentence after the instruction, when that sentence only introduces the text.
     const agenda = "Make a file called /tmp/a.txt for tomorrow's meeting. Contents exactly as follows:\n1. Budget review\n2. Hiring update\n3. AOB";
     expect(content(agenda, 'Budget review')).toMatchObject({ content: '1. Budget review\n2. Hiring update\n3. AOB' });
+    // A text to lay out anew is no copy of what the colon introduces.
+    const packing = 'Save a packing list to /tmp/a.txt, one item per line: passport, charger, umbrella';
+    expect(content(packing, 'passport, charger, umbrella')).toMatch(/laid out anew/);
   });
 
   it('writes a text introduced by "with the text" or "listing" to its end, and nothing the model picked from the instruction', () => {

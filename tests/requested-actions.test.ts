@@ -263,6 +263,11 @@ describe('requestedActions: statements are not requests', () => {
       'Put this in a new file notes.txt',
       'let the team channel know',
     ]);
+    // What follows a change's colon is what it writes, split nowhere; a request after the colon still asks.
+    expect(clauses('Log this at the bottom of log.txt, under the others please: Tue 21 Oct - Achterberg Inks - 2 boxes')).toEqual([
+      'Log this at the bottom of log.txt, under the others please',
+    ]);
+    expect(clauses('Update the wiki: delete the old page.')).toEqual(['Update the wiki: delete the old page']);
     // A line that leads with an imperative asks again.
     expect(clauses('Create hello.txt with this text:\nhello there.\nSummarise a.txt.')).toEqual(['Create hello.txt with this text', 'Summarise a.txt']);
     expect(clauses('in settings.ini change the line debug=true to debug=false. leave everything else exactly as it is')).toHaveLength(1);

@@ -93,7 +93,11 @@ function withGivenText(step: PlanStep, args: Record<string, unknown>, input: str
   // A text a colon introduces, on its line or the lines after it ("containing exactly this line:\nStandup
   // moves …"), is written verbatim, whatever the model wrote; a delivery's message is its own (material.ts).
   const colonText = key && action.kind !== 'delivery' && span?.marker !== 'quote' ? introducedText(input, action, actions) : null;
-  if (key && colonText) return { ...args, [key]: colonText };
+  if (key && colonText) {
+    // "one item per line: passport, charger, umbrella" asks the text laid out anew, which no copy of it is.
+    if (LAID_OUT.test(action.clause)) return needsStronger(`it asks the text it gives laid out anew, which the small model does not do`);
+    return { ...args, [key]: colonText };
+  }
   if (key && span) {
     if (span.marker === 'quote' || span.marker === 'saying' || span.marker === 'that') return { ...args, [key]: span.message };
     if (String(args[key]).trim() === span.message) return args;
@@ -115,6 +119,10 @@ function withGivenText(step: PlanStep, args: Record<string, unknown>, input: str
   if (text && !namesPath(text)) return { ...args, [key]: text };
   return needsStronger(`the small model took words of the instruction for the text to write, not a text the request gives`);
 }
+
+/** Words that ask a given text laid out anew ("one item per line"); English, so the embedded adapter's. */
+const LAID_OUT =
+  /\b(?:per line|(?:each|one) on (?:its|a|their) own line|on (?:separate|its own|their own) lines?|as a (?:bulleted |numbered )?list|one (?:item|entry|name) per)\b/i;
 
 /** Words that give the text to write when no quote, colon or "saying" does (English, so the embedded adapter's). */
 const INTRODUCED_TEXT = /\b(?:with the (?:text|line|words)|with the contents?|with text|containing|that reads|reading|listing)\s+(\S.*)$/i;

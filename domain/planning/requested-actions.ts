@@ -219,11 +219,12 @@ function clausesWithLoneEffects(sentence: string): string[] {
 /**
  * A sentence without the material its request introduces: "Summarise these notes and post them to
  * the channel: the audit passed, renew the certificate." asks two things; what follows the colon is
- * what they work on, not more requests. Only a colon after a request to work on or send something
+ * what they work on, not more requests. Only a colon after a request to work on, send or change something
  * introduces material ("Do the following: pay the invoice" still asks to pay).
  */
 function requestPart(sentence: string): string {
-  const colon = /:\s/.exec(sentence);
+  // A colon inside a quote is the quote's ('make the Saturday line say "Saturday: closed"').
+  const colon = /:\s/.exec(sentence.replace(/"[^"]*"|“[^”]*”/g, (q) => '_'.repeat(q.length)));
   if (!colon) return sentence;
   const head = sentence.slice(0, colon.index);
   if (wordsOf(head).length < 2) return sentence;
@@ -233,8 +234,13 @@ function requestPart(sentence: string): string {
   });
   // What follows is material, unless the head names material of its own and what follows asks in
   // turn ("Review our contracts: summarise the renewal dates …").
-  const asksInTurn = namedMaterial(head) !== null && kindOf(sentence.slice(colon.index + 1).trim()).verb !== null;
-  return asks && !asksInTurn ? head : sentence;
+  const rest = kindOf(sentence.slice(colon.index + 1).trim());
+  const asksInTurn = namedMaterial(head) !== null && rest.verb !== null;
+  if (asks && !asksInTurn) return head;
+  // After a change, too, what follows is what it writes ("Log this at the bottom of log.txt: Tue 21 Oct -
+  // Achterberg Inks - 2 boxes"), unless it leads with a request ("Update the wiki: delete the old page").
+  const changes = wordsOf(head).some((w) => verbIn(w, CHANGE_VERBS) !== null);
+  return changes && rest.verb === null ? head : sentence;
 }
 
 type Draft = Omit<RequestedAction, 'n' | 'missing'>;
@@ -585,11 +591,15 @@ const QUESTION_WORDS = words('what which how why who whom whose when where wheth
  * or an instruction whose first word asks for no change. Such an action never becomes a proposal to
  * write, edit, move, commit or send.
  */
+const ADDS_UP = /^add(?:s|ed|ing)?\s+(?:(?:it|them|these|those|this|all|everything|the \w+)\s+)?up\b/i;
+
 export function asksOnlyInformation(action: RequestedAction): boolean {
   if (action.kind !== 'analysis') return false;
   const body = action.clause.replace(FILLER, '').trim();
   const first = (wordsOf(body)[0] ?? '').toLowerCase();
   if (body.endsWith('?') || QUESTION_WORDS.has(first)) return true;
+  // "Add up these receipts" asks for a total, not for anything to be added to.
+  if (ADDS_UP.test(body)) return true;
   // The instruction is what comes before any text it gives (after a colon, or quoted).
   const instruction = wordsOf(body.split(/:\s|["“]/)[0] ?? '');
   if (instruction.some((w) => CHANGE_ANYWHERE.has(w)) || MAKE_IT_SAY.test(body)) return false;
