@@ -13,8 +13,8 @@ import { deliveriesWithoutMessage, judge, type Observed, type RunView } from '..
 import type { Delivery } from '../scripts/eval/service.ts';
 import { type EvalSummary, type Row, targetMet } from '../scripts/eval/summary.ts';
 
-/** What the fresh eval's quick slice measured on this machine's default model (16 cases, both halves: 9 successes, no false success, no nonsense proposal), successes less one. */
-const QUICK_FRESH = { successes: 8, falseSuccesses: 0, nonsenseProposals: 0 };
+/** What the fresh eval's quick slice measured on this machine's default model (16 cases, both halves: 10 successes, no false success, no nonsense proposal), successes less one. */
+const QUICK_FRESH = { successes: 9, falseSuccesses: 0, nonsenseProposals: 0 };
 
 /** The pass rate the quick subset holds on this machine's default model, less one case. */
 const QUICK_PASS_FLOOR = 0.8;
