@@ -140,7 +140,10 @@ describe('choices over the whole filesystem catalog', () => {
     expect(addsToFile('add coffee beans to the end of shopping.txt, on its own line')).toBe(true);
     expect(addsToFile('new starter - add this row at the end of staff.csv pls')).toBe(true);
     expect(addsToFile('Log this at the bottom of deliveries-log.txt, under the others please')).toBe(true);
+    expect(addsToFile('Add this to shopping.txt')).toBe(true);
+    expect(addsToFile('Insert this line into staff.csv')).toBe(true);
     expect(addsToFile('Please create standup.txt containing exactly this line')).toBe(false);
+    expect(addsToFile('Put this in a new file notes.txt')).toBe(false);
   });
 
   it('finds a tool by what its description says when its name shares no word with the request', () => {

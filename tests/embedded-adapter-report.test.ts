@@ -350,6 +350,13 @@ describe('the text an external step writes, on the embedded model', () => {
     // The colon of the sentence after the instruction, when that sentence only introduces the text.
     const agenda = "Make a file called /tmp/a.txt for tomorrow's meeting. Contents exactly as follows:\n1. Budget review\n2. Hiring update\n3. AOB";
     expect(content(agenda, 'Budget review')).toMatchObject({ content: '1. Budget review\n2. Hiring update\n3. AOB' });
+    // Not a colon of another action, nor one inside the text the instruction already gives; not thanks or what follows a blank line.
+    expect(content('Create /tmp/a.txt with the text hello and post to the channel: done', 'hello')).not.toMatchObject({ content: 'done' });
+    expect(content('Create /tmp/a.txt with the text Note: back at 3', 'Note: back at 3')).not.toMatchObject({ content: 'back at 3' });
+    expect(content('Create /tmp/a.txt with this text:\nhello\nThanks!', 'hello')).toMatchObject({ content: 'hello' });
+    expect(content('Save this to /tmp/a.txt: The audit passed. Rent is lower.', 'The audit passed.')).toMatchObject({
+      content: 'The audit passed. Rent is lower.',
+    });
     // A text to lay out anew is no copy of what the colon introduces.
     const packing = 'Save a packing list to /tmp/a.txt, one item per line: passport, charger, umbrella';
     expect(content(packing, 'passport, charger, umbrella')).toMatch(/laid out anew/);

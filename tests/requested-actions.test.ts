@@ -268,6 +268,14 @@ describe('requestedActions: statements are not requests', () => {
       'Log this at the bottom of log.txt, under the others please',
     ]);
     expect(clauses('Update the wiki: delete the old page.')).toEqual(['Update the wiki: delete the old page']);
+    // A request after a change's colon, a verb beside a constraint, or a request after where the material is, still asks.
+    expect(clauses('Rename a.txt to b.txt: it is outdated, and delete c.txt.')).toHaveLength(2);
+    expect(clauses('Create /tmp/a.txt containing: hello world, then tell Sam it is done.').map((x) => x.startsWith('tell'))).toContain(true);
+    expect(clauses('Add a line to notes.txt saying hi but make sure the header stays the same. Then tell Sam.')).toHaveLength(2);
+    expect(clauses('Rename a.txt to b.txt. Leave a comment on the PR saying the rest is fine.')).toHaveLength(2);
+    expect(clauses('Where is q3.xlsx? Should be in reports/ so copy it to backup/.')).toHaveLength(2);
+    // Material ends at a line that asks again, at thanks, and at a blank line.
+    expect(clauses('Create /tmp/a.txt with this text:\nhello\nAsk Priya to review it.')).toHaveLength(2);
     // A line that leads with an imperative asks again.
     expect(clauses('Create hello.txt with this text:\nhello there.\nSummarise a.txt.')).toEqual(['Create hello.txt with this text', 'Summarise a.txt']);
     expect(clauses('in settings.ini change the line debug=true to debug=false. leave everything else exactly as it is')).toHaveLength(1);

@@ -8,7 +8,9 @@ import { takesPath } from '../../domain/agent/request-spans.ts';
 export const addsToFile = (clause: string) =>
   /\b(?:append|(?:to|at) the (?:end|bottom) of|under the others|one more (?:line|row)|another (?:line|row)|add (?:this|a|one|the) (?:new )?(?:row|line))\b/i.test(
     clause,
-  );
+  ) ||
+  // "Add this to shopping.txt", "Log this in deliveries.txt", "Insert this line into staff.csv": not a new file.
+  (/\b(?:add|append|log|insert)\b[^.?!]*\b(?:to|in|into)\s+\S*\.\w{1,5}\b/i.test(clause) && !/\bnew file\b|\bcreate\b/i.test(clause));
 
 /** A tool that writes a file's whole text: it requires a path and a text to write, and takes nothing to find in the file. */
 export function writesWholeText(schema: unknown): boolean {

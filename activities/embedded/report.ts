@@ -8,7 +8,7 @@ import type { PlanStep } from '../../domain/planning/plan.ts';
 import { messageSpan } from '../../domain/planning/material.ts';
 import { introducedText, type RequestedAction } from '../../domain/planning/requested-actions.ts';
 import { listCountOutput } from '../../domain/runs/tool-outputs.ts';
-import { sentencesOf, truncate } from '../../domain/text/analyze.ts';
+import { sentencesOf, truncate, wordsOf } from '../../domain/text/analyze.ts';
 import { needsStronger } from '../../domain/planning/needs-stronger.js';
 
 /** The id of the protocol call a plan step becomes: its reports cite it. */
@@ -92,7 +92,10 @@ function withGivenText(step: PlanStep, args: Record<string, unknown>, input: str
   const span = messageSpan(action.clause);
   // A text a colon introduces, on its line or the lines after it ("containing exactly this line:\nStandup
   // moves …"), is written verbatim, whatever the model wrote; a delivery's message is its own (material.ts).
-  const colonText = key && action.kind !== 'delivery' && span?.marker !== 'quote' ? introducedText(input, action, actions) : null;
+  // "with the text Note: back at 3" gives its text before the colon; "containing exactly this line:" points past it.
+  const before = INTRODUCED_TEXT.exec(action.clause.trim())?.[1];
+  const pointsPast = before === undefined || wordsOf(before).every((w) => POINTING.has(w.toLowerCase()));
+  const colonText = key && action.kind !== 'delivery' && span?.marker !== 'quote' && pointsPast ? introducedText(input, action, actions) : null;
   if (key && colonText) {
     // "one item per line: passport, charger, umbrella" asks the text laid out anew, which no copy of it is.
     if (LAID_OUT.test(action.clause)) return needsStronger(`it asks the text it gives laid out anew, which the small model does not do`);
@@ -119,6 +122,11 @@ function withGivenText(step: PlanStep, args: Record<string, unknown>, input: str
   if (text && !namesPath(text)) return { ...args, [key]: text };
   return needsStronger(`the small model took words of the instruction for the text to write, not a text the request gives`);
 }
+
+/** Words that point at a text to come ("containing exactly this line:"), rather than begin it. */
+const POINTING = new Set(
+  'exactly just only this these that the following as follows below text line lines words row rows content contents one two three'.split(' '),
+);
 
 /** Words that ask a given text laid out anew ("one item per line"); English, so the embedded adapter's. */
 const LAID_OUT =

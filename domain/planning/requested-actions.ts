@@ -216,6 +216,9 @@ function clausesWithLoneEffects(sentence: string): string[] {
   return [...out, ...loneEffects(sentence.slice(from))];
 }
 
+/** The text with every quotation blanked out, its length kept, so a colon inside a quote is not found. */
+const maskQuotes = (text: string) => text.replace(/"[^"]*"|“[^”]*”/g, (q) => '_'.repeat(q.length));
+
 /**
  * A sentence without the material its request introduces: "Summarise these notes and post them to
  * the channel: the audit passed, renew the certificate." asks two things; what follows the colon is
@@ -224,7 +227,7 @@ function clausesWithLoneEffects(sentence: string): string[] {
  */
 function requestPart(sentence: string): string {
   // A colon inside a quote is the quote's ('make the Saturday line say "Saturday: closed"').
-  const colon = /:\s/.exec(sentence.replace(/"[^"]*"|“[^”]*”/g, (q) => '_'.repeat(q.length)));
+  const colon = /:\s/.exec(maskQuotes(sentence));
   if (!colon) return sentence;
   const head = sentence.slice(0, colon.index);
   if (wordsOf(head).length < 2) return sentence;
@@ -234,13 +237,13 @@ function requestPart(sentence: string): string {
   });
   // What follows is material, unless the head names material of its own and what follows asks in
   // turn ("Review our contracts: summarise the renewal dates …").
-  const rest = kindOf(sentence.slice(colon.index + 1).trim());
-  const asksInTurn = namedMaterial(head) !== null && rest.verb !== null;
+  const asksInTurn = namedMaterial(head) !== null && kindOf(sentence.slice(colon.index + 1).trim()).verb !== null;
   if (asks && !asksInTurn) return head;
   // After a change, too, what follows is what it writes ("Log this at the bottom of log.txt: Tue 21 Oct -
   // Achterberg Inks - 2 boxes"), unless it leads with a request ("Update the wiki: delete the old page").
   const changes = wordsOf(head).some((w) => verbIn(w, CHANGE_VERBS) !== null);
-  return changes && rest.verb === null ? head : sentence;
+  const asksAfter = actionsOfPart(sentence.slice(colon.index + 1), 0).some((d) => d.kind !== 'analysis' || d.verb !== null);
+  return changes && !asksAfter ? head : sentence;
 }
 
 type Draft = Omit<RequestedAction, 'n' | 'missing'>;
@@ -300,7 +303,7 @@ export function requestedActions(input: string, options: ReadOptions = {}): Requ
   });
   if (drafts.length === 0) drafts.push({ clause: tidy(input), sentence: 0, kind: 'analysis', verb: null });
   const numbered = drafts.map((d, i) => ({ ...d, n: i + 1, missing: namesAttachment(d.clause) ? namedMaterial(d.clause) : null }));
-  const { requests, material, consulted } = withoutStatements(numbered, sentences);
+  const { requests, material, consulted } = withoutStatements(numbered, sentences, input);
   // Material is given when the input holds more than its requests: statements, text after a colon, a
   // quote, a path a tool may open; or the tenant's memory, when the run recalls it.
   const given = options.memory || introduced || material || quotes(input) || namesOpenable(input);
@@ -390,13 +393,13 @@ function saysWhereMaterialIs(ws: string[], clause: string): boolean {
     .split(',')
     .slice(1)
     .map((p) => p.trim());
-  return rest.every((p) => p === '' || CANNOT_RECALL.test(p)) || !ws.some((w) => verbIn(w, KNOWN_VERBS) !== null || verbIn(w, CHANGE_VERBS) !== null);
+  return (rest.length > 0 && rest.every((p) => p === '' || CANNOT_RECALL.test(p))) || !holdsKnownVerb(clause);
 }
 
 // A constraint on a change, which asks nothing of its own ("leave budget.txt where it is", "Penrose stays put").
 const LEAVES_ALONE =
-  /^(?:(?:and|just|please|but)\s+)*(?:leave|keep)\b(?:[^.?!]|\.(?=\S))*\b(?:as (?:it is|they are|is)|where (?:it is|they are)|alone|the rest|untouched|unchanged|already there|out of (?:it|the commit))\b/i;
-const STAYS = /\b(?:stays?|remains?)\s+(?:exactly\s+)?(?:as (?:it is|they are)|put|where it is|the same|unchanged)\b/i;
+  /^(?:(?:and|just|please|but)\s+)*(?:leave|keep)\b(?:[^.?!]|\.(?=\S))*\b(?:as (?:it is|they are|is)|where (?:it is|they are)|alone|the rest|untouched|unchanged|already there|out of (?:it|the commit))(?:\s+(?:please|pls|ta|thanks))?\W*$/i;
+const STAYS = /\b(?:stays?|remains?)\s+(?:exactly\s+)?(?:as (?:it is|they are)|put|where it is|the same|unchanged)\W*$/i;
 
 const holdsKnownVerb = (text: string) => wordsOf(text).some((w) => verbIn(w, KNOWN_VERBS) !== null || verbIn(w, CHANGE_VERBS) !== null);
 
@@ -404,7 +407,9 @@ const holdsKnownVerb = (text: string) => wordsOf(text).some((w) => verbIn(w, KNO
 function onlyConstrains(clause: string): boolean {
   const parts = clause.split(',').map((p) => p.trim());
   const at = parts.findIndex((p) => LEAVES_ALONE.test(p) || STAYS.test(p));
-  return at >= 0 && parts.every((p, i) => i === at || !holdsKnownVerb(p));
+  // Nothing else in it asks ("Add a line to notes.txt but make sure the header stays the same" adds).
+  const asks = (p: string) => holdsKnownVerb(p.replace(STAYS, '').replace(/\b(?:leave|keep)\b/gi, ''));
+  return at >= 0 && !parts.some(asks);
 }
 
 /**
@@ -462,12 +467,18 @@ const introduces = (sentence: string) => /:\s*(?:\d+[.)]|[-*•])?\s*$/.test(sen
 /** Whether an action asks something: its clause holds a verb this file knows (after "then", "please" …), or it is a delivery or an effect. */
 const asksSomething = (a: RequestedAction) => a.kind !== 'analysis' || holdsKnownVerb(a.clause.replace(FILLER, ''));
 
+// How a line that asks again begins, after material ("Then tell the team …", "Ask Priya to review it.", "Please …").
+const REQUEST_LEAD = /^\s*(?:and\s+)?(?:then|also|next|after that|finally|please|pls|can you|could you|would you|ask|make sure)\b/i;
+
 /**
  * The sentences that are material a sentence before introduced with a colon ("Create standup.txt with
  * this line:\nStandup moves to 10:30."): from it, until one leads with a request ("Then tell the team …").
  * An introducing sentence that asks nothing itself ("Contents exactly as follows:") is material too.
  */
-function introducedSentences(actions: RequestedAction[], sentences: string[]): Set<number> {
+function introducedSentences(actions: RequestedAction[], sentences: string[], input: string): Set<number> {
+  const bounds = sentenceBounds(input, sentences);
+  // A blank line before the sentence: the material before it has ended, once some was taken.
+  const afterGap = (k: number) => k > 0 && /\n\s*\n/.test(input.slice(bounds[k - 1]![1], bounds[k]![0]));
   const out = new Set<number>();
   // A line that leads with an imperative ("Summarise a.txt.") asks again; "Hiring update" does not.
   const imperative = (a: RequestedAction) => {
@@ -475,11 +486,12 @@ function introducedSentences(actions: RequestedAction[], sentences: string[]): S
     return verbIn(first, KNOWN_VERBS) === first || verbIn(first, CHANGE_VERBS) === first;
   };
   const leadsWithRequest = (k: number) =>
-    /^\s*(?:and\s+)?(?:then|also|next|after that|finally)\b/i.test(sentences[k]!) ||
+    REQUEST_LEAD.test(sentences[k]!) ||
+    COURTESY.test(sentences[k]!.trim()) ||
     actions.some((a) => a.sentence === k && (a.kind !== 'analysis' || a.verb !== null || imperative(a)));
   let open = false;
   sentences.forEach((sentence, k) => {
-    if (open && leadsWithRequest(k)) open = false;
+    if (open && (leadsWithRequest(k) || (out.has(k - 1) && afterGap(k)))) open = false;
     else if (open) out.add(k);
     if (introduces(sentence)) {
       if (!actions.some((a) => a.sentence === k && asksSomething(a)) && k > 0) out.add(k);
@@ -509,14 +521,22 @@ function sentenceBounds(input: string, sentences: string[]): [number, number][] 
 export function introducedText(input: string, action: RequestedAction, actions: RequestedAction[]): string | null {
   const sentences = sentencesOf(input);
   const bounds = sentenceBounds(input, sentences);
-  const material = introducedSentences(actions, sentences);
-  const colonIn = (k: number) => (sentences[k] === undefined ? -1 : sentences[k]!.search(/:(?=\s|$)/));
+  const material = introducedSentences(actions, sentences, input);
+  // A colon inside a quote is the quote's.
+  const colonIn = (k: number) => (sentences[k] === undefined ? -1 : maskQuotes(sentences[k]!).search(/:(?=\s|$)/));
   let k = action.sentence;
+  // The colon of a later action in the same sentence is that action's ("… and post to the channel: done").
+  if (actions.some((b) => b.sentence === k && b.n > action.n)) return null;
   if (colonIn(k) < 0 && material.has(k + 1) && introduces(sentences[k + 1] ?? '')) k += 1;
   const colon = colonIn(k);
   if (colon < 0) return null;
   let end = bounds[k]![1];
-  for (let next = k + 1; material.has(next); next++) end = bounds[next]![1];
+  // Then every line after it that asks nothing, up to a blank line once some is taken, or thanks.
+  const asking = (j: number) => actions.some((a) => a.sentence === j) || COURTESY.test(sentences[j]!.trim());
+  for (let next = k + 1; next < sentences.length && (material.has(next) || !asking(next)); next++) {
+    if (end > bounds[k]![1] && /\n\s*\n/.test(input.slice(end, bounds[next]![0]))) break;
+    end = bounds[next]![1];
+  }
   return input.slice(bounds[k]![0] + colon + 1, end).trim() || null;
 }
 
@@ -561,9 +581,13 @@ function isContextOfQuestion(a: RequestedAction): boolean {
  * question (where to look, why it is asked, a qualifier) and thanks anywhere are neither requests nor
  * material. Input with no request at all keeps its statements as analysis.
  */
-function withoutStatements(actions: RequestedAction[], sentences: string[]): { requests: RequestedAction[]; material: boolean; consulted: string[] } {
+function withoutStatements(
+  actions: RequestedAction[],
+  sentences: string[],
+  input: string,
+): { requests: RequestedAction[]; material: boolean; consulted: string[] } {
   const asks = actions.some((a) => a.clause.trimEnd().endsWith('?'));
-  const introduced = introducedSentences(actions, sentences);
+  const introduced = introducedSentences(actions, sentences, input);
   const material = (a: RequestedAction) => introduced.has(a.sentence) || isStatement(a) || (asks && listAfterQuestion(a, sentences));
   const context = (a: RequestedAction) => COURTESY.test(a.clause.trim()) || (asks && isContextOfQuestion(a));
   if (actions.every((a) => material(a) || context(a))) return { requests: actions, material: false, consulted: [] };
@@ -586,23 +610,25 @@ const CHANGE_ANYWHERE = words('write save overwrite create edit modify replace m
 const MAKE_IT_SAY = /\bmake\b[^.!?]*\b(?:say|read)\b/i;
 const QUESTION_WORDS = words('what which how why who whom whose when where whether is are was were does do did can could should would will has have');
 
+// "Add up these receipts", "add them up": a total, not something added to.
+const ADDS_UP = /^add(?:s|ed|ing)?\s+(?:(?:it|them|these|those|this|all|everything|the \w+)\s+)?up\b/i;
+
 /**
  * Whether an analysis action asks only for information (an answer, a reading, a count): a question,
  * or an instruction whose first word asks for no change. Such an action never becomes a proposal to
  * write, edit, move, commit or send.
  */
-const ADDS_UP = /^add(?:s|ed|ing)?\s+(?:(?:it|them|these|those|this|all|everything|the \w+)\s+)?up\b/i;
 
 export function asksOnlyInformation(action: RequestedAction): boolean {
   if (action.kind !== 'analysis') return false;
   const body = action.clause.replace(FILLER, '').trim();
   const first = (wordsOf(body)[0] ?? '').toLowerCase();
   if (body.endsWith('?') || QUESTION_WORDS.has(first)) return true;
-  // "Add up these receipts" asks for a total, not for anything to be added to.
-  if (ADDS_UP.test(body)) return true;
   // The instruction is what comes before any text it gives (after a colon, or quoted).
   const instruction = wordsOf(body.split(/:\s|["“]/)[0] ?? '');
   if (instruction.some((w) => CHANGE_ANYWHERE.has(w)) || MAKE_IT_SAY.test(body)) return false;
+  // "Add up these receipts" asks for a total, not for anything to be added to.
+  if (ADDS_UP.test(body)) return true;
   return verbIn(first, CHANGE_VERBS) === null;
 }
 
