@@ -16,28 +16,33 @@ import { type ServerToolCatalog, serverToolName } from '../domain/tools.ts';
 const CLASSIFIED: Record<string, 'read' | 'external'> = { read_text_file: 'read', write_file: 'external' };
 let catalog: ServerToolCatalog = {};
 
-beforeAll(async () => {
-  const server = path.resolve('node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+/** A real MCP server's tools as a catalog, each with the effect `effectOf` gives it (null: external, unclassified). */
+async function catalogOf(id: string, server: string, args: string[], effectOf: (tool: string) => 'read' | 'external' | null, env?: Record<string, string>) {
   const client = new Client({ name: 'catalog-fit-test', version: '0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [server, '/tmp'] }));
+  const script = path.resolve(`node_modules/@modelcontextprotocol/${server}/dist/index.js`);
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [script, ...args], ...(env ? { env } : {}) }));
   try {
     const { tools } = await client.listTools();
-    catalog = Object.fromEntries(
+    return Object.fromEntries(
       tools.map((t) => [
-        serverToolName('files', t.name),
+        serverToolName(id, t.name),
         {
-          server: 'files',
+          server: id,
           tool: t.name,
-          effect: CLASSIFIED[t.name] ?? 'external',
+          effect: effectOf(t.name) ?? 'external',
           description: t.description ?? '',
           parameters: t.inputSchema as Record<string, unknown>,
-          ...(CLASSIFIED[t.name] ? {} : { classified: false }),
+          ...(effectOf(t.name) ? {} : { classified: false }),
         },
       ]),
-    );
+    ) as ServerToolCatalog;
   } finally {
     await client.close();
   }
+}
+
+beforeAll(async () => {
+  catalog = await catalogOf('files', 'server-filesystem', ['/tmp'], (t) => CLASSIFIED[t] ?? null);
 }, 30_000);
 
 afterAll(() => {
@@ -154,5 +159,24 @@ describe('choices over the whole filesystem catalog', () => {
     expect(options).toContain('files__get_file_info');
     const [unclassified] = offered('Retrieve the metadata of /tmp/share/plan.md.', true);
     expect(unclassified).not.toContain('files__get_file_info');
+  });
+});
+
+describe('choices over the memory server', () => {
+  let memory: ServerToolCatalog = {};
+  beforeAll(async () => {
+    memory = await catalogOf('memory', 'server-memory', [], (t) => (/^(?:read|search|open)_/.test(t) ? 'read' : 'external'), {
+      MEMORY_FILE_PATH: '/tmp/catalog-fit-memory.jsonl',
+    });
+  }, 30_000);
+  const changes = (input: string) =>
+    actionOptions(requestedActions(input), memory, true)
+      .flatMap((o) => o.options)
+      .filter((o) => memory[o]?.effect === 'external');
+
+  it('offers a change to the knowledge graph only to a request that names it, never for a post somewhere else', () => {
+    expect(changes("Please put a big thank-you post on our Facebook page for everyone who came to Saturday's bake sale")).toEqual([]);
+    expect(changes('Please add a note to Dr Helen Marsh in the knowledge graph: she is on leave in March')).toContain('memory__add_observations');
+    expect(changes('Add Tom Becker to our contacts in the memory graph.')).not.toEqual([]);
   });
 });

@@ -3,7 +3,16 @@
 // sentence, an effect is claimed only through its external call, and what failed is unresolved.
 import { describe, expect, it } from 'vitest';
 import { holdsOwnWord, resultLines, sharesTellingWord } from '../activities/embedded/answer-lines.ts';
-import { answerPart, asksToSee, asksYesOrNo, choiceOf, droppedFigures, givenSentences, lacksAskedContact } from '../activities/embedded/answer-part.ts';
+import {
+  answerPart,
+  asksToSee,
+  asksYesOrNo,
+  choiceOf,
+  droppedFigures,
+  droppedNames,
+  givenSentences,
+  lacksAskedContact,
+} from '../activities/embedded/answer-part.ts';
 import { calculationsOf, numbersOf, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
 import { repeatedValue } from '../activities/embedded/repeated-values.ts';
@@ -246,12 +255,29 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/whatever was asked/) } });
   });
 
+  it('leaves a choice between two labels for the text a request gives unresolved: the small model makes it by chance', async () => {
+    const input = 'Is this a complaint or a compliment? "Your driver Samir carried the sofa up four floors. Best service ever."';
+    const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, input, action: 1 };
+    // No model is asked: the part is unresolved before any answer is written.
+    const outcome = await answerPart({} as never, { ...c, results: [] });
+    expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/no better than chance/) } });
+  });
+
   it('gives no summary that leaves out a figure of a short text it summarises', () => {
     const text = 'The quarterly revenue grew 12% while costs fell 3%, driven by the new pricing.';
     expect(droppedFigures('Revenue grew 12% on new pricing.', text)).toEqual(['3']);
     expect(droppedFigures('Revenue grew 12% and costs fell 3%.', text)).toEqual([]);
     // A text with many figures is summarised without them all.
     expect(droppedFigures('Sales rose.', 'Sales: 1, 2, 3, 4 and 5.')).toEqual([]);
+  });
+
+  it('gives no writing that leaves out a name of a short text it works from', () => {
+    const report = 'Incident 2291: checkout was down for 47 min on Tuesday. Fixed by Dmitri from the platform team.';
+    expect(droppedNames('A security incident occurred on March 11.', report)).toEqual(['Tuesday', 'Dmitri']);
+    expect(droppedNames('Checkout was down 47 min on Tuesday; Dmitri fixed it.', report)).toEqual([]);
+    // A name of several words is kept by any of them; words that open a sentence are no names.
+    expect(droppedNames('Dear Lucy, we will replace the mug.', 'Hello, one mug is cracked. Can I get a replacement? Thanks, Lucy Fenwick')).toEqual([]);
+    expect(droppedNames('They met.', 'Ana met Ben, Cy, Dee, Eve and Flo.')).toEqual([]);
   });
 
   it('answers with what a read returned only an instruction that asks to see it', () => {

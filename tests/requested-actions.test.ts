@@ -253,6 +253,43 @@ describe('requestedActions: statements are not requests', () => {
     ]);
   });
 
+  it('takes a lead-in, news of someone named, a single-quoted text, and "let me know" beside a question as no request', () => {
+    const clauses = (input: string) => requestedActions(input).map((a) => a.clause);
+    expect(clauses('Quick one - has Leo handed his form in yet?')).toEqual(['has Leo handed his form in yet?']);
+    expect(clauses('Sunita Rao just rang asking where her order is. What status is order 1187 at in orders.csv?')).toEqual([
+      'What status is order 1187 at in orders.csv?',
+    ]);
+    expect(clauses('Ticket 1042 is sorted now. Which tickets in open.txt are still open?')).toEqual(['Which tickets in open.txt are still open?']);
+    expect(clauses("Gary's diary says: 'Mon - 3 labourers, Tue - 4 labourers'. How many labourer-days is that?")).toEqual(['How many labourer-days is that?']);
+    expect(clauses('What is in a.txt? Let me know.')).toEqual(['What is in a.txt?']);
+    expect(clauses('How many labourer-days is that? Need it for the invoice.')).toEqual(['How many labourer-days is that?']);
+    expect(clauses('hi, the wifi keeps dropping out. can you reboot the router and let me know when it is back?')).toEqual([
+      'can you reboot the router',
+      'let me know when it is back?',
+    ]);
+    // A request after where or what for is still that request ("In open.txt can you change …?" asks a change, not a question).
+    expect(requestedActions("In tickets/open.txt can you change its line to '#1042 - CLOSED'?")[0]).toMatchObject({ kind: 'unsupported', verb: 'change' });
+    expect(requestedActions('In a.txt, can you tell me what the first line is?')[0]!.kind).toBe('analysis');
+    // "Let me know" asks for an answer, never a delivery; a verb leading the name, or news that asks, still requests.
+    expect(requestedActions('Let me know when the backup is done.')[0]!.kind).toBe('analysis');
+    expect(clauses('Ring Sunita Rao about the order. What is in a.txt?')).toHaveLength(2);
+    expect(clauses('Sunita Rao needs the file. What is in a.txt?')).toHaveLength(2);
+  });
+
+  it("reads for a question what the request's other sentences name, when every request is a question", () => {
+    const scopes = (input: string) => requestedActions(input).map((a) => a.scope);
+    // Where to look, named at more length ("orders.csv in the shared folder", "the asset list (assets.csv)").
+    expect(scopes('Can you check the asset list (assets.csv) and tell me who it is assigned to?')[0]).toContain('assets.csv');
+    expect(scopes('Can you check orders.csv in the shared folder and tell me its status?')[0]).toContain('orders.csv');
+    expect(scopes("has Leo handed his form in? It's all in consent-forms.csv. If he has, what day did it come back?")).toEqual([
+      "has Leo handed his form in? It's all in consent-forms.csv.",
+      "If he has, what day did it come back? It's all in consent-forms.csv.",
+    ]);
+    expect(scopes('How many volunteers are down for Saturday (volunteers.csv)? And which of them are drivers?')[1]).toContain('volunteers.csv');
+    // Checking whether something holds asks; it is not where to look.
+    expect(requestedActions('Can you check whether a.txt is empty and tell me?')).toHaveLength(2);
+  });
+
   it('takes what a colon introduces, what a change leaves alone, and news told in passing, as material', () => {
     const clauses = (input: string) => requestedActions(input).map((a) => a.clause);
     expect(clauses("Make a file called agenda.txt for tomorrow's meeting. Contents exactly as follows:\n1. Budget review\n2. Hiring update\n3. AOB")).toEqual([

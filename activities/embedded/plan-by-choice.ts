@@ -11,6 +11,7 @@ import { argumentProblems } from '../../domain/agent/tool-args.ts';
 import type { ChatMessage, ChatRequest } from '../../domain/chat/types.ts';
 import { missingMaterialReason, type RequestedAction } from '../../domain/planning/requested-actions.ts';
 import { sentencesOf, truncate } from '../../domain/text/analyze.ts';
+import { contactDetailsIn } from '../../domain/text/find-in-text.ts';
 import type { ServerToolCatalog } from '../../domain/tools.ts';
 import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
 import { givesText, isQuestion } from './answer-part.ts';
@@ -160,7 +161,12 @@ function offered(c: PlanCall, action: RequestedAction, options: string[], server
   const converting = conversionTools(c, action, serverTools);
   // A time the request states, to convert to a place the action names: the read tools that convert it, not the model's own answer.
   if (converting.length) return [...converting, UNRESOLVED];
-  return readsOnly(c, action) && options.some((x) => serverTools[x]?.effect === 'read') ? options.filter((x) => x !== ANSWER) : options;
+  // find_contact_details reads the request's own text: one that holds no contact detail ("look up Ana's phone
+  // number in our contacts graph") it cannot answer, whatever its words ask for.
+  const details = contactDetailsIn(c.input);
+  const findable = details.emails.length + details.urls.length + details.phones.length > 0;
+  const fit = findable ? options : options.filter((x) => x !== 'find_contact_details');
+  return readsOnly(c, action) && fit.some((x) => serverTools[x]?.effect === 'read') ? fit.filter((x) => x !== ANSWER) : fit;
 }
 
 /** Each action's options, narrowed once, so the model ranks and the plan's hints list the same ones. */

@@ -5,7 +5,7 @@
 // delivery, any tool for analysis of text the request gives, or an exact check that answers another
 // question. General rules over schemas, names and classifications; no per-tool cases.
 import { namesOpenable } from '../planning/material.ts';
-import { asksOnlyInformation, type RequestedAction } from '../planning/requested-actions.ts';
+import { asksOnlyInformation, namesSource, type RequestedAction } from '../planning/requested-actions.ts';
 import type { ServerToolCatalog, ServerToolRef } from '../tools.ts';
 
 /** The words that name what the action works on: its clause, or the whole input for a request's only action. */
@@ -31,9 +31,12 @@ export function wordsOfName(name: string): string[] {
 
 const toolNameWords = (ref: ServerToolRef) => wordsOfName(ref.tool);
 
+/** Whether the tool takes a path or an address among its required arguments. */
+export const takesLocation = (ref: ServerToolRef) => requiredArgs(ref).some((arg) => LOCATION_ARG.test(arg));
+
 /** Whether the action gives what the tool requires: a path or address for every location argument. */
 function givesRequired(ref: ServerToolRef, action: RequestedAction): boolean {
-  return !requiredArgs(ref).some((arg) => LOCATION_ARG.test(arg)) || namesOpenable(scopeOf(action));
+  return !takesLocation(ref) || namesOpenable(scopeOf(action));
 }
 
 /** A path with an extension names a file, one ending in a slash a folder; a tool named for the other kind does not fit. */
@@ -69,7 +72,8 @@ function takesText(ref: ServerToolRef): boolean {
 function mayCarryOut(ref: ServerToolRef, action: RequestedAction): boolean {
   if (action.kind === 'delivery') return takesText(ref);
   // Work on text the request gives needs no tool; a change asked with it ("remember that …") may.
-  if (action.kind === 'analysis' && action.given && asksOnlyInformation(action)) return namesOpenable(scopeOf(action));
+  // A place the catalog reads, named ("It should be in the knowledge graph"), is no text given: the catalog reads it.
+  if (action.kind === 'analysis' && action.given && asksOnlyInformation(action)) return namesOpenable(scopeOf(action)) || namesSource(scopeOf(action));
   return true;
 }
 

@@ -15,7 +15,7 @@ import { stemOf, wordsOf } from '../text/analyze.ts';
 import { STOPWORDS } from '../text/stopwords.ts';
 import { PATH_LIKE } from '../text/find-in-text.ts';
 import { isToolId, type ServerToolCatalog, TOOLS } from '../tools.ts';
-import { builtinAnswers, fittingServerTools, wordsOfName } from './catalog-fit.ts';
+import { builtinAnswers, fittingServerTools, takesLocation, wordsOfName } from './catalog-fit.ts';
 
 export const ANSWER = 'answer';
 export const UNRESOLVED = 'unresolved';
@@ -111,6 +111,20 @@ function descriptionWords(tool: string, serverTools: ServerToolCatalog): Set<str
   return new Set(wordsOf(first).map(stemOf));
 }
 
+/**
+ * Whether the action names where a tool that takes no path makes its change: the store its server
+ * keeps, by a word of the tool's description or the server's name beside the verbs ("add a note in
+ * the knowledge graph", "… in the memory graph"). "Put a thank-you post on our Facebook page" names
+ * no knowledge graph, so adding an observation to one is not offered for it (issue 63). Any other tool
+ * names its place by the path the request gives (catalog-fit.ts).
+ */
+function namesStore(tool: string, action: RequestedAction, serverTools: ServerToolCatalog): boolean {
+  const ref = Object.hasOwn(serverTools, tool) ? serverTools[tool]! : null;
+  if (ref?.effect !== 'external' || takesLocation(ref)) return true;
+  const store = new Set([...descriptionWords(tool, serverTools), stemOf(ref.server)]);
+  return [...askedWords(action)].some((w) => !isVerb(w) && !GENERAL.has(w) && !STOPWORDS.has(w) && store.has(w));
+}
+
 /** Every choice the service can carry out and check for `action`. */
 function validOptions(action: RequestedAction, serverTools: ServerToolCatalog, shortlist: boolean): string[] {
   if (action.missing) return [UNRESOLVED];
@@ -147,7 +161,7 @@ export function actionOptions(actions: RequestedAction[], serverTools: ServerToo
     const matching = new Set(
       verb !== null ? candidates.filter((t) => sharesVerb(nameWords(t, serverTools).map(stemOf), [verb])) : toolsByName(candidates, a, serverTools),
     );
-    const kept = valid.filter((o) => !byName.includes(o) || o === ANSWER || o === UNRESOLVED || matching.has(o));
+    const kept = valid.filter((o) => !byName.includes(o) || o === ANSWER || o === UNRESOLVED || (matching.has(o) && namesStore(o, a, serverTools)));
     const dropped = valid.length - kept.length;
     const byWords = dropped ? `${dropped} tool(s) whose name and description do not fit the action's words were not offered` : null;
     return { action: a.n, options: kept, narrowed: [unfitNote, byWords].filter(Boolean).join('; ') || null };

@@ -133,7 +133,8 @@ const TELL_ANSWERS = new Set(['me', 'us', 'whether', 'if', 'how', 'what', 'why',
 const LET_KNOW = /^let\s+(?:\S+\s+){0,4}know\b/i;
 
 function messageToSomeone(body: string, first: string, second: string, third: string): boolean {
-  if (first === 'let') return LET_KNOW.test(body);
+  // "Let me know …" asks for an answer, as "tell me …" does; "Let support know …" is a message.
+  if (first === 'let') return LET_KNOW.test(body) && second !== 'me' && second !== 'us';
   // "tell the support channel…" is a message, "tell the difference…" an answer: after "the", the next word decides.
   return first === 'tell' && (!TELL_ANSWERS.has(second) || (second === 'the' && !['difference', 'time', 'truth'].includes(third)));
 }
@@ -168,7 +169,12 @@ function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
   return medium ? { kind: 'unsupported', verb: `${read.verb} by ${medium[2] ? 'email' : medium[1]!.toLowerCase()}` } : read;
 }
 
+// Where or what for, before the request itself ("In tickets/open.txt can you change …", "For the Leeds job, could you …").
+const LEADING_PHRASE = /^(?:in|on|for|at|from|about|regarding|with)\s+[^,?]{1,60}?,?\s+((?:can|could|would|will) you\s.*)$/is;
+
 function kindByWords(clause: string): { kind: ActionKind; verb: string | null } {
+  const addressed = LEADING_PHRASE.exec(clause.trim());
+  if (addressed) return kindByWords(addressed[1]!);
   const body = clause.replace(FILLER, '');
   if (NEGATED.test(body)) return { kind: 'analysis', verb: null }; // a constraint, not a request to act
   const [first = '', second = '', third = ''] = wordsOf(body);
@@ -216,8 +222,14 @@ function clausesWithLoneEffects(sentence: string): string[] {
   return [...out, ...loneEffects(sentence.slice(from))];
 }
 
+/**
+ * A quotation: in double quotes, or in single quotes that open after a space, a bracket or a colon and
+ * close before one or a stop ("says: 'Mon - 3 labourers, Tue - 4'."), so an apostrophe ("Gary's") opens none.
+ */
+const QUOTATION = /"[^"]*"|“[^”]*”|(?<=^|[\s(:])['‘][^'’\n]+['’](?=$|[\s.,;:!?)])/g;
+
 /** The text with every quotation blanked out, its length kept, so a colon inside a quote is not found. */
-const maskQuotes = (text: string) => text.replace(/"[^"]*"|“[^”]*”/g, (q) => '_'.repeat(q.length));
+const maskQuotes = (text: string) => text.replace(QUOTATION, (q) => '_'.repeat(q.length));
 
 /**
  * A sentence without the material its request introduces: "Summarise these notes and post them to
@@ -258,7 +270,7 @@ function colonMaterial(sentence: string): boolean {
 function actionsOfPart(part: string, sentence: number): Draft[] {
   // A quotation is material, never more requests: it is split nowhere ("…: \"call Dario, or write to him.\"").
   const quoted: string[] = [];
-  const masked = part.replace(/"[^"]*"|“[^”]*”/g, (q) => `\u0000${quoted.push(q) - 1}\u0000`);
+  const masked = part.replace(QUOTATION, (q) => `\u0000${quoted.push(q) - 1}\u0000`);
   const unmasked = (text: string) => text.replace(/\u0000(\d+)\u0000/g, (_, i: string) => quoted[Number(i)]!);
   return clausesWithLoneEffects(masked).flatMap((clause) =>
     clause
@@ -308,15 +320,36 @@ export function requestedActions(input: string, options: ReadOptions = {}): Requ
   // quote, a path a tool may open; or the tenant's memory, when the run recalls it.
   const given = options.memory || introduced || material || quotes(input) || namesOpenable(input);
   const alone = requests.length === 1 && numbered.length > 1;
+  const named = namedElsewhere(requests, sentences);
+  const scopeOf = (a: RequestedAction): string | undefined => {
+    if (alone) return input;
+    if (!asksQuestion(a)) return undefined;
+    if (consulted.length) return [a.clause, ...consulted].join(' ');
+    // A question that names no path reads what the other questions and the statements beside it name
+    // ("has Leo handed his form in? It's all in consent-forms.csv. If he has, what day?").
+    const elsewhere = namesOpenable(a.clause) ? [] : named.filter((s) => !s.includes(a.clause));
+    return elsewhere.length ? [a.clause, ...elsewhere].join(' ') : undefined;
+  };
   return withMessageSources(
-    requests.map((a) => ({
-      ...a,
-      missing: a.missing ?? (given ? null : referenceMissing(a)),
-      ...(given ? { given: true as const } : {}),
-      ...(alone ? { scope: input } : consulted.length && asksQuestion(a) ? { scope: [a.clause, ...consulted].join(' ') } : {}),
-    })),
+    requests.map((a) => {
+      const scope = scopeOf(a);
+      return {
+        ...a,
+        missing: a.missing ?? (given ? null : referenceMissing(a)),
+        ...(given ? { given: true as const } : {}),
+        ...(scope === undefined ? {} : { scope }),
+      };
+    }),
     given,
   );
+}
+
+/**
+ * The sentences that name a path, when every request is a question: where the questions' material is.
+ * Beside another request ("Summarise the notes. it's in phones.txt"), a path may be that request's.
+ */
+function namedElsewhere(requests: RequestedAction[], sentences: string[]): string[] {
+  return requests.every(asksQuestion) ? sentences.filter(namesOpenable) : [];
 }
 
 /** The thing an analysis or delivery names that nothing in the input gives; null when it needs nothing named. */
@@ -360,19 +393,26 @@ const PLACE_PREPOSITIONS = new Set('in on at inside under somewhere there here'.
 
 // Where an answer is looked up: a path, or a place a catalog's tools read ("check the knowledge graph").
 const SOURCE = String.raw`(?:the\s+|our\s+)?(?:knowledge graph|graph|shared (?:folder|drive)|share|(?:git\s+)?repo(?:sitory)?)`;
+
+/** Whether the text names a place a catalog's tools read ("in the knowledge graph", "the repo"). */
+export const namesSource = (text: string) => new RegExp(`\\b${SOURCE}\\b`, 'i').test(text);
 // An instruction that only says where to look ("can you check oncall.md and", "(check the knowledge graph)").
 const CONSULT = new RegExp(
-  String.raw`^(?:(?:hey|hi|hello)\W+)?(?:(?:please|pls|also|just)\s+)?(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:check|look (?:at|in|through)|consult|open|read|see)\s+(\S+|${SOURCE})(?:\s+(?:please|pls|for me))?(?:\s*,?\s*(?:and|pls|please|thanks|thx))?$`,
+  String.raw`^(?:(?:hey|hi|hello)\W+)?(?:(?:please|pls|also|just)\s+)?(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:check|look (?:at|in|through)|consult|open|read|see)\s+(\S+|${SOURCE}|(?:[^\s,;?]+\s+){1,5}[^\s,;?]+)(?:\s+(?:please|pls|for me))?(?:\s*,?\s*(?:and|pls|please|thanks|thx))?$`,
   'i',
 );
 // Why the asker asks ("Need to know before I call them", "want to make sure I don't forget anything"): a
 // reason beside a question, whatever verbs follow it.
-const PURPOSE = /^(?:i\s+)?(?:just\s+)?(?:need|want|wanted)\s+to\s+(?:know|make sure|be sure)\s+(?:before|because|since|so|as|for|i|we|nobody|no one)\b/i;
+const PURPOSE =
+  /^(?:i\s+)?(?:just\s+)?(?:(?:need|want|wanted)\s+to\s+(?:know|make sure|be sure)\s+(?:before|because|since|so|as|for|i|we|nobody|no one|who|what|when|where|which|whether|if)|need(?:s|ed)?\s+(?:it|this|that|them|these|those)\s+for)\b/i;
 // What someone who cannot recall the answer adds ("I can't remember the name").
 const CANNOT_RECALL = /^(?:i|we)\s+(?:can't|cannot|can not|don't|do not)\s+(?:remember|recall)\b|^(?:i|we)\s+forg[eo]t\b/i;
 // Thanks and courtesy, which ask nothing ("Thanks so much.", "No rush at all.").
 const COURTESY =
-  /^(?:(?:many\s+)?(?:thanks|thank you|thx|ta|cheers)(?:\s+(?:so|very)\s+much|\s+a lot|\s+in advance|\s+again)?|no rush(?:\s+at all)?|much appreciated)\W*$/i;
+  /^(?:(?:many\s+)?(?:thanks|thank you|thx|ta|cheers)(?:\s+(?:so|very)\s+much|\s+a lot|\s+in advance|\s+again)?|no rush(?:\s+at all)?|much appreciated|(?:just\s+|please\s+)?let (?:me|us) know|lmk)\W*$/i;
+
+// Words after "check" that make it ask something of what it names ("check whether a.txt is empty", "check that the total is right").
+const CHECKS_THAT = new Set('if that is are was were has have does do matches'.split(' '));
 
 /** A clause that names where to look and nothing else: a path the request names, or a place such as the knowledge graph. */
 function consultsOnly(clause: string): boolean {
@@ -382,7 +422,11 @@ function consultsOnly(clause: string): boolean {
       .replace(/^\(|[\s.!)-]+$/g, '')
       .trim(),
   );
-  return m !== null && (PATH_LIKE.test(` ${m[1]!}`) || new RegExp(`^${SOURCE}$`, 'i').test(m[1]!));
+  if (m === null) return false;
+  const target = m[1]!;
+  // A longer target ("orders.csv in the shared folder", "the asset list (assets.csv)") names where to look and asks nothing of it.
+  if (/\s/.test(target) && !new RegExp(`^${SOURCE}$`, 'i').test(target) && wordsOf(target).some((w) => WH_WORDS.has(w) || CHECKS_THAT.has(w))) return false;
+  return PATH_LIKE.test(` ${target}`) || namesSource(target);
 }
 
 /** "Should be in our knowledge graph", alone or followed by "I can't remember the name". */
@@ -401,7 +445,9 @@ const LEAVES_ALONE =
   /^(?:(?:and|just|please|but)\s+)*(?:leave|keep)\b(?:[^.?!]|\.(?=\S))*\b(?:as (?:it is|they are|is)|where (?:it is|they are)|alone|the rest|untouched|unchanged|already there|out of (?:it|the commit))(?:\s+(?:please|pls|ta|thanks))?\W*$/i;
 const STAYS = /\b(?:stays?|remains?)\s+(?:exactly\s+)?(?:as (?:it is|they are)|put|where it is|the same|unchanged)\W*$/i;
 
-const holdsKnownVerb = (text: string) => wordsOf(text).some((w) => verbIn(w, KNOWN_VERBS) !== null || verbIn(w, CHANGE_VERBS) !== null);
+/** A word that is a verb this file knows, of work or of change, in any of its forms. */
+const isKnownVerb = (w: string) => verbIn(w, KNOWN_VERBS) !== null || verbIn(w, CHANGE_VERBS) !== null;
+const holdsKnownVerb = (text: string) => wordsOf(text).some(isKnownVerb);
 
 /** A clause that only says what a change leaves as it is: one comma-part says so, and no other asks anything. */
 function onlyConstrains(clause: string): boolean {
@@ -429,7 +475,26 @@ const NOT_NOUNS_S = new Set("let's that's what's who's where's when's how's here
 const WH_WORDS = new Set('what which how why who whom whose when where whether'.split(' '));
 
 // Words a declarative sentence starts with; an imperative starts with its verb ("Mention the date").
-const DECLARATIVE_START = new Set('the a an this that these those it its our my your their his her we i you they he she there here'.split(' '));
+const DECLARATIVE_START = new Set(
+  'the a an this that these those it its our my your their his her we i you they he she there here someone somebody everyone everybody nobody anyone anybody'.split(
+    ' ',
+  ),
+);
+// What a named subject's news goes on with ("Sunita Rao just rang …", "Ticket 1042 is sorted now").
+const NEWS_VERB = /^(?:just|already|still|is|are|was|were|has|had|rang|said|left|came|went|told|sent|got|[a-z]{3,}ed)$/;
+
+/**
+ * News of someone or something named ("Sunita Rao just rang asking where her order is", "Ticket 1042 is
+ * sorted now"): two capitalised words, or a word and a number, then a word news goes on with; nothing
+ * that asks ("needs", "should"), and nothing addressed to the reader ("Ring Sunita Rao about …" starts
+ * with a verb, which is no news word after it).
+ */
+function isNamedNews(clause: string): boolean {
+  const [a = '', b = '', c = ''] = clause.trim().split(/\s+/);
+  const named = (/^\p{Lu}/u.test(a) && /^\p{Lu}/u.test(b)) || (/^\p{Lu}\p{Ll}+$/u.test(a) && /^#?\d[\w-]*$/.test(b));
+  const words = wordsOf(clause);
+  return named && NEWS_VERB.test(c.toLowerCase()) && !words.some((w) => ASKING_WORDS.has(w) || MODAL.has(w) || w === 'you');
+}
 
 /** A one-word label and its data ("timesheet: mon 7.5h, tue 8h"): material, not a request ("10:30" is no label). */
 function labelsData(clause: string): boolean {
@@ -437,9 +502,15 @@ function labelsData(clause: string): boolean {
   return label !== null && wordsOf(label[1]!).length === 1 && colonMaterial(clause);
 }
 
-/** The clause's words, the first without its contraction ("We're …" → we). */
+// A greeting before what a clause says ("hi, the wifi keeps dropping out").
+const GREETING = /^\W*(?:hi|hey|hello|morning|good morning|afternoon)\b[\s,!.-]*/i;
+// A clause that only leads into what follows ("Quick one -", "Quick question:", "Hi all").
+const LEAD_IN =
+  /^(?:(?:hi|hey|hello)(?:\s+(?:all|everyone|team|there))?|(?:good\s+)?morning|(?:quick|small|silly|random|another)\s+(?:one|q|question|query|thing))\W*$/i;
+
+/** The clause's words after any greeting, the first without its contraction ("We're …" → we). */
 function leadingWords(clause: string): string[] {
-  const [first = '', ...rest] = wordsOf(clause);
+  const [first = '', ...rest] = wordsOf(clause.replace(GREETING, ''));
   return [first.replace(/'(?:re|m|ve|ll|d)$/, ''), ...rest];
 }
 
@@ -458,7 +529,7 @@ function isStatement(a: RequestedAction): boolean {
   // What a change must leave as it is ("leave everything else exactly as it is", "Penrose stays put").
   if (onlyConstrains(a.clause)) return true;
   if (isNarrative(a.clause)) return true;
-  return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second) || labelsData(a.clause);
+  return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second) || labelsData(a.clause) || isNamedNews(a.clause);
 }
 
 /** Whether a sentence ends by introducing what follows ("… with exactly this line:", "Contents as follows:\n1."). */
@@ -550,7 +621,7 @@ const asksQuestion = (a: RequestedAction) => a.clause.trimEnd().endsWith('?') ||
 function listAfterQuestion(a: RequestedAction, sentences: string[]): boolean {
   if (a.kind !== 'analysis' || a.missing !== null) return false;
   const [first = ''] = leadingWords(a.clause);
-  if (verbIn(first, KNOWN_VERBS) !== null || verbIn(first, CHANGE_VERBS) !== null) return false;
+  if (isKnownVerb(first)) return false;
   return bareListItems(a.clause) !== null && (sentences[a.sentence - 1] ?? '').trimEnd().endsWith('?');
 }
 
@@ -570,7 +641,7 @@ function isContextOfQuestion(a: RequestedAction): boolean {
   // Why it is asked, or where the material is: whatever verbs they hold, they ask nothing more.
   if (PURPOSE.test(a.clause.trim()) || saysWhereMaterialIs(ws, a.clause)) return true;
   // Any verb this file knows, of work or of change ("only add …", "Adding it to notes.txt would help"), still asks.
-  if (ws.some((w) => verbIn(w, KNOWN_VERBS) !== null || verbIn(w, CHANGE_VERBS) !== null)) return false;
+  if (ws.some(isKnownVerb)) return false;
   if (a.verb !== null || ws.some((w) => MODAL.has(w))) return false;
   return QUALIFIER_START.has(first) || (/^[a-z]{2,}ing$/.test(first) && !ING_VERBS.has(first));
 }
@@ -589,7 +660,7 @@ function withoutStatements(
   const asks = actions.some((a) => a.clause.trimEnd().endsWith('?'));
   const introduced = introducedSentences(actions, sentences, input);
   const material = (a: RequestedAction) => introduced.has(a.sentence) || isStatement(a) || (asks && listAfterQuestion(a, sentences));
-  const context = (a: RequestedAction) => COURTESY.test(a.clause.trim()) || (asks && isContextOfQuestion(a));
+  const context = (a: RequestedAction) => COURTESY.test(a.clause.trim()) || LEAD_IN.test(a.clause.trim()) || (asks && isContextOfQuestion(a));
   if (actions.every((a) => material(a) || context(a))) return { requests: actions, material: false, consulted: [] };
   return {
     requests: actions.filter((a) => !material(a) && !context(a)).map((a, i) => ({ ...a, n: i + 1 })),
