@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { holdsOwnWord, resultLines, sharesTellingWord } from '../activities/embedded/answer-lines.ts';
 import {
+  addressedUnknownVerb,
   answerPart,
   asksToSee,
   asksYesOrNo,
@@ -13,7 +14,7 @@ import {
   givenSentences,
   lacksAskedContact,
 } from '../activities/embedded/answer-part.ts';
-import { calculationsOf, numbersOf, writtenExpression } from '../activities/embedded/figure.ts';
+import { calculationsOf, namedCalculation, numbersOf, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
 import { repeatedValue } from '../activities/embedded/repeated-values.ts';
 import { asksTimeNow, conversionOf, statedTimes, timeZonesNamedIn, withTimeZones } from '../activities/embedded/time-zones.ts';
@@ -166,6 +167,9 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(calculationsOf(numbersOf('80 sign-ups last week and 92 this week'))).toEqual([]);
     expect(numbersOf('If it is 15:00 in Singapore, 3 of us')).toEqual([{ value: '3', after: 'of' }]);
     expect(calculationsOf(numbersOf('one number: 42'))).toEqual([]);
+    // The calculation a question names in words is the only one its choice may be: total, average, largest, smallest.
+    expect(['total for the week?', 'what do we spend on average?', 'which costs the most?', 'the cheapest one?'].map(namedCalculation)).toEqual([0, 1, 2, 3]);
+    expect(['how much was it?', 'the total and the average?'].map(namedCalculation)).toEqual([null, null]);
     // An expression the request writes out goes to calculate as written; a phone number or a date is none.
     expect(writtenExpression("what's 1,249.50 + 387.25 + 92.80?")).toBe('1249.50 + 387.25 + 92.80');
     expect(writtenExpression('Call 555-0142 on 2026-12-06 about the 3x4 grid')).toBeNull();
@@ -261,6 +265,32 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     // No model is asked: the part is unresolved before any answer is written.
     const outcome = await answerPart({} as never, { ...c, results: [] });
     expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/no better than chance/) } });
+  });
+
+  it('gives no sentence of the text as the answer to a yes-or-no judgement of it', async () => {
+    const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, action: 1, results: [] };
+    for (const input of ["Is this urgent? 'The lift on floor 2 is stuck again.'", 'Does the email sound rude? "Send it by Friday. Do not be late."']) {
+      // No model is asked: the sentence quoted back says nothing of urgency.
+      const outcome = await answerPart({} as never, { ...c, input });
+      expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/yes-or-no judgement/) } });
+    }
+  });
+
+  it('answers no question that asks the reader to do what it does not know as asking for an answer', async () => {
+    const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, action: 1 };
+    const read = {
+      step_id: 'emb_step_1',
+      tool: 'files__read_text_file',
+      status: 'done' as const,
+      detail: '',
+      sources: [],
+      output: { content: [{ type: 'text', text: 'Tom 555-0101' }] },
+    };
+    // No model is asked: "pop" may ask for a change, which no line of contacts.txt carries out.
+    const outcome = await answerPart({} as never, { ...c, input: "Could you pop Tom's number into contacts.txt?", results: [read] });
+    expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/"pop"/) } });
+    expect(addressedUnknownVerb(requestedActions('Can you look up Ana’s number in phones.txt?')[0]!)).toBeNull();
+    expect(addressedUnknownVerb(requestedActions('Can you tick off item 3 in todo.txt?')[0]!)).toBe('tick');
   });
 
   it('gives no summary that leaves out a figure of a short text it summarises', () => {

@@ -102,6 +102,22 @@ function readAnswer(results: StepResult[], action: RequestedAction, readBy: stri
 export const isQuestion = (action: RequestedAction) => action.clause.trimEnd().endsWith('?') || WH_LED.test(action.clause.trim());
 const WH_LED = /^(?:(?:and|also|so|but|plus|then)\s+)?(?:(?:tell|show|give) me\s+)?(?:what|which|who|whom|whose|when|where|why|how)\b/i;
 
+/** The verb a request addressed to the reader leads with, asked as a question ("Could you pop Tom's number into contacts.txt?" → pop). */
+const ADDRESSED = /^(?:(?:and|also|so|but|then)\s+)?(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\s+(?:(?:please|just|quickly|also)\s+)*([a-z]+)/i;
+// Verbs that, so addressed, ask for an answer ("Can you look up …?", "Could you confirm …?"); any other
+// ("pop", "tick off", "bump") may ask for a change the reader does not know, which no line answers.
+const ANSWERING = new Set(
+  `tell show give find check look see list count work figure confirm remind say name spot read get pull explain summarise summarize
+  describe compare identify help let search recall extract draft write translate rewrite`.split(/\s+/),
+);
+
+/** A question that asks the reader to do something it may not answer with a line: the verb it leads with; null for any other. */
+export function addressedUnknownVerb(action: RequestedAction): string | null {
+  const verb = ADDRESSED.exec(action.clause.trim())?.[1]?.toLowerCase();
+  return verb && !ANSWERING.has(verb) && !WH_WORDS.has(verb) ? verb : null;
+}
+const WH_WORDS = new Set('what which who whom whose when where why how whether if'.split(' '));
+
 /** A question answered yes or no ("Is it still daytime in London?"): it opens with a verb, not a question word. */
 export const asksYesOrNo = (action: RequestedAction) =>
   /^(?:(?:and|also|so|but)\s+)?(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have|isn't|aren't|doesn't)\b/i.test(action.clause.trim());
@@ -118,6 +134,10 @@ const WRITING = /\b(?:summar(?:ise|ize|y)|translat\w*|rewrite|rephrase|paraphras
 
 const UNCHECKED = needsStronger(`the small model's own words for it could not be checked against anything`);
 
+// A yes-or-no question about the given text as a whole ("Is this urgent?", "Does the email sound rude?").
+const JUDGES_TEXT =
+  /^(?:(?:and|so|but|also)\s+)?(?:is|was|does|did|would|could|should|will)\s+(?:this|it|that|(?:the|this|that)\s+(?:message|email|e-mail|text|note|review|letter|comment|reply|post|complaint|request))\b/i;
+const JUDGEMENT_OF_TEXT = needsStronger('it asks a yes-or-no judgement of the text given, which the small model does not make reliably');
 const CHOICE_BY_CHANCE = needsStronger('it asks the small model to choose between two options, which it does no better than chance');
 
 /** The two options a question offers ("Is this a complaint or a compliment?"), or null. */
@@ -245,6 +265,11 @@ export async function answerPart(
   // Lines of what the catalog's tools read: a built-in exact tool's result answers the action it ran for, never another.
   // Writing asked as a question ("Can you draft a short reply to this customer?") is writing; "What does the summary say?" asks.
   const writes = WRITING.test(action.clause) && !WH_LED.test(action.clause.trim());
+  const unknownVerb = isQuestion(action) && !writes ? addressedUnknownVerb(action) : null;
+  if (unknownVerb) {
+    const reason = needsStronger(`it asks to "${unknownVerb}" something, which may be a change, and no line of an answer does that`);
+    return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
+  }
   if (isQuestion(action) && !writes) {
     // "Tell me what it says": the text itself, as the read returned it.
     const whole = ASKS_WHOLE_TEXT.test(action.clause) ? readText(t.results) : null;
@@ -260,7 +285,12 @@ export async function answerPart(
     // choice ("a complaint or a compliment?") asks for a judgement no sentence states, which the small model
     // makes no better than chance, by its likelihood or in its own words (docs/models.md).
     if (choiceOf(action.clause)) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: CHOICE_BY_CHANCE } };
-    return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, givenSentences(t.input), 'given');
+    const sentences = givenSentences(t.input);
+    // A yes-or-no question about a lone sentence ("Is this urgent? 'The lift is stuck again.'") asks a judgement of
+    // it, which the sentence quoted back does not give.
+    if ((sentences.length === 1 && asksYesOrNo(action) && !ADDRESSED.test(action.clause.trim())) || JUDGES_TEXT.test(action.clause.trim()))
+      return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: JUDGEMENT_OF_TEXT } };
+    return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, sentences, 'given');
   } else if (!writes) {
     // An instruction that is neither a question nor writing ("We're closed on Saturdays now.") has no answer the
     // small model's prose could give that anything checks, whatever other actions read.

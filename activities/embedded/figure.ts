@@ -97,5 +97,25 @@ export async function chooseCalculation(deps: AgentDeps, c: CallContext, input: 
   const neutral = await rankScores(deps, c, `figure:${action.n}:neutral`, asked(NEUTRAL), candidates, PREFIX);
   if ('kind' in neutral) return neutral;
   const { best, lead } = leader(withQuestion.map((s, i) => s - neutral[i]!));
-  return lead < MIN_CALCULATION_LEAD ? { kind: 'unsure' } : { kind: 'chosen', calculation: offered[best]! };
+  const named = namedCalculation(action.clause);
+  if (lead < MIN_CALCULATION_LEAD || (named !== null && named !== best)) return { kind: 'unsure' };
+  return { kind: 'chosen', calculation: offered[best]! };
+}
+
+// The words that name each calculation calculationsOf offers, in its order: total, average, largest, smallest.
+const CALCULATION_WORDS = [
+  /\b(?:total|sum|add(?:ed|s)? up|altogether|all together|in all|combined)\b/i,
+  /\b(?:average|mean|per (?:day|week|month|person|head|item))\b/i,
+  /\b(?:largest|biggest|highest|most|max(?:imum)?|greatest)\b/i,
+  /\b(?:smallest|lowest|least|min(?:imum)?|cheapest|fewest)\b/i,
+];
+
+/**
+ * The one calculation the question names in words ("in total", "on average", "the cheapest"), by its
+ * index in calculationsOf's order; null when it names none, or more than one. The model's choice must
+ * agree with it: a clear lead for the average of a question about the total is still wrong.
+ */
+export function namedCalculation(clause: string): number | null {
+  const named = CALCULATION_WORDS.flatMap((words, i) => (words.test(clause) ? [i] : []));
+  return named.length === 1 ? named[0]! : null;
 }
