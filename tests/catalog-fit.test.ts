@@ -177,6 +177,10 @@ describe('choices over the memory server', () => {
   it('offers a change to the knowledge graph only to a request that names it, never for a post somewhere else', () => {
     expect(changes("Please put a big thank-you post on our Facebook page for everyone who came to Saturday's bake sale")).toEqual([]);
     expect(changes('Please add a note to Dr Helen Marsh in the knowledge graph: she is on leave in March')).toContain('memory__add_observations');
+    // One word of the store's name is not the store: a graph for a newsletter, a memory card, existing customers.
+    expect(changes("Add a graph of this week's sales to the newsletter.")).toEqual([]);
+    expect(changes('Add a memory card to the shopping list.')).toEqual([]);
+    expect(changes('Add the existing customers to the mailing list.')).toEqual([]);
     expect(changes('Add Tom Becker to our contacts in the memory graph.')).not.toEqual([]);
   });
 });

@@ -291,6 +291,11 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/"pop"/) } });
     expect(addressedUnknownVerb(requestedActions('Can you look up Ana’s number in phones.txt?')[0]!)).toBeNull();
     expect(addressedUnknownVerb(requestedActions('Can you tick off item 3 in todo.txt?')[0]!)).toBe('tick');
+    // Whatever the verb, something put into a file is a change; "let me know" asks for the answer.
+    expect(addressedUnknownVerb(requestedActions("Could you get Tom's number into contacts.txt?")[0]!)).toBe('get');
+    expect(addressedUnknownVerb(requestedActions('Any chance you could pop a summary of notes.txt into the top of log.txt?')[0]!)).toBe('pop');
+    expect(addressedUnknownVerb(requestedActions('Can someone tidy up notes.txt?')[0]!)).toBe('tidy');
+    expect(addressedUnknownVerb(requestedActions('Can you let me know what is in notes.txt?')[0]!)).toBeNull();
   });
 
   it('gives no summary that leaves out a figure of a short text it summarises', () => {

@@ -274,6 +274,19 @@ describe('requestedActions: statements are not requests', () => {
     expect(requestedActions('Let me know when the backup is done.')[0]!.kind).toBe('analysis');
     expect(clauses('Ring Sunita Rao about the order. What is in a.txt?')).toHaveLength(2);
     expect(clauses('Sunita Rao needs the file. What is in a.txt?')).toHaveLength(2);
+    // From a review: a request beside a question is never taken for news, a reason, or where to look.
+    for (const input of [
+      'What is the total in orders.csv? Open orders.csv and mark 1187 as shipped.',
+      'What is in orders.csv? Ring Mohammed Ahmed about his order.',
+      'What is in orders.csv? Ring Bob just to check the order is coming.',
+      "What's Sunita's order number in orders.csv? Sunita Rao just rang, so ring her back with it.",
+      'Summarise the notes in a.txt. Someone needs to ring the supplier about it.',
+      'Summarise the notes in a.txt. Hi, you need to ring the supplier too.',
+      'What is the balance in accounts.csv? Need it for the VAT return so file it today.',
+    ])
+      expect(clauses(input)).toHaveLength(2);
+    expect(requestedActions('Let me know by email what is in orders.csv.')[0]!.kind).not.toBe('analysis');
+    expect(requestedActions('Let me and Sarah know what is in orders.csv.')[0]!.kind).toBe('delivery');
   });
 
   it("reads for a question what the request's other sentences name, when every request is a question", () => {
@@ -286,6 +299,10 @@ describe('requestedActions: statements are not requests', () => {
       "If he has, what day did it come back? It's all in consent-forms.csv.",
     ]);
     expect(scopes('How many volunteers are down for Saturday (volunteers.csv)? And which of them are drivers?')[1]).toContain('volunteers.csv');
+    // A question about something else reads nothing another question names.
+    expect(scopes("Who's the plumber we use? Also, what did we pay for invoice 2291 in invoices.csv?")[0]).toBeUndefined();
+    // An abbreviation is no path: "3 p.m." gives no material.
+    expect(requestedActions('Summarise our Q3 vendor contracts before the 3 p.m. meeting.')[0]!.missing).not.toBeNull();
     // Checking whether something holds asks; it is not where to look.
     expect(requestedActions('Can you check whether a.txt is empty and tell me?')).toHaveLength(2);
   });

@@ -103,18 +103,25 @@ export const isQuestion = (action: RequestedAction) => action.clause.trimEnd().e
 const WH_LED = /^(?:(?:and|also|so|but|plus|then)\s+)?(?:(?:tell|show|give) me\s+)?(?:what|which|who|whom|whose|when|where|why|how)\b/i;
 
 /** The verb a request addressed to the reader leads with, asked as a question ("Could you pop Tom's number into contacts.txt?" → pop). */
-const ADDRESSED = /^(?:(?:and|also|so|but|then)\s+)?(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\s+(?:(?:please|just|quickly|also)\s+)*([a-z]+)/i;
+const ADDRESSED =
+  /^(?:(?:and|also|so|but|then)\s+)?(?:please\s+)?(?:any chance\s+)?(?:(?:can|could|would|will)\s+(?:you|u|we|someone|somebody|anyone)|(?:you|we)\s+could)\s+(?:(?:please|just|quickly|also)\s+)*([a-z]+)/i;
 // Verbs that, so addressed, ask for an answer ("Can you look up …?", "Could you confirm …?"); any other
-// ("pop", "tick off", "bump") may ask for a change the reader does not know, which no line answers.
+// ("pop", "tick off", "bump", "help tidy") may ask for a change the reader does not know, which no line answers.
 const ANSWERING = new Set(
-  `tell show give find check look see list count work figure confirm remind say name spot read get pull explain summarise summarize
-  describe compare identify help let search recall extract draft write translate rewrite`.split(/\s+/),
+  `tell show give find check look see list count work figure confirm remind say name spot read get explain summarise summarize
+  describe compare identify search recall extract draft write translate rewrite`.split(/\s+/),
 );
+// Something put into a file ("… into contacts.txt", "… to the top of log.txt"): a change, whatever the verb.
+const PUTS_INTO = /\b(?:into|onto|to the (?:top|end|bottom|start) of)\s+(?:the\s+)?\S*\.[a-z][a-z0-9]{0,4}\b/i;
 
 /** A question that asks the reader to do something it may not answer with a line: the verb it leads with; null for any other. */
 export function addressedUnknownVerb(action: RequestedAction): string | null {
-  const verb = ADDRESSED.exec(action.clause.trim())?.[1]?.toLowerCase();
-  return verb && !ANSWERING.has(verb) && !WH_WORDS.has(verb) ? verb : null;
+  const clause = action.clause.trim();
+  const verb = ADDRESSED.exec(clause)?.[1]?.toLowerCase();
+  if (!verb || WH_WORDS.has(verb)) return null;
+  if (PUTS_INTO.test(clause)) return verb;
+  if (verb === 'let') return /\blet\s+(?:me|us)\s+know\b/i.test(clause) ? null : verb;
+  return ANSWERING.has(verb) ? null : verb;
 }
 const WH_WORDS = new Set('what which who whom whose when where why how whether if'.split(' '));
 
@@ -265,7 +272,7 @@ export async function answerPart(
   // Lines of what the catalog's tools read: a built-in exact tool's result answers the action it ran for, never another.
   // Writing asked as a question ("Can you draft a short reply to this customer?") is writing; "What does the summary say?" asks.
   const writes = WRITING.test(action.clause) && !WH_LED.test(action.clause.trim());
-  const unknownVerb = isQuestion(action) && !writes ? addressedUnknownVerb(action) : null;
+  const unknownVerb = isQuestion(action) ? addressedUnknownVerb(action) : null;
   if (unknownVerb) {
     const reason = needsStronger(`it asks to "${unknownVerb}" something, which may be a change, and no line of an answer does that`);
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };

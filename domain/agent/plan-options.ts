@@ -111,18 +111,30 @@ function descriptionWords(tool: string, serverTools: ServerToolCatalog): Set<str
   return new Set(wordsOf(first).map(stemOf));
 }
 
+/** The content words every tool of a server says it works on (the memory server's "knowledge graph"): the name of its store. */
+function storeWords(server: string, serverTools: ServerToolCatalog): string[] {
+  const described = Object.keys(serverTools)
+    .filter((t) => serverTools[t]!.server === server)
+    .map((t) => descriptionWords(t, serverTools));
+  const [first = new Set<string>(), ...rest] = described;
+  return [...first].filter((w) => rest.every((d) => d.has(w)) && !isVerb(w) && !GENERAL.has(w) && !STOPWORDS.has(w));
+}
+
 /**
  * Whether the action names where a tool that takes no path makes its change: the store its server
- * keeps, by a word of the tool's description or the server's name beside the verbs ("add a note in
- * the knowledge graph", "… in the memory graph"). "Put a thank-you post on our Facebook page" names
- * no knowledge graph, so adding an observation to one is not offered for it (issue 63). Any other tool
- * names its place by the path the request gives (catalog-fit.ts).
+ * keeps, by every word its tools' descriptions share ("the knowledge graph"), or by the server's name
+ * and one of them ("the memory graph"). "Put a thank-you post on our Facebook page" or "Add a graph of
+ * sales to the newsletter" names no knowledge graph, so adding to one is not offered for it (issue 63).
+ * A server whose tools share no such word is named by any word of the tool's description. Any other
+ * tool names its place by the path the request gives (catalog-fit.ts).
  */
 function namesStore(tool: string, action: RequestedAction, serverTools: ServerToolCatalog): boolean {
   const ref = Object.hasOwn(serverTools, tool) ? serverTools[tool]! : null;
   if (ref?.effect !== 'external' || takesLocation(ref)) return true;
-  const store = new Set([...descriptionWords(tool, serverTools), stemOf(ref.server)]);
-  return [...askedWords(action)].some((w) => !isVerb(w) && !GENERAL.has(w) && !STOPWORDS.has(w) && store.has(w));
+  const asked = askedWords(action);
+  const store = storeWords(ref.server, serverTools);
+  if (!store.length) return [...descriptionWords(tool, serverTools)].some((w) => !isVerb(w) && !GENERAL.has(w) && !STOPWORDS.has(w) && asked.has(w));
+  return store.every((w) => asked.has(w)) || (asked.has(stemOf(ref.server)) && store.some((w) => asked.has(w)));
 }
 
 /** Every choice the service can carry out and check for `action`. */

@@ -95,7 +95,8 @@ export function namesAttachment(clause: string): boolean {
 }
 
 // A path, a file name with an extension, or a web address: something a read tool may open.
-const OPENABLE = /(?:^|[\s([])(?:[\w.-]*\/[\w./-]+|[\w-]+\.[a-z][a-z0-9]{0,4}|https?:\/\/\S+)(?=$|[\s,;:!?)\]'"]|\.(?:\s|$))/i;
+const OPENABLE =
+  /(?:^|[\s([])(?:[\w.-]*\/[\w./-]+|[\w-]+\.[a-z][a-z0-9]{1,4}(?=\.(?:\s|$))|[\w-]+\.[a-z][a-z0-9]{0,4}(?!\.)|https?:\/\/\S+)(?=$|[\s,;:!?)\]'"]|\.(?:\s|$))/i;
 
 /** Whether the text names a path or address a tool could open. */
 export function namesOpenable(text: string): boolean {

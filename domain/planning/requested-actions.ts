@@ -131,10 +131,12 @@ function passiveVerb(ws: string[], set: ReadonlySet<string>): string | null {
 // "tell whether…" ask for an answer instead.
 const TELL_ANSWERS = new Set(['me', 'us', 'whether', 'if', 'how', 'what', 'why', 'which', 'who', 'when', 'where', 'apart', 'the']);
 const LET_KNOW = /^let\s+(?:\S+\s+){0,4}know\b/i;
+// "Let me know …" with no medium asks for the answer; "Let me and Sarah know", "… by email" is a message.
+const LET_ME_KNOW = /^let\s+(?:me|us)\s+know\b(?!.*\b(?:by|via|over|on)\s+(?:e-?mail|text|sms|slack|teams|whatsapp|phone)\b)/i;
 
 function messageToSomeone(body: string, first: string, second: string, third: string): boolean {
   // "Let me know …" asks for an answer, as "tell me …" does; "Let support know …" is a message.
-  if (first === 'let') return LET_KNOW.test(body) && second !== 'me' && second !== 'us';
+  if (first === 'let') return LET_KNOW.test(body) && !LET_ME_KNOW.test(body);
   // "tell the support channel…" is a message, "tell the difference…" an answer: after "the", the next word decides.
   return first === 'tell' && (!TELL_ANSWERS.has(second) || (second === 'the' && !['difference', 'time', 'truth'].includes(third)));
 }
@@ -320,14 +322,13 @@ export function requestedActions(input: string, options: ReadOptions = {}): Requ
   // quote, a path a tool may open; or the tenant's memory, when the run recalls it.
   const given = options.memory || introduced || material || quotes(input) || namesOpenable(input);
   const alone = requests.length === 1 && numbered.length > 1;
-  const named = namedElsewhere(requests, sentences);
   const scopeOf = (a: RequestedAction): string | undefined => {
     if (alone) return input;
     if (!asksQuestion(a)) return undefined;
     if (consulted.length) return [a.clause, ...consulted].join(' ');
     // A question that names no path reads what the other questions and the statements beside it name
     // ("has Leo handed his form in? It's all in consent-forms.csv. If he has, what day?").
-    const elsewhere = namesOpenable(a.clause) ? [] : named.filter((s) => !s.includes(a.clause));
+    const elsewhere = namesOpenable(a.clause) ? [] : namedElsewhere(a, requests, sentences).filter((s) => !s.includes(a.clause));
     return elsewhere.length ? [a.clause, ...elsewhere].join(' ') : undefined;
   };
   return withMessageSources(
@@ -345,12 +346,17 @@ export function requestedActions(input: string, options: ReadOptions = {}): Requ
 }
 
 /**
- * The sentences that name a path, when every request is a question: where the questions' material is.
- * Beside another request ("Summarise the notes. it's in phones.txt"), a path may be that request's.
+ * Where a question's material is, when every request is a question: the sentences beside them that
+ * name a path ("It's all in consent-forms.csv."), and another question's, for a question that refers
+ * back to it ("And which of them are drivers?"). Beside another request ("Summarise the notes. it's in
+ * phones.txt"), a path may be that request's; a question about something else reads nothing of another's.
  */
-function namedElsewhere(requests: RequestedAction[], sentences: string[]): string[] {
-  return requests.every(asksQuestion) ? sentences.filter(namesOpenable) : [];
+function namedElsewhere(a: RequestedAction, requests: RequestedAction[], sentences: string[]): string[] {
+  if (!requests.every(asksQuestion)) return [];
+  const refersBack = wordsOf(a.clause).some((w) => BACK_REFERENCES.has(w));
+  return sentences.filter((s, k) => namesOpenable(s) && (refersBack || requests.every((r) => r.sentence !== k)));
 }
+const BACK_REFERENCES = new Set('it its them they their he she his her him that those these there'.split(' '));
 
 /** The thing an analysis or delivery names that nothing in the input gives; null when it needs nothing named. */
 function referenceMissing(a: RequestedAction): string | null {
@@ -398,21 +404,18 @@ const SOURCE = String.raw`(?:the\s+|our\s+)?(?:knowledge graph|graph|shared (?:f
 export const namesSource = (text: string) => new RegExp(`\\b${SOURCE}\\b`, 'i').test(text);
 // An instruction that only says where to look ("can you check oncall.md and", "(check the knowledge graph)").
 const CONSULT = new RegExp(
-  String.raw`^(?:(?:hey|hi|hello)\W+)?(?:(?:please|pls|also|just)\s+)?(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:check|look (?:at|in|through)|consult|open|read|see)\s+(\S+|${SOURCE}|(?:[^\s,;?]+\s+){1,5}[^\s,;?]+)(?:\s+(?:please|pls|for me))?(?:\s*,?\s*(?:and|pls|please|thanks|thx))?$`,
+  String.raw`^(?:(?:hey|hi|hello)\W+)?(?:(?:please|pls|also|just)\s+)?(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:check|look (?:at|in|through)|consult|open|read|see)\s+(\S+|${SOURCE}|\S+\s+(?:in|on|from)\s+${SOURCE}|(?:(?:the|our|my)\s+)?(?:[\w-]+\s+){0,3}\([^\s()]+\)?)(?:\s+(?:please|pls|for me))?(?:\s*,?\s*(?:and|pls|please|thanks|thx))?$`,
   'i',
 );
 // Why the asker asks ("Need to know before I call them", "want to make sure I don't forget anything"): a
 // reason beside a question, whatever verbs follow it.
 const PURPOSE =
-  /^(?:i\s+)?(?:just\s+)?(?:(?:need|want|wanted)\s+to\s+(?:know|make sure|be sure)\s+(?:before|because|since|so|as|for|i|we|nobody|no one|who|what|when|where|which|whether|if)|need(?:s|ed)?\s+(?:it|this|that|them|these|those)\s+for)\b/i;
+  /^(?:i\s+)?(?:just\s+)?(?:(?:need|want|wanted)\s+to\s+(?:know|make sure|be sure)\s+(?:before|because|since|so|as|for|i|we|nobody|no one|who|what|when|where|which|whether|if)\b|need(?:s|ed)?\s+(?:it|this|that|them|these|those)\s+for\s+(?![^,;]*\b(?:and|so|then|but)\b)[^,;]{1,40}$)/i;
 // What someone who cannot recall the answer adds ("I can't remember the name").
 const CANNOT_RECALL = /^(?:i|we)\s+(?:can't|cannot|can not|don't|do not)\s+(?:remember|recall)\b|^(?:i|we)\s+forg[eo]t\b/i;
 // Thanks and courtesy, which ask nothing ("Thanks so much.", "No rush at all.").
 const COURTESY =
   /^(?:(?:many\s+)?(?:thanks|thank you|thx|ta|cheers)(?:\s+(?:so|very)\s+much|\s+a lot|\s+in advance|\s+again)?|no rush(?:\s+at all)?|much appreciated|(?:just\s+|please\s+)?let (?:me|us) know|lmk)\W*$/i;
-
-// Words after "check" that make it ask something of what it names ("check whether a.txt is empty", "check that the total is right").
-const CHECKS_THAT = new Set('if that is are was were has have does do matches'.split(' '));
 
 /** A clause that names where to look and nothing else: a path the request names, or a place such as the knowledge graph. */
 function consultsOnly(clause: string): boolean {
@@ -423,9 +426,8 @@ function consultsOnly(clause: string): boolean {
       .trim(),
   );
   if (m === null) return false;
+  // A path, a place, a path in a place ("orders.csv in the shared folder") or a thing and its path ("the asset list (assets.csv)").
   const target = m[1]!;
-  // A longer target ("orders.csv in the shared folder", "the asset list (assets.csv)") names where to look and asks nothing of it.
-  if (/\s/.test(target) && !new RegExp(`^${SOURCE}$`, 'i').test(target) && wordsOf(target).some((w) => WH_WORDS.has(w) || CHECKS_THAT.has(w))) return false;
   return PATH_LIKE.test(` ${target}`) || namesSource(target);
 }
 
@@ -473,6 +475,8 @@ const ASKING_WORDS = new Set('need needs want wants should must please pls could
 const NOT_NOUNS_S = new Set("let's that's what's who's where's when's how's here's there's it's he's she's".split(' '));
 
 const WH_WORDS = new Set('what which how why who whom whose when where whether'.split(' '));
+// Words that carry a clause on to what follows from it ("Sunita rang, so ring her back").
+const SO_THEN = new Set('so then and but'.split(' '));
 
 // Words a declarative sentence starts with; an imperative starts with its verb ("Mention the date").
 const DECLARATIVE_START = new Set(
@@ -481,7 +485,9 @@ const DECLARATIVE_START = new Set(
   ),
 );
 // What a named subject's news goes on with ("Sunita Rao just rang …", "Ticket 1042 is sorted now").
-const NEWS_VERB = /^(?:just|already|still|is|are|was|were|has|had|rang|said|left|came|went|told|sent|got|[a-z]{3,}ed)$/;
+const NEWS_VERB = /^(?:is|are|was|were|has|had|rang|said|left|came|went|told|sent|got|[a-z]{3,}ed)$/;
+// An adverb news may put before its verb ("Sunita Rao just rang").
+const NEWS_ADVERB = /^(?:just|already|still)$/;
 
 /**
  * News of someone or something named ("Sunita Rao just rang asking where her order is", "Ticket 1042 is
@@ -490,10 +496,14 @@ const NEWS_VERB = /^(?:just|already|still|is|are|was|were|has|had|rang|said|left
  * with a verb, which is no news word after it).
  */
 function isNamedNews(clause: string): boolean {
-  const [a = '', b = '', c = ''] = clause.trim().split(/\s+/);
+  const [a = '', b = '', c = '', d = ''] = clause.trim().split(/\s+/);
   const named = (/^\p{Lu}/u.test(a) && /^\p{Lu}/u.test(b)) || (/^\p{Lu}\p{Ll}+$/u.test(a) && /^#?\d[\w-]*$/.test(b));
+  // The verb as written, lower case ("Ring Mohammed Ahmed …" has a name, not a verb, third).
+  const goesOn = NEWS_VERB.test(c) || (NEWS_ADVERB.test(c) && NEWS_VERB.test(d));
   const words = wordsOf(clause);
-  return named && NEWS_VERB.test(c.toLowerCase()) && !words.some((w) => ASKING_WORDS.has(w) || MODAL.has(w) || w === 'you');
+  // News that goes on to ask ("…, so ring her back") is a request.
+  const asks = words.some((w) => ASKING_WORDS.has(w) || MODAL.has(w) || w === 'you' || SO_THEN.has(w));
+  return named && goesOn && !asks;
 }
 
 /** A one-word label and its data ("timesheet: mon 7.5h, tue 8h"): material, not a request ("10:30" is no label). */
@@ -502,6 +512,9 @@ function labelsData(clause: string): boolean {
   return label !== null && wordsOf(label[1]!).length === 1 && colonMaterial(clause);
 }
 
+// Someone obliged to do something: a request for it, however it is worded.
+const OBLIGED =
+  /^\W*(?:you|we|someone|somebody|everyone|everybody|anyone|anybody)\s+(?:(?:will|would|really|still|also)\s+)?(?:needs?\s+to|must|should|ha(?:s|ve)\s+(?:got\s+)?to|ought\s+to)\s+(?!know\b|make sure\b|be sure\b)/i;
 // A greeting before what a clause says ("hi, the wifi keeps dropping out").
 const GREETING = /^\W*(?:hi|hey|hello|morning|good morning|afternoon)\b[\s,!.-]*/i;
 // A clause that only leads into what follows ("Quick one -", "Quick question:", "Hi all").
@@ -529,6 +542,8 @@ function isStatement(a: RequestedAction): boolean {
   // What a change must leave as it is ("leave everything else exactly as it is", "Penrose stays put").
   if (onlyConstrains(a.clause)) return true;
   if (isNarrative(a.clause)) return true;
+  // What someone has to do ("Someone needs to ring the supplier", "Hi, you need to ring them too") asks for it.
+  if (OBLIGED.test(a.clause.replace(GREETING, ''))) return false;
   return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second) || labelsData(a.clause) || isNamedNews(a.clause);
 }
 

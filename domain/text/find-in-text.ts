@@ -77,7 +77,8 @@ export function bareListItems(sentence: string): string[] | null {
 }
 
 /** A path or file name in the text ("/tmp/a.txt", "notes.md") names a file, whatever the words around it. */
-export const PATH_LIKE = /(?:^|[\s([])(?:[\w.-]*\/[\w./-]+|[\w-]+\.[a-z][a-z0-9]{0,4})(?=$|[\s,;:!?)\]'"]|\.(?:\s|$))/i;
+export const PATH_LIKE =
+  /(?:^|[\s([])(?:[\w.-]*\/[\w./-]+|[\w-]+\.[a-z][a-z0-9]{1,4}(?=\.(?:\s|$))|[\w-]+\.[a-z][a-z0-9]{0,4}(?!\.))(?=$|[\s,;:!?)\]'"]|\.(?:\s|$))/i;
 
 /**
  * The items of the list the `index`-th sentence of `input` gives; or, when that sentence is a question
