@@ -432,13 +432,12 @@ describe('the text an external step writes, on the embedded model', () => {
     expect(protocolArguments(write([1], 'to the end of /tmp/a.txt'), append, requestedActions(append))).toMatch(/needs a stronger model/);
   });
 
-  it('runs no edit that replaces a text with itself', () => {
+  it('runs no edit that changes nothing: a text replaced with itself, or no edits at all', () => {
     const input = 'Update the Latte price in /tmp/prices.txt to the new price.';
-    const edit: PlanStep = {
-      ...write([1], ''),
-      tool: 'files__edit_file',
-      arguments: { path: '/tmp/prices.txt', edits: [{ oldText: 'Latte', newText: 'Latte' }] },
-    };
-    expect(protocolArguments(edit, input, requestedActions(input))).toMatch(/replace a text with itself/);
+    const edit = (edits: unknown[]): PlanStep => ({ ...write([1], ''), tool: 'files__edit_file', arguments: { path: '/tmp/prices.txt', edits } });
+    expect(protocolArguments(edit([{ oldText: 'Latte', newText: 'Latte' }]), input, requestedActions(input))).toMatch(/replaced with itself/);
+    // Tuning case s-26: an empty list of edits had been approved and counted as the change made.
+    const quoted = "In /tmp/open.txt can you change its line to '#1042 VPN - CLOSED'?";
+    expect(protocolArguments(edit([]), quoted, requestedActions(quoted))).toMatch(/would change nothing/);
   });
 });

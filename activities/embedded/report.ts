@@ -83,7 +83,8 @@ function afterColon(sentence: string): string | null {
  * included. A delivery's text after a colon must be the one the model wrote, or stand whole in its arguments. Any other text to write is the one words that give a text introduce
  * ("… listing milk and eggs", "with the text …"), to the clause's end and verbatim; words the model
  * picked from the instruction ("add coffee beans to the end of shopping.txt") are not a text the
- * request gives, and the step does not run. An edit that replaces a text with itself does not run.
+ * request gives, and the step does not run. An edit that replaces a text with itself, or a call with an
+ * empty list of changes (`"edits": []`), does not run.
  */
 function withGivenText(step: PlanStep, args: Record<string, unknown>, input: string, actions: RequestedAction[]): Record<string, unknown> | string {
   const key = textArgument(args);
@@ -111,7 +112,8 @@ function withGivenText(step: PlanStep, args: Record<string, unknown>, input: str
     if (stringsIn(args).some((v) => v.includes(given))) return args;
     return needsStronger(`the small model did not carry the text the request gives after its colon whole`);
   }
-  if (changesNothing(args)) return needsStronger(`the small model's ${step.tool} call would replace a text with itself`);
+  if (changesNothing(args))
+    return needsStronger(`the small model's ${step.tool} call would change nothing (an empty list of changes, or a text replaced with itself)`);
   if (!key || span) return args;
   // A text introduced by the words that give one ("with the text …", "listing …") runs to the clause's end, verbatim.
   const introduced = INTRODUCED_TEXT.exec(action.clause.trim());
@@ -137,7 +139,8 @@ const INTRODUCED_TEXT = /\b(?:with the (?:text|line|words)|with the contents?|wi
 
 /** Whether an edit in the arguments replaces a text with the same text (an `oldText` and a `newText` alike). */
 function changesNothing(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(changesNothing);
+  // An empty list ("edits": []) asks the tool to do nothing: the change asked for would not happen.
+  if (Array.isArray(value)) return value.length === 0 || value.some(changesNothing);
   if (!value || typeof value !== 'object') return false;
   const entries = Object.entries(value);
   const old = entries.find(([k, v]) => /^old/i.test(k) && typeof v === 'string');
