@@ -269,7 +269,11 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
 
   it('gives no sentence of the text as the answer to a yes-or-no judgement of it', async () => {
     const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, action: 1, results: [] };
-    for (const input of ["Is this urgent? 'The lift on floor 2 is stuck again.'", 'Does the email sound rude? "Send it by Friday. Do not be late."']) {
+    for (const input of [
+      "Is this urgent? 'The lift on floor 2 is stuck again.'",
+      'Does the email sound rude? "Send it by Friday. Do not be late."',
+      'Is she asking for a refund? "My order arrived broken. I would like my money back."',
+    ]) {
       // No model is asked: the sentence quoted back says nothing of urgency.
       const outcome = await answerPart({} as never, { ...c, input });
       expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/yes-or-no judgement/) } });

@@ -293,9 +293,9 @@ export async function answerPart(
     // makes no better than chance, by its likelihood or in its own words (docs/models.md).
     if (choiceOf(action.clause)) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: CHOICE_BY_CHANCE } };
     const sentences = givenSentences(t.input);
-    // A yes-or-no question about a lone sentence ("Is this urgent? 'The lift is stuck again.'") asks a judgement of
-    // it, which the sentence quoted back does not give.
-    if ((sentences.length === 1 && asksYesOrNo(action) && !ADDRESSED.test(action.clause.trim())) || JUDGES_TEXT.test(action.clause.trim()))
+    // A yes-or-no question about the text given ("Is this urgent? 'The lift is stuck again.'", "Is she asking for a
+    // refund? …") asks a judgement of it, which no sentence of it quoted back gives.
+    if ((asksYesOrNo(action) && !ADDRESSED.test(action.clause.trim())) || JUDGES_TEXT.test(action.clause.trim()))
       return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: JUDGEMENT_OF_TEXT } };
     return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, sentences, 'given');
   } else if (!writes) {
