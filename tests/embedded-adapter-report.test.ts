@@ -280,15 +280,6 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     }
   });
 
-  it('answers a question with the lone sentence a request gives only when the sentence holds a word of it', async () => {
-    const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, action: 1, results: [] };
-    // No model is asked for either.
-    const launch = await answerPart({} as never, { ...c, input: 'What day is the launch in this note: The launch moved to Thursday.' });
-    expect(launch).toMatchObject({ kind: 'part', part: { status: 'performed', result: 'The launch moved to Thursday.' } });
-    const meeting = await answerPart({} as never, { ...c, input: 'When is the meeting? "See you soon!"' });
-    expect(meeting).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/none of the question's words/) } });
-  });
-
   it('answers no question that asks the reader to do what it does not know as asking for an answer', async () => {
     const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, action: 1 };
     const read = {

@@ -103,13 +103,7 @@ export async function answerLine(
   source: LineSource = 'asked',
 ): Promise<LineAnswer> {
   if (lines.length > LINES_MAX) return { kind: 'unsure', reason: needsStronger(`the result has more lines than the small model can choose among`) };
-  // A lone sentence the request gives is its answer when it is about what is asked: it holds a word of the question
-  // ("What day is the launch? The launch moved to Thursday."), not "When is the meeting? 'See you soon!'".
-  if (lines.length === 1 && source === 'given') {
-    const asked = tellingWords(question);
-    if ([...tellingWords(lines[0]!)].some((w) => asked.has(w))) return { kind: 'line', line: lines[0]! };
-    return { kind: 'unsure', reason: needsStronger(`the one sentence the request gives holds none of the question's words`) };
-  }
+  if (lines.length === 1 && source === 'given') return { kind: 'line', line: lines[0]! };
   const ranked = lines.length === 1 ? [...lines, NO_LINE] : lines;
   const text = lines.map((l) => truncate(l, LINE_RANKED_MAX)).join('\n');
   const asked = (q: string): ChatMessage[] => [
