@@ -259,14 +259,6 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/whatever was asked/) } });
   });
 
-  it('leaves a choice between two labels for the text a request gives unresolved: the small model makes it by chance', async () => {
-    const input = 'Is this a complaint or a compliment? "Your driver Samir carried the sofa up four floors. Best service ever."';
-    const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, input, action: 1 };
-    // No model is asked: the part is unresolved before any answer is written.
-    const outcome = await answerPart({} as never, { ...c, results: [] });
-    expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/no better than chance/) } });
-  });
-
   it('gives no sentence of the text as the answer to a yes-or-no judgement of it', async () => {
     const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, action: 1, results: [] };
     for (const input of [

@@ -145,7 +145,7 @@ const UNCHECKED = needsStronger(`the small model's own words for it could not be
 const JUDGES_TEXT =
   /^(?:(?:and|so|but|also)\s+)?(?:is|was|does|did|would|could|should|will)\s+(?:this|it|that|(?:the|this|that)\s+(?:message|email|e-mail|text|note|review|letter|comment|reply|post|complaint|request))\b/i;
 const JUDGEMENT_OF_TEXT = needsStronger('it asks a yes-or-no judgement of the text given, which the small model does not make reliably');
-const CHOICE_BY_CHANCE = needsStronger('it asks the small model to choose between two options, which it does no better than chance');
+const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The two options a question offers ("Is this a complaint or a compliment?"), or null. */
 export function choiceOf(clause: string): [string, string] | null {
@@ -288,16 +288,15 @@ export async function answerPart(
       return lineAnswer(deps, t, `answer:${t.action}:line`, action.clause, lines, t.readTakesNothing ? 'unasked' : 'asked');
     }
     if (!givesText(t.input)) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: NOTHING_TO_ANSWER_FROM } };
-    // A question on the text the request gives is answered by a sentence of it, as for a read. One that offers a
-    // choice ("a complaint or a compliment?") asks for a judgement no sentence states, which the small model
-    // makes no better than chance, by its likelihood or in its own words (docs/models.md).
-    if (choiceOf(action.clause)) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: CHOICE_BY_CHANCE } };
+    // A question on the text the request gives is answered by a sentence of it, as for a read; one that offers a
+    // choice ("a complaint or a compliment?") by the model, when its answer names exactly one of the two.
+    const options = choiceOf(action.clause);
     const sentences = givenSentences(t.input);
     // A yes-or-no question about the text given ("Is this urgent? 'The lift is stuck again.'", "Is she asking for a
     // refund? …") asks a judgement of it, which no sentence of it quoted back gives.
-    if ((asksYesOrNo(action) && !ADDRESSED.test(action.clause.trim())) || JUDGES_TEXT.test(action.clause.trim()))
+    if (!options && ((asksYesOrNo(action) && !ADDRESSED.test(action.clause.trim())) || JUDGES_TEXT.test(action.clause.trim())))
       return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: JUDGEMENT_OF_TEXT } };
-    return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, sentences, 'given');
+    if (!options) return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, sentences, 'given');
   } else if (!writes) {
     // An instruction that is neither a question nor writing ("We're closed on Saturdays now.") has no answer the
     // small model's prose could give that anything checks, whatever other actions read.
@@ -336,12 +335,17 @@ export async function answerPart(
     if (best.grounding.invented.length === 0 && best.grounding.share >= GROUNDED_ENOUGH) break;
   }
   if (!best) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the model wrote nothing for it' } };
+  const options = isQuestion(action) ? choiceOf(action.clause) : null;
+  if (options && options.filter((o) => new RegExp(`\\b${escaped(o)}\\b`, 'i').test(best!.text)).length !== 1) {
+    const reason = needsStronger(`the small model's answer names not exactly one of "${options.join('" and "')}"`);
+    return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
+  }
   if (best.grounding.invented.length) {
     const reason = needsStronger(`every answer the model wrote names ${best.grounding.invented.join(' and ')} that the text does not hold, so none is given`);
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
   }
   const worksFrom = `${material}${givenSentences(t.input).join(' ')}`;
-  const dropped = [...droppedFigures(best.text, worksFrom), ...droppedNames(best.text, worksFrom)];
+  const dropped = options ? [] : [...droppedFigures(best.text, worksFrom), ...droppedNames(best.text, worksFrom)];
   if (dropped.length) {
     const reason = needsStronger(`the small model's ${truncate(action.verb ?? 'writing', 20)} leaves out ${dropped.join(', ')} of the text it works from`);
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
