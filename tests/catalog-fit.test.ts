@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addsToFile, writesWholeText } from '../activities/embedded/adds-to-file.ts';
-import { planByChoice, rankedOptions } from '../activities/embedded/plan-by-choice.ts';
+import { admitsBuiltin, planByChoice, rankedOptions } from '../activities/embedded/plan-by-choice.ts';
 import { actionOptions } from '../domain/agent/plan-options.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
 import { type ServerToolCatalog, serverToolName } from '../domain/tools.ts';
@@ -114,6 +114,23 @@ describe('choices over the whole filesystem catalog', () => {
     expect(offered('How many dishes of these have nuts: pasta, steak, salad?')[0]).not.toContain('count_list_items');
   });
 
+  it("offers the small model the list count only where every item is to be counted, before narrowing by name, so a list's name takes no read's place", () => {
+    const small = (input: string) => actionOptions(requestedActions(input), catalog, true, admitsBuiltin)[0]!.options;
+    expect(small('How many items are in this list: pens, clips, staples?')).toContain('count_list_items');
+    expect(small('List the action items and share them with the ops channel: renew the certificate, rotate the keys.')).toContain('count_list_items');
+    // "list" names where the answer is, or what to add to: no count of it is asked, and the read is offered.
+    const lookup = small("whats Aisha Khan's extension number? the list is in /tmp/share/staff.csv i think");
+    expect(lookup).not.toContain('count_list_items');
+    expect(lookup).toContain('files__read_text_file');
+    expect(small('pls add this line to the end of the shopping list (/tmp/share/shopping.txt): - oat milk')).not.toContain('count_list_items');
+    // How many different names asks another count than every item's ("Jonas" twice).
+    expect(small('How many different people signed up? Amy, Jonas, Pedro, Jonas')).not.toContain('count_list_items');
+    // Without the adapter's aid, the same request's name narrowing keeps the count.
+    expect(
+      actionOptions(requestedActions("whats Aisha Khan's extension number? the list is in /tmp/share/staff.csv i think"), catalog, true)[0]!.options,
+    ).toContain('count_list_items');
+  });
+
   it('plans an action it cannot do as a gap saying why, however much the whole catalog narrowed', async () => {
     // Its only option is unresolved, so no model is asked: the plan is made without one.
     const noModel = {} as Parameters<typeof planByChoice>[0];
@@ -133,6 +150,8 @@ describe('choices over the whole filesystem catalog', () => {
     const context = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, input, attempt: 1 };
     expect(offered(input, true)[0]).toContain('answer');
     expect(rankedOptions(context, requestedActions(input), catalog)[0]!.options).toEqual(['files__read_text_file', 'unresolved']);
+    // Nor with tenant memory recalled: the small model answers a question only from what a server tool read.
+    expect(rankedOptions({ ...context, memory: true }, requestedActions(input), catalog)[0]!.options).toEqual(['files__read_text_file', 'unresolved']);
     // Given the text, the question may be answered from it.
     const given = 'Who is on call this weekend? The rota says: Sat Ana, Sun Ben.';
     expect(rankedOptions({ ...context, input: given }, requestedActions(given), catalog)[0]!.options).toContain('answer');

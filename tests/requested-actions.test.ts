@@ -231,6 +231,15 @@ describe('requestedActions: statements are not requests', () => {
       'Who manages the Leeds warehouse?',
     ]);
     expect(clauses('When does the lease end? Thanks so much.')).toEqual(['When does the lease end?']);
+    // What the asker will do or did themselves, and thanks with a kiss.
+    expect(clauses("Hiya, who's our contact at the flour supplier? Tuesday's delivery hasn't turned up and I need to chase it")).toEqual([
+      "Hiya, who's our contact at the flour supplier?",
+    ]);
+    expect(clauses('Who manages the Northside branch? New starter asked and I went blank.')).toEqual(['Who manages the Northside branch?']);
+    expect(clauses('Can you add up these till counts for me: 50.00, 23.40 and 9.95. thanks x')).toEqual(['Can you add up these till counts for me']);
+    // Not when it asks the reader, or asks to find out more.
+    expect(clauses('Who manages the Northside branch? I need you to email them.')).toHaveLength(2);
+    expect(clauses('Who manages the Northside branch? And I need to know their phone number')).toHaveLength(2);
     // A bare list after a question is its material, whatever its items are called ("sticky notes").
     expect(clauses('How many things are on this list? printer paper, toner, sticky notes, stapler')).toEqual(['How many things are on this list?']);
     // Something to check that is no source, and a list led by a verb, still ask.
@@ -322,6 +331,16 @@ describe('requestedActions: statements are not requests', () => {
       'Log this at the bottom of log.txt, under the others please',
     ]);
     expect(clauses('Update the wiki: delete the old page.')).toEqual(['Update the wiki: delete the old page']);
+    // A passive in the text to write is what it says, not an effect asked for ("closed" is no effect asked).
+    expect(
+      requestedActions('Please make a new file called notice.txt with exactly this text in it: The staff room will be closed on Friday.').map((x) => [
+        x.clause,
+        x.kind,
+      ]),
+    ).toEqual([['Please make a new file called notice.txt with exactly this text in it', 'unsupported']]);
+    // A file or folder made is one created, unless more is asked of it.
+    expect(requestedActions('Could you make a new folder called receipts?')[0]!.verb).toBe('create');
+    expect(requestedActions('Make a folder called archive and move a.txt into it')[0]!.verb).not.toBe('create');
     // A request after a change's colon, a verb beside a constraint, or a request after where the material is, still asks.
     expect(clauses('Rename a.txt to b.txt: it is outdated, and delete c.txt.')).toHaveLength(2);
     expect(clauses('Create /tmp/a.txt containing: hello world, then tell Sam it is done.').map((x) => x.startsWith('tell'))).toContain(true);

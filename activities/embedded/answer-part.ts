@@ -277,6 +277,8 @@ export async function answerPart(
     const reason = needsStronger(`it asks to "${unknownVerb}" something, which may be a change, and no line of an answer does that`);
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
   }
+  // A question that offers a choice ("a complaint or a compliment?"): its two labels.
+  const options = isQuestion(action) ? choiceOf(action.clause) : null;
   if (isQuestion(action) && !writes) {
     // "Tell me what it says": the text itself, as the read returned it.
     const whole = ASKS_WHOLE_TEXT.test(action.clause) ? readText(t.results) : null;
@@ -290,7 +292,6 @@ export async function answerPart(
     if (!givesText(t.input)) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: NOTHING_TO_ANSWER_FROM } };
     // A question on the text the request gives is answered by a sentence of it, as for a read; one that offers a
     // choice ("a complaint or a compliment?") by the model, when its answer names exactly one of the two.
-    const options = choiceOf(action.clause);
     const sentences = givenSentences(t.input);
     // A yes-or-no question about the text given ("Is this urgent? 'The lift is stuck again.'", "Is she asking for a
     // refund? …") asks a judgement of it, which no sentence of it quoted back gives.
@@ -335,7 +336,6 @@ export async function answerPart(
     if (best.grounding.invented.length === 0 && best.grounding.share >= GROUNDED_ENOUGH) break;
   }
   if (!best) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the model wrote nothing for it' } };
-  const options = isQuestion(action) ? choiceOf(action.clause) : null;
   if (options && options.filter((o) => new RegExp(`\\b${escaped(o)}\\b`, 'i').test(best!.text)).length !== 1) {
     const reason = needsStronger(`the small model's answer names not exactly one of "${options.join('" and "')}"`);
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };

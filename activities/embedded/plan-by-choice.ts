@@ -5,7 +5,16 @@
 // construction; what the service narrowed is recorded in the plan's hints.
 import { buildableOptions, boundedArguments, maxJsonTokens, toolParameters } from '../../domain/agent/exact-plan.ts';
 import { assessPlan, type PlanProposal, proposalOf } from '../../domain/agent/plan-check.ts';
-import { ANSWER, type ActionOptions, actionOptions, choiceInstructions, optionPhrase, toolWords, UNRESOLVED } from '../../domain/agent/plan-options.ts';
+import {
+  ANSWER,
+  type ActionOptions,
+  type AdmitsBuiltin,
+  actionOptions,
+  choiceInstructions,
+  optionPhrase,
+  toolWords,
+  UNRESOLVED,
+} from '../../domain/agent/plan-options.ts';
 import { namesPath, requestSpans, takesPath, withSpanStrings } from '../../domain/agent/request-spans.ts';
 import { argumentProblems } from '../../domain/agent/tool-args.ts';
 import type { ChatMessage, ChatRequest } from '../../domain/chat/types.ts';
@@ -149,12 +158,25 @@ function conversionTools(c: PlanCall, action: RequestedAction, serverTools: Serv
   return Object.keys(serverTools).filter((t) => serverTools[t]!.effect === 'read' && convertsTime(serverTools[t]!.parameters));
 }
 
-/** A question with nothing to answer it from but what a read returns: no text given, no tenant memory recalled, no figure to work out. */
-const readsOnly = (c: PlanCall, action: RequestedAction) => isQuestion(action) && !givesText(c.input) && !c.memory && !asksFigure(action);
+// count_list_items counts and lists every item of a list the request gives. A request that only names a list ("the
+// list is in staff_extensions.csv", "is Oliver on the allergy list?", "add this line to the shopping list") asks
+// neither, and one for how many different names ("Jonas (again)") asks another count than every item's. English
+// words, so this adapter's (issue 63: the small model chose it for all three by the word "list").
+const ASKS_COUNT = /\b(?:how many|count|number of)\b/i;
+const NOT_EVERY_ITEM = /\b(?:different|unique|distinct|separate)\b/i;
+/** The built-ins this model's actions may use: count_list_items only where every item is to be counted or listed. */
+export const admitsBuiltin: AdmitsBuiltin = (tool, action) =>
+  tool !== 'count_list_items' || ((action.verb === 'list' || ASKS_COUNT.test(action.clause)) && !NOT_EVERY_ITEM.test(action.clause));
+
+/**
+ * A question with nothing to answer it from but what a read returns: no text given, no figure to work out.
+ * Recalled tenant memory is none either: the answer to a question is a line a server tool read (answer-part.ts).
+ */
+const readsOnly = (c: PlanCall, action: RequestedAction) => isQuestion(action) && !givesText(c.input) && !asksFigure(action);
 
 /**
  * The options the model chooses among: a question with nothing to answer it from but what a read
- * returns (no text given, no tenant memory recalled, no figure to work out) is not offered an answer
+ * returns (no text given, no figure to work out) is not offered an answer
  * of the model's own, which could only end unresolved; it chooses among the reads.
  */
 function offered(c: PlanCall, action: RequestedAction, options: string[], serverTools: ServerToolCatalog): string[] {
@@ -175,7 +197,7 @@ export function rankedOptions(c: PlanCall, actions: RequestedAction[], serverToo
   // from (answer-part.ts answers only from quoted or introduced text), so they do not keep the catalog's
   // reads from it; the numbers of a figure to work out ("We had 80 sign-ups …") are its material all the same.
   const fitted = actions.map(({ given, ...a }) => (readsOnly(c, a) ? a : { ...a, ...(given ? { given } : {}) }));
-  return buildableOptions(actionOptions(fitted, serverTools, true), serverTools).map((o) => ({
+  return buildableOptions(actionOptions(fitted, serverTools, true, admitsBuiltin), serverTools).map((o) => ({
     ...o,
     options: offered(c, actions[o.action - 1]!, o.options, serverTools),
   }));

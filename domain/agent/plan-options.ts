@@ -137,11 +137,14 @@ function namesStore(tool: string, action: RequestedAction, serverTools: ServerTo
   return store.every((w) => asked.has(w)) || (asked.has(stemOf(ref.server)) && store.some((w) => asked.has(w)));
 }
 
+/** Whether a model's adapter lets a built-in tool answer an action (the embedded adapter's aids for its small model). */
+export type AdmitsBuiltin = (tool: string, action: RequestedAction) => boolean;
+
 /** Every choice the service can carry out and check for `action`. */
-function validOptions(action: RequestedAction, serverTools: ServerToolCatalog, shortlist: boolean): string[] {
+function validOptions(action: RequestedAction, serverTools: ServerToolCatalog, shortlist: boolean, admits: AdmitsBuiltin): string[] {
   if (action.missing) return [UNRESOLVED];
   const builtin = Object.values(TOOLS)
-    .filter((t) => t.capability === action.kind && builtinAnswers(t.id, action))
+    .filter((t) => t.capability === action.kind && builtinAnswers(t.id, action) && admits(t.id, action))
     .map((t) => t.id);
   const own = action.kind === 'analysis' ? [ANSWER] : [];
   // For the small model only (its adapter's aid): a question never becomes a proposal to change
@@ -153,11 +156,17 @@ function validOptions(action: RequestedAction, serverTools: ServerToolCatalog, s
 
 /**
  * The options of each action. With `shortlist`, server tools are narrowed to those whose name shares
- * a word with the action's request (for a small model, which otherwise picks tools at random).
+ * a word with the action's request (for a small model, which otherwise picks tools at random); `admits`
+ * narrows the built-ins before that, so a built-in it refuses takes no tool's place.
  */
-export function actionOptions(actions: RequestedAction[], serverTools: ServerToolCatalog, shortlist: boolean): ActionOptions[] {
+export function actionOptions(
+  actions: RequestedAction[],
+  serverTools: ServerToolCatalog,
+  shortlist: boolean,
+  admits: AdmitsBuiltin = () => true,
+): ActionOptions[] {
   return actions.map((a) => {
-    const valid = validOptions(a, serverTools, shortlist);
+    const valid = validOptions(a, serverTools, shortlist, admits);
     if (a.missing) return { action: a.n, options: valid, narrowed: `it ${missingMaterialPhrase(a)}, which the run was not given` };
     const unfit = Object.keys(serverTools).length - fittingServerTools(serverTools, a).length;
     const unfitNote = unfit

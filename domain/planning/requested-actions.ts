@@ -171,6 +171,8 @@ function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
   return medium ? { kind: 'unsupported', verb: `${read.verb} by ${medium[2] ? 'email' : medium[1]!.toLowerCase()}` } : read;
 }
 
+const MAKES_FILE = /^\W*(?:(?:can|could|would) you\s+)?make\s+(?:me\s+)?(?:a\s+)?(?:new\s+)?(?:text\s+)?(?:file|folder|directory)\b/i;
+
 // Where or what for, before the request itself ("In tickets/open.txt can you change …", "For the Leeds job, could you …").
 const LEADING_PHRASE = /^(?:in|on|for|at|from|about|regarding|with)\s+[^,?]{1,60}?,?\s+((?:can|could|would|will) you\s.*)$/is;
 
@@ -180,6 +182,10 @@ function kindByWords(clause: string): { kind: ActionKind; verb: string | null } 
   const body = clause.replace(FILLER, '');
   if (NEGATED.test(body)) return { kind: 'analysis', verb: null }; // a constraint, not a request to act
   const [first = '', second = '', third = ''] = wordsOf(body);
+  // "Make a new file called notice.txt …": a file or folder made is one created ("make" alone more often asks for writing).
+  // Only where it asks nothing more ("Make a folder called archive and move a.txt into it" is not only made).
+  const more = [...body.matchAll(/\b(?:and|then)\s+(?:then\s+)?([a-z]+)/gi)].some((m) => isKnownVerb(m[1]!.toLowerCase()));
+  if (MAKES_FILE.test(body) && !more) return { kind: 'unsupported', verb: 'create' };
   if (messageToSomeone(body, first, second, third)) return { kind: 'delivery', verb: first === 'let' ? 'let know' : 'tell' };
   // An imperative starts with the bare verb; "Sent the report" or "Open questions:" state, they do not ask.
   // "Summarise: …" asks all the same: a verb that only asks for work, followed by its material.
@@ -256,11 +262,20 @@ function requestPart(sentence: string): string {
   // After a change, too, what follows is what it writes ("Log this at the bottom of log.txt: Tue 21 Oct -
   // Achterberg Inks - 2 boxes"), unless it leads with a request ("Update the wiki: delete the old page").
   const changes = wordsOf(head).some((w) => verbIn(w, CHANGE_VERBS) !== null);
-  const asksAfter = actionsOfPart(sentence.slice(colon.index + 1), 0).some((d) => d.kind !== 'analysis' || d.verb !== null);
+  // Only a request that leads with its verb asks in turn: a passive in the text to write ("…: The staff room will be
+  // closed on Friday.") is what it says, not an effect asked for.
+  const asksAfter = actionsOfPart(sentence.slice(colon.index + 1), 0).some((d) => (d.kind !== 'analysis' || d.verb !== null) && leadsWithVerb(d));
   return changes && !asksAfter ? head : sentence;
 }
 
 type Draft = Omit<RequestedAction, 'n' | 'missing'>;
+
+/** Whether the draft's verb is the word it starts with (an imperative), not one further in (a passive). */
+function leadsWithVerb(d: Pick<Draft, 'clause' | 'verb'>): boolean {
+  const addressed = LEADING_PHRASE.exec(d.clause.trim());
+  const first = wordsOf((addressed?.[1] ?? d.clause).replace(FILLER, ''))[0] ?? '';
+  return d.verb !== null && d.verb.split(' ')[0] === (verbIn(first, KNOWN_VERBS) ?? first);
+}
 
 /** Whether a colon introduces text that is not itself a request ("Summarise: the vendor raised prices …"). */
 function colonMaterial(sentence: string): boolean {
@@ -411,11 +426,14 @@ const CONSULT = new RegExp(
 // reason beside a question, whatever verbs follow it.
 const PURPOSE =
   /^(?:i\s+)?(?:just\s+)?(?:(?:need|want|wanted)\s+to\s+(?:know|make sure|be sure)\s+(?:before|because|since|so|as|for|i|we|nobody|no one|who|what|when|where|which|whether|if)\b|need(?:s|ed)?\s+(?:it|this|that|them|these|those)\s+for\s+(?![^,;]*\b(?:and|so|then|but)\b)[^,;]{1,40}$)/i;
+// The asker's own doing, in the first person ("and I need to chase it", "I'll ring her", "I went blank").
+const ASKER_OWN =
+  /(?:^|[,;-]\s*|\b(?:and|but|so)\s+)i(?:'ll|\s+will|'m going to|\s+am going to|\s+(?:just\s+|really\s+|still\s+)?(?:need|want|have|got)\s+to|\s+went)\b(?!\s+(?:know|find|see|check|work out|understand|confirm)\b)/i;
 // What someone who cannot recall the answer adds ("I can't remember the name").
 const CANNOT_RECALL = /^(?:i|we)\s+(?:can't|cannot|can not|don't|do not)\s+(?:remember|recall)\b|^(?:i|we)\s+forg[eo]t\b/i;
 // Thanks and courtesy, which ask nothing ("Thanks so much.", "No rush at all.").
 const COURTESY =
-  /^(?:(?:many\s+)?(?:thanks|thank you|thx|ta|cheers)(?:\s+(?:so|very)\s+much|\s+a lot|\s+in advance|\s+again)?|no rush(?:\s+at all)?|much appreciated|(?:just\s+|please\s+)?let (?:me|us) know|lmk)\W*$/i;
+  /^(?:(?:many\s+)?(?:thanks|thank you|thx|ta|cheers)(?:\s+(?:so|very)\s+much|\s+a lot|\s+in advance|\s+again)?(?:\s+x+)?|no rush(?:\s+at all)?|much appreciated|(?:just\s+|please\s+)?let (?:me|us) know|lmk)\W*$/i;
 
 /** A clause that names where to look and nothing else: a path the request names, or a place such as the knowledge graph. */
 function consultsOnly(clause: string): boolean {
@@ -655,6 +673,9 @@ function isContextOfQuestion(a: RequestedAction): boolean {
   const [first = ''] = ws;
   // Why it is asked, or where the material is: whatever verbs they hold, they ask nothing more.
   if (PURPOSE.test(a.clause.trim()) || saysWhereMaterialIs(ws, a.clause)) return true;
+  // What the asker will do or did themselves ("… and I need to chase it", "I want to give her a ring", "I went blank"),
+  // unless it is to find out more ("I need to know …") or asks the reader ("I need you to …").
+  if (ASKER_OWN.test(a.clause) && !/\byou\b/i.test(a.clause)) return true;
   // Any verb this file knows, of work or of change ("only add …", "Adding it to notes.txt would help"), still asks.
   if (ws.some(isKnownVerb)) return false;
   if (a.verb !== null || ws.some((w) => MODAL.has(w))) return false;
