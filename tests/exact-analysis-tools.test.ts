@@ -1,5 +1,6 @@
 // Unit tests: the exact analysis tools (count_list_items, find_contact_details). What they read in a
 // text, when a small model is offered them, and that verification derives their answers again.
+import { admitsBuiltin } from '../activities/embedded/admits-builtin.ts';
 import { describe, expect, it } from 'vitest';
 import { actionOptions } from '../domain/agent/plan-options.ts';
 import { digestOf } from '../domain/digest.ts';
@@ -67,7 +68,8 @@ describe('when a small model is offered them', () => {
       },
     ]),
   );
-  const optionsOf = (input: string) => actionOptions(requestedActions(input), files, true).map((o) => o.options);
+  // As the embedded adapter offers them, with its aid on which built-ins an action may use.
+  const optionsOf = (input: string) => actionOptions(requestedActions(input), files, true, admitsBuiltin).map((o) => o.options);
 
   it('offers each where its name fits the request, the best fit first among tools that fit a verb', () => {
     expect(optionsOf('How many items are in this list: apples, pears, plums, figs?')).toEqual([['answer', 'count_list_items', 'unresolved']]);

@@ -25,6 +25,7 @@ import type { ServerToolCatalog } from '../../domain/tools.ts';
 import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
 import { givesText, isQuestion } from './answer-part.ts';
 import { addsToFile, writesWholeText } from './adds-to-file.ts';
+import { admitsBuiltin } from './admits-builtin.ts';
 import { asksFigure } from './asks-figure.ts';
 import { leader, rankScores } from './rank.ts';
 import { repeatedValue } from './repeated-values.ts';
@@ -157,16 +158,6 @@ function conversionTools(c: PlanCall, action: RequestedAction, serverTools: Serv
   if (action.kind !== 'analysis' || action.missing || !asks || !conversionOf(c.input, action)) return [];
   return Object.keys(serverTools).filter((t) => serverTools[t]!.effect === 'read' && convertsTime(serverTools[t]!.parameters));
 }
-
-// count_list_items counts and lists every item of a list the request gives. A request that only names a list ("the
-// list is in staff_extensions.csv", "is Oliver on the allergy list?", "add this line to the shopping list") asks
-// neither, and one for how many different names ("Jonas (again)") asks another count than every item's. English
-// words, so this adapter's (issue 63: the small model chose it for all three by the word "list").
-const ASKS_COUNT = /\b(?:how many|count|number of)\b/i;
-const NOT_EVERY_ITEM = /\b(?:different|unique|distinct|separate)\b/i;
-/** The built-ins this model's actions may use: count_list_items only where every item is to be counted or listed. */
-export const admitsBuiltin: AdmitsBuiltin = (tool, action) =>
-  tool !== 'count_list_items' || ((action.verb === 'list' || ASKS_COUNT.test(action.clause)) && !NOT_EVERY_ITEM.test(action.clause));
 
 /**
  * A question with nothing to answer it from but what a read returns: no text given, no figure to work out.

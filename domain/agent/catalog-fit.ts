@@ -85,17 +85,3 @@ export function fittingServerTools(catalog: ServerToolCatalog, action: Requested
   const twins = unclassifiedTwins(fitting, catalog);
   return fitting.filter((t) => !twins.has(t));
 }
-
-// Units of text, not items of a list: counting them is another question than count_list_items answers.
-const TEXT_UNIT =
-  /\b(?:how many|count|number of)\b[^.?!:]*?\b(?:words?|characters?|letters?|sentences?|lines?|paragraphs?|syllables?|vowels?|consonants?|digits?|spaces?|pages?)\b/i;
-
-// Some of the items, not all: "how many of these are vegetarian", "how many of them have paid".
-const FILTERED_COUNT =
-  /\bhow many\s+(?:of\s+(?:these|those|them|the\s+\w+)|\w+\s+of\s+(?:these|those|them))\s+(?:are|is|were|was|have|has|had|can|need|needs|do|does|did)\b/i;
-
-/** Whether an exact built-in analysis tool answers what the action asks (count_list_items counts every item of a list, nothing else). */
-export function builtinAnswers(tool: string, action: RequestedAction): boolean {
-  if (tool === 'count_list_items') return !TEXT_UNIT.test(action.clause) && !FILTERED_COUNT.test(action.clause);
-  return true;
-}

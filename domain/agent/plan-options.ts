@@ -15,7 +15,7 @@ import { stemOf, wordsOf } from '../text/analyze.ts';
 import { STOPWORDS } from '../text/stopwords.ts';
 import { PATH_LIKE } from '../text/find-in-text.ts';
 import { isToolId, type ServerToolCatalog, TOOLS } from '../tools.ts';
-import { builtinAnswers, fittingServerTools, takesLocation, wordsOfName } from './catalog-fit.ts';
+import { fittingServerTools, takesLocation, wordsOfName } from './catalog-fit.ts';
 
 export const ANSWER = 'answer';
 export const UNRESOLVED = 'unresolved';
@@ -144,7 +144,7 @@ export type AdmitsBuiltin = (tool: string, action: RequestedAction) => boolean;
 function validOptions(action: RequestedAction, serverTools: ServerToolCatalog, shortlist: boolean, admits: AdmitsBuiltin): string[] {
   if (action.missing) return [UNRESOLVED];
   const builtin = Object.values(TOOLS)
-    .filter((t) => t.capability === action.kind && builtinAnswers(t.id, action) && admits(t.id, action))
+    .filter((t) => t.capability === action.kind && admits(t.id, action))
     .map((t) => t.id);
   const own = action.kind === 'analysis' ? [ANSWER] : [];
   // For the small model only (its adapter's aid): a question never becomes a proposal to change

@@ -1,0 +1,23 @@
+// Which built-in tools an action may use on the embedded model. count_list_items counts and lists every
+// item of a list the request gives: a request that only names a list ("the list is in staff_extensions.csv",
+// "is Oliver on the allergy list?", "add this line to the shopping list") asks neither; one for how many
+// different names ("Jonas (again)"), for units of text ("how many words"), or for some of the items ("how many
+// of these are vegetarian") asks another count than every item's. English words, so this adapter's (issue 63:
+// the small model chose the count for all of these by the word "list"); a capable model decides itself.
+import type { AdmitsBuiltin } from '../../domain/agent/plan-options.ts';
+
+const ASKS_COUNT = /\b(?:how many|count|number of)\b/i;
+const NOT_EVERY_ITEM = /\b(?:different|unique|distinct|separate)\b/i;
+// Units of text, not items of a list.
+const TEXT_UNIT =
+  /\b(?:how many|count|number of)\b[^.?!:]*?\b(?:words?|characters?|letters?|sentences?|lines?|paragraphs?|syllables?|vowels?|consonants?|digits?|spaces?|pages?)\b/i;
+// Some of the items, not all: "how many of these are vegetarian", "how many of them have paid".
+const FILTERED_COUNT =
+  /\bhow many\s+(?:of\s+(?:these|those|them|the\s+\w+)|\w+\s+of\s+(?:these|those|them))\s+(?:are|is|were|was|have|has|had|can|need|needs|do|does|did)\b/i;
+
+/** The built-ins this model's actions may use: count_list_items only where every item of a list is to be counted or listed. */
+export const admitsBuiltin: AdmitsBuiltin = (tool, action) => {
+  if (tool !== 'count_list_items') return true;
+  const asks = action.verb === 'list' || ASKS_COUNT.test(action.clause);
+  return asks && ![NOT_EVERY_ITEM, TEXT_UNIT, FILTERED_COUNT].some((r) => r.test(action.clause));
+};
