@@ -5,16 +5,7 @@
 // construction; what the service narrowed is recorded in the plan's hints.
 import { buildableOptions, boundedArguments, maxJsonTokens, toolParameters } from '../../domain/agent/exact-plan.ts';
 import { assessPlan, type PlanProposal, proposalOf } from '../../domain/agent/plan-check.ts';
-import {
-  ANSWER,
-  type ActionOptions,
-  type AdmitsBuiltin,
-  actionOptions,
-  choiceInstructions,
-  optionPhrase,
-  toolWords,
-  UNRESOLVED,
-} from '../../domain/agent/plan-options.ts';
+import { ANSWER, type ActionOptions, actionOptions, choiceInstructions, optionPhrase, toolWords, UNRESOLVED } from '../../domain/agent/plan-options.ts';
 import { namesPath, requestSpans, takesPath, withSpanStrings } from '../../domain/agent/request-spans.ts';
 import { argumentProblems } from '../../domain/agent/tool-args.ts';
 import type { ChatMessage, ChatRequest } from '../../domain/chat/types.ts';
