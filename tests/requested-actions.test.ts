@@ -340,6 +340,8 @@ describe('requestedActions: statements are not requests', () => {
     ).toEqual([['Please make a new file called notice.txt with exactly this text in it', 'unsupported']]);
     // A file or folder made is one created, unless more is asked of it.
     expect(requestedActions('Could you make a new folder called receipts?')[0]!.verb).toBe('create');
+    expect(requestedActions('New file rota.txt please, with just "Deep clean Friday" in it')[0]!.verb).toBe('create');
+    expect(requestedActions('Could you set up a new folder called receipts?')[0]!.verb).toBe('create');
     expect(requestedActions('Make a folder called archive and move a.txt into it')[0]!.verb).not.toBe('create');
     // A request after a change's colon, a verb beside a constraint, or a request after where the material is, still asks.
     expect(clauses('Rename a.txt to b.txt: it is outdated, and delete c.txt.')).toHaveLength(2);

@@ -171,7 +171,8 @@ function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
   return medium ? { kind: 'unsupported', verb: `${read.verb} by ${medium[2] ? 'email' : medium[1]!.toLowerCase()}` } : read;
 }
 
-const MAKES_FILE = /^\W*(?:(?:can|could|would) you\s+)?make\s+(?:me\s+)?(?:a\s+)?(?:new\s+)?(?:text\s+)?(?:file|folder|directory)\b/i;
+const MAKES_FILE =
+  /^\W*(?:(?:can|could|would) you\s+)?(?:(?:make|set up|start)\s+(?:me\s+)?(?:a\s+)?(?:new\s+)?|new\s+)(?:text\s+)?(?:file|folder|directory)\b/i;
 
 // Where or what for, before the request itself ("In tickets/open.txt can you change …", "For the Leeds job, could you …").
 const LEADING_PHRASE = /^(?:in|on|for|at|from|about|regarding|with)\s+[^,?]{1,60}?,?\s+((?:can|could|would|will) you\s.*)$/is;
@@ -182,7 +183,8 @@ function kindByWords(clause: string): { kind: ActionKind; verb: string | null } 
   const body = clause.replace(FILLER, '');
   if (NEGATED.test(body)) return { kind: 'analysis', verb: null }; // a constraint, not a request to act
   const [first = '', second = '', third = ''] = wordsOf(body);
-  // "Make a new file called notice.txt …": a file or folder made is one created ("make" alone more often asks for writing).
+  // "Make a new file called notice.txt …", "set up a new folder …", "New file a.txt please": a file or folder made is one
+  // created ("make" alone more often asks for writing).
   // Only where it asks nothing more ("Make a folder called archive and move a.txt into it" is not only made).
   const more = [...body.matchAll(/\b(?:and|then)\s+(?:then\s+)?([a-z]+)/gi)].some((m) => isKnownVerb(m[1]!.toLowerCase()));
   if (MAKES_FILE.test(body) && !more) return { kind: 'unsupported', verb: 'create' };
