@@ -113,6 +113,11 @@ describe('choices over the whole filesystem catalog', () => {
     expect(small('Count the words in this sentence: the quick brown fox jumps.')).not.toContain('count_list_items');
     expect(small('How many of these are vegetarian: pasta, steak, salad?')).not.toContain('count_list_items');
     expect(small('How many dishes of these have nuts: pasta, steak, salad?')).not.toContain('count_list_items');
+    expect(small("How many of these haven't paid: Ann, Bob (paid), Cara?")).not.toContain('count_list_items');
+    expect(small('How many people on the list live in Leeds? Ann, Bob, Cara')).not.toContain('count_list_items');
+    expect(small('How many times does Jonas appear on this list: Jonas, Ann, Jonas?')).not.toContain('count_list_items');
+    expect(small("What's the word count of this: the quick brown fox")).not.toContain('count_list_items');
+    expect(small("List the ones who haven't paid: Ann, Bob (paid), Cara")).not.toContain('count_list_items');
     expect(small('How many items are in this list: pens, clips, staples?')).toContain('count_list_items');
     expect(small('List the action items and share them with the ops channel: renew the certificate, rotate the keys.')).toContain('count_list_items');
     // "list" names where the answer is, or what to add to: no count of it is asked, and the read is offered.

@@ -240,6 +240,9 @@ describe('requestedActions: statements are not requests', () => {
     // Not when it asks the reader, or asks to find out more.
     expect(clauses('Who manages the Northside branch? I need you to email them.')).toHaveLength(2);
     expect(clauses('Who manages the Northside branch? And I need to know their phone number')).toHaveLength(2);
+    // Nor when it leads with a verb this file knows ("Tell …", "Add …"): the asker's own part does not drop the request.
+    expect(clauses('Is the van back? Tell me who has the keys and I need to pick them up.')).toHaveLength(2);
+    expect(clauses('Who is on call tonight? Add a note to handover.txt that the lift is down and I need to ring them.')).toHaveLength(2);
     // A bare list after a question is its material, whatever its items are called ("sticky notes").
     expect(clauses('How many things are on this list? printer paper, toner, sticky notes, stapler')).toEqual(['How many things are on this list?']);
     // Something to check that is no source, and a list led by a verb, still ask.
@@ -338,11 +341,14 @@ describe('requestedActions: statements are not requests', () => {
         x.kind,
       ]),
     ).toEqual([['Please make a new file called notice.txt with exactly this text in it', 'unsupported']]);
+    // A passive that says what must be done, after a change's colon, still asks.
+    expect(clauses('Update the wiki: the old page must be deleted.')).toEqual(['Update the wiki: the old page must be deleted']);
     // A file or folder made is one created, unless more is asked of it.
     expect(requestedActions('Could you make a new folder called receipts?')[0]!.verb).toBe('create');
     expect(requestedActions('New file rota.txt please, with just "Deep clean Friday" in it')[0]!.verb).toBe('create');
     expect(requestedActions('Could you set up a new folder called receipts?')[0]!.verb).toBe('create');
     expect(requestedActions('Make a folder called archive and move a.txt into it')[0]!.verb).not.toBe('create');
+    expect(requestedActions("Make a new folder called invoices/2023/ and also put last year's invoices in it")[0]!.verb).not.toBe('create');
     // A request after a change's colon, a verb beside a constraint, or a request after where the material is, still asks.
     expect(clauses('Rename a.txt to b.txt: it is outdated, and delete c.txt.')).toHaveLength(2);
     expect(clauses('Create /tmp/a.txt containing: hello world, then tell Sam it is done.').map((x) => x.startsWith('tell'))).toContain(true);

@@ -7,17 +7,20 @@
 import type { AdmitsBuiltin } from '../../domain/agent/plan-options.ts';
 
 const ASKS_COUNT = /\b(?:how many|count|number of)\b/i;
-const NOT_EVERY_ITEM = /\b(?:different|unique|distinct|separate)\b/i;
+// Some of the items, or how often one stands: "different names", "how many times", "the ones who haven't paid".
+const NOT_EVERY_ITEM = /\b(?:different|unique|distinct|separate|times)\b|\b(?:ones?|those|people|items?|names?)\s+(?:who|that|which|whose|with|without)\b/i;
 // Units of text, not items of a list.
 const TEXT_UNIT =
-  /\b(?:how many|count|number of)\b[^.?!:]*?\b(?:words?|characters?|letters?|sentences?|lines?|paragraphs?|syllables?|vowels?|consonants?|digits?|spaces?|pages?)\b/i;
+  /\b(?:how many|count|number of)\b[^.?!:]*?\b(?:words?|characters?|letters?|sentences?|lines?|paragraphs?|syllables?|vowels?|consonants?|digits?|spaces?|pages?)\b|\b(?:word|character|letter|line|page)\s+count\b/i;
 // Some of the items, not all: "how many of these are vegetarian", "how many of them have paid".
 const FILTERED_COUNT =
-  /\bhow many\s+(?:of\s+(?:these|those|them|the\s+\w+)|\w+\s+of\s+(?:these|those|them))\s+(?:are|is|were|was|have|has|had|can|need|needs|do|does|did)\b/i;
+  /\bhow many\s+(?:of\s+(?:these|those|them|the\s+\w+)|\w+\s+of\s+(?:these|those|them))\s+(?:are|is|were|was|have|has|had|can|need|needs|do|does|did)(?:n['’]?t)?\b/i;
+// Items picked out by what they do or are, after where they stand: "how many on the list are vegetarian", "how many people on it live in Leeds".
+const PICKED_OUT = /\bhow many\b[^.?!:]*?\b(?:on|in)\s+(?:the|this|that|my|our)?\s*\w*\s*(?:list|sheet|rota|it|there)\s+(?!(?:are|is)\s+(?:there|on|in)\b)\w+/i;
 
 /** The built-ins this model's actions may use: count_list_items only where every item of a list is to be counted or listed. */
 export const admitsBuiltin: AdmitsBuiltin = (tool, action) => {
   if (tool !== 'count_list_items') return true;
   const asks = action.verb === 'list' || ASKS_COUNT.test(action.clause);
-  return asks && ![NOT_EVERY_ITEM, TEXT_UNIT, FILTERED_COUNT].some((r) => r.test(action.clause));
+  return asks && ![NOT_EVERY_ITEM, TEXT_UNIT, FILTERED_COUNT, PICKED_OUT].some((r) => r.test(action.clause));
 };

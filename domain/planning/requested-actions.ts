@@ -171,6 +171,8 @@ function kindOf(clause: string): { kind: ActionKind; verb: string | null } {
   return medium ? { kind: 'unsupported', verb: `${read.verb} by ${medium[2] ? 'email' : medium[1]!.toLowerCase()}` } : read;
 }
 
+// Words that name or describe what is made, not more to do with it ("called", "named", "a text file").
+const NAMING = new Set(['call', 'called', 'name', 'named', 'file', 'text']);
 const MAKES_FILE =
   /^\W*(?:(?:can|could|would) you\s+)?(?:(?:make|set up|start)\s+(?:me\s+)?(?:a\s+)?(?:new\s+)?|new\s+)(?:text\s+)?(?:file|folder|directory)\b/i;
 
@@ -186,8 +188,9 @@ function kindByWords(clause: string): { kind: ActionKind; verb: string | null } 
   // "Make a new file called notice.txt …", "set up a new folder …", "New file a.txt please": a file or folder made is one
   // created ("make" alone more often asks for writing).
   // Only where it asks nothing more ("Make a folder called archive and move a.txt into it" is not only made).
-  const more = [...body.matchAll(/\b(?:and|then)\s+(?:then\s+)?([a-z]+)/gi)].some((m) => isKnownVerb(m[1]!.toLowerCase()));
-  if (MAKES_FILE.test(body) && !more) return { kind: 'unsupported', verb: 'create' };
+  const made = MAKES_FILE.exec(body);
+  const more = made !== null && wordsOf(body.slice(made[0].length)).some((w) => isKnownVerb(w) && !NAMING.has(verbIn(w, KNOWN_VERBS) ?? w));
+  if (made !== null && !more) return { kind: 'unsupported', verb: 'create' };
   if (messageToSomeone(body, first, second, third)) return { kind: 'delivery', verb: first === 'let' ? 'let know' : 'tell' };
   // An imperative starts with the bare verb; "Sent the report" or "Open questions:" state, they do not ask.
   // "Summarise: …" asks all the same: a verb that only asks for work, followed by its material.
@@ -266,11 +269,16 @@ function requestPart(sentence: string): string {
   const changes = wordsOf(head).some((w) => verbIn(w, CHANGE_VERBS) !== null);
   // Only a request that leads with its verb asks in turn: a passive in the text to write ("…: The staff room will be
   // closed on Friday.") is what it says, not an effect asked for.
-  const asksAfter = actionsOfPart(sentence.slice(colon.index + 1), 0).some((d) => (d.kind !== 'analysis' || d.verb !== null) && leadsWithVerb(d));
+  const asksAfter = actionsOfPart(sentence.slice(colon.index + 1), 0).some(
+    (d) => (d.kind !== 'analysis' || d.verb !== null) && (leadsWithVerb(d) || OBLIGATION.test(d.clause)),
+  );
   return changes && !asksAfter ? head : sentence;
 }
 
 type Draft = Omit<RequestedAction, 'n' | 'missing'>;
+
+// What must be done, in the passive ("and the team should be notified"): asked all the same.
+const OBLIGATION = /\b(?:should|must|needs?\s+to|ha(?:s|ve)\s+to|ought\s+to)\s+be\b/i;
 
 /** Whether the draft's verb is the word it starts with (an imperative), not one further in (a passive). */
 function leadsWithVerb(d: Pick<Draft, 'clause' | 'verb'>): boolean {
@@ -428,9 +436,9 @@ const CONSULT = new RegExp(
 // reason beside a question, whatever verbs follow it.
 const PURPOSE =
   /^(?:i\s+)?(?:just\s+)?(?:(?:need|want|wanted)\s+to\s+(?:know|make sure|be sure)\s+(?:before|because|since|so|as|for|i|we|nobody|no one|who|what|when|where|which|whether|if)\b|need(?:s|ed)?\s+(?:it|this|that|them|these|those)\s+for\s+(?![^,;]*\b(?:and|so|then|but)\b)[^,;]{1,40}$)/i;
-// The asker's own doing, in the first person ("and I need to chase it", "I'll ring her", "I went blank").
+// The asker's own doing, in the first person ("and I need to chase it", "I went blank").
 const ASKER_OWN =
-  /(?:^|[,;-]\s*|\b(?:and|but|so)\s+)i(?:'ll|\s+will|'m going to|\s+am going to|\s+(?:just\s+|really\s+|still\s+)?(?:need|want|have|got)\s+to|\s+went)\b(?!\s+(?:know|find|see|check|work out|understand|confirm)\b)/i;
+  /(?:^|[,;-]\s*|\b(?:and|but|so)\s+)i\s+(?:(?:just|really|still)\s+)?(?:(?:need|want|have|got)\s+to|went)\b(?!\s+(?:know|find|see|check|work out|understand|confirm)\b)/i;
 // What someone who cannot recall the answer adds ("I can't remember the name").
 const CANNOT_RECALL = /^(?:i|we)\s+(?:can't|cannot|can not|don't|do not)\s+(?:remember|recall)\b|^(?:i|we)\s+forg[eo]t\b/i;
 // Thanks and courtesy, which ask nothing ("Thanks so much.", "No rush at all.").
@@ -675,11 +683,11 @@ function isContextOfQuestion(a: RequestedAction): boolean {
   const [first = ''] = ws;
   // Why it is asked, or where the material is: whatever verbs they hold, they ask nothing more.
   if (PURPOSE.test(a.clause.trim()) || saysWhereMaterialIs(ws, a.clause)) return true;
-  // What the asker will do or did themselves ("… and I need to chase it", "I want to give her a ring", "I went blank"),
-  // unless it is to find out more ("I need to know …") or asks the reader ("I need you to …").
-  if (ASKER_OWN.test(a.clause) && !/\byou\b/i.test(a.clause)) return true;
   // Any verb this file knows, of work or of change ("only add …", "Adding it to notes.txt would help"), still asks.
   if (ws.some(isKnownVerb)) return false;
+  // What the asker has to do or did themselves, with no verb this file knows ("… and I need to chase it", "I went
+  // blank"), unless it is to find out more ("I need to know …") or asks the reader ("I need you to …").
+  if (ASKER_OWN.test(a.clause) && !/\byou\b/i.test(a.clause)) return true;
   if (a.verb !== null || ws.some((w) => MODAL.has(w))) return false;
   return QUALIFIER_START.has(first) || (/^[a-z]{2,}ing$/.test(first) && !ING_VERBS.has(first));
 }
