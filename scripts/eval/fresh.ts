@@ -21,7 +21,7 @@ const TERMINAL = new Set(['completed', 'failed', 'needs_attention']);
 const RUN_WAIT_MS = 240_000;
 const here = (p: string) => path.join(projectRoot, 'scripts', 'eval', 'fresh', p);
 
-/** cases.json (tuning and held-out halves), then cases-extra.json … cases-extra10.json: 40 more tuning cases each, written the same way by ten more helper sessions. */
+/** cases.json (tuning and held-out halves), then cases-extra.json … cases-extra11.json: 40 more tuning cases each, written the same way by eleven more helper sessions. */
 export const freshCases = (): FreshCase[] =>
   [
     'cases.json',
@@ -35,6 +35,7 @@ export const freshCases = (): FreshCase[] =>
     'cases-extra8.json',
     'cases-extra9.json',
     'cases-extra10.json',
+    'cases-extra11.json',
   ].flatMap((f) => JSON.parse(readFileSync(here(f), 'utf8')) as FreshCase[]);
 
 interface FreshRow extends FreshVerdict {
