@@ -108,7 +108,7 @@ describe('choices over the whole filesystem catalog', () => {
   });
 
   it("offers the small model the list count only where every item is to be counted, before narrowing by name, so a list's name takes no read's place", () => {
-    const small = (input: string) => actionOptions(requestedActions(input), catalog, true, admitsBuiltin)[0]!.options;
+    const small = (input: string) => actionOptions(requestedActions(input), catalog, true, admitsBuiltin(input, requestedActions(input)))[0]!.options;
     // Units of text, or some of the items, not all: counting the list answers another question.
     expect(small('Count the words in this sentence: the quick brown fox jumps.')).not.toContain('count_list_items');
     expect(small('How many of these are vegetarian: pasta, steak, salad?')).not.toContain('count_list_items');
@@ -118,6 +118,8 @@ describe('choices over the whole filesystem catalog', () => {
     expect(small('How many times does Jonas appear on this list: Jonas, Ann, Jonas?')).not.toContain('count_list_items');
     expect(small("What's the word count of this: the quick brown fox")).not.toContain('count_list_items');
     expect(small("List the ones who haven't paid: Ann, Bob (paid), Cara")).not.toContain('count_list_items');
+    // A count the request gives no list for is a read's to answer ("how many elbows are in stock.csv").
+    expect(small('How many copper elbows have we got? See /tmp/share/stock.csv')).not.toContain('count_list_items');
     expect(small('How many items are in this list: pens, clips, staples?')).toContain('count_list_items');
     expect(small('List the action items and share them with the ops channel: renew the certificate, rotate the keys.')).toContain('count_list_items');
     // "list" names where the answer is, or what to add to: no count of it is asked, and the read is offered.

@@ -69,7 +69,7 @@ describe('when a small model is offered them', () => {
     ]),
   );
   // As the embedded adapter offers them, with its aid on which built-ins an action may use.
-  const optionsOf = (input: string) => actionOptions(requestedActions(input), files, true, admitsBuiltin).map((o) => o.options);
+  const optionsOf = (input: string) => actionOptions(requestedActions(input), files, true, admitsBuiltin(input, requestedActions(input))).map((o) => o.options);
 
   it('offers each where its name fits the request, the best fit first among tools that fit a verb', () => {
     expect(optionsOf('How many items are in this list: apples, pears, plums, figs?')).toEqual([['answer', 'count_list_items', 'unresolved']]);

@@ -231,6 +231,10 @@ describe('requestedActions: statements are not requests', () => {
       'Who manages the Leeds warehouse?',
     ]);
     expect(clauses('When does the lease end? Thanks so much.')).toEqual(['When does the lease end?']);
+    // A greeting before "quick one", and a sign-off with a name, ask nothing; "Thanks, send it" still asks.
+    expect(clauses('Hi, quick one - when does the lease end? Cheers, Gary')).toEqual(['when does the lease end?']);
+    expect(clauses('Good afternoon. When does the lease end? Kind regards,')).toEqual(['When does the lease end?']);
+    expect(clauses('When does the lease end? Thanks, send it to Bob')).toHaveLength(2);
     // What the asker will do or did themselves, and thanks with a kiss.
     expect(clauses("Hiya, who's our contact at the flour supplier? Tuesday's delivery hasn't turned up and I need to chase it")).toEqual([
       "Hiya, who's our contact at the flour supplier?",

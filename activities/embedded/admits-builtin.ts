@@ -5,6 +5,8 @@
 // of these are vegetarian") asks another count than every item's. English words, so this adapter's (issue 63:
 // the small model chose the count for all of these by the word "list"); a capable model decides itself.
 import type { AdmitsBuiltin } from '../../domain/agent/plan-options.ts';
+import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
+import { listCountOutput } from '../../domain/runs/tool-outputs.ts';
 
 const ASKS_COUNT = /\b(?:how many|count|number of)\b/i;
 // Some of the items, or how often one stands: "different names", "how many times", "the ones who haven't paid".
@@ -18,9 +20,15 @@ const FILTERED_COUNT =
 // Items picked out by what they do or are, after where they stand: "how many on the list are vegetarian", "how many people on it live in Leeds".
 const PICKED_OUT = /\bhow many\b[^.?!:]*?\b(?:on|in)\s+(?:the|this|that|my|our)?\s*\w*\s*(?:list|sheet|rota|it|there)\s+(?!(?:are|is)\s+(?:there|on|in)\b)\w+/i;
 
-/** The built-ins this model's actions may use: count_list_items only where every item of a list is to be counted or listed. */
-export const admitsBuiltin: AdmitsBuiltin = (tool, action) => {
-  if (tool !== 'count_list_items') return true;
-  const asks = action.verb === 'list' || ASKS_COUNT.test(action.clause);
-  return asks && ![NOT_EVERY_ITEM, TEXT_UNIT, FILTERED_COUNT, PICKED_OUT].some((r) => r.test(action.clause));
-};
+/**
+ * The built-ins this model's actions may use in `input`: count_list_items only where every item of a list is to be
+ * counted or listed, and the request gives that list to count ("how many elbows are in stock.csv" gives none: a read does).
+ */
+export const admitsBuiltin =
+  (input: string, actions: RequestedAction[]): AdmitsBuiltin =>
+  (tool, action) => {
+    if (tool !== 'count_list_items') return true;
+    const asks = action.verb === 'list' || ASKS_COUNT.test(action.clause);
+    if (!asks || [NOT_EVERY_ITEM, TEXT_UNIT, FILTERED_COUNT, PICKED_OUT].some((r) => r.test(action.clause))) return false;
+    return listCountOutput(input, action.n, actions) !== null;
+  };

@@ -179,7 +179,7 @@ export function rankedOptions(c: PlanCall, actions: RequestedAction[], serverToo
   // from (answer-part.ts answers only from quoted or introduced text), so they do not keep the catalog's
   // reads from it; the numbers of a figure to work out ("We had 80 sign-ups …") are its material all the same.
   const fitted = actions.map(({ given, ...a }) => (readsOnly(c, a) ? a : { ...a, ...(given ? { given } : {}) }));
-  return buildableOptions(actionOptions(fitted, serverTools, true, admitsBuiltin), serverTools).map((o) => ({
+  return buildableOptions(actionOptions(fitted, serverTools, true, admitsBuiltin(c.input, actions)), serverTools).map((o) => ({
     ...o,
     options: offered(c, actions[o.action - 1]!, o.options, serverTools),
   }));

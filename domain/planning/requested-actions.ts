@@ -443,7 +443,15 @@ const ASKER_OWN =
 const CANNOT_RECALL = /^(?:i|we)\s+(?:can't|cannot|can not|don't|do not)\s+(?:remember|recall)\b|^(?:i|we)\s+forg[eo]t\b/i;
 // Thanks and courtesy, which ask nothing ("Thanks so much.", "No rush at all.").
 const COURTESY =
-  /^(?:(?:many\s+)?(?:thanks|thank you|thx|ta|cheers)(?:\s+(?:so|very)\s+much|\s+a lot|\s+in advance|\s+again)?(?:\s+x+)?|no rush(?:\s+at all)?|much appreciated|(?:just\s+|please\s+)?let (?:me|us) know|lmk)\W*$/i;
+  /^(?:(?:many\s+)?(?:thanks|thank you|thx|ta|cheers)(?:\s+(?:so|very)\s+much|\s+a lot|\s+in advance|\s+again)?(?:\s+x+)?|(?:kind|best|warm)\s+regards|best wishes|no rush(?:\s+at all)?|much appreciated|(?:just\s+|please\s+)?let (?:me|us) know|lmk)\W*$/i;
+
+// A sign-off with a name ("Cheers, Gary", "Thanks Priya"): the name is capitalised and no verb ("Thanks, send it" asks).
+const SIGN_OFF = /^(?:cheers|thanks|thank you|ta|regards|kind regards|best regards|best wishes|many thanks)\s*,?\s+(\S+?)\W*$/i;
+const isCourtesy = (clause: string) => {
+  if (COURTESY.test(clause)) return true;
+  const name = SIGN_OFF.exec(clause)?.[1] ?? '';
+  return /^\p{Lu}/u.test(name) && !isKnownVerb(name.toLowerCase()) && !QUESTION_WORDS.has(name.toLowerCase());
+};
 
 /** A clause that names where to look and nothing else: a path the request names, or a place such as the knowledge graph. */
 function consultsOnly(clause: string): boolean {
@@ -547,7 +555,7 @@ const OBLIGED =
 const GREETING = /^\W*(?:hi|hey|hello|morning|good morning|afternoon)\b[\s,!.-]*/i;
 // A clause that only leads into what follows ("Quick one -", "Quick question:", "Hi all").
 const LEAD_IN =
-  /^(?:(?:hi|hey|hello)(?:\s+(?:all|everyone|team|there))?|(?:good\s+)?morning|(?:quick|small|silly|random|another)\s+(?:one|q|question|query|thing))\W*$/i;
+  /^(?:(?:hi|hiya|hey|hello)(?:\s+(?:all|everyone|team|there))?|good\s+(?:morning|afternoon|evening)|morning|afternoon)?\W*(?:(?:quick|small|silly|random|another)\s+(?:one|q|question|query|thing))?\W*$/i;
 
 /** The clause's words after any greeting, the first without its contraction ("We're …" → we). */
 function leadingWords(clause: string): string[] {
@@ -601,7 +609,7 @@ function introducedSentences(actions: RequestedAction[], sentences: string[], in
   };
   const leadsWithRequest = (k: number) =>
     REQUEST_LEAD.test(sentences[k]!) ||
-    COURTESY.test(sentences[k]!.trim()) ||
+    isCourtesy(sentences[k]!.trim()) ||
     actions.some((a) => a.sentence === k && (a.kind !== 'analysis' || a.verb !== null || imperative(a)));
   let open = false;
   sentences.forEach((sentence, k) => {
@@ -646,7 +654,7 @@ export function introducedText(input: string, action: RequestedAction, actions: 
   if (colon < 0) return null;
   let end = bounds[k]![1];
   // Then every line after it that asks nothing, up to a blank line once some is taken, or thanks.
-  const asking = (j: number) => actions.some((a) => a.sentence === j) || COURTESY.test(sentences[j]!.trim());
+  const asking = (j: number) => actions.some((a) => a.sentence === j) || isCourtesy(sentences[j]!.trim());
   for (let next = k + 1; next < sentences.length && (material.has(next) || !asking(next)); next++) {
     if (end > bounds[k]![1] && /\n\s*\n/.test(input.slice(end, bounds[next]![0]))) break;
     end = bounds[next]![1];
@@ -706,7 +714,7 @@ function withoutStatements(
   const asks = actions.some((a) => a.clause.trimEnd().endsWith('?'));
   const introduced = introducedSentences(actions, sentences, input);
   const material = (a: RequestedAction) => introduced.has(a.sentence) || isStatement(a) || (asks && listAfterQuestion(a, sentences));
-  const context = (a: RequestedAction) => COURTESY.test(a.clause.trim()) || LEAD_IN.test(a.clause.trim()) || (asks && isContextOfQuestion(a));
+  const context = (a: RequestedAction) => isCourtesy(a.clause.trim()) || LEAD_IN.test(a.clause.trim()) || (asks && isContextOfQuestion(a));
   if (actions.every((a) => material(a) || context(a))) return { requests: actions, material: false, consulted: [] };
   return {
     requests: actions.filter((a) => !material(a) && !context(a)).map((a, i) => ({ ...a, n: i + 1 })),
