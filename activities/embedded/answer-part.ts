@@ -16,6 +16,7 @@ import { type ContactDetails, contactDetailsIn } from '../../domain/text/find-in
 import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
 import { answerLine, type LineSource, resultLines, textOf } from './answer-lines.ts';
 import { needsStronger } from '../../domain/planning/needs-stronger.js';
+import { escapeRegExp } from '../../domain/text/escape-regexp.ts';
 
 /** An answer part with the number of the action it answers. */
 export type NumberedPart = AnswerPart & { action: number };
@@ -145,7 +146,6 @@ const UNCHECKED = needsStronger(`the small model's own words for it could not be
 const JUDGES_TEXT =
   /^(?:(?:and|so|but|also)\s+)?(?:is|was|does|did|would|could|should|will)\s+(?:this|it|that|(?:the|this|that)\s+(?:message|email|e-mail|text|note|review|letter|comment|reply|post|complaint|request))\b/i;
 const JUDGEMENT_OF_TEXT = needsStronger('it asks a yes-or-no judgement of the text given, which the small model does not make reliably');
-const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The two options a question offers ("Is this a complaint or a compliment?"), or null. */
 export function choiceOf(clause: string): [string, string] | null {
@@ -336,7 +336,7 @@ export async function answerPart(
     if (best.grounding.invented.length === 0 && best.grounding.share >= GROUNDED_ENOUGH) break;
   }
   if (!best) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the model wrote nothing for it' } };
-  if (options && options.filter((o) => new RegExp(`\\b${escaped(o)}\\b`, 'i').test(best!.text)).length !== 1) {
+  if (options && options.filter((o) => new RegExp(`\\b${escapeRegExp(o)}\\b`, 'i').test(best!.text)).length !== 1) {
     const reason = needsStronger(`the small model's answer names not exactly one of "${options.join('" and "')}"`);
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
   }

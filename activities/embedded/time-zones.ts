@@ -9,6 +9,7 @@
 // time the action's sentence states, in the tool's 24-hour form, from the place after "from" or named nearest it, to the one
 // other place the action names; so the model cannot swap the two, nor write the time wrong.
 import { sentencesOf } from '../../domain/text/analyze.ts';
+import { escapeRegExp } from '../../domain/text/escape-regexp.ts';
 
 /** A property that takes a time zone, by its name. */
 export const isTimeZoneKey = (key: string) => /time_?zone$|^tz$/i.test(key);
@@ -28,7 +29,7 @@ function currentName(zone: string): string {
 function zonePlaces(): { zone: string; place: RegExp }[] {
   places ??= [...Intl.supportedValuesOf('timeZone').map(currentName), 'UTC'].map((zone) => {
     const name = zone.split('/').at(-1)!.replace(/_/g, ' ');
-    return { zone, place: new RegExp(`(?<![\\p{L}])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}])`, 'iu') };
+    return { zone, place: new RegExp(`(?<![\\p{L}])${escapeRegExp(name)}(?![\\p{L}])`, 'iu') };
   });
   return places;
 }

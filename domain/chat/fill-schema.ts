@@ -16,6 +16,7 @@
 import { analyzeObjective, tidy } from '../text/analyze.ts';
 import { STOPWORDS } from '../text/stopwords.ts';
 import { formatAccepts, resolveRef } from './schema-subset.ts';
+import { escapeRegExp } from '../text/escape-regexp.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -314,10 +315,6 @@ function numberCandidates(schema: Schema, src: FillSource, name: string): number
 }
 
 // --- Enums ------------------------------------------------------------------
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 /** Case-insensitive, word-bounded: "high" matches "High priority", not "highway"; "in_progress" also matches "in progress". */
 export function wordPattern(value: string): RegExp {

@@ -186,8 +186,7 @@ function kindByWords(clause: string): { kind: ActionKind; verb: string | null } 
   if (NEGATED.test(body)) return { kind: 'analysis', verb: null }; // a constraint, not a request to act
   const [first = '', second = '', third = ''] = wordsOf(body);
   // "Make a new file called notice.txt …", "set up a new folder …", "New file a.txt please": a file or folder made is one
-  // created ("make" alone more often asks for writing).
-  // Only where it asks nothing more ("Make a folder called archive and move a.txt into it" is not only made).
+  // created ("make" alone more often asks for writing), where nothing more is asked after it ("… and move a.txt into it").
   const made = MAKES_FILE.exec(body);
   const more = made !== null && wordsOf(body.slice(made[0].length)).some((w) => isKnownVerb(w) && !NAMING.has(verbIn(w, KNOWN_VERBS) ?? w));
   if (made !== null && !more) return { kind: 'unsupported', verb: 'create' };
