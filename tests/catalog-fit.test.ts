@@ -116,6 +116,9 @@ describe('choices over the whole filesystem catalog', () => {
     expect(small("How many of these haven't paid: Ann, Bob (paid), Cara?")).not.toContain('count_list_items');
     expect(small('How many people on the list live in Leeds? Ann, Bob, Cara')).not.toContain('count_list_items');
     expect(small('How many times does Jonas appear on this list: Jonas, Ann, Jonas?')).not.toContain('count_list_items');
+    // A measure is no number of items, and a colon that introduces the request itself gives no list.
+    expect(small('How many kg did these hives make: Bev 9.25, Carol 27.5, Dev 6.5?')).not.toContain('count_list_items');
+    expect(small("Quick one: how many kg of honey did Bev's and Carol's hives produce?")).not.toContain('count_list_items');
     expect(small("What's the word count of this: the quick brown fox")).not.toContain('count_list_items');
     expect(small("List the ones who haven't paid: Ann, Bob (paid), Cara")).not.toContain('count_list_items');
     // A count the request gives no list for is a read's to answer ("how many elbows are in stock.csv").

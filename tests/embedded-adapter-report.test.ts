@@ -233,6 +233,9 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     // No word of the question tells the lines apart: nothing shows the line answers it. A lone line is checked otherwise.
     expect(sharesTellingWord('and who is the backup that day?', rota[3]!, rota)).toBe(false);
     expect(sharesTellingWord('who is it?', rota[3]!, [rota[3]!])).toBe(true);
+    // A lone line that holds none of the question's words (a search that found nothing) does not answer it.
+    expect(sharesTellingWord("who's doing the church flowers on Sunday 22 June?", 'No matches found', ['No matches found'])).toBe(false);
+    expect(sharesTellingWord('What is the wifi password?', 'Wifi password: Guest-5G', ['Wifi password: Guest-5G'])).toBe(true);
     // Another line holds more of the question: the chosen one is about something else.
     const graph = ['Gustavo Brandão — person — Site supervisor — Starts 6 January', 'Lena Fischer — person — Warehouse operative — Boot size: 39'];
     expect(sharesTellingWord('What size does Gustavo Brandão take?', graph[1]!, graph)).toBe(false);

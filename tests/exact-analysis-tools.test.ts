@@ -50,6 +50,9 @@ describe('what the exact tools read', () => {
     const input = 'Summarise the plan. Count the guests: Ann, Bob and Carl.';
     expect(listCountOutput(input, 2)).toEqual({ action: 2, count: 3, items: ['Ann', 'Bob', 'Carl'], answer: '3 items: Ann, Bob, Carl.' });
     expect(listCountOutput(input, 1)).toBeNull();
+    // A colon that introduces the request itself gives no list to count.
+    const asked = 'Quick one: can you look at sales.csv and tell me the takings, and how many loaves we sold?';
+    expect(listCountOutput(asked, requestedActions(asked).length)).toBeNull();
     expect(contactDetailsOutput('Find the address: mail bob@example.net.', 1).answer).toBe('Email addresses: bob@example.net.');
     expect(contactDetailsOutput('Find the address in: nothing here.', 1).answer).toMatch(/gives no email address/);
   });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { answerGrounding, betterGrounded, groundedShare, inventedValues } from '../domain/agent/answer-grounding.ts';
 import { boundedArguments, exactPlanSchema, maxJsonTokens } from '../domain/agent/exact-plan.ts';
 import { actionOptions } from '../domain/agent/plan-options.ts';
-import { namesPath, requestSpans, takesPath, withSpanStrings } from '../domain/agent/request-spans.ts';
+import { namesPath, requestSpans, takesPath, withoutFolders, withSpanStrings } from '../domain/agent/request-spans.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
 import { endingReceipt } from '../domain/runs/ending-receipt.ts';
 import { sentencesOf } from '../domain/text/analyze.ts';
@@ -118,6 +118,13 @@ describe('text arguments copied from the request', () => {
     expect(props.content!.enum).toContain('hello');
     expect(props.content!.enum).not.toContain('/tmp/x/hello.txt');
     expect(withSpanStrings(boundedArguments(files.files__read_text_file!.parameters)!, requestSpans('Read my notes.'))).toBeNull();
+  });
+
+  it('offers a read of one file the files a request names, not the folder they are in', () => {
+    const spans = requestSpans('What does timetable.csv in /srv/share say about Tuesday? The folder /srv/share has more.');
+    expect(withoutFolders(spans).filter((s) => !s.includes(' ') && (s.includes('/') || s.includes('.csv')))).toEqual(['timetable.csv']);
+    // A request that names only a folder keeps it: a read of that folder is all it can mean.
+    expect(withoutFolders(requestSpans('What is in /srv/share?'))).toContain('/srv/share');
   });
 
   it('reads a property named as a path at its end (repo_path, targetDir) as one, and tells whether a request or a tool has a path', () => {

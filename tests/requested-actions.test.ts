@@ -394,6 +394,40 @@ describe('requestedActions: statements are not requests', () => {
     ]);
   });
 
+  it('takes lines of data after a question, a letter pasted after it and an aside in brackets as its material or context', () => {
+    const clauses = (input: string) => requestedActions(input).map((a) => a.clause);
+    expect(clauses('How many jobs took longer than 2 hours? (exactly 2 does not count)\nMon - tap washer, 0.5h\nTue - boiler repair, 4h')).toEqual([
+      'How many jobs took longer than 2 hours?',
+    ]);
+    expect(clauses('Could you total up the receipts? Milk £2.45, stamps £8.40, taxi for Mrs Ahmed £11.20. Thank you!')).toEqual([
+      'Could you total up the receipts?',
+    ]);
+    expect(clauses('Which day will Leo be back?\n\nDear Mrs Grant,\nLeo is back on Tuesday.\nKind regards,\nJoanne Fraser')).toEqual([
+      'Which day will Leo be back?',
+    ]);
+    for (const signOff of [
+      'Cheers, Dave, Northgate Motors garage',
+      'Namaste, Jen (front desk, Still Water Yoga)',
+      '- Imogen, props dept',
+      'Warm wishes,\nGwen (Friends)',
+    ])
+      expect(clauses(`What is in notes.txt? ${signOff}`)).toEqual(['What is in notes.txt?']);
+    expect(clauses('What is in notes.txt? Thanks, send it to Bob')).toHaveLength(2);
+    // A line that may ask ("Ring Dave at 3pm") still does; so does an aside that asks.
+    expect(clauses('Who is on call today?\nRing Dave at 3pm')).toHaveLength(2);
+    expect(clauses('Who is on call today? (and email Dave the answer)')).toHaveLength(2);
+  });
+
+  it('reads a question about an effect as a question, and a look at a file in a folder as where to look', () => {
+    expect(requestedActions('If I moved everything into an archive folder, how many files would I be moving?').map((a) => a.kind)).toEqual(['analysis']);
+    expect(requestedActions('Which day does she say Leo will be back in school?').map((a) => a.kind)).toEqual(['analysis']);
+    expect(requestedActions('The old logs should be deleted.').map((a) => a.kind)).toEqual(['unsupported']);
+    const look = requestedActions("Hi, can you look in stock.csv (it's in /srv/share) and tell me how many elbows we have?");
+    expect(look.map((a) => a.clause)).toEqual(['tell me how many elbows we have?']);
+    expect(look[0]!.scope).toContain('stock.csv');
+    expect(requestedActions('Could you check donations.csv in /srv/share and tell me what Margaret gave? Just Margaret herself please.')).toHaveLength(1);
+  });
+
   it('still reads the bare passive and the imperative of the same verbs as requests', () => {
     expect(requestedActions('The database must be restarted. Update the wiki.').map((a) => [a.kind, a.verb])).toEqual([
       ['unsupported', 'restart'],

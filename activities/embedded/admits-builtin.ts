@@ -11,6 +11,9 @@ import { listCountOutput } from '../../domain/runs/tool-outputs.ts';
 const ASKS_COUNT = /\b(?:how many|count|number of)\b/i;
 // Some of the items, or how often one stands: "different names", "how many times", "the ones who haven't paid".
 const NOT_EVERY_ITEM = /\b(?:different|unique|distinct|separate|times)\b|\b(?:ones?|those|people|items?|names?)\s+(?:who|that|which|whose|with|without)\b/i;
+// A measure, not a number of items: "how many kg of honey", "how many hours did it take".
+const MEASURE =
+  /\bhow many\s+(?:kgs?|kilos?|kilograms?|grams?|g|lbs?|pounds?|litres?|liters?|ml|hours?|hrs?|minutes?|mins?|days?|weeks?|miles?|km|metres?|meters?|euros?|dollars?|square)\b/i;
 // Units of text, not items of a list.
 const TEXT_UNIT =
   /\b(?:how many|count|number of)\b[^.?!:]*?\b(?:words?|characters?|letters?|sentences?|lines?|paragraphs?|syllables?|vowels?|consonants?|digits?|spaces?|pages?)\b|\b(?:word|character|letter|line|page)\s+count\b/i;
@@ -29,6 +32,6 @@ export const admitsBuiltin =
   (tool, action) => {
     if (tool !== 'count_list_items') return true;
     const asks = action.verb === 'list' || ASKS_COUNT.test(action.clause);
-    if (!asks || [NOT_EVERY_ITEM, TEXT_UNIT, FILTERED_COUNT, PICKED_OUT].some((r) => r.test(action.clause))) return false;
+    if (!asks || [NOT_EVERY_ITEM, TEXT_UNIT, FILTERED_COUNT, PICKED_OUT, MEASURE].some((r) => r.test(action.clause))) return false;
     return listCountOutput(input, action.n, actions) !== null;
   };

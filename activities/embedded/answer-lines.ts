@@ -169,10 +169,14 @@ export function holdsOwnWord(question: string, line: string, lines: string[]): b
  * line holds more ("What size does Gustavo take?" is not answered by Lena's "Boot size: 39" beside
  * Gustavo's own line). Among several lines, a question none of whose words tells them apart ("and who
  * is the backup that day") gives no such evidence, so no line of them answers it; a lone line is
- * checked against "None" instead.
+ * checked against "None" instead, and must hold one of the question's words.
  */
 export function sharesTellingWord(question: string, line: string, lines: string[]): boolean {
-  if (lines.length === 1) return true;
+  // A lone line a tool returned must hold some word of a question that has any: a search's "No matches found" holds none.
+  if (lines.length === 1) {
+    const asked = [...tellingWords(question)];
+    return asked.length === 0 || asked.some((w) => tellingWords(line).has(w));
+  }
   const weights = tellingWeights(question, lines);
   const own = weights[lines.indexOf(line)] ?? 0;
   return own > 0 && weights.every((w) => w <= own);

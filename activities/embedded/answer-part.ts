@@ -153,6 +153,13 @@ export function choiceOf(clause: string): [string, string] | null {
   return m ? [m[1]!, m[2]!] : null;
 }
 
+/** Whether one text holds the other, letters and digits alone compared. */
+function overlaps(a: string, b: string): boolean {
+  const key = (t: string) => t.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+  const [x, y] = [key(a), key(b)];
+  return x.length > 0 && y.length > 0 && (x.includes(y) || y.includes(x));
+}
+
 /** The sentences of the text the request gives: its quotations, and what follows a colon. */
 export function givenSentences(input: string): string[] {
   const quoted = [...input.matchAll(/["“]([^"”]+)["”]|(?:^|\s)['‘]([^'’]+)['’](?=$|[\s.,;:!?])/g)].map((m) => m[1] ?? m[2] ?? '');
@@ -292,7 +299,9 @@ export async function answerPart(
     if (!givesText(t.input)) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: NOTHING_TO_ANSWER_FROM } };
     // A question on the text the request gives is answered by a sentence of it, as for a read; one that offers a
     // choice ("a complaint or a compliment?") by the model, when its answer names exactly one of the two.
-    const sentences = givenSentences(t.input);
+    // The question itself, after a colon ("Quick question for the practice: which pets …?"), is no text to answer it from.
+    const sentences = givenSentences(t.input).filter((g) => !overlaps(g, action.clause));
+    if (!sentences.length) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: NOTHING_TO_ANSWER_FROM } };
     // A yes-or-no question about the text given ("Is this urgent? 'The lift is stuck again.'", "Is she asking for a
     // refund? …") asks a judgement of it, which no sentence of it quoted back gives.
     if (!options && ((asksYesOrNo(action) && !ADDRESSED.test(action.clause.trim())) || JUDGES_TEXT.test(action.clause.trim())))

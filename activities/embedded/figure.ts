@@ -67,6 +67,10 @@ export function writtenExpression(clause: string): string | null {
     .trim();
 }
 
+// Words that pick some numbers out ("the ones over 2 hours", "not the vans", "only the paid ones").
+const PICKS_SOME =
+  /\b(?:over|under|above|below|more than|less than|greater than|fewer than|longer than|shorter than|except|excluding|apart from|other than|only|not|without|at least|at most|just)\b|n['’]t\b/i;
+
 /** At most this many numbers: more, and the question is likely about some of them, which no template here picks. */
 const NUMBERS_MAX = 6;
 
@@ -98,7 +102,11 @@ export async function chooseCalculation(deps: AgentDeps, c: CallContext, input: 
   if ('kind' in neutral) return neutral;
   const { best, lead } = leader(withQuestion.map((s, i) => s - neutral[i]!));
   const named = namedCalculation(action.clause);
-  if (lead < MIN_CALCULATION_LEAD || (named !== null && named !== best)) return { kind: 'unsure' };
+  if (named !== null && named !== best) return { kind: 'unsure' };
+  // The question names the calculation the model ranks first ("add up my hours"): the two agree, whatever the
+  // lead, unless the request picks some of its numbers out, which no template here does.
+  const agreed = named === best && !PICKS_SOME.test(input);
+  if (lead < MIN_CALCULATION_LEAD && !agreed) return { kind: 'unsure' };
   return { kind: 'chosen', calculation: offered[best]! };
 }
 

@@ -4,9 +4,10 @@
 // grammar of that tool's own (bounded) schema. Every plan is therefore complete and valid by
 // construction; what the service narrowed is recorded in the plan's hints.
 import { buildableOptions, boundedArguments, maxJsonTokens, toolParameters } from '../../domain/agent/exact-plan.ts';
+import { FOLDER_WORDS, wordsOfName } from '../../domain/agent/catalog-fit.ts';
 import { assessPlan, type PlanProposal, proposalOf } from '../../domain/agent/plan-check.ts';
 import { ANSWER, type ActionOptions, actionOptions, choiceInstructions, optionPhrase, toolWords, UNRESOLVED } from '../../domain/agent/plan-options.ts';
-import { namesPath, requestSpans, takesPath, withSpanStrings } from '../../domain/agent/request-spans.ts';
+import { namesPath, requestSpans, takesPath, withoutFolders, withSpanStrings } from '../../domain/agent/request-spans.ts';
 import { argumentProblems } from '../../domain/agent/tool-args.ts';
 import type { ChatMessage, ChatRequest } from '../../domain/chat/types.ts';
 import { missingMaterialReason, type RequestedAction } from '../../domain/planning/requested-actions.ts';
@@ -85,7 +86,9 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
     { role: 'user', content: `Request: ${c.input}` },
   ];
   // Written under the grammar of the tool's schema, its text limited to spans of the request, a time zone to one its sentence names.
-  const spanned = withSpanStrings(bounded, requestSpans(c.input));
+  // A read of one file ("read_file", not "list_directory") reads a file the request names, not the folder it is in.
+  const spans = readsOneFile(tool, serverTools) ? withoutFolders(requestSpans(c.input)) : requestSpans(c.input);
+  const spanned = withSpanStrings(bounded, spans);
   const schema = spanned && withTimeZones(spanned, sentencesOf(c.input)[action.sentence] ?? action.clause, conversionOf(c.input, action));
   if (!schema) return { do: UNRESOLVED, reason: `the request states no value for an argument ${tool} requires` };
   const called = await callModel(deps, c, `plan:${c.attempt}:arguments:${action.n}`, request(c, messages, maxJsonTokens(schema), schema), []);
@@ -103,6 +106,14 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
       reason: needsStronger(`the small model gave ${tool} "${truncate(repeated, 40)}" twice`),
     };
   return checked(tool, { do: tool, arguments: args as Record<string, unknown> }, serverTools);
+}
+
+/** A read the operator classified, named for files and not for folders ("read_text_file", "get_file_info"). */
+function readsOneFile(tool: string, serverTools: ServerToolCatalog): boolean {
+  const ref = serverTools[tool];
+  if (ref?.effect !== 'read') return false;
+  const names = wordsOfName(ref.tool);
+  return names.some((w) => w === 'file' || w === 'files') && !names.some((w) => FOLDER_WORDS.has(w));
 }
 
 /** The entry as it is when its arguments fit the tool's own schema; otherwise unresolved, saying why. */

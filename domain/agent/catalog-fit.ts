@@ -39,10 +39,13 @@ function givesRequired(ref: ServerToolRef, action: RequestedAction): boolean {
   return !takesLocation(ref) || namesOpenable(scopeOf(action));
 }
 
+/** Words of a tool's name that say it works on folders. */
+export const FOLDER_WORDS: ReadonlySet<string> = new Set(['directory', 'directories', 'folder', 'folders', 'dir', 'tree']);
+
 /** A path with an extension names a file, one ending in a slash a folder; a tool named for the other kind does not fit. */
 function fitsPathKind(ref: ServerToolRef, action: RequestedAction): boolean {
   const names = toolNameWords(ref);
-  const folderWords = names.some((w) => ['directory', 'directories', 'folder', 'folders', 'dir', 'tree'].includes(w));
+  const folderWords = names.some((w) => FOLDER_WORDS.has(w));
   const fileWords = names.some((w) => ['file', 'files'].includes(w));
   const namesFile = /(?:^|[\s/])[\w-]+\.[a-z][a-z0-9]{0,4}(?=$|[\s,;:!?)'"])/i.test(scopeOf(action));
   const namesFolder = /(?:^|\s)[\w./-]*\/(?=$|[\s,;:!?)'"])/.test(scopeOf(action));

@@ -32,6 +32,18 @@ type Schema = Record<string, unknown>;
 const PATH_KEY = /^(?:file|filename|destination|source|target|uri|url)$|(?:path|dir|directory|folder)$/i;
 const PATH_SPAN = /^(?:[a-z][a-z0-9+.-]*:\/\/\S+|~?\.{0,2}\/\S*|[\w.-]+(?:\/[\w.-]+)+|[\w-]+\.[a-z][a-z0-9]{0,4})$/i;
 
+// A path whose last part has an extension names a file ("notes.txt", "/srv/a/b.csv").
+const FILE_SPAN = /(?:^|\/)[\w-]+\.[a-z][a-z0-9]{0,4}$/i;
+
+/**
+ * The spans without the folders a request names beside its files ("timetable.csv in /srv/share"): for a
+ * tool that reads one file, the folder is where the file is, not what is read. Unchanged when no file is named.
+ */
+export function withoutFolders(spans: string[]): string[] {
+  if (!spans.some((s) => PATH_SPAN.test(s) && FILE_SPAN.test(s))) return spans;
+  return spans.filter((s) => !PATH_SPAN.test(s) || FILE_SPAN.test(s));
+}
+
 /** Whether the text names a path (a word of it that reads as one). */
 export function namesPath(text: string): boolean {
   return wordsAsWritten(text).some((w) => PATH_SPAN.test(w));

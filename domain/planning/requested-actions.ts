@@ -78,7 +78,7 @@ const IRREGULAR: Record<string, string> = {
 };
 
 const FILLER =
-  /^(?:(?:please|kindly|also|and|then|finally|next|first|second|third|lastly|now|so|just)\s+|(?:can|could|would|will) you\s+|(?:i|we) (?:need|want|would like) (?:you )?to\s+|(?:you|we) (?:should|must|need to|have to)\s+|let's\s+|go ahead and\s+)+/i;
+  /^(?:(?:hi|hiya|hey|hello)(?:\s+(?:there|all|love))?[,!.]+\s*|(?:please|pls|kindly|also|and|then|finally|next|first|second|third|lastly|now|so|just)\s+|(?:can|could|would|will) (?:you|u)\s+|(?:i|we) (?:need|want|would like) (?:you )?to\s+|(?:you|we) (?:should|must|need to|have to)\s+|let's\s+|go ahead and\s+)+/i;
 const NEGATED = /^(?:do not|don't|never|without|no need to|avoid)\b/i;
 
 function words(list: string): ReadonlySet<string> {
@@ -111,7 +111,11 @@ const SPLIT_VERBS = [
   prepare translate`),
 ];
 const KNOWN_VERBS: ReadonlySet<string> = new Set(SPLIT_VERBS);
-const ACTION_SPLIT = new RegExp(`\\s*(?:,|\\band\\b|\\bor\\b|\\bbut\\b|&)\\s+(?:then\\s+|also\\s+|please\\s+)*(?=(?:${SPLIT_VERBS.join('|')})\\b(?!-))`, 'i');
+// "…, so please move a.txt", "…, so could you rename it": what follows is a request, whatever its verb.
+const ACTION_SPLIT = new RegExp(
+  `\\s*(?:(?:,|\\band\\b|\\bor\\b|\\bbut\\b|&)\\s+(?:then\\s+|also\\s+|please\\s+)*(?=(?:${SPLIT_VERBS.join('|')})\\b(?!-))|,?\\s*\\bso\\s+(?=please\\s|(?:can|could|would|will) (?:you|u)\\s))`,
+  'i',
+);
 // Only the bare forms ask for something ("must be deleted", "should get paid"); "was restarted" reports it.
 const PASSIVE = new Set(['be', 'get']);
 // A leading word followed by one of these is a noun ("Update on…", "Release notes…", "Open questions are…").
@@ -176,6 +180,8 @@ const NAMING = new Set(['call', 'called', 'name', 'named', 'file', 'text']);
 const MAKES_FILE =
   /^\W*(?:(?:can|could|would) you\s+)?(?:(?:make|set up|start)\s+(?:me\s+)?(?:a\s+)?(?:new\s+)?|new\s+)(?:text\s+)?(?:file|folder|directory)\b/i;
 
+const DETERMINERS = new Set('the a an our my your this that their its'.split(' '));
+
 // Where or what for, before the request itself ("In tickets/open.txt can you change …", "For the Leeds job, could you …").
 const LEADING_PHRASE = /^(?:in|on|for|at|from|about|regarding|with)\s+[^,?]{1,60}?,?\s+((?:can|could|would|will) you\s.*)$/is;
 
@@ -188,7 +194,9 @@ function kindByWords(clause: string): { kind: ActionKind; verb: string | null } 
   // "Make a new file called notice.txt …", "set up a new folder …", "New file a.txt please": a file or folder made is one
   // created ("make" alone more often asks for writing), where nothing more is asked after it ("… and move a.txt into it").
   const made = MAKES_FILE.exec(body);
-  const more = made !== null && wordsOf(body.slice(made[0].length)).some((w) => isKnownVerb(w) && !NAMING.has(verbIn(w, KNOWN_VERBS) ?? w));
+  // A word after a determiner names a thing ("in the shared folder"), not more to do.
+  const after = wordsOf(body.slice(made?.[0].length ?? 0));
+  const more = made !== null && after.some((w, i) => isKnownVerb(w) && !NAMING.has(verbIn(w, KNOWN_VERBS) ?? w) && !DETERMINERS.has(after[i - 1] ?? ''));
   if (made !== null && !more) return { kind: 'unsupported', verb: 'create' };
   if (messageToSomeone(body, first, second, third)) return { kind: 'delivery', verb: first === 'let' ? 'let know' : 'tell' };
   // An imperative starts with the bare verb; "Sent the report" or "Open questions:" state, they do not ask.
@@ -201,8 +209,10 @@ function kindByWords(clause: string): { kind: ActionKind; verb: string | null } 
       (DELIVERY_VERBS.has(first) && { kind: 'delivery' as const, verb: first }) ||
       (ANALYSIS_VERBS.has(first) && { kind: 'analysis' as const, verb: first }));
   if (byFirst) return byFirst.kind === 'unsupported' && worksOnText(body, second, third) ? { kind: 'analysis', verb: first } : byFirst;
-  // No leading verb ("The old buckets must be deleted"): an effect in the passive still counts.
+  // No leading verb ("The old buckets must be deleted"): an effect in the passive still counts, but not in a question
+  // about it ("which day will Leo be back?", "which files should be deleted?"): that asks what is, or what to do.
   const ws = wordsOf(body);
+  if (body.trimEnd().endsWith('?') && ws.some((w) => WH_WORDS.has(w))) return { kind: 'analysis', verb: null };
   const unsupported = passiveVerb(ws, UNSUPPORTED_VERBS);
   if (unsupported) return { kind: 'unsupported', verb: unsupported };
   const delivery = passiveVerb(ws, DELIVERY_VERBS);
@@ -386,7 +396,8 @@ const BACK_REFERENCES = new Set('it its them they their he she his her him that 
 function referenceMissing(a: RequestedAction): string | null {
   // A delivery's material is its message or an earlier result (withMessageSources), whatever it names.
   if (a.kind !== 'analysis') return null;
-  return namedMaterial(a.clause);
+  // What is in a place a catalog's tools read ("the files in the shared folder", "the latest commit in the repo") is there to read.
+  return namesSource(a.clause) ? null : namedMaterial(a.clause);
 }
 
 /**
@@ -416,7 +427,7 @@ function withMessageSources(actions: RequestedAction[], given: boolean): Request
 
 // Words a qualifier beside a question starts with ("only need staging", "not prod"), the verbs that end
 // in -ing all the same, and where "should be …" says the material is ("should be in the knowledge graph").
-const QUALIFIER_START = new Set('only not anything nothing everything something'.split(' '));
+const QUALIFIER_START = new Set('only not just anything nothing everything something'.split(' '));
 const ING_VERBS = new Set('bring ring sing string swing fling sting wring'.split(' '));
 const MODAL = new Set('should might may must'.split(' '));
 const PLACE_PREPOSITIONS = new Set('in on at inside under somewhere there here'.split(' '));
@@ -428,7 +439,7 @@ const SOURCE = String.raw`(?:the\s+|our\s+)?(?:knowledge graph|graph|shared (?:f
 export const namesSource = (text: string) => new RegExp(`\\b${SOURCE}\\b`, 'i').test(text);
 // An instruction that only says where to look ("can you check oncall.md and", "(check the knowledge graph)").
 const CONSULT = new RegExp(
-  String.raw`^(?:(?:hey|hi|hello)\W+)?(?:(?:please|pls|also|just)\s+)?(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:check|look (?:at|in|through)|consult|open|read|see)\s+(\S+|${SOURCE}|\S+\s+(?:in|on|from)\s+${SOURCE}|(?:(?:the|our|my)\s+)?(?:[\w-]+\s+){0,3}\([^\s()]+\)?)(?:\s+(?:please|pls|for me))?(?:\s*,?\s*(?:and|pls|please|thanks|thx))?$`,
+  String.raw`^(?:(?:hey|hi|hello)\W+)?(?:(?:please|pls|also|just)\s+)?(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:check|look (?:at|in|through)|go (?:through|over)|(?:have|take) a (?:quick\s+)?look (?:at|in|through)|consult|open|read|see)\s+(\S+|${SOURCE}|\S+\s+(?:in|on|from)\s+(?:${SOURCE}|\S+)|\S+\s*\([^()]{1,80}\)?|(?:(?:the|our|my)\s+)?(?:[\w-]+\s+){0,3}\([^\s()]+\)?)(?:\s+(?:please|pls|for me))?(?:\s*,?\s*(?:and|pls|please|thanks|thx))?$`,
   'i',
 );
 // Why the asker asks ("Need to know before I call them", "want to make sure I don't forget anything"): a
@@ -442,7 +453,7 @@ const ASKER_OWN =
 const CANNOT_RECALL = /^(?:i|we)\s+(?:can't|cannot|can not|don't|do not)\s+(?:remember|recall)\b|^(?:i|we)\s+forg[eo]t\b/i;
 // Thanks and courtesy, which ask nothing ("Thanks so much.", "No rush at all.").
 const COURTESY =
-  /^(?:(?:many\s+)?(?:thanks|thank you|thx|ta|cheers)(?:\s+(?:so|very)\s+much|\s+a lot|\s+in advance|\s+again)?(?:\s+x+)?|(?:kind|best|warm)\s+regards|best wishes|no rush(?:\s+at all)?|much appreciated|(?:just\s+|please\s+)?let (?:me|us) know|lmk)\W*$/i;
+  /^(?:(?:many\s+)?(?:thanks|thank you|thx|ta|cheers)(?:\s+(?:so|very)\s+much|\s+a lot|\s+in advance|\s+again)?(?:\s+x+)?|(?:kind|best|warm)\s+regards|(?:best|warm)\s+wishes|no rush(?:\s+at all)?|much appreciated|(?:just\s+|please\s+)?let (?:me|us) know|lmk)\W*$/i;
 
 // A sign-off with a name ("Cheers, Gary", "Thanks Priya"): the name is capitalised and no verb ("Thanks, send it" asks).
 const SIGN_OFF = /^(?:cheers|thanks|thank you|ta|regards|kind regards|best regards|best wishes|many thanks)\s*,?\s+(\S+?)\W*$/i;
@@ -454,8 +465,11 @@ const isCourtesy = (clause: string) => {
 
 /** A clause that names where to look and nothing else: a path the request names, or a place such as the knowledge graph. */
 function consultsOnly(clause: string): boolean {
+  // A lead-in that asks nothing before a colon ("Morning! Quick one before the lunch rush: can you look at …").
+  const lead = /^[^:]{1,60}:\s+/.exec(clause.trim());
+  const body = lead && !holdsKnownVerb(lead[0]) ? clause.trim().slice(lead[0].length) : clause;
   const m = CONSULT.exec(
-    clause
+    body
       .trim()
       .replace(/^\(|[\s.!)-]+$/g, '')
       .trim(),
@@ -515,7 +529,7 @@ const SO_THEN = new Set('so then and but'.split(' '));
 
 // Words a declarative sentence starts with; an imperative starts with its verb ("Mention the date").
 const DECLARATIVE_START = new Set(
-  'the a an this that these those it its our my your their his her we i you they he she there here someone somebody everyone everybody nobody anyone anybody'.split(
+  'the a an this that these those it its our my your their his her we i you they he she there here someone somebody everyone everybody nobody anyone anybody some many most all both several each every none'.split(
     ' ',
   ),
 );
@@ -554,7 +568,11 @@ const OBLIGED =
 const GREETING = /^\W*(?:hi|hey|hello|morning|good morning|afternoon)\b[\s,!.-]*/i;
 // A clause that only leads into what follows ("Quick one -", "Quick question:", "Hi all").
 const LEAD_IN =
-  /^(?:(?:hi|hiya|hey|hello)(?:\s+(?:all|everyone|team|there))?|good\s+(?:morning|afternoon|evening)|morning|afternoon)?\W*(?:(?:quick|small|silly|random|another)\s+(?:one|q|question|query|thing))?\W*$/i;
+  /^(?:(?:hi|hiya|hey|hello)(?:\s+(?:all|everyone|team|there))?|good\s+(?:morning|afternoon|evening)|morning|afternoon|dear\s+[^,.!?:;]{1,40})?\W*(?:(?:quick|small|silly|random|another)\s+(?:one|q|question|query|thing))?\W*$/i;
+
+// Who is writing ("Hi, collections team here", "Sam here!"), with no verb that asks.
+const SELF_INTRODUCED = /^(?:(?:hi|hiya|hey|hello|morning)\W+)?(?:it's\s+)?(?:[\p{L}'’&-]+\s+){1,4}here\W*$/iu;
+const introducesSelf = (clause: string) => SELF_INTRODUCED.test(clause.trim()) && !holdsKnownVerb(clause);
 
 /** The clause's words after any greeting, the first without its contraction ("We're …" → we). */
 function leadingWords(clause: string): string[] {
@@ -686,6 +704,8 @@ function isContextOfQuestion(a: RequestedAction): boolean {
   // Where to look ("open invoices.txt -", which alone would ask an effect), however it is worded.
   if (consultsOnly(a.clause)) return true;
   if (a.kind !== 'analysis') return false;
+  // An aside in brackets ("(exactly 2 doesn't count)") qualifies the question; one that asks ("(and email Bob)") still asks.
+  if (/^\(.*\)\W*$/s.test(a.clause.trim()) && !holdsKnownVerb(a.clause)) return true;
   const ws = leadingWords(a.clause);
   const [first = ''] = ws;
   // Why it is asked, or where the material is: whatever verbs they hold, they ask nothing more.
@@ -697,6 +717,38 @@ function isContextOfQuestion(a: RequestedAction): boolean {
   if (ASKER_OWN.test(a.clause) && !/\byou\b/i.test(a.clause)) return true;
   if (a.verb !== null || ws.some((w) => MODAL.has(w))) return false;
   return QUALIFIER_START.has(first) || (/^[a-z]{2,}ing$/.test(first) && !ING_VERBS.has(first));
+}
+
+/**
+ * A line of data after a question ("Mon - tap washer, 0.5h", "Bev Collins - yes"): a line of its own, with a
+ * separator or a closing figure, no verb this file knows, and not a question itself; or, right after the
+ * question, a sentence that lists figures.
+ */
+function isDataLine(a: RequestedAction, sentences: string[], input: string): boolean {
+  if (a.kind !== 'analysis' || a.verb !== null || a.missing !== null) return false;
+  const sentence = (sentences[a.sentence] ?? '').trim();
+  // A separator or a closing figure marks data ("Bev Collins - yes", "TP 572 lands 10:20"); "Ring Dave at 3pm" may ask.
+  if (sentence.endsWith('?') || holdsKnownVerb(sentence) || !/\s[-–—]\s|:\s|,|\d\W*$/.test(sentence)) return false;
+  const ownLine = input.split('\n').some((line) => line.replace(/^\s*(?:[-*•]|\d+[.)])?\s*/, '').trim() === sentence);
+  if (ownLine && sentences.slice(0, a.sentence).some((s) => s.trimEnd().endsWith('?'))) return true;
+  // Right after the question, figures listed in one sentence ("Milk £2.45, stamps £8.40, taxi for Mrs Ahmed £11.20.").
+  const parts = sentence.split(/[,;]\s*(?:and\s+)?|\s+and\s+/);
+  return (sentences[a.sentence - 1] ?? '').trimEnd().endsWith('?') && parts.length >= 2 && parts.every((p) => /\d/.test(p));
+}
+
+// A sign-off with a name and who they are ("Cheers, Dave, Northgate Motors", "Namaste, Jen (front desk)", "- Imogen, props dept").
+const SIGNED_OFF =
+  /^(?:[-–—~]\s*|(?:cheers|thanks|thank you|thx|ta|regards|kind regards|best regards|best wishes|warm wishes|many thanks|bless you|best|all the best|love|yours|take care|danke|merci|gracias|namaste)\s*!?\s*,?\s+)\p{Lu}[\p{L}'’.-]*(?:[\s,(]+[^?]*)?$/iu;
+
+/** The sign-off on the last line, or the name under one ("Kind regards,\nJoanne Fraser"); a sign-off that asks ("Thanks, send it to Bob") asks. */
+function signsOff(a: RequestedAction, sentences: string[]): boolean {
+  if (a.sentence !== sentences.length - 1 || a.kind !== 'analysis' || a.verb !== null) return false;
+  // The line as written: the clause has lost a leading dash.
+  const clause = (sentences[a.sentence] ?? a.clause).trim();
+  if (/^(?:\p{Lu}[\p{L}'.-]*\s*){1,3}(?:\([^()]*\))?$/u.test(clause) && isCourtesy((sentences[a.sentence - 1] ?? '').trim())) return true;
+  // The name is capitalised as written (the i flag reads \p{Lu} as any letter).
+  const name = /^[-–—~]\s*(\S)/u.exec(clause) ?? /^\W*(?:[\p{L}'’!]+\s*){0,3},?\s*(\S)/u.exec(clause);
+  return SIGNED_OFF.test(clause) && wordsOf(clause).length <= 12 && !holdsKnownVerb(clause) && /\p{Lu}/u.test(name?.[1] ?? '');
 }
 
 /**
@@ -712,8 +764,10 @@ function withoutStatements(
 ): { requests: RequestedAction[]; material: boolean; consulted: string[] } {
   const asks = actions.some((a) => a.clause.trimEnd().endsWith('?'));
   const introduced = introducedSentences(actions, sentences, input);
-  const material = (a: RequestedAction) => introduced.has(a.sentence) || isStatement(a) || (asks && listAfterQuestion(a, sentences));
-  const context = (a: RequestedAction) => isCourtesy(a.clause.trim()) || LEAD_IN.test(a.clause.trim()) || (asks && isContextOfQuestion(a));
+  const material = (a: RequestedAction) =>
+    introduced.has(a.sentence) || isStatement(a) || (asks && (listAfterQuestion(a, sentences) || isDataLine(a, sentences, input)));
+  const context = (a: RequestedAction) =>
+    isCourtesy(a.clause.trim()) || LEAD_IN.test(a.clause.trim()) || introducesSelf(a.clause) || signsOff(a, sentences) || (asks && isContextOfQuestion(a));
   if (actions.every((a) => material(a) || context(a))) return { requests: actions, material: false, consulted: [] };
   return {
     requests: actions.filter((a) => !material(a) && !context(a)).map((a, i) => ({ ...a, n: i + 1 })),

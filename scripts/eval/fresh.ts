@@ -21,7 +21,7 @@ const TERMINAL = new Set(['completed', 'failed', 'needs_attention']);
 const RUN_WAIT_MS = 240_000;
 const here = (p: string) => path.join(projectRoot, 'scripts', 'eval', 'fresh', p);
 
-/** cases.json (tuning and held-out halves), then cases-extra.json … cases-extra11.json: 40 more tuning cases each, written the same way by eleven more helper sessions. */
+/** cases.json (tuning and held-out halves), then cases-extra.json … cases-extra13.json: 40 more tuning cases each, written the same way by thirteen more helper sessions. */
 export const freshCases = (): FreshCase[] =>
   [
     'cases.json',
@@ -36,6 +36,8 @@ export const freshCases = (): FreshCase[] =>
     'cases-extra9.json',
     'cases-extra10.json',
     'cases-extra11.json',
+    'cases-extra12.json',
+    'cases-extra13.json',
   ].flatMap((f) => JSON.parse(readFileSync(here(f), 'utf8')) as FreshCase[]);
 
 interface FreshRow extends FreshVerdict {
