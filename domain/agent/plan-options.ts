@@ -70,6 +70,18 @@ const isVerb = (word: string) => VERB_FAMILIES.some((f) => f.includes(word));
 const sharesVerb = (names: string[], verbs: Iterable<string>) => [...verbs].some((w) => familyOf(w).some((v) => names.includes(v)));
 
 /**
+ * Whether a tool's name says it does `verb`: its first word, after the server's own name (git_commit on the git
+ * server), is in the verb's family. Later words name what it works on: write_file and get_file_info do not "file"
+ * a tax return.
+ */
+function namesOperation(tool: string, verb: string, serverTools: ServerToolCatalog): boolean {
+  const names = nameWords(tool, serverTools).map(stemOf);
+  const server = serverTools[tool]?.server.toLowerCase();
+  const operation = names[0] === server && names.length > 1 ? names[1] : names[0];
+  return operation !== undefined && familyOf(verb).includes(operation);
+}
+
+/**
  * The server tools that fit what the action asks, by their own names: those that name the action's
  * verb (or a verb of its family); else those that name another verb of the request; else those that
  * share any meaningful word with it ("file", when the request names a path).
@@ -179,9 +191,7 @@ export function actionOptions(
     // An effect is done only by a tool named for it ("delete" by a tool named delete or remove), never
     // by the nearest tool that shares another word of the request (issue 63).
     const verb = a.kind === 'unsupported' && a.verb ? stemOf(a.verb) : null;
-    const matching = new Set(
-      verb !== null ? candidates.filter((t) => sharesVerb(nameWords(t, serverTools).map(stemOf), [verb])) : toolsByName(candidates, a, serverTools),
-    );
+    const matching = new Set(verb !== null ? candidates.filter((t) => namesOperation(t, verb, serverTools)) : toolsByName(candidates, a, serverTools));
     const kept = valid.filter((o) => !byName.includes(o) || o === ANSWER || o === UNRESOLVED || (matching.has(o) && namesStore(o, a, serverTools)));
     const dropped = valid.length - kept.length;
     const byWords = dropped ? `${dropped} tool(s) whose name and description do not fit the action's words were not offered` : null;

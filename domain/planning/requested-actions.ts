@@ -121,10 +121,15 @@ const PASSIVE = new Set(['be', 'get']);
 // A leading word followed by one of these is a noun ("Update on…", "Release notes…", "Open questions are…").
 const NOUN_CUES = new Set(['on', 'of', 'about', 'regarding', 'notes', 'questions', 'items', 'is', 'are', 'was', 'were', 'has', 'have', 'had', 'from']);
 
+// Past participles that are their base form ("must be reset", "should be shut").
+const SAME_PARTICIPLE = new Set('set shut reset put cut let quit upset broadcast split spread read'.split(' '));
+/** A past participle: "deleted", "taken", "paid"; not "back" ("will be back") or "moving" ("would I be moving"). */
+const isParticiple = (w: string) => /(?:ed|en)$/.test(w) || Object.hasOwn(IRREGULAR, w) || SAME_PARTICIPLE.has(w);
+
 /** A request to do something in the passive ("must be deleted", "should get paid"), anywhere in the words. */
 function passiveVerb(ws: string[], set: ReadonlySet<string>): string | null {
   for (let i = 1; i < ws.length; i++) {
-    if (!PASSIVE.has(ws[i - 1]!)) continue;
+    if (!PASSIVE.has(ws[i - 1]!) || !isParticiple(ws[i]!.toLowerCase())) continue;
     const verb = verbIn(ws[i]!, set);
     if (verb) return verb;
   }
@@ -209,10 +214,8 @@ function kindByWords(clause: string): { kind: ActionKind; verb: string | null } 
       (DELIVERY_VERBS.has(first) && { kind: 'delivery' as const, verb: first }) ||
       (ANALYSIS_VERBS.has(first) && { kind: 'analysis' as const, verb: first }));
   if (byFirst) return byFirst.kind === 'unsupported' && worksOnText(body, second, third) ? { kind: 'analysis', verb: first } : byFirst;
-  // No leading verb ("The old buckets must be deleted"): an effect in the passive still counts, but not in a question
-  // about it ("which day will Leo be back?", "which files should be deleted?"): that asks what is, or what to do.
+  // No leading verb ("The old buckets must be deleted"): an effect in the passive still counts.
   const ws = wordsOf(body);
-  if (body.trimEnd().endsWith('?') && ws.some((w) => WH_WORDS.has(w))) return { kind: 'analysis', verb: null };
   const unsupported = passiveVerb(ws, UNSUPPORTED_VERBS);
   if (unsupported) return { kind: 'unsupported', verb: unsupported };
   const delivery = passiveVerb(ws, DELIVERY_VERBS);
@@ -427,7 +430,7 @@ function withMessageSources(actions: RequestedAction[], given: boolean): Request
 
 // Words a qualifier beside a question starts with ("only need staging", "not prod"), the verbs that end
 // in -ing all the same, and where "should be …" says the material is ("should be in the knowledge graph").
-const QUALIFIER_START = new Set('only not just anything nothing everything something'.split(' '));
+const QUALIFIER_START = new Set('only not anything nothing everything something'.split(' '));
 const ING_VERBS = new Set('bring ring sing string swing fling sting wring'.split(' '));
 const MODAL = new Set('should might may must'.split(' '));
 const PLACE_PREPOSITIONS = new Set('in on at inside under somewhere there here'.split(' '));
@@ -466,8 +469,10 @@ const isCourtesy = (clause: string) => {
 /** A clause that names where to look and nothing else: a path the request names, or a place such as the knowledge graph. */
 function consultsOnly(clause: string): boolean {
   // A lead-in that asks nothing before a colon ("Morning! Quick one before the lunch rush: can you look at …").
+  // A lead with a verb of any effect ("Call the plumber if not: see contacts.txt") asks all the same.
   const lead = /^[^:]{1,60}:\s+/.exec(clause.trim());
-  const body = lead && !holdsKnownVerb(lead[0]) ? clause.trim().slice(lead[0].length) : clause;
+  const asksInLead = lead !== null && (holdsKnownVerb(lead[0]) || wordsOf(lead[0]).some(isEffectVerb) || asksMore(lead[0]));
+  const body = lead && !asksInLead ? clause.trim().slice(lead[0].length) : clause;
   const m = CONSULT.exec(
     body
       .trim()
@@ -477,6 +482,9 @@ function consultsOnly(clause: string): boolean {
   if (m === null) return false;
   // A path, a place, a path in a place ("orders.csv in the shared folder") or a thing and its path ("the asset list (assets.csv)").
   const target = m[1]!;
+  // What a bracket after the path says is where it is ("(it's in /srv/share)"), not more to do ("(and chase the overdue ones)").
+  const aside = (/\(([^()]*)\)?$/.exec(target)?.[1] ?? '').replace(/\S*[/.]\S*/g, ' ');
+  if (aside && (holdsKnownVerb(aside) || wordsOf(aside).some(isEffectVerb) || asksMore(aside))) return false;
   return PATH_LIKE.test(` ${target}`) || namesSource(target);
 }
 
@@ -495,6 +503,13 @@ function saysWhereMaterialIs(ws: string[], clause: string): boolean {
 const LEAVES_ALONE =
   /^(?:(?:and|just|please|but)\s+)*(?:leave|keep)\b(?:[^.?!]|\.(?=\S))*\b(?:as (?:it is|they are|is)|where (?:it is|they are)|alone|the rest|untouched|unchanged|already there|out of (?:it|the commit))(?:\s+(?:please|pls|ta|thanks))?\W*$/i;
 const STAYS = /\b(?:stays?|remains?)\s+(?:exactly\s+)?(?:as (?:it is|they are)|put|where it is|the same|unchanged)\W*$/i;
+
+/** Whether a word is a verb of an effect or a message ("call", "order", "ring" aside: those this file does not know). */
+const isEffectVerb = (w: string) => verbIn(w, UNSUPPORTED_VERBS) !== null || verbIn(w, DELIVERY_VERBS) !== null;
+// How a clause that goes on to ask more begins, or what it holds: "(and who is the backup?)", "(also ring Dave)", "if so, …".
+const ASKS_MORE = /\?|^\W*(?:and|also|plus|pls|please|if|what about|then)\b|\b(?:can|could|would) (?:you|u)\b/i;
+/** Whether a clause asks more than its words seem to: a question, a WH word first, or a lead that goes on to ask. */
+const asksMore = (clause: string) => ASKS_MORE.test(clause) || WH_WORDS.has(wordsOf(clause)[0] ?? '');
 
 /** A word that is a verb this file knows, of work or of change, in any of its forms. */
 const isKnownVerb = (w: string) => verbIn(w, KNOWN_VERBS) !== null || verbIn(w, CHANGE_VERBS) !== null;
@@ -529,7 +544,7 @@ const SO_THEN = new Set('so then and but'.split(' '));
 
 // Words a declarative sentence starts with; an imperative starts with its verb ("Mention the date").
 const DECLARATIVE_START = new Set(
-  'the a an this that these those it its our my your their his her we i you they he she there here someone somebody everyone everybody nobody anyone anybody some many most all both several each every none'.split(
+  'the a an this that these those it its our my your their his her we i you they he she there here someone somebody everyone everybody nobody anyone anybody'.split(
     ' ',
   ),
 );
@@ -568,11 +583,15 @@ const OBLIGED =
 const GREETING = /^\W*(?:hi|hey|hello|morning|good morning|afternoon)\b[\s,!.-]*/i;
 // A clause that only leads into what follows ("Quick one -", "Quick question:", "Hi all").
 const LEAD_IN =
-  /^(?:(?:hi|hiya|hey|hello)(?:\s+(?:all|everyone|team|there))?|good\s+(?:morning|afternoon|evening)|morning|afternoon|dear\s+[^,.!?:;]{1,40})?\W*(?:(?:quick|small|silly|random|another)\s+(?:one|q|question|query|thing))?\W*$/i;
+  /^(?:(?:hi|hiya|hey|hello)(?:\s+(?:all|everyone|team|there))?|good\s+(?:morning|afternoon|evening)|morning|afternoon)?\W*(?:(?:quick|small|silly|random|another)\s+(?:one|q|question|query|thing))?\W*$/i;
 
 // Who is writing ("Hi, collections team here", "Sam here!"), with no verb that asks.
 const SELF_INTRODUCED = /^(?:(?:hi|hiya|hey|hello|morning)\W+)?(?:it's\s+)?(?:[\p{L}'’&-]+\s+){1,4}here\W*$/iu;
-const introducesSelf = (clause: string) => SELF_INTRODUCED.test(clause.trim()) && !holdsKnownVerb(clause);
+const introducesSelf = (a: RequestedAction) =>
+  a.sentence === 0 && SELF_INTRODUCED.test(a.clause.trim()) && !holdsKnownVerb(a.clause) && !QUESTION_WORDS.has(leadingWords(a.clause)[0] ?? '');
+
+// The salutation of a letter pasted after a question ("Dear Mrs Grant,"): names only, no i flag (it reads \p{Lu} as any letter).
+const DEAR = /^[Dd]ear\s+(?:\p{Lu}[\p{L}'.-]*|all|team|everyone|colleagues)(?:\s+\p{Lu}[\p{L}'.-]*){0,2}\W*$/u;
 
 /** The clause's words after any greeting, the first without its contraction ("We're …" → we). */
 function leadingWords(clause: string): string[] {
@@ -705,7 +724,7 @@ function isContextOfQuestion(a: RequestedAction): boolean {
   if (consultsOnly(a.clause)) return true;
   if (a.kind !== 'analysis') return false;
   // An aside in brackets ("(exactly 2 doesn't count)") qualifies the question; one that asks ("(and email Bob)") still asks.
-  if (/^\(.*\)\W*$/s.test(a.clause.trim()) && !holdsKnownVerb(a.clause)) return true;
+  if (/^\(.*\)\W*$/s.test(a.clause.trim()) && !holdsKnownVerb(a.clause) && !asksMore(a.clause.replace(/^\(/, ''))) return true;
   const ws = leadingWords(a.clause);
   const [first = ''] = ws;
   // Why it is asked, or where the material is: whatever verbs they hold, they ask nothing more.
@@ -729,26 +748,41 @@ function isDataLine(a: RequestedAction, sentences: string[], input: string): boo
   const sentence = (sentences[a.sentence] ?? '').trim();
   // A separator or a closing figure marks data ("Bev Collins - yes", "TP 572 lands 10:20"); "Ring Dave at 3pm" may ask.
   if (sentence.endsWith('?') || holdsKnownVerb(sentence) || !/\s[-–—]\s|:\s|,|\d\W*$/.test(sentence)) return false;
+  // A line that goes on to ask ("If so, ring Dave on 07700 900123", "What about Tuesday - the late shift") is no data.
+  if (asksMore(sentence) || wordsOf(sentence).some(isEffectVerb)) return false;
   const ownLine = input.split('\n').some((line) => line.replace(/^\s*(?:[-*•]|\d+[.)])?\s*/, '').trim() === sentence);
   if (ownLine && sentences.slice(0, a.sentence).some((s) => s.trimEnd().endsWith('?'))) return true;
   // Right after the question, figures listed in one sentence ("Milk £2.45, stamps £8.40, taxi for Mrs Ahmed £11.20.").
   const parts = sentence.split(/[,;]\s*(?:and\s+)?|\s+and\s+/);
-  return (sentences[a.sentence - 1] ?? '').trimEnd().endsWith('?') && parts.length >= 2 && parts.every((p) => /\d/.test(p));
+  // Figures, not sums ("Also 15% of 80 and 10% of 60" asks more).
+  const figure = (p: string) => /\d/.test(p) && !/%|\bof\b|[+*/×÷=]/.test(p);
+  return (sentences[a.sentence - 1] ?? '').trimEnd().endsWith('?') && parts.length >= 2 && parts.every(figure);
 }
 
 // A sign-off with a name and who they are ("Cheers, Dave, Northgate Motors", "Namaste, Jen (front desk)", "- Imogen, props dept").
 const SIGNED_OFF =
-  /^(?:[-–—~]\s*|(?:cheers|thanks|thank you|thx|ta|regards|kind regards|best regards|best wishes|warm wishes|many thanks|bless you|best|all the best|love|yours|take care|danke|merci|gracias|namaste)\s*!?\s*,?\s+)\p{Lu}[\p{L}'’.-]*(?:[\s,(]+[^?]*)?$/iu;
+  /^(?:(?:cheers|thanks|thank you|thx|ta|regards|kind regards|best regards|best wishes|warm wishes|many thanks|bless you|best|all the best|love|yours|take care|danke|merci|gracias|namaste)\s*!?\s*,?\s+)\p{Lu}[\p{L}'’.-]*(?:[\s,(]+[^?]*)?$/iu;
 
-/** The sign-off on the last line, or the name under one ("Kind regards,\nJoanne Fraser"); a sign-off that asks ("Thanks, send it to Bob") asks. */
-function signsOff(a: RequestedAction, sentences: string[]): boolean {
+// A name and who they are, after a dash: "- Imogen, props dept", "— Jo (PTA)"; capitalised as written.
+const DASH_SIGNED = /^[-–—~]\s*\p{Lu}[\p{L}'.-]*(?:\s+\p{Lu}[\p{L}'.-]*){0,2}(?:\s*,\s*[^,()]{1,40}|\s*\([^()]{1,60}\))?\W*$/u;
+
+/**
+ * The sign-off on the last line, or the name under one ("Kind regards,\nJoanne Fraser"); a sign-off that asks
+ * ("Thanks, send it to Bob", "Ta, Jo - ring me if it is", "Best, Jo (and remind Sam)") asks.
+ */
+function signsOff(a: RequestedAction, sentences: string[], input: string): boolean {
   if (a.sentence !== sentences.length - 1 || a.kind !== 'analysis' || a.verb !== null) return false;
-  // The line as written: the clause has lost a leading dash.
-  const clause = (sentences[a.sentence] ?? a.clause).trim();
+  const clause = a.clause.trim();
+  const asks = holdsKnownVerb(clause) || wordsOf(clause).some(isEffectVerb) || /\s[-–—]\s+\p{Ll}/u.test(clause) || asksMore(clause.replace(/^\W+/, ''));
+  if (asks) return false;
   if (/^(?:\p{Lu}[\p{L}'.-]*\s*){1,3}(?:\([^()]*\))?$/u.test(clause) && isCourtesy((sentences[a.sentence - 1] ?? '').trim())) return true;
+  // After a dash, on the last line, where no other line is a dash's item (the last item of a list asks).
+  const line = (sentences[a.sentence] ?? '').trim();
+  const dashed = input.split('\n').filter((l) => /^\s*[-–—~]\s/.test(l)).length;
+  if (DASH_SIGNED.test(line) && dashed <= 1 && !isEffectVerb(wordsOf(line)[0] ?? '')) return true;
   // The name is capitalised as written (the i flag reads \p{Lu} as any letter).
-  const name = /^[-–—~]\s*(\S)/u.exec(clause) ?? /^\W*(?:[\p{L}'’!]+\s*){0,3},?\s*(\S)/u.exec(clause);
-  return SIGNED_OFF.test(clause) && wordsOf(clause).length <= 12 && !holdsKnownVerb(clause) && /\p{Lu}/u.test(name?.[1] ?? '');
+  const name = /^\W*(?:[\p{L}'’!]+\s*){0,3},?\s*(\S)/u.exec(clause);
+  return SIGNED_OFF.test(clause) && wordsOf(clause).length <= 12 && /\p{Lu}/u.test(name?.[1] ?? '');
 }
 
 /**
@@ -767,7 +801,12 @@ function withoutStatements(
   const material = (a: RequestedAction) =>
     introduced.has(a.sentence) || isStatement(a) || (asks && (listAfterQuestion(a, sentences) || isDataLine(a, sentences, input)));
   const context = (a: RequestedAction) =>
-    isCourtesy(a.clause.trim()) || LEAD_IN.test(a.clause.trim()) || introducesSelf(a.clause) || signsOff(a, sentences) || (asks && isContextOfQuestion(a));
+    isCourtesy(a.clause.trim()) ||
+    LEAD_IN.test(a.clause.trim()) ||
+    DEAR.test(a.clause.trim()) ||
+    introducesSelf(a) ||
+    signsOff(a, sentences, input) ||
+    (asks && isContextOfQuestion(a));
   if (actions.every((a) => material(a) || context(a))) return { requests: actions, material: false, consulted: [] };
   return {
     requests: actions.filter((a) => !material(a) && !context(a)).map((a, i) => ({ ...a, n: i + 1 })),

@@ -46,8 +46,11 @@ const listed = (label: string, xs: string[]) => (xs.length ? [`${label}: ${xs.jo
 export function listCountOutput(input: string, action: number | null, actions?: RequestedAction[]) {
   const a = action === null ? undefined : (actions ?? requestedActions(input))[action - 1];
   const items = a ? listItemsAt(input, a.sentence) : listItemsIn(input);
-  // A colon that introduces the request itself ("Quick one: can you look at a.csv and tell me …") gives no list: an item is the request.
-  const own = (item: string) => item.split(/\s+/).length >= 3 && a !== undefined && a.clause.includes(item);
+  // A colon that introduces the request itself ("Quick one: can you look at a.csv and tell me …?") gives no list: an item is
+  // the request. After the action's own colon, a list is its material ("Count these: tin of beans, loaf of bread").
+  const colon = a?.clause.indexOf(':') ?? -1;
+  const instruction = a === undefined ? '' : colon < 0 || /\?\s*$/.test(a.clause) ? a.clause : a.clause.slice(0, colon);
+  const own = (item: string) => item.split(/\s+/).length >= 3 && instruction.includes(item);
   if (!items || items.some(own)) return null;
   return { action, count: items.length, items, answer: `${items.length} item${items.length === 1 ? '' : 's'}: ${items.join(', ')}.` };
 }
