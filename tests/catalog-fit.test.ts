@@ -103,6 +103,10 @@ describe('choices over the whole filesystem catalog', () => {
     // A verb is the tool's operation only before any other verb of its name: write_file does not file a tax return.
     const [vat] = offered('Hi, could you file my VAT return for Q2 with HMRC? The figures are in /tmp/share/vat.csv', true);
     expect(vat!.filter((t) => catalog[t]?.effect === 'external')).toEqual([]);
+    // A path the request calls a folder is one, extension or not: no file tool writes it.
+    const [folder] = offered('Create an empty folder at /tmp/share/receipts-2025.', true);
+    expect(folder).toContain('files__create_directory');
+    expect(folder).not.toContain('files__write_file');
     const [move] = offered('Please rename /tmp/share/a.txt to /tmp/share/b.txt', true);
     expect(move).toContain('files__move_file');
   });

@@ -7,6 +7,7 @@ import { answerGrounding, betterGrounded, groundedShare, inventedValues } from '
 import { boundedArguments, exactPlanSchema, maxJsonTokens } from '../domain/agent/exact-plan.ts';
 import { actionOptions } from '../domain/agent/plan-options.ts';
 import { namesPath, requestSpans, takesPath, withoutFolders, withSpanStrings } from '../domain/agent/request-spans.ts';
+import { withPathOrder } from '../activities/embedded/path-order.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
 import { endingReceipt } from '../domain/runs/ending-receipt.ts';
 import { sentencesOf } from '../domain/text/analyze.ts';
@@ -118,6 +119,14 @@ describe('text arguments copied from the request', () => {
     expect(props.content!.enum).toContain('hello');
     expect(props.content!.enum).not.toContain('/tmp/x/hello.txt');
     expect(withSpanStrings(boundedArguments(files.files__read_text_file!.parameters)!, requestSpans('Read my notes.'))).toBeNull();
+  });
+
+  it('holds a move to the two paths of its sentence in the order written', () => {
+    const move = { type: 'object', properties: { source: { type: 'string' }, destination: { type: 'string' } } };
+    const ordered = withPathOrder(move, 'rename /srv/scan_0931.txt to /srv/lease-agreement.txt').properties as Record<string, { enum: string[] }>;
+    expect([ordered.source!.enum, ordered.destination!.enum]).toEqual([['/srv/scan_0931.txt'], ['/srv/lease-agreement.txt']]);
+    // Three paths, or one: the grammar's spans stand.
+    expect(withPathOrder(move, 'move a.txt, b.txt and c.txt to /srv/archive')).toBe(move);
   });
 
   it('offers a read of one file the files a request names, not the folder they are in', () => {

@@ -445,6 +445,15 @@ describe('requestedActions: statements are not requests', () => {
     expect(requestedActions(input).length).toBeGreaterThanOrEqual(2);
   });
 
+  it('reads a path after a verb as its object, not a noun cue, and a later delivery of a sentence with its own message', () => {
+    expect(requestedActions('Summarise notes.txt and send it to the team.').map((a) => [a.verb, a.messageFrom ?? null])).toEqual([
+      ['summarise', null],
+      ['send', 1],
+    ]);
+    const [, tell] = requestedActions('Write "Lot B is closed" to /tmp/x/notice.txt, then let reception know the notice is up.');
+    expect(tell).toMatchObject({ kind: 'delivery', message: 'the notice is up' });
+  });
+
   it('reads only a past participle after "be" as an effect asked in the passive', () => {
     expect(requestedActions('Any chance old.txt could be deleted when you get a sec?').map((a) => a.kind)).toEqual(['unsupported']);
     expect(requestedActions('The password must be reset.').map((a) => a.kind)).toEqual(['unsupported']);

@@ -19,6 +19,7 @@ import { givesText, isQuestion } from './answer-part.ts';
 import { addsToFile, writesWholeText } from './adds-to-file.ts';
 import { admitsBuiltin } from './admits-builtin.ts';
 import { asksFigure } from './asks-figure.ts';
+import { withPathOrder } from './path-order.ts';
 import { leader, rankScores } from './rank.ts';
 import { repeatedValue } from './repeated-values.ts';
 import { conversionOf, convertsTime, withTimeZones } from './time-zones.ts';
@@ -89,7 +90,9 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
   // A read of one file ("read_file", not "list_directory") reads a file the request names, not the folder it is in.
   const spans = readsOneFile(tool, serverTools) ? withoutFolders(requestSpans(c.input)) : requestSpans(c.input);
   const spanned = withSpanStrings(bounded, spans);
-  const schema = spanned && withTimeZones(spanned, sentencesOf(c.input)[action.sentence] ?? action.clause, conversionOf(c.input, action));
+  const sentence = sentencesOf(c.input)[action.sentence] ?? action.clause;
+  const zoned = spanned && withTimeZones(spanned, sentence, conversionOf(c.input, action));
+  const schema = zoned && withPathOrder(zoned, sentence);
   if (!schema) return { do: UNRESOLVED, reason: `the request states no value for an argument ${tool} requires` };
   const called = await callModel(deps, c, `plan:${c.attempt}:arguments:${action.n}`, request(c, messages, maxJsonTokens(schema), schema), []);
   if (called.kind === 'stopped') return called;

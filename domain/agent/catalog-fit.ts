@@ -48,7 +48,10 @@ function fitsPathKind(ref: ServerToolRef, action: RequestedAction): boolean {
   const folderWords = names.some((w) => FOLDER_WORDS.has(w));
   const fileWords = names.some((w) => ['file', 'files'].includes(w));
   const namesFile = /(?:^|[\s/])[\w-]+\.[a-z][a-z0-9]{0,4}(?=$|[\s,;:!?)'"])/i.test(scopeOf(action));
-  const namesFolder = /(?:^|\s)[\w./-]*\/(?=$|[\s,;:!?)'"])/.test(scopeOf(action));
+  // A path that ends in a slash, or one without an extension the request calls a folder ("an empty folder at /srv/receipts-2025").
+  const namesFolder =
+    /(?:^|\s)[\w./-]*\/(?=$|[\s,;:!?)'"])/.test(scopeOf(action)) ||
+    (!namesFile && /\b(?:folder|directory)\b/i.test(scopeOf(action)) && /\/[\w-]+(?=$|[\s,;:!?)'"]|\.(?:\s|$))/.test(scopeOf(action)));
   if (namesFile && folderWords && !fileWords) return false;
   return !(namesFolder && !namesFile && fileWords && !folderWords);
 }

@@ -44,9 +44,12 @@ export function withoutFolders(spans: string[]): string[] {
   return spans.filter((s) => !PATH_SPAN.test(s) || FILE_SPAN.test(s));
 }
 
+/** The paths the text names, in order (words of it that read as one). */
+export const pathsNamed = (text: string): string[] => wordsAsWritten(text).filter((w) => PATH_SPAN.test(w));
+
 /** Whether the text names a path (a word of it that reads as one). */
 export function namesPath(text: string): boolean {
-  return wordsAsWritten(text).some((w) => PATH_SPAN.test(w));
+  return pathsNamed(text).length > 0;
 }
 
 /** Whether a tool's parameters (a JSON Schema object) take a path: a string property named as one, at any depth. */

@@ -126,6 +126,12 @@ const SAME_PARTICIPLE = new Set('set shut reset put cut let quit upset broadcast
 /** A past participle: "deleted", "taken", "paid"; not "back" ("will be back") or "moving" ("would I be moving"). */
 const isParticiple = (w: string) => /(?:ed|en)$/.test(w) || Object.hasOwn(IRREGULAR, w) || SAME_PARTICIPLE.has(w);
 
+/** Whether the text's second word makes its first a noun ("Release notes …"); a path ("Summarise notes.txt") makes it none. */
+function nounCue(text: string): boolean {
+  const second = text.trim().split(/\s+/)[1] ?? '';
+  return NOUN_CUES.has(wordsOf(second)[0] ?? '') && !/[./]\w/.test(second);
+}
+
 /** A request to do something in the passive ("must be deleted", "should get paid"), anywhere in the words. */
 function passiveVerb(ws: string[], set: ReadonlySet<string>): string | null {
   for (let i = 1; i < ws.length; i++) {
@@ -207,7 +213,7 @@ function kindByWords(clause: string): { kind: ActionKind; verb: string | null } 
   // An imperative starts with the bare verb; "Sent the report" or "Open questions:" state, they do not ask.
   // "Summarise: …" asks all the same: a verb that only asks for work, followed by its material.
   const labelled = new RegExp(`^\\W*${first}\\s*:`, 'i').test(body) && !ANALYSIS_VERBS.has(first) && !DELIVERY_VERBS.has(first);
-  const imperative = !NOUN_CUES.has(second) && !labelled;
+  const imperative = !nounCue(body) && !labelled;
   const byFirst =
     imperative &&
     ((UNSUPPORTED_VERBS.has(first) && !ANALYSIS_VERBS.has(first) && { kind: 'unsupported' as const, verb: first }) ||
@@ -336,7 +342,15 @@ function actionsOfSentence(sentence: string, index: number): { drafts: Draft[]; 
     }
   }
   const part = requestPart(sentence);
-  return { drafts: actionsOfPart(part, index), material: part !== sentence || colonMaterial(sentence) };
+  // A later delivery of the sentence introduces its own message ("Write "…" to notice.txt, then let reception know the
+  // notice is up"): the quote before it was the write's.
+  const drafts = actionsOfPart(part, index).map((d) => {
+    const own = d.kind === 'delivery' ? messageSpan(d.clause) : null;
+    if (!own || wordsOf(own.head).length === 0 || own.marker === 'colon') return d;
+    const [head] = actionsOfPart(own.head, index);
+    return head?.kind === 'delivery' ? { ...head, message: own.message } : d;
+  });
+  return { drafts, material: part !== sentence || colonMaterial(sentence) };
 }
 
 /**
@@ -608,7 +622,7 @@ function isStatement(a: RequestedAction): boolean {
   if (a.kind !== 'analysis' || a.verb !== null || a.missing !== null || a.clause.trimEnd().endsWith('?')) return false;
   // A negated effect ("Do not email anyone") is a constraint on the request, not one of its own.
   if (NEGATED.test(a.clause.replace(FILLER, ''))) return true;
-  const [first = '', second = ''] = leadingWords(a.clause);
+  const [first = ''] = leadingWords(a.clause);
   // A question cut from its question mark ("which of our vendors does the printing, and where …?") asks.
   if (WH_WORDS.has(first)) return false;
   // What a change must leave as it is ("leave everything else exactly as it is", "Penrose stays put").
@@ -616,7 +630,9 @@ function isStatement(a: RequestedAction): boolean {
   if (isNarrative(a.clause)) return true;
   // What someone has to do ("Someone needs to ring the supplier", "Hi, you need to ring them too") asks for it.
   if (OBLIGED.test(a.clause.replace(GREETING, ''))) return false;
-  return /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || NOUN_CUES.has(second) || labelsData(a.clause) || isNamedNews(a.clause);
+  return (
+    /^\W*["'“‘]/.test(a.clause) || DECLARATIVE_START.has(first) || nounCue(a.clause.replace(GREETING, '')) || labelsData(a.clause) || isNamedNews(a.clause)
+  );
 }
 
 /** Whether a sentence ends by introducing what follows ("… with exactly this line:", "Contents as follows:\n1."). */
