@@ -7,7 +7,7 @@ import { answerGrounding, betterGrounded, groundedShare, inventedValues } from '
 import { boundedArguments, exactPlanSchema, maxJsonTokens } from '../domain/agent/exact-plan.ts';
 import { actionOptions } from '../domain/agent/plan-options.ts';
 import { namesPath, requestSpans, takesPath, withoutFolders, withSpanStrings } from '../domain/agent/request-spans.ts';
-import { withPathOrder } from '../activities/embedded/path-order.ts';
+import { madePaths, withPathOrder } from '../activities/embedded/path-order.ts';
 import { requestedActions } from '../domain/planning/requested-actions.ts';
 import { endingReceipt } from '../domain/runs/ending-receipt.ts';
 import { sentencesOf } from '../domain/text/analyze.ts';
@@ -119,6 +119,13 @@ describe('text arguments copied from the request', () => {
     expect(props.content!.enum).toContain('hello');
     expect(props.content!.enum).not.toContain('/tmp/x/hello.txt');
     expect(withSpanStrings(boundedArguments(files.files__read_text_file!.parameters)!, requestSpans('Read my notes.'))).toBeNull();
+  });
+
+  it('offers a tool that makes something the new path, not the folder it goes in', () => {
+    const paths = (input: string) => madePaths(requestSpans(input), input).filter((s) => s.includes('/') && !s.includes(' '));
+    expect(paths('Could you create a folder called receipts-2024-25 in /srv/share?')).toEqual(['/srv/share/receipts-2024-25']);
+    expect(paths('Create an empty folder at /srv/share/receipts-2025.')).toEqual(['/srv/share/receipts-2025']);
+    expect(paths('Create a folder in /srv/share for receipts')).toEqual([]);
   });
 
   it('holds a move to the two paths of its sentence in the order written', () => {

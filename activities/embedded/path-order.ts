@@ -19,3 +19,19 @@ export function withPathOrder(schema: Schema, sentence: string): Schema {
   if (!source || !destination || paths.length !== 2) return schema;
   return { ...schema, properties: { ...properties, [source]: { enum: [paths[0]] }, [destination]: { enum: [paths[1]] } } };
 }
+
+// "a folder called receipts-2024-25 in /srv/share": the name given to what is made, and the folder it goes in.
+const NAMED = /\b(?:called|named)\s+["'“‘]?([\w][\w.-]*[\w])["'”’]?(?=[\s,.;:!?)]|$)/gi;
+const PARENT = /\b(?:in|inside|into|under|within)\s+(?:the\s+folder\s+)?(\/[\w./-]*[\w-])/gi;
+
+/**
+ * The path spans for a tool that makes something: a folder the request names as where the new thing goes is its
+ * parent, not what is made (create_directory on /srv/share had "created" the folder that was there, and counted
+ * done), so it gives way to the parent and the new name joined; with no name given, no path of it is offered.
+ */
+export function madePaths(spans: string[], input: string): string[] {
+  const parents = [...input.matchAll(PARENT)].map((m) => m[1]!);
+  if (!parents.length) return spans;
+  const names = [...input.matchAll(NAMED)].map((m) => m[1]!);
+  return [...spans.filter((s) => !parents.includes(s)), ...parents.flatMap((p) => names.map((n) => `${p}/${n}`))];
+}

@@ -19,7 +19,7 @@ import { givesText, isQuestion } from './answer-part.ts';
 import { addsToFile, writesWholeText } from './adds-to-file.ts';
 import { admitsBuiltin } from './admits-builtin.ts';
 import { asksFigure } from './asks-figure.ts';
-import { withPathOrder } from './path-order.ts';
+import { madePaths, withPathOrder } from './path-order.ts';
 import { leader, rankScores } from './rank.ts';
 import { repeatedValue } from './repeated-values.ts';
 import { conversionOf, convertsTime, withTimeZones } from './time-zones.ts';
@@ -88,7 +88,12 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
   ];
   // Written under the grammar of the tool's schema, its text limited to spans of the request, a time zone to one its sentence names.
   // A read of one file ("read_file", not "list_directory") reads a file the request names, not the folder it is in.
-  const spans = readsOneFile(tool, serverTools) ? withoutFolders(requestSpans(c.input)) : requestSpans(c.input);
+  // A tool that makes something ("create_directory", "write_file") makes the new path, not the folder it goes in.
+  const spans = readsOneFile(tool, serverTools)
+    ? withoutFolders(requestSpans(c.input))
+    : makesSomething(tool, serverTools)
+      ? madePaths(requestSpans(c.input), c.input)
+      : requestSpans(c.input);
   const spanned = withSpanStrings(bounded, spans);
   const sentence = sentencesOf(c.input)[action.sentence] ?? action.clause;
   const zoned = spanned && withTimeZones(spanned, sentence, conversionOf(c.input, action));
@@ -109,6 +114,12 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
       reason: needsStronger(`the small model gave ${tool} "${truncate(repeated, 40)}" twice`),
     };
   return checked(tool, { do: tool, arguments: args as Record<string, unknown> }, serverTools);
+}
+
+/** An external tool whose name's first word makes something ("create_directory", "write_file", "mkdir"). */
+function makesSomething(tool: string, serverTools: ServerToolCatalog): boolean {
+  const ref = serverTools[tool];
+  return ref?.effect === 'external' && ['create', 'make', 'write', 'mkdir', 'new'].includes(wordsOfName(ref.tool)[0] ?? '');
 }
 
 /** A read the operator classified, named for files and not for folders ("read_text_file", "get_file_info"). */

@@ -19,6 +19,10 @@ export type FreshHalf = 'tuning' | 'held_out';
 
 const TERMINAL = new Set(['completed', 'failed', 'needs_attention']);
 const RUN_WAIT_MS = 240_000;
+/** Retries of a request the service turned away for now (429, 503). */
+const RETRIES_MAX = 60;
+/** Between polls of a run: four a second stays inside the default rate limit (600 a minute per key). */
+const POLL_MS = 250;
 const here = (p: string) => path.join(projectRoot, 'scripts', 'eval', 'fresh', p);
 
 /** cases.json (tuning and held-out halves), then cases-extra.json … cases-extra13.json: 40 more tuning cases each, written the same way by thirteen more helper sessions. */
@@ -92,13 +96,23 @@ export async function runFreshEval(options: { halves: readonly FreshHalf[]; prov
   const rows: FreshRow[] = [];
   try {
     console.log(`eval (fresh): ${cases.length} case(s) against npm start's defaults at ${service.base} (up in ${service.startSeconds.toFixed(1)} s)`);
+    // A 429 (the key's rate limit: a long run's polling spends it) or a 503 is waited out as the contract says, Retry-After
+    // honoured; the same Idempotency-Key makes a retried POST the same run. Any other failure to start a run stops the eval, saying so.
     const request = async (method: 'GET' | 'POST', route: string, body?: unknown, headers: Record<string, string> = {}) => {
-      const res = await fetch(`${service.base}${route}`, {
-        method,
-        headers: { authorization: `Bearer ${keyFor(service, method, route)}`, 'content-type': 'application/json', ...headers },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: res.status, json: (await res.json()) as any };
+      for (let attempt = 0; ; attempt++) {
+        const res = await fetch(`${service.base}${route}`, {
+          method,
+          headers: { authorization: `Bearer ${keyFor(service, method, route)}`, 'content-type': 'application/json', ...headers },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        const json = (await res.json()) as any;
+        if ((res.status === 429 || res.status === 503) && attempt < RETRIES_MAX) {
+          await new Promise((r) => setTimeout(r, 1000 * Math.max(1, Number(res.headers.get('retry-after') ?? 1))));
+          continue;
+        }
+        if (route === '/v1/agent-runs' && res.status >= 400) throw new Error(`${method} ${route}: ${res.status} ${json?.error?.code ?? ''}`);
+        return { status: res.status, json };
+      }
     };
     for (const c of cases) {
       world.reset(c as unknown as ScriptedCase);
@@ -115,7 +129,7 @@ export async function runFreshEval(options: { halves: readonly FreshHalf[]; prov
           run = (await request('GET', `/v1/agent-runs/${runId}`)).json;
           if (TERMINAL.has(run.status) || (run.status === 'awaiting_approval' && (run.approval?.round ?? 1) > rounds)) break;
           if (Date.now() > deadline) throw new Error(`${c.id}: run ${runId} stayed ${run.status}`);
-          await new Promise((r) => setTimeout(r, 100));
+          await new Promise((r) => setTimeout(r, POLL_MS));
         }
         if (msToApproval < 0) msToApproval = Date.now() - t0;
         if (TERMINAL.has(run.status)) break;
