@@ -107,6 +107,9 @@ describe('choices over the whole filesystem catalog', () => {
     const [folder] = offered('Create an empty folder at /tmp/share/receipts-2025.', true);
     expect(folder).toContain('files__create_directory');
     expect(folder).not.toContain('files__write_file');
+    // Called a folder beside the path only: a file named there, or a move of the folder, keeps its tools.
+    expect(offered('Create an empty file /tmp/share/receipts/README in the receipts folder.', true)[0]).toContain('files__write_file');
+    expect(offered('Move the folder /tmp/share/reports to /tmp/share/archive/reports.', true)[0]).toContain('files__move_file');
     const [move] = offered('Please rename /tmp/share/a.txt to /tmp/share/b.txt', true);
     expect(move).toContain('files__move_file');
   });

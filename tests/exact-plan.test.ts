@@ -122,17 +122,26 @@ describe('text arguments copied from the request', () => {
   });
 
   it('offers a tool that makes something the new path, not the folder it goes in', () => {
-    const paths = (input: string) => madePaths(requestSpans(input), input).filter((s) => s.includes('/') && !s.includes(' '));
-    expect(paths('Could you create a folder called receipts-2024-25 in /srv/share?')).toEqual(['/srv/share/receipts-2024-25']);
+    const paths = (input: string, folders = true) => madePaths(requestSpans(input), input, folders).filter((s) => s.includes('/') && !s.includes(' '));
+    expect(paths('Could you create a folder called receipts-2024-25 in /srv/share/?')).toEqual(['/srv/share/receipts-2024-25']);
     expect(paths('Create an empty folder at /srv/share/receipts-2025.')).toEqual(['/srv/share/receipts-2025']);
+    // A folder tool is not offered the folder that is there; a file a write goes into is no folder.
     expect(paths('Create a folder in /srv/share for receipts')).toEqual([]);
+    expect(paths('Write "Fire drill at 3pm" into /srv/notice.txt.', false)).toEqual(['/srv/notice.txt']);
+    expect(paths('Make a folder in /srv/clients named after the new client.')).toEqual([]);
   });
 
   it('holds a move to the two paths of its sentence in the order written', () => {
     const move = { type: 'object', properties: { source: { type: 'string' }, destination: { type: 'string' } } };
-    const ordered = withPathOrder(move, 'rename /srv/scan_0931.txt to /srv/lease-agreement.txt').properties as Record<string, { enum: string[] }>;
-    expect([ordered.source!.enum, ordered.destination!.enum]).toEqual([['/srv/scan_0931.txt'], ['/srv/lease-agreement.txt']]);
-    // Three paths, or one: the grammar's spans stand.
+    const ordered = (clause: string) => {
+      const p = withPathOrder(move, clause).properties as Record<string, { enum?: string[] }>;
+      return [p.source!.enum, p.destination!.enum];
+    };
+    expect(ordered('rename /srv/scan_0931.txt to /srv/lease-agreement.txt')).toEqual([['/srv/scan_0931.txt'], ['/srv/lease-agreement.txt']]);
+    expect(ordered('Rename /srv/docs/old.txt to new.txt')).toEqual([['/srv/docs/old.txt'], ['/srv/docs/new.txt']]);
+    // Not "P1 … to P2", or not two paths: the grammar's spans stand.
+    expect(withPathOrder(move, 'Move into /srv/archive the file scan.pdf')).toBe(move);
+    expect(withPathOrder(move, 'Restore notes.txt from notes.bak')).toBe(move);
     expect(withPathOrder(move, 'move a.txt, b.txt and c.txt to /srv/archive')).toBe(move);
   });
 

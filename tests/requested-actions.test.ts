@@ -452,6 +452,15 @@ describe('requestedActions: statements are not requests', () => {
     ]);
     const [, tell] = requestedActions('Write "Lot B is closed" to /tmp/x/notice.txt, then let reception know the notice is up.');
     expect(tell).toMatchObject({ kind: 'delivery', message: 'the notice is up' });
+    // "know how it went", "know when it is done", "the staff that asked" say what the earlier work finds, or nothing.
+    for (const input of [
+      'Check that backup.log shows no errors and let Ana know how it went.',
+      'Write "Closed Friday" to notice.txt and let reception know when it is done.',
+      'Add "Closed Friday" to notice.txt and tell the staff that asked.',
+    ])
+      expect(requestedActions(input)[1]).toMatchObject({ kind: 'delivery', messageFrom: 1 });
+    // A path's own noun cue comes after it: "Release notes.md has everything" is a statement.
+    expect(requestedActions('Summarise the changes for the team. Release notes.md has everything.')).toHaveLength(1);
   });
 
   it('reads only a past participle after "be" as an effect asked in the passive', () => {

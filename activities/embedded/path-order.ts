@@ -1,37 +1,55 @@
-// A move or a copy names its two paths in the request's order ("rename scan_0931.txt to lease-agreement.txt"): the
-// small model had swapped them, and would have moved the new name onto the old. Where a tool takes a source and a
-// destination and the action's sentence names exactly two paths, the first is the source and the second the
-// destination, as the request wrote them. An aid for this model's argument grammar; a capable model writes its own.
+// Paths for the small model's argument grammar where the request's own words place them. A move names its two
+// paths in the order "P1 … to P2" ("rename scan_0931.txt to lease-agreement.txt"): the small model had swapped
+// them. A tool that makes something makes the new path, not the folder the request says it goes in ("a folder
+// called receipts-2024-25 in /srv/share"): create_directory on /srv/share had "created" the folder that was
+// there, and counted done. Aids for this model only; a capable model writes its own arguments.
 import { pathsNamed } from '../../domain/agent/request-spans.ts';
+import { escapeRegExp } from '../../domain/text/escape-regexp.ts';
 
 type Schema = Record<string, unknown>;
 
-const SOURCE_KEY = /^(?:source|src|from)(?:_?path)?$/i;
-const DESTINATION_KEY = /^(?:destination|dest|target|to)(?:_?path)?$/i;
+const SOURCE_KEY = /^source(?:_?path)?$/i;
+const DESTINATION_KEY = /^(?:destination|target)(?:_?path)?$/i;
+// A path with an extension names a file; a folder has none (or ends in a slash).
+const FILE_PATH = /(?:^|\/)[\w-]+\.[a-z][a-z0-9]{0,4}$/i;
 
-/** The argument schema with its source and destination held to the sentence's two paths, in order; unchanged otherwise. */
-export function withPathOrder(schema: Schema, sentence: string): Schema {
+/**
+ * The move's schema with its source and destination held to the two paths of the action's own clause, where it
+ * reads "P1 … to|as|into|onto P2"; unchanged otherwise ("Move into /srv/archive the file scan.pdf", "restore
+ * notes.txt from notes.bak"). A bare new name is joined to the source's folder ("rename /srv/docs/old.txt to new.txt").
+ */
+export function withPathOrder(schema: Schema, clause: string): Schema {
   const properties = schema.properties as Record<string, Schema> | undefined;
   if (!properties) return schema;
   const source = Object.keys(properties).find((k) => SOURCE_KEY.test(k));
   const destination = Object.keys(properties).find((k) => DESTINATION_KEY.test(k));
-  const paths = [...new Set(pathsNamed(sentence))];
+  const paths = [...new Set(pathsNamed(clause))];
   if (!source || !destination || paths.length !== 2) return schema;
-  return { ...schema, properties: { ...properties, [source]: { enum: [paths[0]] }, [destination]: { enum: [paths[1]] } } };
+  const [from, to] = paths as [string, string];
+  if (!new RegExp(`${escapeRegExp(from)}\\S*\\s+(?:\\S+\\s+){0,3}?(?:to|as|into|onto)\\s+(?:\\S+\\s+){0,2}?${escapeRegExp(to)}`, 'i').test(clause))
+    return schema;
+  const folder = from.includes('/') ? from.slice(0, from.lastIndexOf('/') + 1) : '';
+  const target = to.includes('/') ? to : `${folder}${to}`;
+  return { ...schema, properties: { ...properties, [source]: { enum: [from] }, [destination]: { enum: [target] } } };
 }
 
 // "a folder called receipts-2024-25 in /srv/share": the name given to what is made, and the folder it goes in.
 const NAMED = /\b(?:called|named)\s+["'“‘]?([\w][\w.-]*[\w])["'”’]?(?=[\s,.;:!?)]|$)/gi;
-const PARENT = /\b(?:in|inside|into|under|within)\s+(?:the\s+folder\s+)?(\/[\w./-]*[\w-])/gi;
+const PARENT = /\b(?:in|inside|into|under|within)\s+(?:the\s+folder\s+)?(\/[\w./-]*[\w-]\/?)/gi;
+// Words after "named" that are no name ("named after the new client").
+const NOT_NAMES = new Set(['after', 'for', 'by', 'like', 'as', 'the', 'a', 'an']);
 
 /**
- * The path spans for a tool that makes something: a folder the request names as where the new thing goes is its
- * parent, not what is made (create_directory on /srv/share had "created" the folder that was there, and counted
- * done), so it gives way to the parent and the new name joined; with no name given, no path of it is offered.
+ * The path spans for a tool that makes something, from the action's sentence: the one folder it names as where
+ * the new thing goes gives way to that folder and the one name it gives, joined. A tool named for folders
+ * (create_directory) is not offered that folder even where no name is given: it is there already.
  */
-export function madePaths(spans: string[], input: string): string[] {
-  const parents = [...input.matchAll(PARENT)].map((m) => m[1]!);
-  if (!parents.length) return spans;
-  const names = [...input.matchAll(NAMED)].map((m) => m[1]!);
-  return [...spans.filter((s) => !parents.includes(s)), ...parents.flatMap((p) => names.map((n) => `${p}/${n}`))];
+export function madePaths(spans: string[], sentence: string, makesFolders: boolean): string[] {
+  const parents = [...sentence.matchAll(PARENT)].map((m) => m[1]!).filter((p) => !FILE_PATH.test(p));
+  const names = [...sentence.matchAll(NAMED)].map((m) => m[1]!).filter((n) => !NOT_NAMES.has(n.toLowerCase()));
+  if (parents.length !== 1) return spans;
+  const parent = parents[0]!.replace(/\/$/, '');
+  const others = spans.filter((s) => s.replace(/\/$/, '') !== parent);
+  if (names.length === 1) return [...others, `${parent}/${names[0]}`];
+  return makesFolders ? others : spans;
 }

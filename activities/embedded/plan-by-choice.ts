@@ -89,15 +89,22 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
   // Written under the grammar of the tool's schema, its text limited to spans of the request, a time zone to one its sentence names.
   // A read of one file ("read_file", not "list_directory") reads a file the request names, not the folder it is in.
   // A tool that makes something ("create_directory", "write_file") makes the new path, not the folder it goes in.
+  const sentence = sentencesOf(c.input)[action.sentence] ?? action.clause;
+  const names = wordsOfName(serverTools[tool]?.tool ?? tool);
   const spans = readsOneFile(tool, serverTools)
     ? withoutFolders(requestSpans(c.input))
     : makesSomething(tool, serverTools)
-      ? madePaths(requestSpans(c.input), c.input)
+      ? madePaths(
+          requestSpans(c.input),
+          sentence,
+          names.some((w) => FOLDER_WORDS.has(w)),
+        )
       : requestSpans(c.input);
   const spanned = withSpanStrings(bounded, spans);
-  const sentence = sentencesOf(c.input)[action.sentence] ?? action.clause;
   const zoned = spanned && withTimeZones(spanned, sentence, conversionOf(c.input, action));
-  const schema = zoned && withPathOrder(zoned, sentence);
+  // A move, copy or rename takes the two paths of its own clause in the order written.
+  const moves = names.some((w) => ['move', 'copy', 'rename'].includes(w));
+  const schema = zoned && (moves ? withPathOrder(zoned, action.clause) : zoned);
   if (!schema) return { do: UNRESOLVED, reason: `the request states no value for an argument ${tool} requires` };
   const called = await callModel(deps, c, `plan:${c.attempt}:arguments:${action.n}`, request(c, messages, maxJsonTokens(schema), schema), []);
   if (called.kind === 'stopped') return called;

@@ -42,18 +42,22 @@ function givesRequired(ref: ServerToolRef, action: RequestedAction): boolean {
 /** Words of a tool's name that say it works on folders. */
 export const FOLDER_WORDS: ReadonlySet<string> = new Set(['directory', 'directories', 'folder', 'folders', 'dir', 'tree']);
 
+// "folder at /srv/x", "directory /srv/x", "/srv/x folder": the word beside the path.
+const FOLDER_BESIDE_PATH = /\b(?:folder|directory)\s+(?:(?:at|called|named)\s+)?\/[\w./-]*\w|\/[\w./-]*\w\s+(?:folder|directory)\b/i;
+
 /** A path with an extension names a file, one ending in a slash a folder; a tool named for the other kind does not fit. */
 function fitsPathKind(ref: ServerToolRef, action: RequestedAction): boolean {
   const names = toolNameWords(ref);
   const folderWords = names.some((w) => FOLDER_WORDS.has(w));
   const fileWords = names.some((w) => ['file', 'files'].includes(w));
   const namesFile = /(?:^|[\s/])[\w-]+\.[a-z][a-z0-9]{0,4}(?=$|[\s,;:!?)'"])/i.test(scopeOf(action));
-  // A path that ends in a slash, or one without an extension the request calls a folder ("an empty folder at /srv/receipts-2025").
-  const namesFolder =
-    /(?:^|\s)[\w./-]*\/(?=$|[\s,;:!?)'"])/.test(scopeOf(action)) ||
-    (!namesFile && /\b(?:folder|directory)\b/i.test(scopeOf(action)) && /\/[\w-]+(?=$|[\s,;:!?)'"]|\.(?:\s|$))/.test(scopeOf(action)));
+  const namesFolder = /(?:^|\s)[\w./-]*\/(?=$|[\s,;:!?)'"])/.test(scopeOf(action));
   if (namesFile && folderWords && !fileWords) return false;
-  return !(namesFolder && !namesFile && fileWords && !folderWords);
+  if (namesFolder && !namesFile && fileWords && !folderWords) return false;
+  // A path without an extension the request calls a folder, beside it ("an empty folder at /srv/receipts-2025"), is no
+  // file whose text a tool reads, writes or edits; a move, a search or a look at it may still take it.
+  const calledFolder = !namesFile && !/\bfiles?\b/i.test(scopeOf(action)) && FOLDER_BESIDE_PATH.test(scopeOf(action));
+  return !(calledFolder && fileWords && !folderWords && ['read', 'write', 'edit'].includes(names[0] ?? ''));
 }
 
 /** Unclassified tools with a read-classified tool of the same server and the same leading verb ("read_file" beside "read_text_file"). */

@@ -128,8 +128,17 @@ const isParticiple = (w: string) => /(?:ed|en)$/.test(w) || Object.hasOwn(IRREGU
 
 /** Whether the text's second word makes its first a noun ("Release notes …"); a path ("Summarise notes.txt") makes it none. */
 function nounCue(text: string): boolean {
-  const second = text.trim().split(/\s+/)[1] ?? '';
-  return NOUN_CUES.has(wordsOf(second)[0] ?? '') && !/[./]\w/.test(second);
+  // From the first token with a letter or digit ("🚀 Update on the launch" starts with "Update"); a path's own noun cue
+  // comes after it ("Release notes.md has everything").
+  const tokens = text.trim().split(/\s+/);
+  const [, second = '', third = ''] = tokens.slice(
+    Math.max(
+      0,
+      tokens.findIndex((t) => /[\p{L}\p{N}]/u.test(t)),
+    ),
+  );
+  const path = /[./]\w/.test(second) && !/^(?:is|are|was|were|has|have|had)$/i.test(third);
+  return NOUN_CUES.has(wordsOf(second)[0] ?? '') && !path;
 }
 
 /** A request to do something in the passive ("must be deleted", "should get paid"), anywhere in the words. */
@@ -346,12 +355,18 @@ function actionsOfSentence(sentence: string, index: number): { drafts: Draft[]; 
   // notice is up"): the quote before it was the write's.
   const drafts = actionsOfPart(part, index).map((d) => {
     const own = d.kind === 'delivery' ? messageSpan(d.clause) : null;
-    if (!own || wordsOf(own.head).length === 0 || own.marker === 'colon') return d;
+    if (!own || wordsOf(own.head).length === 0 || own.marker === 'colon' || !saysSomething(own.message) || /\band\b/i.test(own.head)) return d;
     const [head] = actionsOfPart(own.head, index);
     return head?.kind === 'delivery' ? { ...head, message: own.message } : d;
   });
   return { drafts, material: part !== sentence || colonMaterial(sentence) };
 }
+
+/**
+ * Whether a message says something of its own: more than one word, and not what the earlier work finds ("let Ana
+ * know how it went", "when it is done", "tell the staff that asked").
+ */
+const saysSomething = (message: string) => wordsOf(message).length > 1 && !/^\W*(?:how|what|when|whether|if|which|who|why|where)\b/i.test(message);
 
 /**
  * Every action the input requests, in order, each with what it is missing. An input with no clause
