@@ -107,6 +107,7 @@ describe('choices over the whole filesystem catalog', () => {
     const [folder] = offered('Create an empty folder at /tmp/share/receipts-2025.', true);
     expect(folder).toContain('files__create_directory');
     expect(folder).not.toContain('files__write_file');
+    expect(offered('Could you create a folder called receipts-2024-25 in /tmp/share?', true)[0]).not.toContain('files__write_file');
     // Called a folder beside the path only: a file named there, or a move of the folder, keeps its tools.
     expect(offered('Create an empty file /tmp/share/receipts/README in the receipts folder.', true)[0]).toContain('files__write_file');
     expect(offered('Move the folder /tmp/share/reports to /tmp/share/archive/reports.', true)[0]).toContain('files__move_file');

@@ -42,8 +42,10 @@ function givesRequired(ref: ServerToolRef, action: RequestedAction): boolean {
 /** Words of a tool's name that say it works on folders. */
 export const FOLDER_WORDS: ReadonlySet<string> = new Set(['directory', 'directories', 'folder', 'folders', 'dir', 'tree']);
 
-// "folder at /srv/x", "directory /srv/x", "/srv/x folder": the word beside the path.
-const FOLDER_BESIDE_PATH = /\b(?:folder|directory)\s+(?:(?:at|called|named)\s+)?\/[\w./-]*\w|\/[\w./-]*\w\s+(?:folder|directory)\b/i;
+// "folder at /srv/x", "directory /srv/x", "/srv/x folder": the word beside the path; "a folder called receipts-2025": the
+// thing made is a folder.
+const FOLDER_BESIDE_PATH =
+  /\b(?:folder|directory)\s+(?:(?:at|called|named)\s+)?\/[\w./-]*\w|\/[\w./-]*\w\s+(?:folder|directory)\b|\b(?:folder|directory)\s+(?:called|named)\s+["'“‘]?[\w-]+["'”’]?(?=[\s,.;:!?)]|$)/i;
 
 /** A path with an extension names a file, one ending in a slash a folder; a tool named for the other kind does not fit. */
 function fitsPathKind(ref: ServerToolRef, action: RequestedAction): boolean {
