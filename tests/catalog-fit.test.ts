@@ -103,14 +103,22 @@ describe('choices over the whole filesystem catalog', () => {
     // A verb is the tool's operation only before any other verb of its name: write_file does not file a tax return.
     const [vat] = offered('Hi, could you file my VAT return for Q2 with HMRC? The figures are in /tmp/share/vat.csv', true);
     expect(vat!.filter((t) => catalog[t]?.effect === 'external')).toEqual([]);
-    // A path the request calls a folder is one, extension or not: no file tool writes it.
-    const [folder] = offered('Create an empty folder at /tmp/share/receipts-2025.', true);
+    // On the embedded model, a path the request calls a folder is one, extension or not: no file tool writes it.
+    const small = (input: string) =>
+      rankedOptions(
+        { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace', provider: 'embedded', input, attempt: 1 },
+        requestedActions(input),
+        catalog,
+      )[0]!.options;
+    const folder = small('Create an empty folder at /tmp/share/receipts-2025.');
     expect(folder).toContain('files__create_directory');
     expect(folder).not.toContain('files__write_file');
-    expect(offered('Could you create a folder called receipts-2024-25 in /tmp/share?', true)[0]).not.toContain('files__write_file');
+    expect(small('Could you create a folder called receipts-2024-25 in /tmp/share?')).not.toContain('files__write_file');
     // Called a folder beside the path only: a file named there, or a move of the folder, keeps its tools.
-    expect(offered('Create an empty file /tmp/share/receipts/README in the receipts folder.', true)[0]).toContain('files__write_file');
-    expect(offered('Move the folder /tmp/share/reports to /tmp/share/archive/reports.', true)[0]).toContain('files__move_file');
+    expect(small('Create an empty file /tmp/share/receipts/README in the receipts folder.')).toContain('files__write_file');
+    expect(small('Move the folder /tmp/share/reports to /tmp/share/archive/reports.')).toContain('files__move_file');
+    // A capable model is offered every fitting tool and reads the request itself.
+    expect(offered('Create an empty folder at /tmp/share/receipts-2025.')[0]).toContain('files__write_file');
     const [move] = offered('Please rename /tmp/share/a.txt to /tmp/share/b.txt', true);
     expect(move).toContain('files__move_file');
   });

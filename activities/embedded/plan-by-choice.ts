@@ -18,6 +18,7 @@ import { type AgentDeps, type CallContext, callModel } from '../model-call.ts';
 import { givesText, isQuestion } from './answer-part.ts';
 import { addsToFile, writesWholeText } from './adds-to-file.ts';
 import { admitsBuiltin } from './admits-builtin.ts';
+import { callsFolder, worksOnFileText } from './called-folder.ts';
 import { asksFigure } from './asks-figure.ts';
 import { madePaths, withPathOrder } from './path-order.ts';
 import { leader, rankScores } from './rank.ts';
@@ -202,7 +203,8 @@ function offered(c: PlanCall, action: RequestedAction, options: string[], server
   // number in our contacts graph") it cannot answer, whatever its words ask for.
   const details = contactDetailsIn(c.input);
   const findable = details.emails.length + details.urls.length + details.phones.length > 0;
-  const fit = findable ? options : options.filter((x) => x !== 'find_contact_details');
+  const folder = callsFolder(action.scope ?? action.clause);
+  const fit = options.filter((x) => (findable || x !== 'find_contact_details') && !(folder && serverTools[x] && worksOnFileText(serverTools[x])));
   return readsOnly(c, action) && fit.some((x) => serverTools[x]?.effect === 'read') ? fit.filter((x) => x !== ANSWER) : fit;
 }
 

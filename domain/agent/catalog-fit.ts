@@ -42,11 +42,6 @@ function givesRequired(ref: ServerToolRef, action: RequestedAction): boolean {
 /** Words of a tool's name that say it works on folders. */
 export const FOLDER_WORDS: ReadonlySet<string> = new Set(['directory', 'directories', 'folder', 'folders', 'dir', 'tree']);
 
-// "folder at /srv/x", "directory /srv/x", "/srv/x folder": the word beside the path; "a folder called receipts-2025": the
-// thing made is a folder.
-const FOLDER_BESIDE_PATH =
-  /\b(?:folder|directory)\s+(?:(?:at|called|named)\s+)?\/[\w./-]*\w|\/[\w./-]*\w\s+(?:folder|directory)\b|\b(?:folder|directory)\s+(?:called|named)\s+["'“‘]?[\w-]+["'”’]?(?=[\s,.;:!?)]|$)/i;
-
 /** A path with an extension names a file, one ending in a slash a folder; a tool named for the other kind does not fit. */
 function fitsPathKind(ref: ServerToolRef, action: RequestedAction): boolean {
   const names = toolNameWords(ref);
@@ -55,11 +50,7 @@ function fitsPathKind(ref: ServerToolRef, action: RequestedAction): boolean {
   const namesFile = /(?:^|[\s/])[\w-]+\.[a-z][a-z0-9]{0,4}(?=$|[\s,;:!?)'"])/i.test(scopeOf(action));
   const namesFolder = /(?:^|\s)[\w./-]*\/(?=$|[\s,;:!?)'"])/.test(scopeOf(action));
   if (namesFile && folderWords && !fileWords) return false;
-  if (namesFolder && !namesFile && fileWords && !folderWords) return false;
-  // A path without an extension the request calls a folder, beside it ("an empty folder at /srv/receipts-2025"), is no
-  // file whose text a tool reads, writes or edits; a move, a search or a look at it may still take it.
-  const calledFolder = !namesFile && !/\bfiles?\b/i.test(scopeOf(action)) && FOLDER_BESIDE_PATH.test(scopeOf(action));
-  return !(calledFolder && fileWords && !folderWords && ['read', 'write', 'edit'].includes(names[0] ?? ''));
+  return !(namesFolder && !namesFile && fileWords && !folderWords);
 }
 
 /** Unclassified tools with a read-classified tool of the same server and the same leading verb ("read_file" beside "read_text_file"). */
