@@ -13,6 +13,7 @@ import {
   droppedNames,
   givenSentences,
   lacksAskedContact,
+  asksWholeText,
 } from '../activities/embedded/answer-part.ts';
 import { calculationsOf, namedCalculation, numbersOf, plainList, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
@@ -238,6 +239,10 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     // No word of the question tells the lines apart: nothing shows the line answers it. A lone line is checked otherwise.
     expect(sharesTellingWord('and who is the backup that day?', rota[3]!, rota)).toBe(false);
     expect(sharesTellingWord('who is it?', rota[3]!, [rota[3]!])).toBe(true);
+    // What a file says, wherever it is, is its whole text, not a line that must hold the question's words.
+    expect(asksWholeText('What does notes.txt in /tmp/share say?')).toBe(true);
+    expect(asksWholeText('What does /tmp/share/notes.txt say?')).toBe(true);
+    expect(asksWholeText('What time does the shop open?')).toBe(false);
     // A lone line that holds none of the question's words (a search that found nothing) does not answer it.
     expect(sharesTellingWord("who's doing the church flowers on Sunday 22 June?", 'No matches found', ['No matches found'])).toBe(false);
     expect(sharesTellingWord('What is the wifi password?', 'Wifi password: Guest-5G', ['Wifi password: Guest-5G'])).toBe(true);

@@ -52,7 +52,10 @@ function exactAnswer(results: StepResult[], action: number): string | null {
 }
 
 /** A question for the whole of what was read ("tell me what it says", "what does notes.txt contain?"). */
-const ASKS_WHOLE_TEXT = /\bwhat\s+(?:does\s+)?(?:it|this|that|[\w./-]+\.\w+)\s+(?:says?|contains?)\b/i;
+const ASKS_WHOLE_TEXT = /\bwhat\s+(?:does\s+)?(?:it|this|that|[\w./-]+\.\w+(?:\s+(?:in|from|at)\s+[\w./~-]+)?)\s+(?:says?|contains?)\b/i;
+
+/** Whether a question asks for what a text says as a whole ("What does notes.txt in /srv/share say?"). */
+export const asksWholeText = (clause: string) => ASKS_WHOLE_TEXT.test(clause);
 
 /** The text the catalog's reads returned, when exactly one returned any. */
 function readText(results: StepResult[]): string | null {
@@ -155,10 +158,12 @@ export function choiceOf(clause: string): [string, string] | null {
 
 /** Whether a given sentence holds the question itself (what its clause asks after any lead-in colon), letters and digits alone compared. */
 function holdsQuestion(given: string, clause: string): boolean {
-  const key = (t: string) => t.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
-  const asked = key(clause.slice(clause.indexOf(':') + 1));
-  return asked.length > 0 && key(given).includes(asked);
+  const asked = lettersOf(clause.slice(clause.indexOf(':') + 1));
+  return asked.length > 0 && lettersOf(given).includes(asked);
 }
+
+/** A text's letters and digits alone, lower case: how two texts are compared as the same words. */
+const lettersOf = (t: string) => t.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
 
 /** The sentences of the text the request gives: its quotations, and what follows a colon. */
 export function givenSentences(input: string): string[] {
@@ -177,9 +182,8 @@ export function givenSentences(input: string): string[] {
     .flatMap((t) => sentencesOf(bare(t)))
     .map(bare)
     .filter(Boolean);
-  const key = (t: string) => t.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
   const first = new Map<string, string>();
-  for (const t of sentences) if (!first.has(key(t))) first.set(key(t), t);
+  for (const t of sentences) if (!first.has(lettersOf(t))) first.set(lettersOf(t), t);
   return [...first.values()];
 }
 
@@ -288,7 +292,7 @@ export async function answerPart(
   const options = isQuestion(action) ? choiceOf(action.clause) : null;
   if (isQuestion(action) && !writes) {
     // "Tell me what it says": the text itself, as the read returned it.
-    const whole = ASKS_WHOLE_TEXT.test(action.clause) ? readText(t.results) : null;
+    const whole = asksWholeText(action.clause) ? readText(t.results) : null;
     if (whole) return { kind: 'part', part: { action: t.action, status: 'performed', result: whole } };
     const lines = resultLines(t.results.filter((r) => !isToolId(r.tool)));
     // The one line of a read that took nothing from the request ("/srv/share" from the allowed folders) is no answer to a question about something.

@@ -3,15 +3,13 @@
 // them. A tool that makes something makes the new path, not the folder the request says it goes in ("a folder
 // called receipts-2024-25 in /srv/share"): create_directory on /srv/share had "created" the folder that was
 // there, and counted done. Aids for this model only; a capable model writes its own arguments.
-import { pathsNamed } from '../../domain/agent/request-spans.ts';
+import { namesFile, pathsNamed } from '../../domain/agent/request-spans.ts';
 import { escapeRegExp } from '../../domain/text/escape-regexp.ts';
 
 type Schema = Record<string, unknown>;
 
 const SOURCE_KEY = /^source(?:_?path)?$/i;
 const DESTINATION_KEY = /^(?:destination|target)(?:_?path)?$/i;
-// A path with an extension names a file; a folder has none (or ends in a slash).
-const FILE_PATH = /(?:^|\/)[\w-]+\.[a-z][a-z0-9]{0,4}$/i;
 
 /**
  * The move's schema with its source and destination held to the two paths of the action's own clause, where it
@@ -45,7 +43,7 @@ const NOT_NAMES = new Set(['after', 'for', 'by', 'like', 'as', 'the', 'a', 'an']
  * (create_directory) is not offered that folder even where no name is given: it is there already.
  */
 export function madePaths(spans: string[], sentence: string, makesFolders: boolean): string[] {
-  const parents = [...sentence.matchAll(PARENT)].map((m) => m[1]!).filter((p) => !FILE_PATH.test(p));
+  const parents = [...sentence.matchAll(PARENT)].map((m) => m[1]!).filter((p) => !namesFile(p));
   const names = [...sentence.matchAll(NAMED)].map((m) => m[1]!).filter((n) => !NOT_NAMES.has(n.toLowerCase()));
   if (parents.length !== 1) return spans;
   const parent = parents[0]!.replace(/\/$/, '');

@@ -32,16 +32,16 @@ type Schema = Record<string, unknown>;
 const PATH_KEY = /^(?:file|filename|destination|source|target|uri|url)$|(?:path|dir|directory|folder)$/i;
 const PATH_SPAN = /^(?:[a-z][a-z0-9+.-]*:\/\/\S+|~?\.{0,2}\/\S*|[\w.-]+(?:\/[\w.-]+)+|[\w-]+\.[a-z][a-z0-9]{0,4})$/i;
 
-// A path whose last part has an extension names a file ("notes.txt", "/srv/a/b.csv").
-const FILE_SPAN = /(?:^|\/)[\w-]+\.[a-z][a-z0-9]{0,4}$/i;
+/** Whether a path's last part has an extension, so it names a file ("notes.txt", "/srv/a/b.csv"), not a folder. */
+export const namesFile = (path: string) => /(?:^|\/)[\w-]+\.[a-z][a-z0-9]{0,4}$/i.test(path);
 
 /**
  * The spans without the folders a request names beside its files ("timetable.csv in /srv/share"): for a
  * tool that reads one file, the folder is where the file is, not what is read. Unchanged when no file is named.
  */
 export function withoutFolders(spans: string[]): string[] {
-  if (!spans.some((s) => PATH_SPAN.test(s) && FILE_SPAN.test(s))) return spans;
-  return spans.filter((s) => !PATH_SPAN.test(s) || FILE_SPAN.test(s));
+  if (!spans.some((s) => PATH_SPAN.test(s) && namesFile(s))) return spans;
+  return spans.filter((s) => !PATH_SPAN.test(s) || namesFile(s));
 }
 
 /** The paths the text names, in order (words of it that read as one). */
