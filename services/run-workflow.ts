@@ -4,7 +4,6 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { ModelId } from '../domain/models.ts';
 import type { ApprovalPolicy } from '../domain/runs/approval-policy.ts';
-import { requestedActions } from '../domain/planning/requested-actions.ts';
 import { AGENT_RUN_WORKFLOW, type AgentRunInput, RUN_BEHAVIOUR } from '../domain/runs/run-input.ts';
 import { RunStatusKey, TenantIdKey } from '../domain/runs/search-attributes.ts';
 import type { RunRow } from './runs.ts';
@@ -15,19 +14,19 @@ export interface RunWorkflowSettings {
 }
 
 /**
- * What the Temporal UI shows for the run from its start (no content): tenant name and id, model, and
- * how many external effects the input asks for (the plan, and a person's approval, decide what runs).
+ * What the Temporal UI shows for the run from its start (no content): tenant name and id and model.
+ * Which external effects it takes is the model's plan and a person's approval, shown in the current
+ * details when they exist; no reading of the input's words guesses them here.
  */
 export function runSummary(run: RunRow, tenantName: string | null): { staticSummary: string; staticDetails: string } {
-  const effects = requestedActions(run.input).filter((a) => a.kind === 'delivery').length;
   const tenant = tenantName ? `${tenantName} (${run.tenantId})` : run.tenantId;
   return {
-    staticSummary: `Run for ${tenant}: ${effects} external effect(s) requested`,
+    staticSummary: `Run for ${tenant} on ${run.model}`,
     staticDetails: [
       `**Tenant:** ${tenant}`,
       `**Run:** ${run.id}`,
       `**Model:** ${run.model}; memory ${run.memory ? 'on' : 'off'}`,
-      `**External effects requested:** ${effects} (each needs a person's approval before it runs)`,
+      "**External effects:** each needs a person's approval before it runs; the current details name them while they wait",
       'Live state: the current details below and the `state` query. The RunStatus search attribute changes where an operator acts: awaiting approval, decided, ended.',
     ].join('\n\n'),
   };

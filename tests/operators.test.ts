@@ -50,7 +50,9 @@ describe('operators', () => {
     const handle = temporal.workflow.getHandle(runId);
 
     const described = await handle.describe();
-    expect(await described.staticSummary()).toBe(`Run for ${t.name} (${t.tenantId}): 1 external effect(s) requested`);
+    expect(await described.staticSummary()).toBe(
+      `Run for ${t.name} (${t.tenantId}) on ${(await stack.api.get(`/v1/agent-runs/${runId}`, { key: t.key })).json.model}`,
+    );
     const details = await described.staticDetails();
     expect(details).toContain(`**Run:** ${runId}`);
     for (const text of [described.staticSummary(), described.staticDetails()]) expect(await text).not.toMatch(/incident|on-call/);
