@@ -25,7 +25,11 @@ const RETRIES_MAX = 60;
 const POLL_MS = 250;
 const here = (p: string) => path.join(projectRoot, 'scripts', 'eval', 'fresh', p);
 
-/** cases.json (tuning and held-out halves), then cases-extra.json … cases-extra13.json: 40 more tuning cases each, written the same way by thirteen more helper sessions. */
+/**
+ * cases.json (tuning and held-out halves), then cases-extra.json … cases-extra13.json: 40 more tuning
+ * cases each, written the same way by thirteen more helper sessions; then cases-heldout2.json: 40 more
+ * held-out cases by a fourteenth, never read by whoever tunes the adapter, so the held-out half is 76.
+ */
 export const freshCases = (): FreshCase[] =>
   [
     'cases.json',
@@ -42,6 +46,7 @@ export const freshCases = (): FreshCase[] =>
     'cases-extra11.json',
     'cases-extra12.json',
     'cases-extra13.json',
+    'cases-heldout2.json',
   ].flatMap((f) => JSON.parse(readFileSync(here(f), 'utf8')) as FreshCase[]);
 
 interface FreshRow extends FreshVerdict {
