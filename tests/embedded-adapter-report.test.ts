@@ -153,6 +153,19 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(resultLines([{ ...read('x'), status: 'failed' as const }])).toEqual([]);
   });
 
+  it("quotes no line of a result that holds no text: a file's bytes as a blob, an image, or a result cut short", () => {
+    const shown = (output: unknown) => ({ step_id: 's', tool: 'files__read_media_file', status: 'done' as const, detail: '', sources: [], output });
+    // What server-filesystem's read_media_file returns for a .txt file: its name holds the question's words, its bytes are base64.
+    const blob = {
+      content: [{ type: 'resource', resource: { uri: 'file:///srv/share/room-allocations.txt', mimeType: 'application/octet-stream', blob: 'TGFya3NwdXI=' } }],
+    };
+    expect(resultLines([shown(blob)])).toEqual([]);
+    expect(resultLines([shown({ content: [{ type: 'image', data: 'iVBORw0=', mimeType: 'image/png' }] })])).toEqual([]);
+    expect(resultLines([shown({ untrusted: 'x', truncated_from_chars: 20_000, excerpt: '{"content":[{"type":"text","text":"Juniper  Raj' })])).toEqual([]);
+    // Structured content with no content items is still read.
+    expect(resultLines([shown({ content: [], structuredContent: { room: 'Juniper' } })])).toEqual(['Juniper']);
+  });
+
   it("offers the calculations a request's numbers allow: a total or an average only of numbers that count the same thing", () => {
     const hours = numbersOf('timesheet: mon 7.5h, tue 8h, wed 6.25h, thu 8h, fri 4.75h. total for the week?');
     expect(hours.map((n) => n.value)).toEqual(['7.5', '8', '6.25', '8', '4.75']);
@@ -285,6 +298,21 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     }
   });
 
+  it("gives no term quoted inside another part of the request (a search word, a commit message) as a question's answer", async () => {
+    const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, results: [] };
+    for (const input of [
+      'about to run `git commit -am "wip"` in the repo before I go on lunch. whihc files would that actually include?',
+      'Can you search the share for files whose names contain the word "invoice" and tell me which ones you find?',
+    ]) {
+      const actions = requestedActions(input);
+      const question = actions.findIndex((a) => /\?$/.test(a.clause.trim())) + 1;
+      expect(question).toBeGreaterThan(1);
+      // No model is asked: nothing is left to answer from once the other part's term is set aside.
+      const outcome = await answerPart({} as never, { ...c, input, actions, action: question });
+      expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/no text to answer it from/) } });
+    }
+  });
+
   it('answers no question that asks the reader to do what it does not know as asking for an answer', async () => {
     const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, action: 1 };
     const read = {
@@ -307,21 +335,23 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(addressedUnknownVerb(requestedActions('Can you let me know what is in notes.txt?')[0]!)).toBeNull();
   });
 
-  it('gives no summary that leaves out a figure of a short text it summarises', () => {
+  it('gives no summary that leaves out a figure of a short text it summarises, or every figure of a long one', () => {
     const text = 'The quarterly revenue grew 12% while costs fell 3%, driven by the new pricing.';
     expect(droppedFigures('Revenue grew 12% on new pricing.', text)).toEqual(['3']);
     expect(droppedFigures('Revenue grew 12% and costs fell 3%.', text)).toEqual([]);
-    // A text with many figures is summarised without them all.
-    expect(droppedFigures('Sales rose.', 'Sales: 1, 2, 3, 4 and 5.')).toEqual([]);
+    // A text with many figures is summarised without them all, but not without every one of them.
+    expect(droppedFigures('Sales rose to 5.', 'Sales: 1, 2, 3, 4 and 5.')).toEqual([]);
+    expect(droppedFigures('Sales rose.', 'Sales: 1, 2, 3, 4 and 5.')).toEqual(['every one of its 5 figures']);
   });
 
-  it('gives no writing that leaves out a name of a short text it works from', () => {
+  it('gives no writing that leaves out a name of a short text it works from, or every name of a long one', () => {
     const report = 'Incident 2291: checkout was down for 47 min on Tuesday. Fixed by Dmitri from the platform team.';
     expect(droppedNames('A security incident occurred on March 11.', report)).toEqual(['Tuesday', 'Dmitri']);
     expect(droppedNames('Checkout was down 47 min on Tuesday; Dmitri fixed it.', report)).toEqual([]);
     // A name of several words is kept by any of them; words that open a sentence are no names.
     expect(droppedNames('Dear Lucy, we will replace the mug.', 'Hello, one mug is cracked. Can I get a replacement? Thanks, Lucy Fenwick')).toEqual([]);
-    expect(droppedNames('They met.', 'Ana met Ben, Cy, Dee, Eve and Flo.')).toEqual([]);
+    expect(droppedNames('Ben met them all.', 'Ana met Ben, Cy, Dee, Eve and Flo.')).toEqual([]);
+    expect(droppedNames('They met.', 'Ana met Ben, Cy, Dee, Eve and Flo.')).toEqual(['every one of its 5 names']);
   });
 
   it('answers with what a read returned only an instruction that asks to see it', () => {

@@ -36,11 +36,21 @@ const NO_LINE = 'None: the text does not say.';
 /** What the lines are ranked against: the same text, asked nothing in particular. */
 const NEUTRAL = 'What does the text say?';
 
-/** The text of a tool's result: an MCP result's text content as it is, anything else as JSON. */
+/**
+ * The text of a tool's result that an answer may quote: an MCP result's text content as it is; its
+ * structured content as JSON when it has no content items; anything else as JSON. Nothing ('') for a
+ * result whose content is only an image, audio or a file's bytes (a base64 blob is no answer, however
+ * many of the question's words its file name holds), or one cut short at TOOL_RESULT_MAX_CHARS (what
+ * it held past the cut is unknown, and its excerpt is JSON, not the text).
+ */
 export function textOf(output: unknown): string {
-  const content = (output as { content?: { type?: string; text?: string }[] } | null)?.content;
-  const texts = Array.isArray(content) ? content.filter((c) => c?.type === 'text' && typeof c.text === 'string').map((c) => c.text!) : [];
-  return texts.length ? texts.join('\n') : JSON.stringify(output);
+  const result = output as { content?: { type?: string; text?: string }[]; structuredContent?: unknown; truncated_from_chars?: unknown } | null;
+  if (typeof result?.truncated_from_chars === 'number') return '';
+  const content = result?.content;
+  if (!Array.isArray(content)) return JSON.stringify(output);
+  const texts = content.filter((c) => c?.type === 'text' && typeof c.text === 'string').map((c) => c.text!);
+  if (texts.length) return texts.join('\n');
+  return content.length === 0 && result?.structuredContent != null ? JSON.stringify(result.structuredContent) : '';
 }
 
 /** The scalar values an object holds directly or in arrays of scalars, in order. */
