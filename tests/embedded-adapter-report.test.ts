@@ -298,6 +298,15 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     }
   });
 
+  it('gives the one sentence the request gives as the answer as it stands only when it holds a word of the question', async () => {
+    const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, results: [], action: 1 };
+    // No model is asked: "launch" is in both.
+    const answered = await answerPart({} as never, { ...c, input: "What day is the launch in this note: 'We launch on Wednesday after the final review.'" });
+    expect(answered).toMatchObject({ kind: 'part', part: { status: 'performed', result: 'We launch on Wednesday after the final review.' } });
+    // One that shares no word is ranked against "None" by the model (none here, so the call fails), never taken as it stands.
+    await expect(answerPart({} as never, { ...c, input: 'What is the deadline in this note: "Please reply to Sam soon."' })).rejects.toThrow();
+  });
+
   it("gives no term quoted inside another part of the request (a search word, a commit message) as a question's answer", async () => {
     const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, results: [] };
     for (const input of [

@@ -134,15 +134,28 @@ describe('text arguments copied from the request', () => {
   it('holds a move to the two paths of its sentence in the order written', () => {
     const move = { type: 'object', properties: { source: { type: 'string' }, destination: { type: 'string' } } };
     const ordered = (clause: string) => {
-      const p = withPathOrder(move, clause).properties as Record<string, { enum?: string[] }>;
+      const p = withPathOrder(move, clause)!.properties as Record<string, { enum?: string[] }>;
       return [p.source!.enum, p.destination!.enum];
     };
     expect(ordered('rename /srv/scan_0931.txt to /srv/lease-agreement.txt')).toEqual([['/srv/scan_0931.txt'], ['/srv/lease-agreement.txt']]);
     expect(ordered('Rename /srv/docs/old.txt to new.txt')).toEqual([['/srv/docs/old.txt'], ['/srv/docs/new.txt']]);
-    // Not "P1 … to P2", or not two paths: the grammar's spans stand.
+    // Words between the file and the link: the small model had swapped these two.
+    expect(ordered('Could you rename draft_letter.txt in the letters folder to final_letter.txt?')).toEqual([['draft_letter.txt'], ['final_letter.txt']]);
+    expect(ordered('Move a.txt, which we need to keep, into /srv/archive')).toEqual([['a.txt'], ['/srv/archive/a.txt']]);
+    expect(ordered('In /srv/share, move a.txt to b.txt')).toEqual([['a.txt'], ['b.txt']]);
+    // Into a folder, the file keeps its name.
+    expect(ordered('move the receipt (inbox/receipt-0311.txt) into the receipts/2025-03 folder')).toEqual([
+      ['inbox/receipt-0311.txt'],
+      ['receipts/2025-03/receipt-0311.txt'],
+    ]);
+    expect(ordered('Move old-menu.txt into a folder called archive.')).toEqual([['old-menu.txt'], ['archive/old-menu.txt']]);
+    // No link after a path: the grammar's spans stand.
     expect(withPathOrder(move, 'Move into /srv/archive the file scan.pdf')).toBe(move);
     expect(withPathOrder(move, 'Restore notes.txt from notes.bak')).toBe(move);
-    expect(withPathOrder(move, 'move a.txt, b.txt and c.txt to /srv/archive')).toBe(move);
+    // Several files, or nowhere named to move them to: no one call does it ("into it" had moved q1 onto q2).
+    expect(withPathOrder(move, 'move a.txt, b.txt and c.txt to /srv/archive')).toBeNull();
+    expect(withPathOrder(move, 'make a folder called 2024-reports and move q1-report.txt and q2-report.txt into it')).toBeNull();
+    expect(withPathOrder(move, 'Move a.txt to the archive')).toBeNull();
   });
 
   it('offers a read of one file the files a request names, not the folder they are in', () => {

@@ -113,7 +113,10 @@ export async function answerLine(
   source: LineSource = 'asked',
 ): Promise<LineAnswer> {
   if (lines.length > LINES_MAX) return { kind: 'unsure', reason: needsStronger(`the result has more lines than the small model can choose among`) };
-  if (lines.length === 1 && source === 'given') return { kind: 'line', line: lines[0]! };
+  // A lone sentence the request gives is its answer as it stands when it holds a word of the question; one that holds
+  // none ("What is the deadline? 'Please reply soon.'") must lead "None" as a tool's lone line must.
+  const loneGiven = lines.length === 1 && source === 'given';
+  if (loneGiven && sharesTellingWord(question, lines[0]!, lines)) return { kind: 'line', line: lines[0]! };
   const ranked = lines.length === 1 ? [...lines, NO_LINE] : lines;
   const text = lines.map((l) => truncate(l, LINE_RANKED_MAX)).join('\n');
   const asked = (q: string): ChatMessage[] => [
@@ -130,7 +133,8 @@ export async function answerLine(
   const needed = best < lines.length && source !== 'unasked' && holdsOwnWord(question, lines[best]!, lines) ? MIN_SINGLED_OUT_LEAD : MIN_LINE_LEAD;
   if (lead < needed || best >= lines.length)
     return { kind: 'unsure', reason: needsStronger(`the small model could not tell clearly which line of the result answers it`) };
-  if (!sharesTellingWord(question, lines[best]!, lines))
+  // That lone sentence, so ranked, may answer in its own words ("due on Friday" for "the deadline").
+  if (!loneGiven && !sharesTellingWord(question, lines[best]!, lines))
     return { kind: 'unsure', reason: needsStronger(`the line the small model chose has none of the question's words that tell the lines apart`) };
   return { kind: 'line', line: lines[best]! };
 }

@@ -11,25 +11,54 @@ type Schema = Record<string, unknown>;
 const SOURCE_KEY = /^source(?:_?path)?$/i;
 const DESTINATION_KEY = /^(?:destination|target)(?:_?path)?$/i;
 
+/** The word that links what a move takes to where it goes ("a.txt to b.txt", "a.txt into /srv/archive"). */
+const LINK = /\s(to|as|into|onto)\s/i;
+/** What a move is told to go into, named rather than given as a path ("into a folder called archive"). */
+const CALLED = /^\s*(?:the\s+|a\s+(?:new\s+)?)?(?:folder|directory)\s+(?:called|named)\s+["'“‘]?([\w][\w.-]*[\w])["'”’]?(?=[\s,.;:!?)]|$)/i;
+
 /**
- * The move's schema with its source and destination held to the two paths of the action's own clause, where it
- * reads "P1 … to|as|into|onto P2"; unchanged otherwise ("Move into /srv/archive the file scan.pdf", "restore
- * notes.txt from notes.bak"). A bare new name is joined to the source's folder ("rename /srv/docs/old.txt to new.txt").
+ * The move's schema with its source and destination held to the paths of the action's own clause, read as "P1 … to|as|into|onto
+ * P2": the one path before the link is the source, the one after it (or a folder called by name right after it) where it goes.
+ * Unchanged where no link follows a path ("Move into /srv/archive the file scan.pdf", "restore notes.txt from notes.bak"). Null
+ * where the clause names more than one path to move or no path to move it to ("move q1.txt and q2.txt into it" had moved
+ * q1.txt onto q2.txt): one call cannot do it. A bare new name is joined to the source's folder ("rename /srv/docs/old.txt
+ * to new.txt"); a folder it goes into keeps the file's own name ("into the receipts/2025-03 folder").
  */
-export function withPathOrder(schema: Schema, clause: string): Schema {
+export function withPathOrder(schema: Schema, clause: string): Schema | null {
   const properties = schema.properties as Record<string, Schema> | undefined;
   if (!properties) return schema;
   const source = Object.keys(properties).find((k) => SOURCE_KEY.test(k));
   const destination = Object.keys(properties).find((k) => DESTINATION_KEY.test(k));
-  const paths = [...new Set(pathsNamed(clause))];
-  if (!source || !destination || paths.length !== 2) return schema;
-  const [from, to] = paths as [string, string];
-  if (!new RegExp(`${escapeRegExp(from)}\\S*\\s+(?:\\S+\\s+){0,3}?(?:to|as|into|onto)\\s+(?:\\S+\\s+){0,2}?${escapeRegExp(to)}`, 'i').test(clause))
-    return schema;
-  const folder = from.includes('/') ? from.slice(0, from.lastIndexOf('/') + 1) : '';
-  const target = to.includes('/') ? to : `${folder}${to}`;
+  const found = [...new Set(pathsNamed(clause))].map((path) => ({ path, at: clause.indexOf(path) })).sort((a, b) => a.at - b.at);
+  if (!source || !destination || found.length === 0) return schema;
+  // Where the paths split: the first gap between two of them, or after the last, that holds a link word (its last one there).
+  const gaps = found.map((p, i) => clause.slice(p.at + p.path.length, found[i + 1]?.at ?? clause.length));
+  const split = gaps.findIndex((gap) => LINK.test(gap));
+  if (split < 0) return schema;
+  const links = [...gaps[split]!.matchAll(new RegExp(LINK.source, 'gi'))];
+  const link = links.at(-1)!;
+  // A folder named as where the file is ("In /srv/share, move a.txt to b.txt") is not what is moved.
+  const froms = found
+    .slice(0, split + 1)
+    .map((p) => p.path)
+    .filter((p, _, all) => all.length === 1 || namesFile(p) || !new RegExp(`\\b(?:in|from)\\s+${escapeRegExp(p)}`, 'i').test(clause));
+  const tos = found.slice(split + 1).map((p) => p.path);
+  const called = tos.length === 0 ? CALLED.exec(gaps[split]!.slice(link.index + link[0].length))?.[1] : undefined;
+  const to = tos.length === 1 ? tos[0]! : called;
+  if (froms.length !== 1 || to === undefined) return null;
+  const from = froms[0]!;
+  const into = called !== undefined || /^in|^on/i.test(link[1]!) || to.endsWith('/');
+  const target =
+    namesFile(from) && !namesFile(to) && into
+      ? `${to.replace(/\/$/, '')}/${from.slice(from.lastIndexOf('/') + 1)}`
+      : to.includes('/')
+        ? to
+        : `${folderOf(from)}${to}`;
   return { ...schema, properties: { ...properties, [source]: { enum: [from] }, [destination]: { enum: [target] } } };
 }
+
+/** The folder part of a path, with its slash ("/srv/docs/" of "/srv/docs/old.txt"); '' for a bare name. */
+const folderOf = (path: string) => (path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '');
 
 // "a folder called receipts-2024-25 in /srv/share": the name given to what is made, and the folder it goes in.
 const NAMED = /\b(?:called|named)\s+["'“‘]?([\w][\w.-]*[\w])["'”’]?(?=[\s,.;:!?)]|$)/gi;

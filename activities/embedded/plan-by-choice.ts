@@ -105,8 +105,9 @@ async function fill(deps: AgentDeps, c: PlanCall, action: RequestedAction, tool:
   const zoned = spanned && withTimeZones(spanned, sentence, conversionOf(c.input, action));
   // A move, copy or rename takes the two paths of its own clause in the order written.
   const moves = names.some((w) => ['move', 'copy', 'rename'].includes(w));
-  const schema = zoned && (moves ? withPathOrder(zoned, action.clause) : zoned);
-  if (!schema) return { do: UNRESOLVED, reason: `the request states no value for an argument ${tool} requires` };
+  if (!zoned) return { do: UNRESOLVED, reason: `the request states no value for an argument ${tool} requires` };
+  const schema = moves ? withPathOrder(zoned, action.clause) : zoned;
+  if (!schema) return { do: UNRESOLVED, reason: needsStronger(`it names not one path to move and one to move it to, which one call of ${tool} takes`) };
   const called = await callModel(deps, c, `plan:${c.attempt}:arguments:${action.n}`, request(c, messages, maxJsonTokens(schema), schema), []);
   if (called.kind === 'stopped') return called;
   let args: unknown;
