@@ -162,8 +162,26 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(resultLines([shown(blob)])).toEqual([]);
     expect(resultLines([shown({ content: [{ type: 'image', data: 'iVBORw0=', mimeType: 'image/png' }] })])).toEqual([]);
     expect(resultLines([shown({ untrusted: 'x', truncated_from_chars: 20_000, excerpt: '{"content":[{"type":"text","text":"Juniper  Raj' })])).toEqual([]);
-    // Structured content with no content items is still read.
+    // Structured content with no content items is still read, and so is a text resource.
     expect(resultLines([shown({ content: [], structuredContent: { room: 'Juniper' } })])).toEqual(['Juniper']);
+    expect(resultLines([shown({ content: [{ type: 'resource', resource: { uri: 'file:///a.txt', text: 'Raj Patel: Juniper' } }] })])).toEqual([
+      'Raj Patel: Juniper',
+    ]);
+    // A result cut short after its content (the server gave its text twice, as content and as structured content) is still read whole.
+    const full = JSON.stringify({ content: [{ type: 'text', text: 'Sat 14 June\nJuniper  Raj Patel' }], structuredContent: { content: 'x'.repeat(100) } });
+    expect(resultLines([shown({ untrusted: 'x', truncated_from_chars: full.length, excerpt: full.slice(0, 90) })])).toEqual([
+      'Sat 14 June',
+      'Juniper  Raj Patel',
+    ]);
+  });
+
+  it('writes nothing from a read that returned no text to write from', async () => {
+    const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, action: 1 };
+    const blob = { content: [{ type: 'resource', resource: { uri: 'file:///srv/notes.txt', mimeType: 'application/octet-stream', blob: 'TGFya3NwdXI=' } }] };
+    const read = { step_id: 'emb_step_1', tool: 'files__read_media_file', status: 'done' as const, detail: '', sources: [], output: blob };
+    // No model is asked: there is nothing to summarise.
+    const outcome = await answerPart({} as never, { ...c, input: 'Summarise /srv/notes.txt for me.', results: [read] });
+    expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/no text to quote/) } });
   });
 
   it("offers the calculations a request's numbers allow: a total or an average only of numbers that count the same thing", () => {
@@ -298,13 +316,16 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     }
   });
 
-  it('gives the one sentence the request gives as the answer as it stands only when it holds a word of the question', async () => {
+  it('takes the one sentence the request gives as the answer as it stands only where it holds two words of the question', async () => {
     const c = { runId: 'run_x', tenantId: 'ten_x', model: 'svc-workspace' as const, provider: 'embedded' as const, results: [], action: 1 };
-    // No model is asked: "launch" is in both.
-    const answered = await answerPart({} as never, { ...c, input: "What day is the launch in this note: 'We launch on Wednesday after the final review.'" });
-    expect(answered).toMatchObject({ kind: 'part', part: { status: 'performed', result: 'We launch on Wednesday after the final review.' } });
-    // One that shares no word is ranked against "None" by the model (none here, so the call fails), never taken as it stands.
-    await expect(answerPart({} as never, { ...c, input: 'What is the deadline in this note: "Please reply to Sam soon."' })).rejects.toThrow();
+    const taken = await answerPart({} as never, { ...c, input: "What's their year end? 'Our year end is 31 October.'" });
+    expect(taken).toMatchObject({ kind: 'part', part: { status: 'performed', result: 'Our year end is 31 October.' } });
+    // Else the model ranks it against "None": there is no model here, so asking it fails.
+    for (const input of [
+      'What is the deadline for the report? "The report is not finished yet."',
+      'What is the deadline in this note: "Please reply to Sam soon."',
+    ])
+      await expect(answerPart({} as never, { ...c, input })).rejects.toThrow();
   });
 
   it("gives no term quoted inside another part of the request (a search word, a commit message) as a question's answer", async () => {
@@ -320,6 +341,8 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
       const outcome = await answerPart({} as never, { ...c, input, actions, action: question });
       expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/no text to answer it from/) } });
     }
+    // A short text the request gives as material, in no other part, is still the answer's to quote (the model ranks it).
+    await expect(answerPart({} as never, { ...c, input: 'Her reply was "Tuesday works". Which day did she pick?', action: 1 })).rejects.toThrow();
   });
 
   it('answers no question that asks the reader to do what it does not know as asking for an answer', async () => {

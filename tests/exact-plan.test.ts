@@ -141,21 +141,44 @@ describe('text arguments copied from the request', () => {
     expect(ordered('Rename /srv/docs/old.txt to new.txt')).toEqual([['/srv/docs/old.txt'], ['/srv/docs/new.txt']]);
     // Words between the file and the link: the small model had swapped these two.
     expect(ordered('Could you rename draft_letter.txt in the letters folder to final_letter.txt?')).toEqual([['draft_letter.txt'], ['final_letter.txt']]);
-    expect(ordered('Move a.txt, which we need to keep, into /srv/archive')).toEqual([['a.txt'], ['/srv/archive/a.txt']]);
-    expect(ordered('In /srv/share, move a.txt to b.txt')).toEqual([['a.txt'], ['b.txt']]);
-    // Into a folder, the file keeps its name.
+    // A folder named as where things are holds the bare names; a path inside a longer one is not that path.
+    expect(ordered('In /srv/share, move a.txt to b.txt')).toEqual([['/srv/share/a.txt'], ['/srv/share/b.txt']]);
+    expect(ordered('Rename a.txt to b.txt in /srv/docs')).toEqual([['/srv/docs/a.txt'], ['/srv/docs/b.txt']]);
+    expect(ordered('Move the file a.txt from /srv/in to /srv/out')).toEqual([['/srv/in/a.txt'], ['/srv/out/a.txt']]);
+    expect(ordered('Rename old-notes.txt to notes.txt')).toEqual([['old-notes.txt'], ['notes.txt']]);
+    expect(ordered('Rename /srv/share/report.txt.bak to /srv/share/report.txt')).toEqual([['/srv/share/report.txt.bak'], ['/srv/share/report.txt']]);
+    // Into a folder, what moves keeps its name.
     expect(ordered('move the receipt (inbox/receipt-0311.txt) into the receipts/2025-03 folder')).toEqual([
       ['inbox/receipt-0311.txt'],
       ['receipts/2025-03/receipt-0311.txt'],
     ]);
     expect(ordered('Move old-menu.txt into a folder called archive.')).toEqual([['old-menu.txt'], ['archive/old-menu.txt']]);
+    expect(ordered('Move /srv/share/old-menu.txt into a folder called archive.')).toEqual([['/srv/share/old-menu.txt'], ['/srv/share/archive/old-menu.txt']]);
+    expect(ordered('Please move report.pdf to the /srv/archive folder')).toEqual([['report.pdf'], ['/srv/archive/report.pdf']]);
+    expect(ordered('Move /tmp/share/inbox/scan.pdf into /tmp/share')).toEqual([['/tmp/share/inbox/scan.pdf'], ['/tmp/share/scan.pdf']]);
+    expect(ordered('move /srv/reports into /srv/archive')).toEqual([['/srv/reports'], ['/srv/archive/reports']]);
+    expect(ordered('please move notes.md into the archive folder (/srv/archive) and keep the same file name')).toEqual([
+      ['notes.md'],
+      ['/srv/archive/notes.md'],
+    ]);
     // No link after a path: the grammar's spans stand.
     expect(withPathOrder(move, 'Move into /srv/archive the file scan.pdf')).toBe(move);
     expect(withPathOrder(move, 'Restore notes.txt from notes.bak')).toBe(move);
-    // Several files, or nowhere named to move them to: no one call does it ("into it" had moved q1 onto q2).
-    expect(withPathOrder(move, 'move a.txt, b.txt and c.txt to /srv/archive')).toBeNull();
-    expect(withPathOrder(move, 'make a folder called 2024-reports and move q1-report.txt and q2-report.txt into it')).toBeNull();
-    expect(withPathOrder(move, 'Move a.txt to the archive')).toBeNull();
+    // Several files, several places, or nowhere named: no one call does it ("into it" had moved q1 onto q2).
+    for (const clause of [
+      'move a.txt, b.txt and c.txt to /srv/archive',
+      'make a folder called 2024-reports and move q1-report.txt and q2-report.txt into it',
+      'Move a.txt to the archive',
+      'copy a.txt to b.txt and c.txt',
+      'Move all the PDFs in /srv/in to /srv/out',
+      // Words after the link that are not a place: the words do not say where it goes.
+      'copy a.txt to the same folder as b.txt',
+      'Use b.txt as the new name for a.txt',
+      'I want report.txt to be replaced by draft.txt',
+      'Move /srv/inbox/a.txt into the archive folder in /srv/share',
+      'Move a.txt, which we need to keep, into /srv/archive',
+    ])
+      expect(withPathOrder(move, clause)).toBeNull();
   });
 
   it('offers a read of one file the files a request names, not the folder they are in', () => {

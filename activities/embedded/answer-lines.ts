@@ -36,21 +36,45 @@ const NO_LINE = 'None: the text does not say.';
 /** What the lines are ranked against: the same text, asked nothing in particular. */
 const NEUTRAL = 'What does the text say?';
 
+/** One item of an MCP result's content, as far as an answer reads it. */
+type ContentItem = { type?: string; text?: string; resource?: { text?: unknown } };
+
 /**
- * The text of a tool's result that an answer may quote: an MCP result's text content as it is; its
- * structured content as JSON when it has no content items; anything else as JSON. Nothing ('') for a
- * result whose content is only an image, audio or a file's bytes (a base64 blob is no answer, however
- * many of the question's words its file name holds), or one cut short at TOOL_RESULT_MAX_CHARS (what
- * it held past the cut is unknown, and its excerpt is JSON, not the text).
+ * The text of a tool's result that an answer may quote: an MCP result's text content (and text resources) as
+ * it is; its structured content as JSON when it has no content items; anything else as JSON. Nothing ('')
+ * for a result whose content is only an image, audio or a file's bytes (a base64 blob is no answer, however
+ * many of the question's words its file name holds), or one whose content was cut short at
+ * TOOL_RESULT_MAX_CHARS (what it held past the cut is unknown).
  */
 export function textOf(output: unknown): string {
-  const result = output as { content?: { type?: string; text?: string }[]; structuredContent?: unknown; truncated_from_chars?: unknown } | null;
-  if (typeof result?.truncated_from_chars === 'number') return '';
-  const content = result?.content;
+  const result = output as { content?: ContentItem[]; structuredContent?: unknown; truncated_from_chars?: unknown; excerpt?: unknown } | null;
+  const content = typeof result?.truncated_from_chars === 'number' ? wholeContentOf(result.excerpt) : result?.content;
+  if (content === null) return '';
   if (!Array.isArray(content)) return JSON.stringify(output);
-  const texts = content.filter((c) => c?.type === 'text' && typeof c.text === 'string').map((c) => c.text!);
+  // Text items, and embedded resources given as text (a blob is bytes).
+  const texts = content.flatMap((c) =>
+    c?.type === 'text' && typeof c.text === 'string' ? [c.text] : c?.type === 'resource' && typeof c.resource?.text === 'string' ? [c.resource.text] : [],
+  );
   if (texts.length) return texts.join('\n');
   return content.length === 0 && result?.structuredContent != null ? JSON.stringify(result.structuredContent) : '';
+}
+
+/**
+ * The content items of a result cut short, when the cut fell after them: the shown result is `{"content":[…],
+ * "structuredContent":…}` cut to TOOL_RESULT_MAX_CHARS, and a server that gives its text twice (as content and as
+ * structured content) passes the limit at half its size. Null when the content itself was cut.
+ */
+function wholeContentOf(excerpt: unknown): ContentItem[] | null {
+  if (typeof excerpt !== 'string') return null;
+  // Inside a JSON string a quote is escaped, so this ends the content array wherever it stands.
+  const end = excerpt.indexOf('],"structuredContent":');
+  if (!excerpt.startsWith('{"content":[') || end < 0) return null;
+  try {
+    const parsed = JSON.parse(`${excerpt.slice(0, end + 1)}}`) as { content?: unknown };
+    return Array.isArray(parsed.content) ? (parsed.content as ContentItem[]) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The scalar values an object holds directly or in arrays of scalars, in order. */
@@ -113,10 +137,11 @@ export async function answerLine(
   source: LineSource = 'asked',
 ): Promise<LineAnswer> {
   if (lines.length > LINES_MAX) return { kind: 'unsure', reason: needsStronger(`the result has more lines than the small model can choose among`) };
-  // A lone sentence the request gives is its answer as it stands when it holds a word of the question; one that holds
-  // none ("What is the deadline? 'Please reply soon.'") must lead "None" as a tool's lone line must.
+  // A lone sentence the request gives is its answer as it stands where it holds two of the question's words ("What's their
+  // year end?"); else it must lead "None" as a tool's lone line must: sharing the question's subject alone is no answer
+  // ("What is the deadline for the report? 'The report is not finished yet.'").
   const loneGiven = lines.length === 1 && source === 'given';
-  if (loneGiven && sharesTellingWord(question, lines[0]!, lines)) return { kind: 'line', line: lines[0]! };
+  if (loneGiven && sharedTellingWords(question, lines[0]!) >= 2) return { kind: 'line', line: lines[0]! };
   const ranked = lines.length === 1 ? [...lines, NO_LINE] : lines;
   const text = lines.map((l) => truncate(l, LINE_RANKED_MAX)).join('\n');
   const asked = (q: string): ChatMessage[] => [
@@ -150,6 +175,12 @@ const COMMON = new Set(
 function tellingWords(text: string): Set<string> {
   return new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => (w.length >= 3 || /\d/.test(w)) && !COMMON.has(w)));
 }
+
+/** How many of the question's telling words the text holds. */
+const sharedTellingWords = (question: string, text: string) => {
+  const held = tellingWords(text);
+  return [...tellingWords(question)].filter((w) => held.has(w)).length;
+};
 
 /**
  * How much each line holds of the question's words that tell the lines apart (words that stand in

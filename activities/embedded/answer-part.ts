@@ -239,7 +239,7 @@ const NOTHING_TO_ANSWER_FROM = needsStronger(
 );
 
 const NO_TEXT_READ = needsStronger(
-  "what the tool returned holds no text to quote (an image, audio or a file's bytes, or a result cut short at TOOL_RESULT_MAX_CHARS)",
+  "what the tool returned holds no text to quote (it is empty, an image, audio or a file's bytes, or cut short at TOOL_RESULT_MAX_CHARS)",
 );
 
 /** Answers tried at most, when the first does not rest on the text; the later ones sampled, seeded so a retry writes the same. */
@@ -319,7 +319,9 @@ export async function answerPart(
     // choice ("a complaint or a compliment?") by the model, when its answer names exactly one of the two.
     // The question itself, after a colon ("Quick question for the practice: which pets …?"), is no text to answer it from.
     // A term of a word or two quoted inside another part (the search word "invoice", the commit message "wip") is that part's, not text that answers this one.
-    const given = givenSentences(t.input).filter((g) => !isTerm(g) || lettersOf(action.clause).includes(lettersOf(g)));
+    const otherClauses = actions.filter((a) => a.n !== action.n).map((a) => lettersOf(a.clause));
+    const othersTerm = (g: string) => isTerm(g) && !lettersOf(action.clause).includes(lettersOf(g)) && otherClauses.some((c) => c.includes(lettersOf(g)));
+    const given = givenSentences(t.input).filter((g) => !othersTerm(g));
     const sentences = given.filter((g) => !holdsQuestion(g, action.clause));
     if (!sentences.length) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: NOTHING_TO_ANSWER_FROM } };
     // A yes-or-no question about the text given ("Is this urgent? 'The lift is stuck again.'", "Is she asking for a
@@ -332,9 +334,10 @@ export async function answerPart(
     // An instruction that is neither a question nor writing ("We're closed on Saturdays now.") has no answer the
     // small model's prose could give that anything checks, whatever other actions read.
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: UNCHECKED } };
-  } else if (!t.results.some((r) => r.status === 'done') && !givesText(t.input)) {
-    // Writing needs something to write from: a read that ran, or text the request gives.
-    return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: NOTHING_TO_ANSWER_FROM } };
+  } else if (!t.results.some((r) => r.status === 'done' && textOf(r.output) !== '') && !givesText(t.input)) {
+    // Writing needs something to write from: text a read returned, or text the request gives.
+    const readNoText = t.results.some((r) => r.status === 'done');
+    return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: readNoText ? NO_TEXT_READ : NOTHING_TO_ANSWER_FROM } };
   }
   const material = readResults(t.results);
   const messages: ChatMessage[] = [

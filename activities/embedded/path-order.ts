@@ -13,49 +13,89 @@ const DESTINATION_KEY = /^(?:destination|target)(?:_?path)?$/i;
 
 /** The word that links what a move takes to where it goes ("a.txt to b.txt", "a.txt into /srv/archive"). */
 const LINK = /\s(to|as|into|onto)\s/i;
-/** What a move is told to go into, named rather than given as a path ("into a folder called archive"). */
-const CALLED = /^\s*(?:the\s+|a\s+(?:new\s+)?)?(?:folder|directory)\s+(?:called|named)\s+["'“‘]?([\w][\w.-]*[\w])["'”’]?(?=[\s,.;:!?)]|$)/i;
+/**
+ * What may stand between the link and where the file goes: an article and the word for a folder ("to the /srv/archive
+ * folder"), or the folder's name with its path in brackets ("into the archive folder (/srv/archive)").
+ */
+const TO_PLACE = /^\s*(?:(?:the|a|an|my|our)\s+)?(?:(?:new\s+)?(?:folder|directory)\s+|(?:[\w-]+\s+){1,2}(?:folder|directory)\s*\(\s*)?$/i;
+/** A folder the link leads to by name, not by path ("into a folder called archive", "into the archive folder" is no name). */
+const CALLED = /^\s*(?:the\s+|a\s+(?:new\s+)?)?(?:folder|directory)\s+(?:called|named)\s+["'“‘]?([\w][\w.-]*[\w])["'”’]?\W*$/i;
+/** At most this many words between what is moved and the link ("draft.txt in the letters folder to final.txt"). */
+const FROM_GAP_WORDS_MAX = 5;
+
+/** Where a path stands in the text as a whole word, from `from` on; -1 when it does not ("notes.txt" is not in "old-notes.txt"). */
+function positionOf(text: string, path: string, from: number): number {
+  const found = new RegExp(`(?<![\\w./-])${escapeRegExp(path)}(?![\\w/-]|\\.\\w)`, 'g');
+  found.lastIndex = from;
+  return found.exec(text)?.index ?? -1;
+}
+
+/** A folder named as where things are ("in /srv/share", "from /srv/inbox"), not as what is moved or where it goes. */
+const isPlaceOf = (clause: string, path: string, at: number) =>
+  !namesFile(path) && /\b(?:in|from|inside|within)\s+(?:the\s+)?(?:(?:folder|directory)\s+)?$/i.test(clause.slice(0, at));
 
 /**
- * The move's schema with its source and destination held to the paths of the action's own clause, read as "P1 … to|as|into|onto
- * P2": the one path before the link is the source, the one after it (or a folder called by name right after it) where it goes.
- * Unchanged where no link follows a path ("Move into /srv/archive the file scan.pdf", "restore notes.txt from notes.bak"). Null
- * where the clause names more than one path to move or no path to move it to ("move q1.txt and q2.txt into it" had moved
- * q1.txt onto q2.txt): one call cannot do it. A bare new name is joined to the source's folder ("rename /srv/docs/old.txt
- * to new.txt"); a folder it goes into keeps the file's own name ("into the receipts/2025-03 folder").
+ * The move's schema with its source and destination held to the clause's own words, "P1 … to|as|into|onto P2": one path
+ * before the link (a few words may stand between), and the path right after it (only an article or "folder" between) or a
+ * folder called by name. A folder named as where things are ("In /srv/share, move a.txt to b.txt") is where a bare name
+ * is. Into a folder ("into", "folder", a trailing slash, or a move of a file to a path with no extension), what moves
+ * keeps its name. Unchanged where no link follows a path ("Move into /srv/archive the file scan.pdf"). Null where the
+ * clause's words do not say one thing to move and one place for it ("move q1.txt and q2.txt into it" had moved q1 onto
+ * q2; "Use b.txt as the new name for a.txt", "copy a.txt to the same folder as b.txt"): one call cannot be read from them.
  */
 export function withPathOrder(schema: Schema, clause: string): Schema | null {
   const properties = schema.properties as Record<string, Schema> | undefined;
   if (!properties) return schema;
   const source = Object.keys(properties).find((k) => SOURCE_KEY.test(k));
   const destination = Object.keys(properties).find((k) => DESTINATION_KEY.test(k));
-  const found = [...new Set(pathsNamed(clause))].map((path) => ({ path, at: clause.indexOf(path) })).sort((a, b) => a.at - b.at);
-  if (!source || !destination || found.length === 0) return schema;
-  // Where the paths split: the first gap between two of them, or after the last, that holds a link word (its last one there).
-  const gaps = found.map((p, i) => clause.slice(p.at + p.path.length, found[i + 1]?.at ?? clause.length));
-  const split = gaps.findIndex((gap) => LINK.test(gap));
+  if (!source || !destination) return schema;
+  const found: { path: string; at: number }[] = [];
+  for (const path of new Set(pathsNamed(clause))) {
+    const at = positionOf(clause, path, 0);
+    if (at >= 0) found.push({ path, at });
+  }
+  found.sort((a, b) => a.at - b.at);
+  const places = found.filter((p) => isPlaceOf(clause, p.path, p.at));
+  const items = found.filter((p) => !places.includes(p));
+  // The first gap after a path, up to the next one (or the clause's end), that holds a link word.
+  const gapAfter = (i: number) => clause.slice(found[i]!.at + found[i]!.path.length, found[i + 1]?.at ?? clause.length);
+  const split = found.findIndex((_, i) => LINK.test(gapAfter(i)));
   if (split < 0) return schema;
-  const links = [...gaps[split]!.matchAll(new RegExp(LINK.source, 'gi'))];
-  const link = links.at(-1)!;
-  // A folder named as where the file is ("In /srv/share, move a.txt to b.txt") is not what is moved.
-  const froms = found
-    .slice(0, split + 1)
-    .map((p) => p.path)
-    .filter((p, _, all) => all.length === 1 || namesFile(p) || !new RegExp(`\\b(?:in|from)\\s+${escapeRegExp(p)}`, 'i').test(clause));
-  const tos = found.slice(split + 1).map((p) => p.path);
-  const called = tos.length === 0 ? CALLED.exec(gaps[split]!.slice(link.index + link[0].length))?.[1] : undefined;
-  const to = tos.length === 1 ? tos[0]! : called;
-  if (froms.length !== 1 || to === undefined) return null;
-  const from = froms[0]!;
-  const into = called !== undefined || /^in|^on/i.test(link[1]!) || to.endsWith('/');
+  const gap = gapAfter(split);
+  const link = LINK.exec(gap)!;
+  const froms = items.filter((p) => p.at <= found[split]!.at);
+  const next = found[split + 1];
+  const toPath = next && !places.includes(next) && TO_PLACE.test(gap.slice(link.index + link[0].length)) ? next.path : undefined;
+  const called = next ? undefined : CALLED.exec(gap.slice(link.index + link[0].length))?.[1];
+  // Between what is moved and the link, a few words (places among them: "a.txt from /srv/in to …").
+  const linkAt = found[split]!.at + found[split]!.path.length + link.index;
+  const beforeLink = froms.length === 1 ? clause.slice(froms[0]!.at + froms[0]!.path.length, linkAt).trim() : '';
+  const fromGapWords = beforeLink ? beforeLink.split(/\s+/).length : 0;
+  // Anything more to move or copy to after where it goes ("copy a.txt to b.txt and c.txt") is a second call.
+  const more = items.some((p) => p.at > (next?.at ?? linkAt));
+  if (froms.length !== 1 || fromGapWords > FROM_GAP_WORDS_MAX || (toPath === undefined && called === undefined) || more) return null;
+  const place = places.length === 1 ? `${places[0]!.path.replace(/\/$/, '')}/` : '';
+  const from = within(place, froms[0]!.path);
+  const to = toPath ?? `${folderOf(from)}${called}`;
+  const afterTo = toPath ? clause.slice(next!.at + toPath.length) : '';
+  const intoFolder =
+    called !== undefined ||
+    /^in|^on/i.test(link[1]!) ||
+    to.endsWith('/') ||
+    /(?:folder|directory)\s+$/i.test(gap) ||
+    /^\s+(?:folder|directory)\b/i.test(afterTo) ||
+    (namesFile(from) && !/\brename/i.test(clause));
   const target =
-    namesFile(from) && !namesFile(to) && into
-      ? `${to.replace(/\/$/, '')}/${from.slice(from.lastIndexOf('/') + 1)}`
+    intoFolder && !namesFile(to)
+      ? `${within(place, to).replace(/\/$/, '')}/${from.slice(from.lastIndexOf('/') + 1)}`
       : to.includes('/')
         ? to
         : `${folderOf(from)}${to}`;
   return { ...schema, properties: { ...properties, [source]: { enum: [from] }, [destination]: { enum: [target] } } };
 }
+
+/** A bare name within the folder named as where things are; any other path as it is. */
+const within = (place: string, path: string) => (path.includes('/') ? path : `${place}${path}`);
 
 /** The folder part of a path, with its slash ("/srv/docs/" of "/srv/docs/old.txt"); '' for a bare name. */
 const folderOf = (path: string) => (path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '');
