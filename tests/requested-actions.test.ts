@@ -315,11 +315,6 @@ describe('requestedActions: statements are not requests', () => {
       "If he has, what day did it come back? It's all in consent-forms.csv.",
     ]);
     expect(scopes('How many volunteers are down for Saturday (volunteers.csv)? And which of them are drivers?')[1]).toContain('volunteers.csv');
-    // A place a catalog reads, said beside several questions, is where each of them is looked up.
-    expect(scopes("Who does Dana Whitfield work for, and what's her role? It should be in the knowledge graph.")).toEqual([
-      'Who does Dana Whitfield work for It should be in the knowledge graph',
-      "what's her role? It should be in the knowledge graph",
-    ]);
     // A question about something else reads nothing another question names.
     expect(scopes("Who's the plumber we use? Also, what did we pay for invoice 2291 in invoices.csv?")[0]).toBeUndefined();
     // An abbreviation is no path: "3 p.m." gives no material.

@@ -842,10 +842,7 @@ function withoutStatements(
   return {
     requests: actions.filter((a) => !material(a) && !context(a)).map((a, i) => ({ ...a, n: i + 1 })),
     material: actions.some(material),
-    // Where to look, or the place the material is ("It should be in the knowledge graph."; a path is namedElsewhere's): every question beside it reads there.
-    consulted: asks
-      ? actions.filter((a) => consultsOnly(a.clause) || ((material(a) || context(a)) && namesSource(a.clause) && !namesOpenable(a.clause))).map((a) => a.clause)
-      : [],
+    consulted: asks ? actions.filter((a) => consultsOnly(a.clause)).map((a) => a.clause) : [],
   };
 }
 
