@@ -5,6 +5,9 @@
 // Runs write their events concurrently, so an id can commit after a higher one was read. Each poll
 // therefore reads again from where the feed stood `lookbackMs` ago and skips the ids it already sent:
 // an event whose transaction took less than that to commit is never missed, and none is sent twice.
+// A feed that starts (its first listener arrived) does the same: it reads from where the table stood
+// `lookbackMs` ago and counts what is already committed as sent, so a listener that waits for
+// `listening()` before reading the table itself misses nothing recorded after that read.
 import { and, asc, gt, isNotNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { journeyEvents } from '../db/schema.ts';
@@ -17,6 +20,12 @@ export type FeedListener = (event: RunEvent) => void;
 export interface JourneyFeed {
   /** Calls `listener` with each run event of the tenant recorded from now on; returns the unsubscribe. */
   subscribe(tenantId: string, listener: FeedListener): () => void;
+  /**
+   * Resolves once the feed knows where it starts: every event committed from then on reaches the
+   * listeners. A listener that catches up by reading the table waits for this first. Bounded: it
+   * resolves after LISTENING_WAIT_MS however the start goes (the database may be away).
+   */
+  listening(): Promise<void>;
   /** Listeners subscribed now (all tenants). */
   readonly size: number;
   close(): void;
@@ -28,6 +37,9 @@ export interface JourneyFeedOptions {
   /** Rows read per query; a full page is followed by the next in the same poll. */
   page: number;
 }
+
+/** The longest listening() waits for a starting feed (normally two indexed reads). */
+const LISTENING_WAIT_MS = 2_000;
 
 export const DEFAULT_FEED: JourneyFeedOptions = { pollMs: 250, lookbackMs: 5_000, page: 500 };
 
@@ -45,14 +57,28 @@ export function journeyFeed(db: Db, options: Partial<JourneyFeedOptions> = {}): 
   const marks: { at: number; id: number }[] = [];
   /** Bumped when the last listener leaves: a poll that began before it delivers nothing. */
   let generation = 0;
+  /** Who waits in listening() for the feed to start. */
+  const waiting: (() => void)[] = [];
+  const wakeWaiting = () => {
+    for (const wake of waiting.splice(0)) wake();
+  };
 
   const schedule = (ms: number) => {
     if (!closed && size > 0 && !timer) timer = setTimeout(tick, ms);
   };
 
-  async function start(): Promise<number> {
-    const [row] = await db.select({ max: sql<number>`coalesce(max(${journeyEvents.id}), 0)`.mapWith(Number) }).from(journeyEvents);
-    return row?.max ?? 0;
+  /**
+   * Where a starting feed reads from: the table's end as it stood lookbackMs ago (by commit order an id
+   * below the end can still commit); the events committed since then are marked sent, as if read.
+   */
+  async function start(): Promise<{ since: number; committed: number[] }> {
+    const [row] = await db
+      .select({ max: sql<number>`coalesce(max(${journeyEvents.id}), 0)`.mapWith(Number) })
+      .from(journeyEvents)
+      .where(sql`${journeyEvents.createdAt} < now() - make_interval(secs => ${lookbackMs / 1_000})`);
+    const since = row?.max ?? 0;
+    const rows = await db.select({ id: journeyEvents.id }).from(journeyEvents).where(gt(journeyEvents.id, since));
+    return { since, committed: rows.map((r) => r.id) };
   }
 
   /** The run events above `after`, a page of them, oldest first. */
@@ -92,7 +118,15 @@ export function journeyFeed(db: Db, options: Partial<JourneyFeedOptions> = {}): 
   /** Reads everything above `from`, page after page (more than a page can fall within the lookback), and delivers what was not sent. */
   async function poll(): Promise<void> {
     const current = generation;
-    from ??= await start();
+    if (from === undefined) {
+      const startedAt = Date.now();
+      const { since, committed } = await start();
+      if (current !== generation) return;
+      for (const id of committed) sent.add(id);
+      marks.push({ at: startedAt, id: committed.reduce((max, id) => Math.max(max, id), since) });
+      from = since;
+      wakeWaiting();
+    }
     const now = Date.now();
     let highest: number | undefined;
     for (let after = from; ; ) {
@@ -155,8 +189,19 @@ export function journeyFeed(db: Db, options: Partial<JourneyFeedOptions> = {}): 
           from = undefined;
           sent.clear();
           marks.length = 0;
+          wakeWaiting();
         }
       };
+    },
+    listening() {
+      if (from !== undefined || closed) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, LISTENING_WAIT_MS);
+        waiting.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
     },
     get size() {
       return size;
@@ -165,6 +210,7 @@ export function journeyFeed(db: Db, options: Partial<JourneyFeedOptions> = {}): 
       closed = true;
       clearTimeout(timer);
       listeners.clear();
+      wakeWaiting();
     },
   };
 }

@@ -45,7 +45,7 @@ export interface FollowOptions {
    * The process's feed of new journey events: with it, a follower reads when its run changed, and
    * otherwise once every idleMs (a safety net for an event the feed could not see).
    */
-  changes?: Pick<JourneyFeed, 'subscribe'>;
+  changes?: Pick<JourneyFeed, 'subscribe' | 'listening'>;
   /** With `changes`: the longest wait between reads while nothing happens (DEFAULT_FOLLOW.idleMs when absent). */
   idleMs?: number;
   signal: AbortSignal;
@@ -105,6 +105,7 @@ export async function* followRun(source: RunEventSource, tenantId: string, first
   // Listen before the first read: a change recorded while reading marks the run dirty, and is read next.
   const change = changeSignal(options.changes, tenantId, first.id, signal);
   try {
+    await change.listening();
     let run = first;
     let cursor = after;
     let wait = options.pollMs;
@@ -159,6 +160,8 @@ function changeSignal(feed: FollowOptions['changes'], tenantId: string, runId: s
     wake?.();
   });
   return {
+    /** Until the feed sends what is recorded from now on. */
+    listening: () => feed?.listening(),
     clear: () => {
       dirty = false;
     },

@@ -40,9 +40,9 @@ describe('the journey feed', () => {
     const stopA = feed.subscribe(a.tenantId, (e) => seenA.push(e));
     const stopB = feed.subscribe(b.tenantId, (e) => seenB.push(e));
     try {
-      await until(() => feed.size === 2, 'subscribed');
-      // Let the feed find the table's end first: it sends what is recorded after it started.
-      await new Promise((r) => setTimeout(r, 100));
+      expect(feed.size).toBe(2);
+      // The feed sends what is recorded once it is listening.
+      await feed.listening();
       await recordJourneyEvent(db(), runEvent(a.tenantId, 'run_a1', 'planning'));
       await recordJourneyEvent(db(), runEvent(b.tenantId, 'run_b1'));
       await recordJourneyEvent(db(), runEvent(a.tenantId, 'run_a1', 'awaiting_approval'));
@@ -69,7 +69,7 @@ describe('the journey feed', () => {
     const seen: string[] = [];
     const stop = feed.subscribe(t.tenantId, (e) => seen.push(e.run_id));
     try {
-      await new Promise((r) => setTimeout(r, 100));
+      await feed.listening();
       for (let i = 0; i < 17; i++) await recordJourneyEvent(db(), runEvent(t.tenantId, `run_page_${i}`));
       await until(() => seen.length === 17, 'all 17 events, 5 to a page');
       await new Promise((r) => setTimeout(r, 200));
@@ -88,7 +88,7 @@ describe('the journey feed', () => {
     const slow = new pg.Client({ connectionString: inject('databaseUrl') });
     await slow.connect();
     try {
-      await new Promise((r) => setTimeout(r, 100));
+      await feed.listening();
       // The slow writer takes its id first and commits last.
       await slow.query('begin');
       await slow.query(
@@ -101,6 +101,35 @@ describe('the journey feed', () => {
       await until(() => seen.includes('run_slow'), 'the event committed late');
       await new Promise((r) => setTimeout(r, 200));
       expect(seen.sort()).toEqual(['run_fast', 'run_slow']);
+    } finally {
+      stop();
+      feed.close();
+      await slow.end();
+    }
+  });
+
+  it('starting, sends what commits once it listens, an id taken before it started included, and nothing committed before', async () => {
+    const t = await newTenant(db(), 0);
+    const slow = new pg.Client({ connectionString: inject('databaseUrl') });
+    await slow.connect();
+    const feed = journeyFeed(db(), { pollMs: 20, lookbackMs: 5_000 });
+    const seen: string[] = [];
+    let stop = () => {};
+    try {
+      // Before the feed starts: one writer holds an id it has not committed; a later id commits.
+      await slow.query('begin');
+      await slow.query(
+        `insert into journey_events (tenant_id, run_id, kind, state, progress, event_key) values ($1, 'run_held', 'run.planning', 'planning', $2, $3)`,
+        [t.tenantId, JSON.stringify(progress('planning')), `test:${randomBytes(8).toString('hex')}`],
+      );
+      await recordJourneyEvent(db(), runEvent(t.tenantId, 'run_before'));
+      stop = feed.subscribe(t.tenantId, (e) => seen.push(e.run_id));
+      await feed.listening();
+      await recordJourneyEvent(db(), runEvent(t.tenantId, 'run_after'));
+      await slow.query('commit');
+      await until(() => seen.includes('run_after') && seen.includes('run_held'), 'the events committed once it listened');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(seen.sort()).toEqual(['run_after', 'run_held']);
     } finally {
       stop();
       feed.close();

@@ -419,6 +419,7 @@ describe('followers on the journey feed', () => {
   function manualFeed() {
     const listeners = new Set<(e: { run_id: string }) => void>();
     return {
+      listening: async () => {},
       subscribe: (_tenant: string, l: (e: never) => void) => {
         listeners.add(l as (e: { run_id: string }) => void);
         return () => listeners.delete(l as (e: { run_id: string }) => void);

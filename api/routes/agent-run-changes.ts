@@ -74,6 +74,7 @@ export function agentRunChangeRoutes(deps: RunChangeDeps) {
           };
           const unsubscribe = deps.feed.subscribe(tenantId, (e) => (live ? send(e) : buffered.push(e)));
           try {
+            await deps.feed.listening();
             if (resumeAfter !== undefined) {
               const page = await deps.listJourneyEvents(tenantId, { after: Number(resumeAfter), limit: REPLAY_LIMIT });
               if (page.more) write(`event: ${RESET_EVENT}\ndata: {}\n\n`);
