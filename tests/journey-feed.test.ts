@@ -30,6 +30,17 @@ const runEvent = (tenantId: string, runId: string, state = 'awaiting_approval') 
   eventKey: `test:${randomBytes(8).toString('hex')}`,
 });
 
+/** Takes a journey event id for the run in an open transaction of `client`, committed when the test says. */
+async function beginUncommitted(client: pg.Client, tenantId: string, runId: string) {
+  await client.query('begin');
+  await client.query(`insert into journey_events (tenant_id, run_id, kind, state, progress, event_key) values ($1, $2, 'run.planning', 'planning', $3, $4)`, [
+    tenantId,
+    runId,
+    JSON.stringify(progress('planning')),
+    `test:${randomBytes(8).toString('hex')}`,
+  ]);
+}
+
 describe('the journey feed', () => {
   it("hands each tenant's run events to that tenant's listeners only, in order, each once", async () => {
     const a = await newTenant(db(), 0);
@@ -90,11 +101,7 @@ describe('the journey feed', () => {
     try {
       await feed.listening();
       // The slow writer takes its id first and commits last.
-      await slow.query('begin');
-      await slow.query(
-        `insert into journey_events (tenant_id, run_id, kind, state, progress, event_key) values ($1, 'run_slow', 'run.planning', 'planning', $2, $3)`,
-        [t.tenantId, JSON.stringify(progress('planning')), `test:${randomBytes(8).toString('hex')}`],
-      );
+      await beginUncommitted(slow, t.tenantId, 'run_slow');
       await recordJourneyEvent(db(), runEvent(t.tenantId, 'run_fast'));
       await until(() => seen.includes('run_fast'), 'the later event');
       await slow.query('commit');
@@ -117,11 +124,7 @@ describe('the journey feed', () => {
     let stop = () => {};
     try {
       // Before the feed starts: one writer holds an id it has not committed; a later id commits.
-      await slow.query('begin');
-      await slow.query(
-        `insert into journey_events (tenant_id, run_id, kind, state, progress, event_key) values ($1, 'run_held', 'run.planning', 'planning', $2, $3)`,
-        [t.tenantId, JSON.stringify(progress('planning')), `test:${randomBytes(8).toString('hex')}`],
-      );
+      await beginUncommitted(slow, t.tenantId, 'run_held');
       await recordJourneyEvent(db(), runEvent(t.tenantId, 'run_before'));
       stop = feed.subscribe(t.tenantId, (e) => seen.push(e.run_id));
       await feed.listening();
