@@ -15,8 +15,9 @@ import {
   lacksAskedContact,
   asksWholeText,
 } from '../activities/embedded/answer-part.ts';
-import { calculationsOf, namedCalculation, numbersOf, plainList, writtenExpression } from '../activities/embedded/figure.ts';
+import { calculationsOf, chooseCalculation, namedCalculation, numbersOf, plainList, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
+import { statesSomething, withoutContextStatements } from '../activities/embedded/context-statements.ts';
 import { repeatedValue } from '../activities/embedded/repeated-values.ts';
 import { asksTimeNow, conversionOf, statedTimes, timeZonesNamedIn, withTimeZones } from '../activities/embedded/time-zones.ts';
 import { audienceOf, callIdOf, copiesInstruction, protocolArguments } from '../activities/embedded/report.ts';
@@ -184,7 +185,7 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/no text to quote/) } });
   });
 
-  it("offers the calculations a request's numbers allow: a total or an average only of numbers that count the same thing", () => {
+  it("offers the calculations a request's numbers allow: a total or an average only of numbers that count the same thing", async () => {
     const hours = numbersOf('timesheet: mon 7.5h, tue 8h, wed 6.25h, thu 8h, fri 4.75h. total for the week?');
     expect(hours.map((n) => n.value)).toEqual(['7.5', '8', '6.25', '8', '4.75']);
     expect(calculationsOf(hours).map((c) => c.expression)).toEqual([
@@ -198,6 +199,8 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(calculationsOf(numbersOf('3 blue mugs, 2 red mugs, 5 green plates and 1 blue plate'))).toEqual([]);
     expect(calculationsOf(numbersOf('80 sign-ups last week and 92 this week'))).toEqual([]);
     expect(numbersOf('If it is 15:00 in Singapore, 3 of us')).toEqual([{ value: '3', after: 'of' }]);
+    // "and" after a number joins what follows; it counts nothing ("Joost 7.25 and I did 4").
+    expect(calculationsOf(numbersOf('Piet did 6.5, Sanne 8, Joost 7.25 and I did 4.')).map((c) => c.expression)[0]).toBe('sum(6.5, 8, 7.25, 4)');
     expect(calculationsOf(numbersOf('one number: 42'))).toEqual([]);
     // A named calculation stands without the lead only over one plain list the question takes whole.
     expect(plainList('Add up my overtime hours, need it for my timesheet: 3.5, 2, 4.25, 1.75', 'Add up my overtime hours')).toBe(true);
@@ -207,6 +210,16 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     // The calculation a question names in words is the only one its choice may be: total, average, largest, smallest.
     expect(['total for the week?', 'what do we spend on average?', 'which costs the most?', 'the cheapest one?'].map(namedCalculation)).toEqual([0, 1, 2, 3]);
     expect(['how much was it?', 'the total and the average?'].map(namedCalculation)).toEqual([null, null]);
+    // A calculation named in words, of one plain list of numbers, is taken as named: no model is asked (none is given here).
+    const invoices =
+      'Three invoices came in today: €240.00 from Brightline, €115.50 from Kettle & Co. and €89.99 from Oduya Print. Add them up and post the total.';
+    const addUp = { n: 1, clause: 'Add them up', sentence: 1, kind: 'analysis', verb: null, missing: null } as const;
+    await expect(chooseCalculation(undefined as never, undefined as never, invoices, addUp)).resolves.toEqual({
+      kind: 'chosen',
+      calculation: { words: 'the total of 240.00, 115.50 and 89.99', expression: 'sum(240.00, 115.50, 89.99)' },
+    });
+    // The pronoun between the verb and its particle ("add them up") names the total all the same.
+    expect(['Add them up and', 'can you add these all up?'].map(namedCalculation)).toEqual([0, 0]);
     // An expression the request writes out goes to calculate as written; a phone number or a date is none.
     expect(writtenExpression("what's 1,249.50 + 387.25 + 92.80?")).toBe('1249.50 + 387.25 + 92.80');
     expect(writtenExpression('Call 555-0142 on 2026-12-06 about the 3x4 grid')).toBeNull();
@@ -506,5 +519,60 @@ describe('the text an external step writes, on the embedded model', () => {
     // Tuning case s-26: an empty list of edits had been approved and counted as the change made.
     const quoted = "In /tmp/open.txt can you change its line to '#1042 VPN - CLOSED'?";
     expect(protocolArguments(edit([]), quoted, requestedActions(quoted))).toMatch(/would change nothing/);
+  });
+});
+
+describe('statements that are context for the part after them (context-statements.ts)', () => {
+  const kept = (input: string) => withoutContextStatements(requestedActions(input), new Set());
+
+  it("reads a statement whose figures or names the next part works on as that part's context, renumbered, its words still quoted", () => {
+    expect(kept("Response times this week were 212 ms, 187 ms, 240 ms and 197 ms. What's the average?").map((a) => [a.n, a.clause])).toEqual([
+      [1, "What's the average?"],
+    ]);
+    expect(kept('Mrs Adeyemi rang, her new mobile is 07700 900 117. Update her row in customers.csv please.').map((a) => a.clause)).toEqual([
+      'Update her row in customers.csv please',
+    ]);
+    const input =
+      'Three invoices came in today: €240.00 from Brightline, €115.50 from Kettle & Co. and €89.99 from Oduya Print. Add them up and post the total to the team channel.';
+    const actions = kept(input);
+    // The delivery still sends the total: its source is renumbered with it.
+    expect(actions.map((a) => [a.n, a.clause, a.messageFrom])).toEqual([
+      [1, 'Add them up', undefined],
+      [2, 'post the total to the team channel', 1],
+    ]);
+    // The statement's words are in the scope of the part it serves (a path it names is that part's to read).
+    expect(actions[0]!.scope).toContain('€89.99 from Oduya Print');
+    // Quoted with the part it serves: every sentence of the request is still accounted for.
+    const report = planReport(input, { planner: 'model', steps: [] }, actions, [], new Map(), callIdOf);
+    expect(report.parts[0]!.quote.startsWith('Three invoices came in today')).toBe(true);
+    expect(accountFor(input, report, new Map()).unresolved.some((u) => /quote/i.test(u))).toBe(false);
+  });
+
+  it('keeps as parts: an instruction, news beside a part that does not work on it, a sentence that asks in any words, one that ends the request', () => {
+    expect(kept('Bump the Latte price to 3.40 in prices.txt. Then tell Sam it is done.')).toHaveLength(2);
+    expect(kept('Make sure the heating is fixed. Tell the tenants it is sorted.')).toHaveLength(2);
+    // A part that neither points back nor asks a question of the statement's figures: the statement may ask something.
+    expect(kept('Dinner came to €387.60. Summarise notes.txt.').map((a) => a.clause)).toEqual(['Dinner came to €387.60', 'Summarise notes.txt']);
+    expect(kept('According to memory, how many hours have The Velvet Owls booked this May, and what does that come to?').map((a) => a.clause)).toEqual(
+      requestedActions('According to memory, how many hours have The Velvet Owls booked this May, and what does that come to?').map((a) => a.clause),
+    );
+    expect(kept('Summarise the minutes in minutes.txt. Sam was there.').map((a) => a.clause)).toEqual(
+      requestedActions('Summarise the minutes in minutes.txt. Sam was there.').map((a) => a.clause),
+    );
+    // A part the catalog offers a change is never context.
+    const input = "Kim Tran's number changed to 01632 960 612. Update it in contacts.csv.";
+    const changes = new Set(requestedActions(input).map((a) => a.n));
+    expect(withoutContextStatements(requestedActions(input), changes)).toEqual(requestedActions(input));
+  });
+
+  it('words a statement by its verb or as a label with its figures, never an instruction', () => {
+    expect(
+      ['Dinner came to €387.60', 'Mileage this month: 42, 17.5, 63 and 28.25 miles', 'Lovely news: Oliver Brandt passed his exam'].map(statesSomething),
+    ).toEqual([true, true, true]);
+    expect(
+      ['Make sure the file is updated', 'Log this at the bottom: Tue 21 Oct', 'I need the keypad code', 'Marek asked what the password is'].map(
+        statesSomething,
+      ),
+    ).toEqual([false, false, false, false]);
   });
 });

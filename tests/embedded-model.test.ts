@@ -606,6 +606,29 @@ describe('what a run on the default (embedded) model sends', () => {
     }
   });
 
+  it('takes a statement as the context of the part after it, works out the total it names with calculate, and sends exactly that', {
+    timeout: 300_000,
+  }, async () => {
+    const input =
+      'Three invoices came in today: €240.00 from Brightline, €115.50 from Kettle & Co. and €89.99 from Oduya Print. Add them up and post the total to the team channel.';
+    const { t, hook, runId, run } = await awaitingRun(input);
+    try {
+      expect(run.status).toBe('awaiting_approval');
+      const [effect] = run.approval.effects;
+      // The total is worked out exactly before the approval, and the approver sees the very text that is sent.
+      expect(effect.tool).toBe('webhook_delivery');
+      expect(effect.arguments.message).toContain('445.49');
+      expect(run.plan.steps.map((s: { tool: string }) => s.tool)).toContain('calculate');
+      expect((await stack.api.post(`/v1/agent-runs/${runId}/approval`, { decision: 'approve' }, { key: t.approverKey })).status).toBe(200);
+      const done = await waitForRun(stack.api, t.key, runId, isTerminal, 180_000);
+      // The statement is no part of its own left unresolved: the run completes, every sentence quoted.
+      expect(done.status).toBe('completed');
+      expect(hook.received.map((r) => (r.body as { message: string }).message)).toEqual([effect.arguments.message]);
+    } finally {
+      await hook.close();
+    }
+  });
+
   it('delivers an edited message, and the receipt keeps both digests', { timeout: 300_000 }, async () => {
     const { t, hook, runId, run } = await awaitingRun('Notify the team channel that the deploy finished.');
     try {

@@ -143,6 +143,12 @@ export const givesText = (input: string) => quotes(input) || /:\s+\S/.test(input
  */
 const WRITING = /\b(?:summar(?:ise|ize|y)|translat\w*|rewrite|rephrase|paraphrase|draft|gist|key points|explain|describe|outline|recap)\b/i;
 
+/** Whether an action's words ask for writing (a summary, a translation, a draft), however it is asked. */
+export const writes = (action: RequestedAction) => WRITING.test(action.clause);
+
+/** Whether an action is addressed to the reader as a request ("Could you pop Tom's number into contacts.txt?"). */
+export const addressed = (action: RequestedAction) => ADDRESSED.test(action.clause.trim());
+
 const UNCHECKED = needsStronger(`the small model's own words for it could not be checked against anything`);
 
 // A yes-or-no question about the given text as a whole ("Is this urgent?", "Does the email sound rude?").

@@ -3,7 +3,8 @@
 // request's numbers allow (a total, an average, the largest, the smallest), the
 // model chooses the one the question asks for by its own likelihood, measured against the same numbers
 // asked nothing in particular, and `calculate` works it out exactly as a tool call the run records and
-// verification repeats. A choice that does not lead the next clearly enough, or numbers too many or too
+// verification repeats. A calculation the question names in words, of numbers that are one plain list, is
+// taken as named. A choice that does not lead the next clearly enough, or numbers too many or too
 // few, leave the action unresolved (asks-figure.ts), as before.
 import type { ChatMessage } from '../../domain/chat/types.ts';
 import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
@@ -26,7 +27,9 @@ export interface StatedNumber {
 export function numbersOf(text: string): StatedNumber[] {
   // A word that only joins two numbers ("12.35 and 101.75") is not what the first one counts.
   const found = text.matchAll(/(?<![\w.,:])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d]|[,:]\d)(?:\s*(%|[\p{L}-]+)(\s+(?=\d))?)?/gu);
-  return [...found].map((m) => ({ value: `${m[1]!.replace(/,/g, '')}${m[2] ?? ''}`, after: m[4] ? '' : (m[3] ?? '').toLowerCase() }));
+  // Nor is a conjunction after the last number ("Joost 7.25 and I did 4").
+  const counted = (m: RegExpMatchArray) => (m[4] || /^(?:and|or)$/i.test(m[3] ?? '') ? '' : (m[3] ?? '').toLowerCase());
+  return [...found].map((m) => ({ value: `${m[1]!.replace(/,/g, '')}${m[2] ?? ''}`, after: counted(m) }));
 }
 
 const listed = (xs: string[]) => `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`;
@@ -110,6 +113,11 @@ export async function chooseCalculation(deps: AgentDeps, c: CallContext, input: 
   const numbers = numbersOf(input);
   const offered = numbers.length <= NUMBERS_MAX ? calculationsOf(numbers) : [];
   if (!offered.length) return { kind: 'unsure' };
+  const named = namedCalculation(action.clause);
+  // The question names the calculation ("add them up", "what's the average?") of numbers that are one plain list it
+  // takes whole: that is the calculation, whatever the small model ranks first (it had ranked the average first for
+  // "Add them up and post the total", and the run sent nothing).
+  if (named !== null && !PICKS_SOME.test(input) && plainList(input, action.clause)) return { kind: 'chosen', calculation: offered[named]! };
   const asked = (q: string): ChatMessage[] => [
     { role: 'system', content: INSTRUCTIONS },
     { role: 'user', content: `${input}\n\nQuestion: ${q}` },
@@ -120,18 +128,15 @@ export async function chooseCalculation(deps: AgentDeps, c: CallContext, input: 
   const neutral = await rankScores(deps, c, `figure:${action.n}:neutral`, asked(NEUTRAL), candidates, PREFIX);
   if ('kind' in neutral) return neutral;
   const { best, lead } = leader(withQuestion.map((s, i) => s - neutral[i]!));
-  const named = namedCalculation(action.clause);
+  // Where the request picks some numbers out, a calculation the question names must still be the model's first.
   if (named !== null && named !== best) return { kind: 'unsure' };
-  // The question names the calculation the model ranks first ("add up my hours"): the two agree, whatever the
-  // lead, unless the request picks some of its numbers out, which no template here does.
-  const agreed = named === best && !PICKS_SOME.test(input) && plainList(input, action.clause);
-  if (lead < MIN_CALCULATION_LEAD && !agreed) return { kind: 'unsure' };
+  if (lead < MIN_CALCULATION_LEAD) return { kind: 'unsure' };
   return { kind: 'chosen', calculation: offered[best]! };
 }
 
 // The words that name each calculation calculationsOf offers, in its order: total, average, largest, smallest.
 const CALCULATION_WORDS = [
-  /\b(?:total|sum|add(?:ed|s)? up|altogether|all together|in all|combined)\b/i,
+  /\b(?:total|sum|add(?:ed|s)?(?:\s+(?:them|these|those|it|all|everything|this))*\s+up|altogether|all together|in all|combined)\b/i,
   /\b(?:average|mean|per (?:day|week|month|person|head|item))\b/i,
   /\b(?:largest|biggest|highest|most|max(?:imum)?|greatest)\b/i,
   /\b(?:smallest|lowest|least|min(?:imum)?|cheapest|fewest)\b/i,

@@ -24,6 +24,7 @@ import { chooseCalculation, writtenExpression } from './figure.ts';
 import { alphabeticalAnswer, asksAlphabeticalOrder } from './sort-list.ts';
 import { asksTimeNow, isTimeZoneKey } from './time-zones.ts';
 import { planByChoice } from './plan-by-choice.ts';
+import { withoutContextStatements } from './context-statements.ts';
 import { planReport, type ShownResult } from '../../domain/planning/plan-report.ts';
 import { callIdOf, copiesInstruction, protocolArguments, proposedCall, wireCall } from './report.ts';
 import { needsStronger } from '../../domain/planning/needs-stronger.js';
@@ -186,9 +187,12 @@ async function withCalculations(
   plan: Plan,
   actions: RequestedAction[],
 ): Promise<Plan | { kind: 'stopped'; stop: LoopStop }> {
-  const covered = new Set(plan.steps.flatMap((s) => s.covers ?? []));
+  // A read that takes nothing from the request (the allowed folders) answers no figure of its numbers.
+  const takesSomething = (s: PlanStep) => Object.keys(s.arguments ?? {}).length > 0;
+  const covered = new Set(plan.steps.filter(takesSomething).flatMap((s) => s.covers ?? []));
+  const readOnlyNothing = plan.steps.filter((s) => s.effect !== 'external' && !takesSomething(s)).flatMap((s) => s.covers ?? []);
   const steps: PlanStep[] = [];
-  for (const n of plan.answer ?? []) {
+  for (const n of new Set([...(plan.answer ?? []), ...readOnlyNothing])) {
     const action = actions[n - 1];
     if (!action || covered.has(n)) continue;
     const written = writtenExpression(action.clause);
@@ -216,6 +220,12 @@ async function withCalculations(
 /** An action of work on text whose words ask for a change ("Remember that …"): no answer performs it. */
 const asksChange = (a: RequestedAction) => a.kind === 'analysis' && !asksOnlyInformation(a) && !asksAlphabeticalOrder(a);
 
+/** Actions that ask for a change: the catalog offers them an external tool, or their words ask for one. */
+const changesOf = (actions: RequestedAction[], serverTools: ServerToolCatalog) =>
+  actionOptions(actions, serverTools, true)
+    .filter((o) => o.options.some((x) => serverTools[x]?.effect === 'external') || asksChange(actions[o.action - 1]!))
+    .map((o) => o.action);
+
 export function embeddedTurns(deps: AgentDeps) {
   /** The answers to the actions the plan answers or read for (a failed read leaves its action unanswered). */
   async function answers(t: EmbeddedTurnInput, state: AdapterState, results: StepResult[]): Promise<NumberedPart[] | LoopStop> {
@@ -227,7 +237,11 @@ export function embeddedTurns(deps: AgentDeps) {
     const answered = [...new Set([...(plan.answer ?? []), ...readBy.keys()])].sort((a, b) => a - b);
     const parts: NumberedPart[] = [];
     for (const action of answered) {
-      const by = readBy.get(action);
+      // A figure worked out by calculate is its answer, whatever else read for the action.
+      const calculated = results.find(
+        (r) => r.status === 'done' && stepOf.get(r.step_id)?.tool === 'calculate' && stepOf.get(r.step_id)?.covers?.includes(action),
+      );
+      const by = calculated?.step_id ?? readBy.get(action);
       const sorted = alphabeticalAnswer(t.input, actions[action - 1]!);
       if (sorted !== null) {
         parts.push({ action, status: 'performed', result: sorted });
@@ -290,7 +304,9 @@ export function embeddedTurns(deps: AgentDeps) {
       const shown = shownResults(await withRecalledText(deps.db, t.tenantId, t.transcript));
       if (state?.phase === 'effects') return reportOf(t, state, shown);
       if (state?.phase === 'reads') return await effectsTurn(t, state, shown);
-      const actions = requestedActions(t.input, { memory: t.memory ?? false });
+      // Statements that are context for the part after them are not parts of their own (context-statements.ts).
+      const read = requestedActions(t.input, { memory: t.memory ?? false });
+      const actions = withoutContextStatements(read, new Set(changesOf(read, t.serverTools)));
       const proposal = await planByChoice(deps, { ...t, attempt: 1 }, actions, t.serverTools);
       if (proposal.kind === 'stopped') return proposal;
       if (proposal.kind === 'invalid') {
@@ -303,10 +319,7 @@ export function embeddedTurns(deps: AgentDeps) {
       const planned = withDeliveryMessages(figured, actions);
       const reads = planned.steps.filter((s) => s.effect !== 'external');
       const { plan, called } = callsFor(planned, reads, t.input, actions, t.serverTools);
-      // Actions that ask for a change: the catalog offered them an external tool, or their words ask for one.
-      const changes = actionOptions(actions, t.serverTools, true)
-        .filter((o) => o.options.some((x) => t.serverTools[x]?.effect === 'external') || asksChange(actions[o.action - 1]!))
-        .map((o) => o.action);
+      const changes = changesOf(actions, t.serverTools);
       const state0: AdapterState = { phase: 'reads', actions, plan, parts: [], changes };
       const first = called.length ? callTurn(state0, called) : await effectsTurn(t, state0, shown);
       return first.kind === 'stopped' ? first : { ...first, ...(planned.hints ? { hints: planned.hints } : {}) };

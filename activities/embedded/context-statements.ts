@@ -1,0 +1,96 @@
+// Statements that give what the request's next part works on, read as context rather than as parts of
+// their own: "Response times this week were 212 ms, 187 ms and 240 ms. What's the average?", "Mrs Adeyemi
+// rang, her new mobile is 07700 900 117. Update her row in customers.csv". The English reader of
+// domain/planning/ made each such sentence an action of its own, and no answer the small model could
+// write for it is checked, so every such run ended needs_attention whatever its real parts did. A
+// capable model quotes such a sentence with the part it serves (the report's quotes still cover it).
+// English words, so this lives in the embedded adapter only. Conservative on purpose: a sentence that
+// might ask for something stays a part of its own, unresolved where nothing does it.
+import { asksOnlyInformation, type RequestedAction } from '../../domain/planning/requested-actions.ts';
+import { pathsNamed } from '../../domain/agent/request-spans.ts';
+import { addressed, isQuestion, writes } from './answer-part.ts';
+
+// A verb that states what is or what happened ("were", "rang", "has", "got", "passed").
+const STATING = /^(?:is|are|was|were|has|have|had|did|does|got|came|went|rang|called|said|told|sent|left|keeps?|[a-z]{2,}ed)$/;
+// What an instruction may open with even where a stating verb follows ("Make sure the file is updated").
+const INSTRUCTING = new Set(
+  'make ensure remember note mark log put add keep check set get let please pls do be go use take bring move change update fix call ring email text ask tell'.split(
+    ' ',
+  ),
+);
+// Words before what a sentence says ("Hi,", "Lovely news:", "Hello, Fr Michael has …").
+const LEAD = /^\W*(?:(?:hi|hiya|hey|hello|morning|ok|okay|right|so|anyway|fyi|ps)\b\W*|[\p{L}\s]{1,20}news\s*[:,-]\s*)*/iu;
+// Words that point back to what a statement gave ("Add them up", "Update her row", "post it").
+const POINTS_BACK = new Set('it its them they their theirs he she his her him hers that those these this there'.split(' '));
+
+// Words that ask, wherever they stand ("… how many hours have they booked", "I need the keypad code").
+const ASKING = new Set(
+  'what which who whom whose when where why how whether need needs needed want wants wanted should must please pls could can would asking asks asked wondering'.split(
+    ' ',
+  ),
+);
+
+const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}'’]+/gu) ?? [];
+
+/** A clause worded as a statement: a stating verb among its first words, after a subject; or a short label and its figures ("Mileage this month: 42, 17.5"). */
+export function statesSomething(clause: string): boolean {
+  const body = clause.replace(LEAD, '');
+  const words = wordsOf(body);
+  if (!words.length || INSTRUCTING.has(words[0]!) || words.some((w) => ASKING.has(w))) return false;
+  if (words.slice(1, 8).some((w) => STATING.test(w))) return true;
+  const label = /^([^:]{1,40}):\s+(.*)$/.exec(body);
+  return label !== null && wordsOf(label[1]!).length <= 4 && /\d/.test(label[2]!) && !/\d/.test(label[1]!);
+}
+
+/** Whether an action could be context: a statement asking nothing, no change, no question, no writing, nothing missing. */
+function isStatement(a: RequestedAction, changes: ReadonlySet<number>): boolean {
+  return (
+    a.kind === 'analysis' &&
+    a.verb === null &&
+    a.missing === null &&
+    !changes.has(a.n) &&
+    asksOnlyInformation(a) &&
+    !isQuestion(a) &&
+    !writes(a) &&
+    !addressed(a) &&
+    statesSomething(a.clause)
+  );
+}
+
+/**
+ * Whether a part works on what the statement before it gives: it points back to it ("Add them up"), or it is a
+ * question and the statement gives figures or a path to answer it from ("… were 212 ms, 187 ms. What's the average?").
+ * News beside an unrelated question ("The printer is out of toner. What's the wifi password?") may ask for something.
+ */
+const worksOn = (a: RequestedAction, statement: RequestedAction) =>
+  wordsOf(a.clause).some((w) => POINTS_BACK.has(w)) || (isQuestion(a) && (/\d/.test(statement.clause) || pathsNamed(statement.clause).length > 0));
+
+/**
+ * The actions without the statements that are context for the part after them (that part a question, or one
+ * that points back: "Add them up"), renumbered; the part they serve takes their words into its scope, so a
+ * path a statement names ("The figures are in north.txt") is still that part's to read. A statement no
+ * delivery takes its message from; one that ends the request, or stands alone, stays a part.
+ */
+export function withoutContextStatements(actions: RequestedAction[], changes: ReadonlySet<number>): RequestedAction[] {
+  const sources = new Set(actions.flatMap((a) => (a.messageFrom === undefined ? [] : [a.messageFrom])));
+  const context = new Set<number>();
+  let served: RequestedAction | undefined;
+  for (let i = actions.length - 1; i >= 0; i--) {
+    const a = actions[i]!;
+    if (served && !sources.has(a.n) && isStatement(a, changes) && worksOn(served, a)) context.add(a.n);
+    else served = a;
+  }
+  if (!context.size || context.size === actions.length) return actions;
+  const kept = actions.filter((a) => !context.has(a.n));
+  const renumber = new Map(kept.map((a, i) => [a.n, i + 1]));
+  return kept.map((a) => {
+    const given = actions.filter((c) => context.has(c.n) && c.n < a.n && !kept.some((k) => k.n > c.n && k.n < a.n));
+    const scope = given.length ? [a.scope ?? a.clause, ...given.map((c) => c.clause)].join(' ') : a.scope;
+    return {
+      ...a,
+      n: renumber.get(a.n)!,
+      ...(a.messageFrom === undefined ? {} : { messageFrom: renumber.get(a.messageFrom)! }),
+      ...(scope === undefined ? {} : { scope }),
+    };
+  });
+}
