@@ -196,11 +196,18 @@ export function journeyFeed(db: Db, options: Partial<JourneyFeedOptions> = {}): 
     listening() {
       if (from !== undefined || closed) return Promise.resolve();
       return new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, LISTENING_WAIT_MS);
-        waiting.push(() => {
+        let timer: NodeJS.Timeout | undefined;
+        const wake = () => {
           clearTimeout(timer);
           resolve();
-        });
+        };
+        // Given up on: no longer waiting (a database away for long must not pile up waiters).
+        timer = setTimeout(() => {
+          const at = waiting.indexOf(wake);
+          if (at >= 0) waiting.splice(at, 1);
+          resolve();
+        }, LISTENING_WAIT_MS);
+        waiting.push(wake);
       });
     },
     get size() {

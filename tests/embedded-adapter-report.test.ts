@@ -15,7 +15,7 @@ import {
   lacksAskedContact,
   asksWholeText,
 } from '../activities/embedded/answer-part.ts';
-import { calculationsOf, chooseCalculation, namedCalculation, numbersOf, plainList, writtenExpression } from '../activities/embedded/figure.ts';
+import { calculationsOf, namedCalculation, numbersOf, onlyNamedOver, plainList, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
 import { statesSomething, withoutContextStatements } from '../activities/embedded/context-statements.ts';
 import { repeatedValue } from '../activities/embedded/repeated-values.ts';
@@ -185,7 +185,7 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/no text to quote/) } });
   });
 
-  it("offers the calculations a request's numbers allow: a total or an average only of numbers that count the same thing", async () => {
+  it("offers the calculations a request's numbers allow: a total or an average only of numbers that count the same thing", () => {
     const hours = numbersOf('timesheet: mon 7.5h, tue 8h, wed 6.25h, thu 8h, fri 4.75h. total for the week?');
     expect(hours.map((n) => n.value)).toEqual(['7.5', '8', '6.25', '8', '4.75']);
     expect(calculationsOf(hours).map((c) => c.expression)).toEqual([
@@ -210,14 +210,20 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     // The calculation a question names in words is the only one its choice may be: total, average, largest, smallest.
     expect(['total for the week?', 'what do we spend on average?', 'which costs the most?', 'the cheapest one?'].map(namedCalculation)).toEqual([0, 1, 2, 3]);
     expect(['how much was it?', 'the total and the average?'].map(namedCalculation)).toEqual([null, null]);
-    // A calculation named in words, of one plain list of numbers, is taken as named: no model is asked (none is given here).
+    // The words alone decide it only for one enumeration of numbers, asked nothing but the calculation they name.
     const invoices =
       'Three invoices came in today: €240.00 from Brightline, €115.50 from Kettle & Co. and €89.99 from Oduya Print. Add them up and post the total.';
-    const addUp = { n: 1, clause: 'Add them up', sentence: 1, kind: 'analysis', verb: null, missing: null } as const;
-    await expect(chooseCalculation(undefined as never, undefined as never, invoices, addUp)).resolves.toEqual({
-      kind: 'chosen',
-      calculation: { words: 'the total of 240.00, 115.50 and 89.99', expression: 'sum(240.00, 115.50, 89.99)' },
-    });
+    expect(onlyNamedOver(invoices, 'Add them up', 0)).toBe(true);
+    expect(onlyNamedOver('Mileage this month: 42, 17.5, 63 and 28.25 miles. Add them up.', 'Add them up', 0)).toBe(true);
+    expect(
+      [
+        ["Response times were 212 ms, 187 ms and 240 ms, the target is 200 ms. What's the average?", "What's the average?", 1],
+        ["Team A scored 3, 5 and 7; Team B scored 2 and 4. What's the total for Team A?", "What's the total for Team A?", 0],
+        ['Add them up: 12, 15 and 9, then divide by 3.', 'Add them up', 0],
+        ['How many numbers are on this list in total: 4, 8, 15, 16?', 'How many numbers are on this list in total', 0],
+        ['Only the paid ones: 12, 15 and 9. Add them up.', 'Add them up', 0],
+      ].map(([input, clause, named]) => onlyNamedOver(input as string, clause as string, named as number)),
+    ).toEqual([false, false, false, false, false]);
     // The pronoun between the verb and its particle ("add them up") names the total all the same.
     expect(['Add them up and', 'can you add these all up?'].map(namedCalculation)).toEqual([0, 0]);
     // An expression the request writes out goes to calculate as written; a phone number or a date is none.
@@ -559,6 +565,14 @@ describe('statements that are context for the part after them (context-statement
     expect(kept('Summarise the minutes in minutes.txt. Sam was there.').map((a) => a.clause)).toEqual(
       requestedActions('Summarise the minutes in minutes.txt. Sam was there.').map((a) => a.clause),
     );
+    // What is to be done, worded as what is, beside a question about something else; a statement before thanks.
+    for (const input of [
+      "Tom's number 555 0142 is to be added to contacts.txt. Then tell me what's in notes.txt.",
+      "Tom's number 555 0142 has to go into contacts.txt. What does notes.txt say?",
+      "Kim's new mobile is 07700 900117 and contacts.txt still has the old one. What's in notes.txt?",
+      "Tom's number is 555 0142, it goes in contacts.txt. Thanks for that.",
+    ])
+      expect(kept(input).map((a) => a.clause)).toEqual(requestedActions(input).map((a) => a.clause));
     // A part the catalog offers a change is never context.
     const input = "Kim Tran's number changed to 01632 960 612. Update it in contacts.csv.";
     const changes = new Set(requestedActions(input).map((a) => a.n));

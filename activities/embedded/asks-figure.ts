@@ -9,6 +9,9 @@ import { needsStronger } from '../../domain/planning/needs-stronger.js';
 const FIGURE =
   /\b(?:totals?|sum|add(?:s|ed)?(?:\s+(?:them|these|those|it|all|everything|this))*\s+up|percent(?:age)?|average|mean|median|difference|altogether|in all|how much|how many|combined|per (?:person|head|month|day|week|year)|split|tip|grow|grew|growth|increase[ds]?|decrease[ds]?|more|less|fewer|greater|larger|smaller|higher|lower|most|least|convert|what time|multipl(?:y|ied)|divide[ds]?|times|work out|calculate)\b|%/i;
 
+/** The words of a text that ask for a figure worked out, each as written. */
+export const figureWordsIn = (text: string) => [...text.matchAll(new RegExp(FIGURE.source, 'gi'))].map((m) => m[0]);
+
 /** Whether the action asks for a figure worked out from the text rather than found in it. */
 export function asksFigure(action: RequestedAction): boolean {
   return FIGURE.test(action.clause);

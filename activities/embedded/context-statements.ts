@@ -9,6 +9,7 @@
 import { asksOnlyInformation, type RequestedAction } from '../../domain/planning/requested-actions.ts';
 import { pathsNamed } from '../../domain/agent/request-spans.ts';
 import { addressed, isQuestion, writes } from './answer-part.ts';
+import { asksFigure } from './asks-figure.ts';
 
 // A verb that states what is or what happened ("were", "rang", "has", "got", "passed").
 const STATING = /^(?:is|are|was|were|has|have|had|did|does|got|came|went|rang|called|said|told|sent|left|keeps?|[a-z]{2,}ed)$/;
@@ -25,10 +26,13 @@ const POINTS_BACK = new Set('it its them they their theirs he she his her him he
 
 // Words that ask, wherever they stand ("… how many hours have they booked", "I need the keypad code").
 const ASKING = new Set(
-  'what which who whom whose when where why how whether need needs needed want wants wanted should must please pls could can would asking asks asked wondering'.split(
+  'what which who whom whose when where why how whether need needs needed want wants wanted should must please pls could can would asking asks asked wondering go goes belong belongs'.split(
     ' ',
   ),
 );
+
+// What is to be done, worded as what is ("… is to be added to contacts.txt", "… has to go into it").
+const OBLIGES = /\b(?:is|are|was|were)\s+to\s+be\b|\bha(?:s|ve|d)\s+(?:got\s+)?to\b/i;
 
 const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}'’]+/gu) ?? [];
 
@@ -36,7 +40,7 @@ const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}'’]+/gu
 export function statesSomething(clause: string): boolean {
   const body = clause.replace(LEAD, '');
   const words = wordsOf(body);
-  if (!words.length || INSTRUCTING.has(words[0]!) || words.some((w) => ASKING.has(w))) return false;
+  if (!words.length || INSTRUCTING.has(words[0]!) || words.some((w) => ASKING.has(w)) || OBLIGES.test(body)) return false;
   if (words.slice(1, 8).some((w) => STATING.test(w))) return true;
   const label = /^([^:]{1,40}):\s+(.*)$/.exec(body);
   return label !== null && wordsOf(label[1]!).length <= 4 && /\d/.test(label[2]!) && !/\d/.test(label[1]!);
@@ -58,12 +62,17 @@ function isStatement(a: RequestedAction, changes: ReadonlySet<number>): boolean 
 }
 
 /**
- * Whether a part works on what the statement before it gives: it points back to it ("Add them up"), or it is a
- * question and the statement gives figures or a path to answer it from ("… were 212 ms, 187 ms. What's the average?").
- * News beside an unrelated question ("The printer is out of toner. What's the wifi password?") may ask for something.
+ * Whether a part works on what the statement before it gives: a request that points back to it ("Add them up", "Update
+ * her row"), a figure asked of its numbers ("… were 212 ms, 187 ms. What's the average?"), or a question that names no
+ * path of its own where the statement names one. News beside an unrelated question ("Tom's number 555 0142 has changed.
+ * What does notes.txt say?") may ask for something, and so may a statement before thanks ("… Thanks for that").
  */
-const worksOn = (a: RequestedAction, statement: RequestedAction) =>
-  wordsOf(a.clause).some((w) => POINTS_BACK.has(w)) || (isQuestion(a) && (/\d/.test(statement.clause) || pathsNamed(statement.clause).length > 0));
+function worksOn(a: RequestedAction, statement: RequestedAction): boolean {
+  const asks = a.kind !== 'analysis' || a.verb !== null || isQuestion(a) || addressed(a) || asksFigure(a);
+  if (asks && wordsOf(a.clause).some((w) => POINTS_BACK.has(w))) return true;
+  if (asksFigure(a) && /\d/.test(statement.clause)) return true;
+  return isQuestion(a) && pathsNamed(a.clause).length === 0 && pathsNamed(statement.clause).length > 0;
+}
 
 /**
  * The actions without the statements that are context for the part after them (that part a question, or one

@@ -3,12 +3,12 @@
 // request's numbers allow (a total, an average, the largest, the smallest), the
 // model chooses the one the question asks for by its own likelihood, measured against the same numbers
 // asked nothing in particular, and `calculate` works it out exactly as a tool call the run records and
-// verification repeats. A calculation the question names in words, of numbers that are one plain list, is
-// taken as named. A choice that does not lead the next clearly enough, or numbers too many or too
+// verification repeats. A choice that does not lead the next clearly enough, or numbers too many or too
 // few, leave the action unresolved (asks-figure.ts), as before.
 import type { ChatMessage } from '../../domain/chat/types.ts';
 import type { RequestedAction } from '../../domain/planning/requested-actions.ts';
 import type { AgentDeps, CallContext } from '../model-call.ts';
+import { figureWordsIn } from './asks-figure.ts';
 import { leader, type RankStopped, rankScores } from './rank.ts';
 
 /** A calculation the adapter offers: in words for the model, as an expression for `calculate` (a percentage's ends in "* 100"). */
@@ -114,10 +114,7 @@ export async function chooseCalculation(deps: AgentDeps, c: CallContext, input: 
   const offered = numbers.length <= NUMBERS_MAX ? calculationsOf(numbers) : [];
   if (!offered.length) return { kind: 'unsure' };
   const named = namedCalculation(action.clause);
-  // The question names the calculation ("add them up", "what's the average?") of numbers that are one plain list it
-  // takes whole: that is the calculation, whatever the small model ranks first (it had ranked the average first for
-  // "Add them up and post the total", and the run sent nothing).
-  if (named !== null && !PICKS_SOME.test(input) && plainList(input, action.clause)) return { kind: 'chosen', calculation: offered[named]! };
+  if (named !== null && onlyNamedOver(input, action.clause, named)) return { kind: 'chosen', calculation: offered[named]! };
   const asked = (q: string): ChatMessage[] => [
     { role: 'system', content: INSTRUCTIONS },
     { role: 'user', content: `${input}\n\nQuestion: ${q}` },
@@ -128,10 +125,34 @@ export async function chooseCalculation(deps: AgentDeps, c: CallContext, input: 
   const neutral = await rankScores(deps, c, `figure:${action.n}:neutral`, asked(NEUTRAL), candidates, PREFIX);
   if ('kind' in neutral) return neutral;
   const { best, lead } = leader(withQuestion.map((s, i) => s - neutral[i]!));
-  // Where the request picks some numbers out, a calculation the question names must still be the model's first.
   if (named !== null && named !== best) return { kind: 'unsure' };
-  if (lead < MIN_CALCULATION_LEAD) return { kind: 'unsure' };
+  // The question names the calculation the model ranks first ("add up my hours"): the two agree, whatever the
+  // lead, unless the request picks some of its numbers out, which no template here does.
+  const agreed = named === best && !PICKS_SOME.test(input) && plainList(input, action.clause);
+  if (lead < MIN_CALCULATION_LEAD && !agreed) return { kind: 'unsure' };
   return { kind: 'chosen', calculation: offered[best]! };
+}
+
+/** Between two numbers of one enumeration: separators, units and names, no verb ("212 ms, the target is 200 ms" is two things). */
+const ENUMERATION_GAP_MAX = 40;
+const STATES = /\b(?:is|are|was|were|be|been|has|have|had|does|did|then|[a-z]{3,}ed)\b/i;
+
+/**
+ * Whether the request asks only the calculation it names, of one enumeration of numbers it takes whole: every word of
+ * it that asks a figure names that calculation ("Add them up and post the total"; not "how many … in total", "add them
+ * up, then divide by 3"), its numbers stand in one list with nothing said between them, and the list is plain
+ * (plainList, no word picking some out). Then the words decide it, not the small model's ranking, which had ranked the
+ * average first for "… €89.99 from Oduya Print. Add them up and post the total", and the run sent nothing.
+ */
+export function onlyNamedOver(input: string, clause: string, named: number): boolean {
+  const words = CALCULATION_WORDS[named]!;
+  if (!figureWordsIn(input).every((w) => words.test(w)) || PICKS_SOME.test(input) || !plainList(input, clause)) return false;
+  const at = [...input.matchAll(/(?<![\w.,:])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d]|[,:]\d)/g)];
+  for (let i = 1; i < at.length; i++) {
+    const gap = input.slice(at[i - 1]!.index! + at[i - 1]![0].length, at[i]!.index);
+    if (gap.length > ENUMERATION_GAP_MAX || STATES.test(gap) || /[.;?!]\s/.test(gap.replace(/\b(?:Co|Ltd|Inc|St|Dr|Mr|Mrs|Ms)\.\s/g, ''))) return false;
+  }
+  return true;
 }
 
 // The words that name each calculation calculationsOf offers, in its order: total, average, largest, smallest.

@@ -13,7 +13,7 @@ import { messageSpan } from '../../domain/planning/material.ts';
 import type { Plan, PlanHint, PlanStep } from '../../domain/planning/plan.ts';
 import { asksOnlyInformation, type RequestedAction, requestedActions } from '../../domain/planning/requested-actions.ts';
 import type { LoopStop, StepResult } from '../../domain/runs/run-types.ts';
-import type { ServerToolCatalog } from '../../domain/tools.ts';
+import { isToolId, type ServerToolCatalog } from '../../domain/tools.ts';
 import { withRecalledText } from '../agent.ts';
 import type { AgentDeps, CallContext } from '../model-call.ts';
 import { actionOptions } from '../../domain/agent/plan-options.ts';
@@ -188,7 +188,7 @@ async function withCalculations(
   actions: RequestedAction[],
 ): Promise<Plan | { kind: 'stopped'; stop: LoopStop }> {
   // A read that takes nothing from the request (the allowed folders) answers no figure of its numbers.
-  const takesSomething = (s: PlanStep) => Object.keys(s.arguments ?? {}).length > 0;
+  const takesSomething = (s: PlanStep) => isToolId(s.tool) || Object.keys(s.arguments ?? {}).length > 0;
   const covered = new Set(plan.steps.filter(takesSomething).flatMap((s) => s.covers ?? []));
   const readOnlyNothing = plan.steps.filter((s) => s.effect !== 'external' && !takesSomething(s)).flatMap((s) => s.covers ?? []);
   const steps: PlanStep[] = [];
