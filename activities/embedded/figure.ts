@@ -17,6 +17,9 @@ export interface Calculation {
   expression: string;
 }
 
+/** A number as written ("1,249.50"), not inside a word, another number or a time ("10:30"): its whole part, then its decimals. */
+const NUMBER = String.raw`(?<![\w.,:])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d]|[,:]\d)`;
+
 /** A number of the request (thousands separators dropped) and the word written right after it ("h" in "7.5h", "mugs" in "3 blue mugs" is "blue"). */
 export interface StatedNumber {
   value: string;
@@ -26,7 +29,7 @@ export interface StatedNumber {
 /** The request's numbers, in order; a percentage is its number, "%" after it. */
 export function numbersOf(text: string): StatedNumber[] {
   // A word that only joins two numbers ("12.35 and 101.75") is not what the first one counts.
-  const found = text.matchAll(/(?<![\w.,:])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d]|[,:]\d)(?:\s*(%|[\p{L}-]+)(\s+(?=\d))?)?/gu);
+  const found = text.matchAll(new RegExp(String.raw`${NUMBER}(?:\s*(%|[\p{L}-]+)(\s+(?=\d))?)?`, 'gu'));
   // Nor is a conjunction after the last number ("Joost 7.25 and I did 4").
   const counted = (m: RegExpMatchArray) => (m[4] || /^(?:and|or)$/i.test(m[3] ?? '') ? '' : (m[3] ?? '').toLowerCase());
   return [...found].map((m) => ({ value: `${m[1]!.replace(/,/g, '')}${m[2] ?? ''}`, after: counted(m) }));
@@ -147,7 +150,7 @@ const STATES = /\b(?:is|are|was|were|be|been|has|have|had|does|did|then|[a-z]{3,
 export function onlyNamedOver(input: string, clause: string, named: number): boolean {
   const words = CALCULATION_WORDS[named]!;
   if (!figureWordsIn(input).every((w) => words.test(w)) || PICKS_SOME.test(input) || !plainList(input, clause)) return false;
-  const at = [...input.matchAll(/(?<![\w.,:])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d]|[,:]\d)/g)];
+  const at = [...input.matchAll(new RegExp(NUMBER, 'g'))];
   for (let i = 1; i < at.length; i++) {
     const gap = input.slice(at[i - 1]!.index! + at[i - 1]![0].length, at[i]!.index);
     if (gap.length > ENUMERATION_GAP_MAX || STATES.test(gap) || /[.;?!]\s/.test(gap.replace(/\b(?:Co|Ltd|Inc|St|Dr|Mr|Mrs|Ms)\.\s/g, ''))) return false;
