@@ -5,6 +5,7 @@
 // through callModel (model-call.ts): checked against the hold, charged by reported usage, once.
 import type { Db } from '../db/client.ts';
 import type { ProposedCall } from '../domain/agent/admission.ts';
+import { callArguments } from '../domain/agent/fixed-arguments.ts';
 import { assessPlan, type PlanProposal, proposalOf } from '../domain/agent/plan-check.ts';
 import { argumentProblems, isKnownTool } from '../domain/agent/tool-args.ts';
 import { buildableOptions, exactPlanSchema, maxJsonTokens } from '../domain/agent/exact-plan.ts';
@@ -54,13 +55,9 @@ function proposedCalls(output: ChatOutput, serverTools: ServerToolCatalog): Prop
     }
     if (!isKnownTool(name, serverTools)) return { id: call.id, name, arguments: null, problem: null };
     const problem = argumentProblems(name, args, serverTools);
-    return {
-      id: call.id,
-      name,
-      arguments: problem === null ? (args as Record<string, unknown>) : null,
-      problem,
-      digest: problem === null ? digestOf(args) : null,
-    };
+    if (problem !== null) return { id: call.id, name, arguments: null, problem, digest: null };
+    const called = callArguments(name, args as Record<string, unknown>, serverTools);
+    return { id: call.id, name, arguments: called, problem, digest: digestOf(called) };
   });
 }
 

@@ -7,6 +7,7 @@ import type { ProposedCall } from '../domain/agent/admission.ts';
 import { protocolCatalog, type UpstreamServer } from '../domain/agent/protocol-tools.ts';
 import { REPORT_FORMAT_NAME, REPORT_SCHEMA } from '../domain/agent/report.ts';
 import { protocolArgumentProblems } from '../domain/agent/tool-args.ts';
+import { callArguments } from '../domain/agent/fixed-arguments.ts';
 import type { ChatMessage, ChatOutput, ChatRequest } from '../domain/chat/types.ts';
 import { digestOf } from '../domain/digest.ts';
 import type { PlanHint } from '../domain/planning/plan.ts';
@@ -45,14 +46,9 @@ export function protocolCalls(output: ChatOutput, serverTools: ServerToolCatalog
       return { id: call.id, name: call.function.name, arguments: null, problem: 'arguments are not JSON' };
     }
     const problem = protocolArgumentProblems(call.function.name, args, serverTools);
-    const valid = problem === null;
-    return {
-      id: call.id,
-      name: call.function.name,
-      arguments: valid ? (args as Record<string, unknown>) : null,
-      problem,
-      digest: valid ? digestOf(args) : null,
-    };
+    if (problem !== null) return { id: call.id, name: call.function.name, arguments: null, problem, digest: null };
+    const called = callArguments(call.function.name, args as Record<string, unknown>, serverTools);
+    return { id: call.id, name: call.function.name, arguments: called, problem, digest: digestOf(called) };
   });
 }
 

@@ -2079,6 +2079,10 @@ export interface components {
                         };
                         /** @description false: the operator did not classify the tool, so it counts as external. */
                         classified?: boolean;
+                        /** @description The operator's fixed arguments: not in `parameters`, set on every call of the tool (an edit may not change them). */
+                        fixed?: {
+                            [key: string]: string | number | boolean;
+                        };
                     };
                 };
             } | null;
@@ -2498,9 +2502,13 @@ export interface components {
             /** @description Server tools: false when the operator did not classify the tool, which makes it external. */
             classified?: boolean;
             description: string;
-            /** @description JSON Schema of the tool's arguments. */
+            /** @description JSON Schema of the tool's arguments, as runs' models see it: without the arguments the operator fixed. */
             input_schema: {
                 [key: string]: unknown;
+            };
+            /** @description Server tools (extension): the arguments the operator fixed for it; every call carries these values. */
+            fixed_arguments?: {
+                [key: string]: string | number | boolean;
             };
             /** @description The server's own annotations (readOnlyHint…), shown for information; never trusted, never used to decide approval. */
             server_hints?: {

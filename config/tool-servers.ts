@@ -24,6 +24,11 @@ const common = {
   unlisted_tools: z.enum(['offer', 'hide']).optional(),
   /** Tenant names (or ids) that may use the server; "*" for every tenant. */
   tenants: z.array(z.string().min(1).max(128)).min(1).default(['*']),
+  /**
+   * Arguments the operator sets for every tool of the server whose input schema names them (a repository's path, an
+   * account id): models never see them, and each call carries these values. Shown to approvers, so never a secret.
+   */
+  fixed_arguments: z.record(z.string().min(1).max(128), z.union([z.string().max(4096), z.number(), z.boolean()])).optional(),
   /** How long one call may take before it is cancelled; below the tool activity's 2-minute limit. */
   timeout_ms: z.number().int().min(100).max(110_000).optional(),
 };

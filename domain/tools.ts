@@ -25,6 +25,8 @@ export interface ServerToolRef {
   parameters: Record<string, unknown>;
   /** False when the operator did not classify it (so it counts as external); absent in plans made before. */
   classified?: boolean;
+  /** Arguments the operator fixed (`fixed_arguments`): left out of `parameters`, set on every call (domain/agent/fixed-arguments.ts). */
+  fixed?: Record<string, string | number | boolean>;
 }
 
 /** The server tools a run may use, by name (a snapshot taken when it was planned). */

@@ -19,6 +19,7 @@ import {
   NOT_AWAITING_APPROVAL,
   STALE_APPROVAL,
 } from '../workflows/messages.ts';
+import { callArguments, changedFixedArguments } from '../domain/agent/fixed-arguments.ts';
 import { argumentProblems, isKnownTool, protocolArgumentProblems } from '../domain/agent/tool-args.ts';
 import { protocolEffectOf } from '../domain/agent/protocol-tools.ts';
 import type { Plan } from '../domain/planning/plan.ts';
@@ -361,8 +362,13 @@ function checkedEdits(run: RunRow, request: { decision: string; edits?: { step_i
     }
     // A tool-calling run's built-ins have the protocol's own schemas (a delivery's `to` and `message`).
     const problems = plan?.protocol === 'tool_calls' ? protocolArgumentProblems : argumentProblems;
-    const problem = problems(step.tool, edit.arguments, plan?.serverTools ?? {});
+    const serverTools = plan?.serverTools ?? {};
+    const problem = problems(step.tool, edit.arguments, serverTools);
     if (problem) throw errors.approvalEditInvalid(`${param}.arguments`, problem);
-    return { step_id: edit.step_id, arguments: edit.arguments, args_digest: digestOf(edit.arguments) };
+    // The operator's fixed arguments stay as the operator set them: an edit may leave them out, not change them.
+    const [changed] = changedFixedArguments(step.tool, edit.arguments, serverTools);
+    if (changed !== undefined) throw errors.approvalEditInvalid(`${param}.arguments.${changed}`, 'is fixed by the operator for this tool.');
+    const args = callArguments(step.tool, edit.arguments, serverTools);
+    return { step_id: edit.step_id, arguments: args, args_digest: digestOf(args) };
   });
 }

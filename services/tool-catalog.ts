@@ -51,6 +51,7 @@ export async function offeredServerTools(
         description: tool.description.slice(0, MAX_DESCRIPTION_CHARS),
         parameters: tool.inputSchema,
         ...(tool.classified ? {} : { classified: false }),
+        ...(Object.keys(tool.fixedArguments).length ? { fixed: tool.fixedArguments } : {}),
       },
     ]),
   );

@@ -10,6 +10,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type CallToolResult, CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { SecretRef, ToolServerSpec } from '../config/tool-servers.ts';
+import { type FixedArguments, withoutFixedProperties } from '../domain/agent/fixed-arguments.ts';
 import { type EffectClass, serverToolName } from '../domain/tools.ts';
 
 /** A tool of a configured server, as the service shows and uses it. */
@@ -25,6 +26,8 @@ export interface ServerTool {
   classified: boolean;
   /** The server's own annotations (readOnlyHint…): shown, never trusted. */
   hints: Record<string, unknown> | null;
+  /** The operator's fixed arguments that apply to it; `inputSchema` is shown without them. */
+  fixedArguments: FixedArguments;
 }
 
 export type ServerState = { state: 'connecting' } | { state: 'available' } | { state: 'down'; reason: string };
@@ -149,15 +152,17 @@ class ServerConnection {
       const page = await client.listTools(cursor ? { cursor } : undefined);
       for (const t of page.tools) {
         const policy = this.spec.tools[t.name];
+        const { schema, fixed } = withoutFixedProperties(t.inputSchema as Record<string, unknown>, this.spec.fixed_arguments ?? {});
         listed.push({
           name: serverToolName(this.spec.id, t.name),
           server: this.spec.id,
           tool: t.name,
           description: t.description ?? t.title ?? '',
-          inputSchema: t.inputSchema as Record<string, unknown>,
+          inputSchema: schema,
           effect: policy?.effect ?? 'external',
           classified: policy !== undefined,
           hints: (t.annotations as Record<string, unknown> | undefined) ?? null,
+          fixedArguments: fixed,
         });
       }
       cursor = page.nextCursor;
@@ -228,6 +233,7 @@ function configuredTools(spec: ToolServerSpec): ServerTool[] {
     effect: policy.effect,
     classified: true,
     hints: null,
+    fixedArguments: {},
   }));
 }
 

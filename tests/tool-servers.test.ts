@@ -61,6 +61,10 @@ describe('the tool servers file', () => {
     expect(problems(JSON.stringify({ servers: [{ id: 'x', transport: 'stdio', command: 'node', tools: { a: { effect: 'write' } } }] }))[0]).toMatch(
       /servers\.0\.tools\.a\.effect/,
     );
+    // A fixed argument is a plain value the approver sees, never an object (a secret reference has no place there).
+    expect(
+      problems(JSON.stringify({ servers: [{ id: 'x', transport: 'stdio', command: 'node', fixed_arguments: { token: { from_env: 'TOKEN' } } }] }))[0],
+    ).toMatch(/servers\.0\.fixed_arguments\.token/);
     const ok = parseToolServers(
       JSON.stringify({
         servers: [{ id: 'crm', transport: 'streamable_http', url: 'https://mcp.example.com/mcp', headers: { Authorization: { from_env: 'CRM_MCP_AUTH' } } }],
@@ -279,7 +283,11 @@ describe('a run that writes a file through server-filesystem', () => {
     writeFileSync(
       file,
       JSON.stringify({
-        servers: [filesServer(dir), { ...probe(probeDir), tools: { wait: { effect: 'read' } } }],
+        servers: [
+          filesServer(dir),
+          { ...filesServer(dir), id: 'notes', fixed_arguments: { path: path.join(dir, 'fixed-notes.txt'), unused: 'x' } },
+          { ...probe(probeDir), tools: { wait: { effect: 'read' } } },
+        ],
       }),
     );
     upstream = await scriptedUpstream();
@@ -429,6 +437,48 @@ describe('a run that writes a file through server-filesystem', () => {
       proposed_digest: waiting.approval.effects[0].args_digest,
       args_digest: expect.not.stringMatching(waiting.approval.effects[0].args_digest),
     });
+  });
+
+  it('sets the operator’s fixed arguments on every call: models never see them, the approver does, an edit cannot change them', {
+    timeout: 120_000,
+  }, async () => {
+    const t = await upstreamTenant();
+    const fixedPath = path.join(dir, 'fixed-notes.txt');
+    const elsewhere = path.join(dir, 'elsewhere.txt');
+    const listed = (await stack.api.get('/v1/tools', { key: t.key })).json.data as { id: string; input_schema: any; fixed_arguments?: unknown }[];
+    const shown = listed.find((x) => x.id === 'notes__write_file')!;
+    expect(shown.fixed_arguments).toEqual({ path: fixedPath });
+    expect(Object.keys(shown.input_schema.properties)).toEqual(['content']);
+    expect(shown.input_schema.required).toEqual(['content']);
+    expect(listed.find((x) => x.id === 'files__write_file')!.input_schema.required).toContain('path');
+
+    // The model writes a path of its own where the operator fixed one: the operator's is what runs.
+    upstream.load([{ tool_calls: [{ name: 'notes__write_file', arguments: { content: 'release notes v2', path: elsewhere }, id: 'c1' }] }, wroteReport()]);
+    const runId = await startRun(t, WRITE_REQUEST);
+    const waiting = await waitForRun(stack.api, t.key, runId, (r) => r.status === 'awaiting_approval' || isTerminal(r));
+    expect(waiting.status).toBe('awaiting_approval');
+    expect(waiting.approval.effects[0].arguments).toEqual({ content: 'release notes v2', path: fixedPath });
+    const offered = upstream.seen[0]!.body.tools!.find((x: { function: { name: string } }) => x.function.name === 'notes__write_file');
+    expect(Object.keys(offered.function.parameters.properties)).toEqual(['content']);
+
+    const changed = await stack.api.post(
+      `/v1/agent-runs/${runId}/approval`,
+      { decision: 'approve', edits: [{ step_id: 'step_1', arguments: { content: 'edited notes', path: elsewhere } }] },
+      { key: t.approverKey },
+    );
+    expect(changed.status).toBe(400);
+    expect(changed.json.error.param).toBe('edits[0].arguments.path');
+    const ok = await stack.api.post(
+      `/v1/agent-runs/${runId}/approval`,
+      { decision: 'approve', edits: [{ step_id: 'step_1', arguments: { content: 'edited notes' } }] },
+      { key: t.approverKey },
+    );
+    expect(ok.status).toBe(200);
+    const run = await waitForRun(stack.api, t.key, runId, isTerminal);
+    expect(run.approval.effects[0].arguments).toEqual({ content: 'edited notes', path: fixedPath });
+    expect(readFileSync(fixedPath, 'utf8')).toBe('edited notes');
+    expect(existsSync(elsewhere)).toBe(false);
+    expect(run.status).toBe('completed');
   });
 
   it('sends MCP cancellation to the server when the run is cancelled mid-call', { timeout: 120_000 }, async () => {

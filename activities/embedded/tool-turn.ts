@@ -7,6 +7,7 @@
 // turn to turn rides in its own assistant messages (the transcript is the run's, in its history).
 import type { ProposedCall } from '../../domain/agent/admission.ts';
 import { protocolArgumentProblems } from '../../domain/agent/tool-args.ts';
+import { callArguments } from '../../domain/agent/fixed-arguments.ts';
 import type { ChatMessage } from '../../domain/chat/types.ts';
 import { withAnsweredMessages, withDeliveryMessages } from '../../domain/planning/delivery-steps.ts';
 import { messageSpan } from '../../domain/planning/material.ts';
@@ -119,7 +120,7 @@ function callsFor(plan: Plan, steps: PlanStep[], input: string, actions: Request
           (step.effect === 'external' && copiesInstruction(args, actions, step)
             ? needsStronger('the small model wrote the instruction itself where the text to write belongs')
             : null));
-    if (problem === null && typeof args !== 'string') called.push({ step, args });
+    if (problem === null && typeof args !== 'string') called.push({ step, args: callArguments(step.tool, args, serverTools) });
     else for (const n of step.covers ?? []) gaps.push({ action: n, reason: `${step.tool}: ${problem}; nothing was run for it` });
   }
   const kept = new Set(called.map((c) => c.step.id));

@@ -47,7 +47,13 @@ const CatalogTool = z
     requires_approval: z.boolean(),
     classified: z.boolean().optional().meta({ description: 'Server tools: false when the operator did not classify the tool, which makes it external.' }),
     description: z.string(),
-    input_schema: z.record(z.string(), z.unknown()).meta({ description: "JSON Schema of the tool's arguments." }),
+    input_schema: z
+      .record(z.string(), z.unknown())
+      .meta({ description: "JSON Schema of the tool's arguments, as runs' models see it: without the arguments the operator fixed." }),
+    fixed_arguments: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+      .optional()
+      .meta({ description: 'Server tools (extension): the arguments the operator fixed for it; every call carries these values.' }),
     server_hints: z
       .record(z.string(), z.unknown())
       .nullable()

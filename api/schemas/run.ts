@@ -312,6 +312,10 @@ export const Run = z
               description: z.string(),
               parameters: z.record(z.string(), z.unknown()),
               classified: z.boolean().optional().meta({ description: 'false: the operator did not classify the tool, so it counts as external.' }),
+              fixed: z
+                .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+                .optional()
+                .meta({ description: "The operator's fixed arguments: not in `parameters`, set on every call of the tool (an edit may not change them)." }),
             }),
           )
           .optional()

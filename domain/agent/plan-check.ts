@@ -10,6 +10,7 @@ import type { LoopStop } from '../runs/run-types.ts';
 import { truncate } from '../text/analyze.ts';
 import { effectOf, type ServerToolCatalog } from '../tools.ts';
 import { scopeOf } from './admission.ts';
+import { callArguments } from './fixed-arguments.ts';
 import { fromExactForm, isExactForm } from './exact-plan.ts';
 import type { ActionOptions } from './plan-options.ts';
 import { type ModelPlan, PLAN_SCHEMA } from './plan-schema.ts';
@@ -35,16 +36,19 @@ export type PlanProposal = { kind: 'planned'; plan: Plan } | { kind: 'invalid'; 
  * operator's configuration), never from the model. Each step's arguments are bound by their digest.
  */
 function toPlan(plan: ModelPlan, serverTools: ServerToolCatalog, gaps: PlanGap[] = []): Plan {
-  const steps: PlanStep[] = plan.steps.map((s, i) => ({
-    id: `step_${i + 1}`,
-    tool: s.tool,
-    effect: effectOf(s.tool, serverTools) ?? 'external',
-    purpose: s.purpose,
-    scope: scopeOf(s.tool, s.arguments),
-    covers: s.covers,
-    arguments: s.arguments,
-    args_digest: digestOf(s.arguments),
-  }));
+  const steps: PlanStep[] = plan.steps.map((s, i) => {
+    const args = callArguments(s.tool, s.arguments, serverTools);
+    return {
+      id: `step_${i + 1}`,
+      tool: s.tool,
+      effect: effectOf(s.tool, serverTools) ?? 'external',
+      purpose: s.purpose,
+      scope: scopeOf(s.tool, args),
+      covers: s.covers,
+      arguments: args,
+      args_digest: digestOf(args),
+    };
+  });
   const used = new Set(steps.map((s) => s.tool));
   return {
     planner: 'model',

@@ -1,9 +1,11 @@
 // Checking a tool call's arguments against its tool's JSON Schema (Ajv): the built-in catalog's,
 // or a server tool's input schema as the plan recorded it. Used for a model's plan, its tool calls,
-// and arguments a person edits at approval, so all three are held to the same schema.
+// and arguments a person edits at approval, so all three are held to the same schema. The schema
+// is the one models see: the operator's fixed arguments are not part of it, and not checked here.
 import Ajv, { type ValidateFunction } from 'ajv';
 import { digestOf } from '../digest.ts';
 import { isToolId, type ServerToolCatalog, TOOL_IDS, TOOLS } from '../tools.ts';
+import { givenArguments } from './fixed-arguments.ts';
 import { isProtocolTool, PROTOCOL_TOOL_IDS, PROTOCOL_TOOLS } from './protocol-tools.ts';
 
 const ajv = new Ajv.default({ strict: false, allErrors: true, validateFormats: false });
@@ -41,7 +43,7 @@ export function isKnownTool(tool: string, serverTools: ServerToolCatalog): boole
 export function argumentProblems(tool: string, args: unknown, serverTools: ServerToolCatalog): string | null {
   const validate = validatorOf(tool, serverTools);
   if (!validate) return `${tool} is not a tool this run can use`;
-  if (validate(args)) return null;
+  if (validate(givenArguments(tool, args, serverTools))) return null;
   return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ') || 'invalid';
 }
 
@@ -55,6 +57,6 @@ export function protocolArgumentProblems(tool: string, args: unknown, serverTool
       ? serverSchemaValidator(serverTools[tool]!.parameters)
       : null;
   if (!validate) return `${tool.slice(0, 64)} is not a tool of this run's catalog`;
-  if (validate(args)) return null;
+  if (validate(givenArguments(tool, args, serverTools))) return null;
   return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ') || 'invalid';
 }
