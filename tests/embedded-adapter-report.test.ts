@@ -202,6 +202,10 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     // "and" after a number joins what follows; it counts nothing ("Joost 7.25 and I did 4").
     expect(calculationsOf(numbersOf('Piet did 6.5, Sanne 8, Joost 7.25 and I did 4.')).map((c) => c.expression)[0]).toBe('sum(6.5, 8, 7.25, 4)');
     expect(calculationsOf(numbersOf('one number: 42'))).toEqual([]);
+    // A date's numbers are no quantities: two dates are not four numbers to add up.
+    expect(numbersOf('notice by 31 March 2026 and the lease ends 30 June 2026. How many days is that?')).toEqual([]);
+    expect(numbersOf('from 2026-03-31 to 04/05/2026, Sept 3rd, 2025')).toEqual([]);
+    expect(numbersOf('On 3 March I spent 12, 15 and 20; may 5 people come?').map((n) => n.value)).toEqual(['12', '15', '20', '5']);
     // A named calculation stands without the lead only over one plain list the question takes whole.
     expect(plainList('Add up my overtime hours, need it for my timesheet: 3.5, 2, 4.25, 1.75', 'Add up my overtime hours')).toBe(true);
     expect(plainList('What is the total bill? Room 12 £80, room 14 £95, room 15 £60.', 'What is the total bill?')).toBe(false);

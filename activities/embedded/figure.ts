@@ -10,6 +10,7 @@ import type { RequestedAction } from '../../domain/planning/requested-actions.ts
 import type { AgentDeps, CallContext } from '../model-call.ts';
 import { figureWordsIn } from './asks-figure.ts';
 import { leader, type RankStopped, rankScores } from './rank.ts';
+import { withoutDates } from './written-dates.ts';
 
 /** A calculation the adapter offers: in words for the model, as an expression for `calculate` (a percentage's ends in "* 100"). */
 export interface Calculation {
@@ -26,10 +27,10 @@ export interface StatedNumber {
   after: string;
 }
 
-/** The request's numbers, in order; a percentage is its number, "%" after it. */
+/** The request's numbers, in order, those of its dates aside (written-dates.ts); a percentage is its number, "%" after it. */
 export function numbersOf(text: string): StatedNumber[] {
-  // A word that only joins two numbers ("12.35 and 101.75") is not what the first one counts.
-  const found = text.matchAll(new RegExp(String.raw`${NUMBER}(?:\s*(%|[\p{L}-]+)(\s+(?=\d))?)?`, 'gu'));
+  // A word that only joins two numbers ("12.35 and 101.75") is not what the first one counts; a date's numbers count nothing.
+  const found = withoutDates(text).matchAll(new RegExp(String.raw`${NUMBER}(?:\s*(%|[\p{L}-]+)(\s+(?=\d))?)?`, 'gu'));
   // Nor is a conjunction after the last number ("Joost 7.25 and I did 4").
   const counted = (m: RegExpMatchArray) => (m[4] || /^(?:and|or)$/i.test(m[3] ?? '') ? '' : (m[3] ?? '').toLowerCase());
   return [...found].map((m) => ({ value: `${m[1]!.replace(/,/g, '')}${m[2] ?? ''}`, after: counted(m) }));
@@ -150,9 +151,10 @@ const STATES = /\b(?:is|are|was|were|be|been|has|have|had|does|did|then|[a-z]{3,
 export function onlyNamedOver(input: string, clause: string, named: number): boolean {
   const words = CALCULATION_WORDS[named]!;
   if (!figureWordsIn(input).every((w) => words.test(w)) || PICKS_SOME.test(input) || !plainList(input, clause)) return false;
-  const at = [...input.matchAll(new RegExp(NUMBER, 'g'))];
+  const text = withoutDates(input);
+  const at = [...text.matchAll(new RegExp(NUMBER, 'g'))];
   for (let i = 1; i < at.length; i++) {
-    const gap = input.slice(at[i - 1]!.index! + at[i - 1]![0].length, at[i]!.index);
+    const gap = text.slice(at[i - 1]!.index! + at[i - 1]![0].length, at[i]!.index);
     if (gap.length > ENUMERATION_GAP_MAX || STATES.test(gap) || /[.;?!]\s/.test(gap.replace(/\b(?:Co|Ltd|Inc|St|Dr|Mr|Mrs|Ms)\.\s/g, ''))) return false;
   }
   return true;
