@@ -255,6 +255,20 @@ const GROUNDED_ENOUGH = 0.5;
 
 type Attempt = { text: string; grounding: AnswerGrounding };
 
+const RAN_ON = needsStronger('what the small model wrote ran on: cut at its length limit, or saying a sentence again');
+
+/** Whether a text says one of its sentences (of three words or more) twice, case and spacing aside. */
+export function repeatsASentence(text: string): boolean {
+  const seen = new Set<string>();
+  for (const raw of text.split(/(?<=[.!?])\s+|\n+/)) {
+    const sentence = raw.toLowerCase().replace(/\s+/g, ' ').trim();
+    if (sentence.split(' ').length < 3) continue;
+    if (seen.has(sentence)) return true;
+    seen.add(sentence);
+  }
+  return false;
+}
+
 /** The part answered by one line the model picks clearly, or unresolved when it cannot. */
 async function lineAnswer(
   deps: AgentDeps,
@@ -352,6 +366,7 @@ export async function answerPart(
   ];
   const source = `${material}${t.input}`;
   let best: Attempt | null = null;
+  let ranOn = false;
   for (let k = 1; k <= ATTEMPTS; k++) {
     const called = await callModel(
       deps,
@@ -370,11 +385,17 @@ export async function answerPart(
     if (called.kind === 'stopped') return called;
     const text = called.output.refusal ? '' : (called.output.content ?? '').trim();
     if (!text) continue;
+    // Writing cut at the length limit is unfinished, and one that says a sentence twice has run on (a loop of
+    // "I'm really sorry about it."): neither is an answer, however many of the text's words it holds.
+    if (called.output.finishReason === 'length' || repeatsASentence(text)) {
+      ranOn = true;
+      continue;
+    }
     const attempt = { text, grounding: answerGrounding(text, source) };
     if (!best || betterGrounded(attempt.grounding, best.grounding)) best = attempt;
     if (best.grounding.invented.length === 0 && best.grounding.share >= GROUNDED_ENOUGH) break;
   }
-  if (!best) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: 'the model wrote nothing for it' } };
+  if (!best) return { kind: 'part', part: { action: t.action, status: 'unresolved', reason: ranOn ? RAN_ON : 'the model wrote nothing for it' } };
   if (options && options.filter((o) => new RegExp(`\\b${escapeRegExp(o)}\\b`, 'i').test(best!.text)).length !== 1) {
     const reason = needsStronger(`the small model's answer names not exactly one of "${options.join('" and "')}"`);
     return { kind: 'part', part: { action: t.action, status: 'unresolved', reason } };
