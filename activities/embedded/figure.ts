@@ -18,8 +18,8 @@ export interface Calculation {
   expression: string;
 }
 
-/** A number as written ("1,249.50"), not inside a word, another number or a time ("10:30"): its whole part, then its decimals. */
-const NUMBER = String.raw`(?<![\w.,:])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d]|[,:]\d)`;
+/** A number as written ("1,249.50"), not inside a word, another number or a time ("10:30"), nor an id ("#5521"): its whole part, then its decimals. */
+const NUMBER = String.raw`(?<![\w.,:#])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d]|[,:]\d)`;
 
 /** A number of the request (thousands separators dropped) and the word written right after it ("h" in "7.5h", "mugs" in "3 blue mugs" is "blue"). */
 export interface StatedNumber {
