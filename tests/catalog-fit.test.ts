@@ -229,5 +229,42 @@ describe('choices over the memory server', () => {
     expect(changes('Add a memory card to the shopping list.')).toEqual([]);
     expect(changes('Add the existing customers to the mailing list.')).toEqual([]);
     expect(changes('Add Tom Becker to our contacts in the memory graph.')).not.toEqual([]);
+    // An apostrophe between letters is no quote: the instruction goes on past "Tom's" to name the store.
+    expect(changes("Please add Tom's new number to the knowledge graph: 555 0142")).toContain('memory__add_observations');
+  });
+});
+
+describe('choices over tools whose place the operator fixed (fixed_arguments)', () => {
+  // The Git server's tools as the service shows them with repo_path fixed: the model sees no path to give.
+  const repo = { repo_path: '/srv/repo' };
+  const git: ServerToolCatalog = {
+    git__git_add: {
+      server: 'git',
+      tool: 'git_add',
+      effect: 'external',
+      description: 'Adds file contents to the staging area',
+      parameters: { type: 'object', properties: { files: { type: 'array', items: { type: 'string' } } }, required: ['files'] },
+      fixed: repo,
+    },
+    git__git_create_branch: {
+      server: 'git',
+      tool: 'git_create_branch',
+      effect: 'external',
+      description: 'Creates a new branch from an optional base branch',
+      parameters: { type: 'object', properties: { branch_name: { type: 'string' }, base_branch: { type: 'string' } }, required: ['branch_name'] },
+      fixed: repo,
+    },
+  };
+  const changes = (input: string) =>
+    actionOptions(requestedActions(input), git, true)
+      .flatMap((o) => o.options)
+      .filter((o) => git[o]?.effect === 'external');
+
+  it('offers a change there only to a request that names the place: the fixed argument or the server', () => {
+    expect(changes('Create a new branch called release in the git repository.')).toEqual(['git__git_create_branch']);
+    expect(changes('Add notes.txt to the staging area in the repo.')).toEqual(['git__git_add']);
+    // A branch of a bakery, a file's contents added to a wiki: no repository named, nothing to change in it.
+    expect(changes('Create a new branch of the bakery on Elm Street.')).toEqual([]);
+    expect(changes('Add the file contents to the staging area of the wiki.')).toEqual([]);
   });
 });

@@ -30,6 +30,8 @@ export interface ActionOptions {
 
 /** Name words too general to say what a tool does. */
 const GENERAL = new Set(['get', 'set', 'text', 'data', 'info', 'item', 'items', 'tool', 'run', 'do', 'make', 'use', 'new']);
+/** Words of an argument's name that say only that it is a place ("path" of repo_path). */
+const LOCATION_WORDS = new Set(['path', 'dir', 'directory', 'folder', 'file', 'location', 'uri', 'url', 'id']);
 
 /** The words of a tool's own name (`files__write_file` → write, file; `listDirectory` → list, directory). */
 export function nameWords(tool: string, serverTools: ServerToolCatalog): string[] {
@@ -38,7 +40,8 @@ export function nameWords(tool: string, serverTools: ServerToolCatalog): string[
 
 /** The words of what an action asks: its instruction, before any quoted or introduced material, and `file` for a path. */
 function askedWords(action: RequestedAction): Set<string> {
-  const instruction = action.clause.split(/[:'"‘“]/)[0] ?? action.clause;
+  // An apostrophe between letters is no quote: "What's the message on the latest commit" asks about a commit.
+  const instruction = action.clause.split(/:|["“‘]|(?<!\p{L})'|'(?!\p{L})/u)[0] ?? action.clause;
   const words = new Set(wordsOf(instruction).map(stemOf));
   // A request's only action asks with the statements beside it too ("… it's all in the knowledge graph").
   if (action.scope) for (const w of wordsOf(action.scope.replace(/"[^"]*"|“[^”]*”/g, ' '))) words.add(stemOf(w));
@@ -138,12 +141,18 @@ function storeWords(server: string, serverTools: ServerToolCatalog): string[] {
  * and one of them ("the memory graph"). "Put a thank-you post on our Facebook page" or "Add a graph of
  * sales to the newsletter" names no knowledge graph, so adding to one is not offered for it (issue 63).
  * A server whose tools share no such word is named by any word of the tool's description. Any other
- * tool names its place by the path the request gives (catalog-fit.ts).
+ * tool names its place by the path the request gives (catalog-fit.ts), or, where the operator fixed it, by its name.
  */
 function namesStore(tool: string, action: RequestedAction, serverTools: ServerToolCatalog): boolean {
   const ref = Object.hasOwn(serverTools, tool) ? serverTools[tool]! : null;
   if (ref?.effect !== 'external' || takesLocation(ref)) return true;
   const asked = askedWords(action);
+  // A tool whose place the operator fixed (fixed_arguments: a repository's path) changes that place only: the request
+  // names it, by a word of the fixed argument's name ("repo" of repo_path) or by the server's ("git").
+  const fixed = Object.keys(ref.fixed ?? {})
+    .flatMap(wordsOfName)
+    .filter((w) => !GENERAL.has(w) && !LOCATION_WORDS.has(w));
+  if (Object.keys(ref.fixed ?? {}).length && !asked.has(stemOf(ref.server)) && !fixed.some((w) => asked.has(stemOf(w)))) return false;
   const store = storeWords(ref.server, serverTools);
   if (!store.length) return [...descriptionWords(tool, serverTools)].some((w) => !isVerb(w) && !GENERAL.has(w) && !STOPWORDS.has(w) && asked.has(w));
   return store.every((w) => asked.has(w)) || (asked.has(stemOf(ref.server)) && store.some((w) => asked.has(w)));
