@@ -14,6 +14,7 @@ import {
   givenSentences,
   lacksAskedContact,
   asksWholeText,
+  repeatsASentence,
 } from '../activities/embedded/answer-part.ts';
 import { calculationsOf, namedCalculation, numbersOf, onlyNamedOver, plainList, writtenExpression } from '../activities/embedded/figure.ts';
 import { alphabeticalAnswer } from '../activities/embedded/sort-list.ts';
@@ -185,6 +186,11 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(outcome).toMatchObject({ kind: 'part', part: { status: 'unresolved', reason: expect.stringMatching(/no text to quote/) } });
   });
 
+  it('takes no writing that says a sentence twice: the small model ran on', () => {
+    expect(repeatsASentence("Hi Lucy,\n\nI'm so sorry about it. I'm really sorry about it.\n\nI'm really sorry about it.")).toBe(true);
+    expect(repeatsASentence('Thanks. Thanks. The order ships on Monday. It ships from Leeds.')).toBe(false);
+  });
+
   it("offers the calculations a request's numbers allow: a total or an average only of numbers that count the same thing", () => {
     const hours = numbersOf('timesheet: mon 7.5h, tue 8h, wed 6.25h, thu 8h, fri 4.75h. total for the week?');
     expect(hours.map((n) => n.value)).toEqual(['7.5', '8', '6.25', '8', '4.75']);
@@ -205,6 +211,8 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     // A date's numbers are no quantities: two dates are not four numbers to add up.
     expect(numbersOf('notice by 31 March 2026 and the lease ends 30 June 2026. How many days is that?')).toEqual([]);
     expect(numbersOf('from 2026-03-31 to 04/05/2026, Sept 3rd, 2025')).toEqual([]);
+    // Nor is an id's: order #5521 is not a quantity of the order.
+    expect(numbersOf('order #5521: 2 mugs').map((n) => n.value)).toEqual(['2']);
     expect(numbersOf('On 3 March I spent 12, 15 and 20; may 5 people come?').map((n) => n.value)).toEqual(['12', '15', '20', '5']);
     // A named calculation stands without the lead only over one plain list the question takes whole.
     expect(plainList('Add up my overtime hours, need it for my timesheet: 3.5, 2, 4.25, 1.75', 'Add up my overtime hours')).toBe(true);
