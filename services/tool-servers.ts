@@ -11,6 +11,7 @@ import { type CallToolResult, CallToolResultSchema, ToolListChangedNotificationS
 import type { Logger } from 'pino';
 import type { SecretRef, ToolServerSpec } from '../config/tool-servers.ts';
 import { type FixedArguments, withoutFixedProperties } from '../domain/agent/fixed-arguments.ts';
+import { serverSchemaValidator } from '../domain/agent/tool-args.ts';
 import { type EffectClass, serverToolName } from '../domain/tools.ts';
 
 /** A tool of a configured server, as the service shows and uses it. */
@@ -28,6 +29,8 @@ export interface ServerTool {
   hints: Record<string, unknown> | null;
   /** The operator's fixed arguments that apply to it; `inputSchema` is shown without them. */
   fixedArguments: FixedArguments;
+  /** Why the operator's configuration makes it unusable (a fixed value its schema refuses); it is then not offered. */
+  misconfigured?: string;
 }
 
 export type ServerState = { state: 'connecting' } | { state: 'available' } | { state: 'down'; reason: string };
@@ -58,6 +61,15 @@ function resolve(refs: Record<string, SecretRef>, env: NodeJS.ProcessEnv): { val
     else values[key] = value;
   }
   return { values, missing };
+}
+
+/** The fixed arguments a tool's own schema refuses (the operator's value of the wrong type or format), by name. */
+function refusedFixedArguments(schema: Record<string, unknown>, fixed: FixedArguments): string[] {
+  const properties = (schema.properties ?? {}) as Record<string, unknown>;
+  return Object.keys(fixed).filter((name) => {
+    const validate = serverSchemaValidator({ type: 'object', properties: { [name]: properties[name] } });
+    return validate !== null && !validate({ [name]: fixed[name] });
+  });
 }
 
 /** One configured server: its connection, its tools, and its reconnection with backoff. */
@@ -153,6 +165,7 @@ class ServerConnection {
       for (const t of page.tools) {
         const policy = this.spec.tools[t.name];
         const { schema, fixed } = withoutFixedProperties(t.inputSchema as Record<string, unknown>, this.spec.fixed_arguments ?? {});
+        const refused = refusedFixedArguments(t.inputSchema as Record<string, unknown>, fixed);
         listed.push({
           name: serverToolName(this.spec.id, t.name),
           server: this.spec.id,
@@ -163,6 +176,7 @@ class ServerConnection {
           classified: policy !== undefined,
           hints: (t.annotations as Record<string, unknown> | undefined) ?? null,
           fixedArguments: fixed,
+          ...(refused.length ? { misconfigured: `its schema refuses the fixed_arguments ${refused.join(', ')} of the server ${this.spec.id}` } : {}),
         });
       }
       cursor = page.nextCursor;
@@ -254,8 +268,10 @@ export function connectToolServers(specs: ToolServerSpec[], options: { logger: L
         // A tool the operator did not list, on a server whose unlisted tools are hidden, is never offered.
         const hidden = `the operator offers only the listed tools of ${c.spec.id}`;
         return tools.map((tool) => {
-          const why = reason ?? (c.spec.unlisted_tools === 'hide' && !tool.classified ? hidden : null);
-          return { tool, status: why === null ? ('available' as const) : ('not_configured' as const), reason: why };
+          const why = reason ?? tool.misconfigured ?? (c.spec.unlisted_tools === 'hide' && !tool.classified ? hidden : null);
+          // The fixed values are the enabled tenants' business (a customer's repository), never another's.
+          const shown = enabledFor(c.spec, tenant) ? tool : { ...tool, fixedArguments: {} };
+          return { tool: shown, status: why === null ? ('available' as const) : ('not_configured' as const), reason: why };
         });
       });
     },

@@ -266,5 +266,8 @@ describe('choices over tools whose place the operator fixed (fixed_arguments)', 
     // A branch of a bakery, a file's contents added to a wiki: no repository named, nothing to change in it.
     expect(changes('Create a new branch of the bakery on Elm Street.')).toEqual([]);
     expect(changes('Add the file contents to the staging area of the wiki.')).toEqual([]);
+    // A path named is not the place: "Add notes.txt to the wiki" is no git add. "repository" names the repo.
+    expect(changes('Add notes.txt to the wiki.')).toEqual([]);
+    expect(changes('Add notes.txt to the staging area of the repository.')).toEqual(['git__git_add']);
   });
 });

@@ -214,6 +214,14 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     // Nor is an id's: order #5521 is not a quantity of the order.
     expect(numbersOf('order #5521: 2 mugs').map((n) => n.value)).toEqual(['2']);
     expect(numbersOf('On 3 March I spent 12, 15 and 20; may 5 people come?').map((n) => n.value)).toEqual(['12', '15', '20', '5']);
+    // A month before a bare number is a name or a label, not a date: Jan's hours, January's revenue.
+    expect(numbersOf('Hours this week: Piet 6.5, Jan 8, Sanne 7.25.').map((n) => n.value)).toEqual(['6.5', '8', '7.25']);
+    expect(numbersOf('Revenue: Jan 1200, Feb 1350, Mar 980, Apr 870.').map((n) => n.value)).toEqual(['1200', '1350', '980', '870']);
+    expect(numbersOf('Ben 7.5 Jan 3, and on March 31 we').map((n) => n.value)).toEqual(['7.5', '3']);
+    // Dates divide and subtract nothing, and a list with a date in it is no list the words name whole.
+    expect(writtenExpression('How many days from 31/03/2026 to 30/06/2026?')).toBeNull();
+    expect(writtenExpression('1 March 2026 - 30 June 2026')).toBeNull();
+    expect(onlyNamedOver('On 3 March I spent 12, 15 and 20. Add them up.', 'Add them up.', 0)).toBe(false);
     // A named calculation stands without the lead only over one plain list the question takes whole.
     expect(plainList('Add up my overtime hours, need it for my timesheet: 3.5, 2, 4.25, 1.75', 'Add up my overtime hours')).toBe(true);
     expect(plainList('What is the total bill? Room 12 £80, room 14 £95, room 15 £60.', 'What is the total bill?')).toBe(false);

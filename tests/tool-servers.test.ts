@@ -132,6 +132,44 @@ describe('a stdio server (server-everything)', () => {
   });
 });
 
+describe('fixed arguments of a server (server-filesystem)', () => {
+  let servers: ToolServers;
+  const share = mkdtempSync(path.join(os.tmpdir(), 'gws-fixed-'));
+  const fs = (id: string, fixed: Record<string, unknown>) =>
+    ({
+      id,
+      transport: 'stdio',
+      command: process.execPath,
+      args: [filesystemMain, share],
+      env: {},
+      tools: {},
+      tenants: ['acme'],
+      fixed_arguments: fixed,
+    }) as ToolServerSpec;
+  beforeAll(async () => {
+    servers = connectToolServers([fs('notes', { path: path.join(share, 'notes.txt') }), fs('typo', { path: 42 })], { logger });
+    await until(() => servers.states().notes?.state === 'available' && servers.states().typo?.state === 'available', 'both servers to list their tools', {
+      withinMs: 30_000,
+    });
+  });
+  afterAll(async () => {
+    await servers.close();
+    rmSync(share, { recursive: true, force: true });
+  });
+
+  it('shows the values to the tenants the server serves only, and offers no tool whose schema refuses its value', () => {
+    const of = (t: { id: string; name: string }, name: string) => servers.forTenant(t).find((x) => x.tool.name === name)!;
+    expect(of(tenant, 'notes__write_file')).toMatchObject({ status: 'available', tool: { fixedArguments: { path: path.join(share, 'notes.txt') } } });
+    // Another tenant sees the tool not_configured, and not which file the operator fixed.
+    const other = of({ id: 'ten_y', name: 'globex' }, 'notes__write_file');
+    expect(other.status).toBe('not_configured');
+    expect(other.tool.fixedArguments).toEqual({});
+    // A path of 42 is no string: each tool that takes a path is not offered, saying why; one that takes none still is.
+    expect(of(tenant, 'typo__write_file')).toMatchObject({ status: 'not_configured', reason: expect.stringContaining('fixed_arguments path') });
+    expect(of(tenant, 'typo__list_allowed_directories')).toMatchObject({ status: 'available' });
+  });
+});
+
 describe('a stdio server of a process killed with SIGKILL', () => {
   it('does not outlive it: its stdin closes and it exits', { timeout: 60_000 }, async () => {
     const holder = spawn(process.execPath, ['--import', 'tsx', 'tests/support/tool-server-holder.ts'], { stdio: ['ignore', 'pipe', 'ignore'] });

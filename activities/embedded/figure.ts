@@ -65,7 +65,8 @@ export function writtenExpression(clause: string): string | null {
   const number = String.raw`\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?`;
   // A minus or an "x" only between spaces: "555-0142" and "2026-12-06" are no subtraction, "3x4" no product.
   const operator = String.raw`(?:\s+[-x]\s+|\s*[+*/×÷]\s*)`;
-  const m = new RegExp(String.raw`\(?\s*(?:${number})(?:\s*\)?${operator}\(?\s*(?:${number}))+\s*\)?`).exec(clause);
+  // "from 31/03/2026 to 30/06/2026" divides nothing.
+  const m = new RegExp(String.raw`\(?\s*(?:${number})(?:\s*\)?${operator}\(?\s*(?:${number}))+\s*\)?`).exec(withoutDates(clause));
   if (!m) return null;
   return m[0]
     .replace(/(\d),(?=\d{3})/g, '$1')
@@ -152,6 +153,8 @@ export function onlyNamedOver(input: string, clause: string, named: number): boo
   const words = CALCULATION_WORDS[named]!;
   if (!figureWordsIn(input).every((w) => words.test(w)) || PICKS_SOME.test(input) || !plainList(input, clause)) return false;
   const text = withoutDates(input);
+  // A date among the numbers is a list the words do not name whole: the model's ranking must agree.
+  if (text !== input) return false;
   const at = [...text.matchAll(new RegExp(NUMBER, 'g'))];
   for (let i = 1; i < at.length; i++) {
     const gap = text.slice(at[i - 1]!.index! + at[i - 1]![0].length, at[i]!.index);

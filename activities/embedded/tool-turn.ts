@@ -7,7 +7,7 @@
 // turn to turn rides in its own assistant messages (the transcript is the run's, in its history).
 import type { ProposedCall } from '../../domain/agent/admission.ts';
 import { protocolArgumentProblems } from '../../domain/agent/tool-args.ts';
-import { callArguments } from '../../domain/agent/fixed-arguments.ts';
+import { callArguments, givenArguments } from '../../domain/agent/fixed-arguments.ts';
 import type { ChatMessage } from '../../domain/chat/types.ts';
 import { withAnsweredMessages, withDeliveryMessages } from '../../domain/planning/delivery-steps.ts';
 import { messageSpan } from '../../domain/planning/material.ts';
@@ -189,7 +189,8 @@ async function withCalculations(
   actions: RequestedAction[],
 ): Promise<Plan | { kind: 'stopped'; stop: LoopStop }> {
   // A read that takes nothing from the request (the allowed folders) answers no figure of its numbers.
-  const takesSomething = (s: PlanStep) => isToolId(s.tool) || Object.keys(s.arguments ?? {}).length > 0;
+  // The operator's fixed arguments (the repository's path) are nothing the request gave.
+  const takesSomething = (s: PlanStep) => isToolId(s.tool) || Object.keys(givenArguments(s.tool, s.arguments ?? {}, t.serverTools) as object).length > 0;
   const covered = new Set(plan.steps.filter(takesSomething).flatMap((s) => s.covers ?? []));
   const readOnlyNothing = plan.steps.filter((s) => s.effect !== 'external' && !takesSomething(s)).flatMap((s) => s.covers ?? []);
   const steps: PlanStep[] = [];
@@ -274,7 +275,9 @@ export function embeddedTurns(deps: AgentDeps) {
         continue;
       }
       // A read that took no arguments (the whole graph, the allowed folders) returned the same whatever was asked.
-      const readTakesNothing = by !== undefined && Object.keys(stepOf.get(by)?.arguments ?? {}).length === 0;
+      const step = by === undefined ? undefined : stepOf.get(by);
+      const given = step ? (givenArguments(step.tool, step.arguments ?? {}, t.serverTools) as object) : {};
+      const readTakesNothing = by !== undefined && Object.keys(given).length === 0;
       const outcome = await answerPart(deps, { ...t, action, results, actions, ...(by ? { readBy: by, readTakesNothing } : {}) });
       if (outcome.kind === 'stopped') return outcome.stop;
       parts.push(outcome.part);

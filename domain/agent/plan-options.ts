@@ -14,7 +14,7 @@ import { asksOnlyInformation, missingMaterialPhrase, type RequestedAction } from
 import { stemOf, wordsOf } from '../text/analyze.ts';
 import { STOPWORDS } from '../text/stopwords.ts';
 import { PATH_LIKE } from '../text/find-in-text.ts';
-import { isToolId, type ServerToolCatalog, TOOLS } from '../tools.ts';
+import { isToolId, type ServerToolCatalog, type ServerToolRef, TOOLS } from '../tools.ts';
 import { fittingServerTools, takesLocation, wordsOfName } from './catalog-fit.ts';
 
 export const ANSWER = 'answer';
@@ -141,21 +141,30 @@ function storeWords(server: string, serverTools: ServerToolCatalog): string[] {
  * and one of them ("the memory graph"). "Put a thank-you post on our Facebook page" or "Add a graph of
  * sales to the newsletter" names no knowledge graph, so adding to one is not offered for it (issue 63).
  * A server whose tools share no such word is named by any word of the tool's description. Any other
- * tool names its place by the path the request gives (catalog-fit.ts), or, where the operator fixed it, by its name.
+ * tool names its place by the path the request gives (catalog-fit.ts); one whose place the operator fixed, by its name.
  */
 function namesStore(tool: string, action: RequestedAction, serverTools: ServerToolCatalog): boolean {
   const ref = Object.hasOwn(serverTools, tool) ? serverTools[tool]! : null;
-  if (ref?.effect !== 'external' || takesLocation(ref)) return true;
+  if (ref?.effect !== 'external') return true;
   const asked = askedWords(action);
-  // A tool whose place the operator fixed (fixed_arguments: a repository's path) changes that place only: the request
-  // names it, by a word of the fixed argument's name ("repo" of repo_path) or by the server's ("git").
-  const fixed = Object.keys(ref.fixed ?? {})
-    .flatMap(wordsOfName)
-    .filter((w) => !GENERAL.has(w) && !LOCATION_WORDS.has(w));
-  if (Object.keys(ref.fixed ?? {}).length && !asked.has(stemOf(ref.server)) && !fixed.some((w) => asked.has(stemOf(w)))) return false;
+  if (Object.keys(ref.fixed ?? {}).length && !namesFixedPlace(ref, asked)) return false;
+  if (takesLocation(ref)) return true;
   const store = storeWords(ref.server, serverTools);
   if (!store.length) return [...descriptionWords(tool, serverTools)].some((w) => !isVerb(w) && !GENERAL.has(w) && !STOPWORDS.has(w) && asked.has(w));
   return store.every((w) => asked.has(w)) || (asked.has(stemOf(ref.server)) && store.some((w) => asked.has(w)));
+}
+
+/**
+ * Whether the request names the place a tool's fixed arguments hold (fixed_arguments: a repository's path): a tool there
+ * changes that place only, so the request names it, by a word of a fixed argument's name ("repo" of repo_path, also as
+ * in "repository") or by the server's ("git"), whatever other paths it names ("Add notes.txt to the wiki" is no git add).
+ */
+function namesFixedPlace(ref: ServerToolRef, asked: ReadonlySet<string>): boolean {
+  if (asked.has(stemOf(ref.server))) return true;
+  const named = Object.keys(ref.fixed ?? {})
+    .flatMap(wordsOfName)
+    .filter((w) => w.length >= 3 && !GENERAL.has(w) && !LOCATION_WORDS.has(w));
+  return named.some((w) => [...asked].some((a) => a === w || (w.length >= 4 && a.startsWith(w))));
 }
 
 /** Whether a model's adapter lets a built-in tool answer an action (the embedded adapter's aids for its small model). */

@@ -171,7 +171,7 @@ export function toolCatalog(webhookConfigured: boolean, servers: ToolAvailabilit
     classified: tool.classified,
     description: tool.description,
     input_schema: tool.inputSchema,
-    fixed_arguments: tool.fixedArguments,
+    ...(Object.keys(tool.fixedArguments).length ? { fixed_arguments: tool.fixedArguments } : {}),
     server_hints: tool.hints,
     status,
     reason,
