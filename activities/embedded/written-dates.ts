@@ -8,7 +8,7 @@ const monthNames = (month: 'long' | 'short') =>
 // Capitalised as written: "may" is a verb, "May" a month ("Sept" too, beside the short "Sep").
 const MONTH = `(?:${[...monthNames('long'), ...monthNames('short'), 'Sept'].join('|')})\\.?`;
 const DAY = String.raw`(?<![\d.,])\d{1,2}`;
-const ORDINAL = String.raw`${DAY}(?:st|nd|rd|th)`;
+const ORDINAL = `${DAY}(?:st|nd|rd|th)`;
 const YEAR = String.raw`(?:19|20)\d\d`;
 const LEADS = String.raw`\b(?:on|by|from|until|till|to|since|before|after|due|of|between|and)\s+`;
 const DATE = new RegExp(
