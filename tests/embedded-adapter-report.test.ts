@@ -2,7 +2,7 @@
 // accounting as any model's (domain/agent/report.ts): its quotes stand verbatim and cover every
 // sentence, an effect is claimed only through its external call, and what failed is unresolved.
 import { describe, expect, it } from 'vitest';
-import { holdsOwnWord, resultLines, sharesTellingWord } from '../activities/embedded/answer-lines.ts';
+import { holdsOwnId, holdsOwnWord, resultLines, sharesTellingWord } from '../activities/embedded/answer-lines.ts';
 import {
   addressedUnknownVerb,
   answerPart,
@@ -285,6 +285,15 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     const cutOff = 'Our supplier in Karachi says the cut-off is 16:30 their time. Give me that in Jakarta time.';
     expect(conv(cutOff)).toEqual({ time: '16:30', source: 'Asia/Karachi', target: 'Asia/Jakarta' });
     expect(conv("if it's 12 noon in Yangon what time is it in Darwin")).toEqual({ time: '12:00', source: 'Asia/Yangon', target: 'Australia/Darwin' });
+    // "from" in the question is where the asker is, not the source; the place the action points to ("there") is its sentence's.
+    const travelling = "The Singapore distributor's call is at 16:00 Singapore time. I'm working from Dubai next week - what time is that for me there?";
+    expect(conv(travelling)).toEqual({ time: '16:00', source: 'Asia/Singapore', target: 'Asia/Dubai' });
+    // A place written with its accents is the zone written without them.
+    expect(conv('The handover is at 01:30 in Dhaka. What time is that in São Paulo?')).toEqual({
+      time: '01:30',
+      source: 'Asia/Dhaka',
+      target: 'America/Sao_Paulo',
+    });
     expect(conv("I'm in London (GMT+1:00). What time is 9am London time in Tokyo?")).toEqual({ time: '09:00', source: 'Europe/London', target: 'Asia/Tokyo' });
     // No place the platform knows to convert to, two times stated, two places asked, or the time now: no conversion, and the tool is not run.
     expect(conv('Convert 18:00 UTC to India time')).toBeNull();
@@ -324,6 +333,11 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     expect(holdsOwnWord("who's on call saturday?", rota[3]!, rota)).toBe(true);
     expect(holdsOwnWord("who's on call saturday?", rota[2]!, rota)).toBe(false);
     expect(holdsOwnWord('who is the backup?', rota[3]!, rota)).toBe(false);
+    // An id the question names that one row holds picks that row out: the model's first choice stands on it.
+    const phones = ['Name,Extension', 'Amara Oyelaran,4417', 'Ben Cho,4418', 'Cy Dee,4417-B'];
+    expect(holdsOwnId('whose extension is 4417?', phones[1]!, phones)).toBe(true);
+    expect(holdsOwnId('whose extension is 4418?', phones[1]!, phones)).toBe(false);
+    expect(holdsOwnId('who has extension 44?', phones[1]!, phones)).toBe(false);
     // "backup" singles out the header, "saturday" the Saturday line: neither alone holds the question's words.
     expect(holdsOwnWord('who is the backup on saturday?', rota[1]!, rota)).toBe(false);
     expect(holdsOwnWord('who is the backup on saturday?', rota[3]!, rota)).toBe(false);
@@ -573,6 +587,15 @@ describe('statements that are context for the part after them (context-statement
     const report = planReport(input, { planner: 'model', steps: [] }, actions, [], new Map(), callIdOf);
     expect(report.parts[0]!.quote.startsWith('Three invoices came in today')).toBe(true);
     expect(accountFor(input, report, new Map()).unresolved.some((u) => /quote/i.test(u))).toBe(false);
+  });
+
+  it('reads a statement after a question, saying where its answer is, as that question’s context', () => {
+    const input = 'Has Harbour Cafe paid invoice 1042 yet? invoices.csv in /srv/share has the statuses. Thanks';
+    const actions = kept(input);
+    expect(actions.map((a) => [a.n, a.clause])).toEqual([[1, 'Has Harbour Cafe paid invoice 1042 yet?']]);
+    expect(actions[0]!.scope).toContain('invoices.csv in /srv/share');
+    // A question that names its own file keeps a later statement as a part of its own (it may say something else).
+    expect(kept('What does notes.txt say? invoices.csv in /srv/share has the statuses.')).toHaveLength(2);
   });
 
   it('keeps as parts: an instruction, news beside a part that does not work on it, a sentence that asks in any words, one that ends the request', () => {

@@ -156,7 +156,13 @@ export async function answerLine(
   if ('kind' in neutral) return neutral;
   const { best, lead } = leader(withQuestion.map((s, i) => s - neutral[i]!));
   // A narrower lead stands where the line is the only one that holds a word of the question ("saturday").
-  const needed = best < lines.length && source !== 'unasked' && holdsOwnWord(question, lines[best]!, lines) ? MIN_SINGLED_OUT_LEAD : MIN_LINE_LEAD;
+  const singledOut = best < lines.length && source !== 'unasked';
+  const needed =
+    singledOut && holdsOwnId(question, lines[best]!, lines)
+      ? 0
+      : singledOut && holdsOwnWord(question, lines[best]!, lines)
+        ? MIN_SINGLED_OUT_LEAD
+        : MIN_LINE_LEAD;
   if (lead < needed || best >= lines.length)
     return { kind: 'unsure', reason: needsStronger(`the small model could not tell clearly which line of the result answers it`) };
   // That lone sentence, so ranked, may answer in its own words ("due on Friday" for "the deadline").
@@ -207,6 +213,21 @@ export function holdsOwnWord(question: string, line: string, lines: string[]): b
   if (lines.length < 2 || at < 0) return false;
   const weights = tellingWeights(question, lines);
   return weights[at]! >= 1 && weights.every((w, i) => i === at || w < weights[at]!);
+}
+
+/** The question's ids: words with a digit, three characters or more ("4417", "LT-0457", "HX-2210"), lowercased. */
+const idsOf = (text: string) => new Set((text.toLowerCase().match(/[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*/gu) ?? []).filter((w) => w.length >= 3 && /\d/.test(w)));
+
+/**
+ * Whether the line is the one row of the result that holds an id the question names ("whose extension is 4417?"): the
+ * text itself picks it out, so the model's first choice stands on it with no lead over the next.
+ */
+export function holdsOwnId(question: string, line: string, lines: string[]): boolean {
+  const holding = (id: string) => lines.filter((l) => idsOf(l).has(id));
+  return [...idsOf(question)].some((id) => {
+    const held = holding(id);
+    return held.length === 1 && held[0] === line;
+  });
 }
 
 /**

@@ -38,7 +38,10 @@ const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}'’]+/gu
 
 /** A clause worded as a statement: a stating verb among its first words, after a subject; or a short label and its figures ("Mileage this month: 42, 17.5"). */
 export function statesSomething(clause: string): boolean {
-  const body = clause.replace(LEAD, '');
+  // A path is one word, however many parts it has ("invoices.csv in /srv/share has the statuses").
+  const body = pathsNamed(clause)
+    .reduce((text, p) => text.split(p).join(' path '), clause)
+    .replace(LEAD, '');
   const words = wordsOf(body);
   if (!words.length || INSTRUCTING.has(words[0]!) || words.some((w) => ASKING.has(w)) || OBLIGES.test(body)) return false;
   if (words.slice(1, 8).some((w) => STATING.test(w))) return true;
@@ -82,18 +85,25 @@ function worksOn(a: RequestedAction, statement: RequestedAction): boolean {
  */
 export function withoutContextStatements(actions: RequestedAction[], changes: ReadonlySet<number>): RequestedAction[] {
   const sources = new Set(actions.flatMap((a) => (a.messageFrom === undefined ? [] : [a.messageFrom])));
-  const context = new Set<number>();
+  const context = new Map<number, number>();
   let served: RequestedAction | undefined;
   for (let i = actions.length - 1; i >= 0; i--) {
     const a = actions[i]!;
-    if (served && !sources.has(a.n) && isStatement(a, changes) && worksOn(served, a)) context.add(a.n);
+    if (served && !sources.has(a.n) && isStatement(a, changes) && worksOn(served, a)) context.set(a.n, served.n);
     else served = a;
+  }
+  // After a question, a statement that says where its answer is ("Has Harbour Cafe paid invoice 1042 yet? invoices.csv
+  // has the statuses.") is that question's.
+  for (let i = 1; i < actions.length; i++) {
+    const [question, a] = [actions[i - 1]!, actions[i]!];
+    if (context.has(a.n) || context.has(question.n) || sources.has(a.n) || !isStatement(a, changes)) continue;
+    if (isQuestion(question) && pathsNamed(question.clause).length === 0 && pathsNamed(a.clause).length > 0) context.set(a.n, question.n);
   }
   if (!context.size || context.size === actions.length) return actions;
   const kept = actions.filter((a) => !context.has(a.n));
   const renumber = new Map(kept.map((a, i) => [a.n, i + 1]));
   return kept.map((a) => {
-    const given = actions.filter((c) => context.has(c.n) && c.n < a.n && !kept.some((k) => k.n > c.n && k.n < a.n));
+    const given = actions.filter((c) => context.get(c.n) === a.n);
     const scope = given.length ? [a.scope ?? a.clause, ...given.map((c) => c.clause)].join(' ') : a.scope;
     return {
       ...a,

@@ -36,9 +36,11 @@ function zonePlaces(): { zone: string; place: RegExp }[] {
 
 /** Each place the text names with its zone and where it stands, in the order the text names them. */
 function zonesAt(text: string): { zone: string; at: number }[] {
+  // "São Paulo" is America/Sao_Paulo: letters without their accents (a letter and its marks stay one character).
+  const plain = text.normalize('NFD').replace(/\p{M}/gu, '');
   const found = zonePlaces().flatMap(({ zone, place }) => {
     const g = new RegExp(place.source, 'giu');
-    return [...text.matchAll(g)].map((m) => ({ zone, at: m.index }));
+    return [...plain.matchAll(g)].map((m) => ({ zone, at: m.index }));
   });
   return found.sort((a, b) => a.at - b.at);
 }
@@ -95,12 +97,15 @@ export function conversionOf(input: string, action: { clause: string; sentence: 
   const named = zonesAt(text);
   if (times.length !== 1 || !named.length) return null;
   const { time, at } = times[0]!;
-  const from = named.find((n) => /\bfrom\s+(?:\S+\s+)?$/i.test(text.slice(Math.max(0, n.at - 16), n.at)));
+  // "from" names the source where the time is stated ("3pm from London"), not in the question ("I'm working from Dubai").
+  const from = named.find((n) => n.at < stating.length && /\bfrom\s+(?:\S+\s+)?$/i.test(text.slice(Math.max(0, n.at - 16), n.at)));
   // The source is named beside the time: in the sentence that states it, when that sentence names a place.
   const beside = named.filter((n) => n.at < stating.length);
   const near = (beside.length ? beside : named).reduce((a, b) => (Math.abs(b.at - at) < Math.abs(a.at - at) ? b : a));
   const source = (from ?? near).zone;
-  const targets = timeZonesNamedIn(action.clause).filter((z) => z !== source);
+  // The target the action names, or its sentence where the action points to it ("I'm working from Dubai - what time is that for me there?").
+  const inClause = timeZonesNamedIn(action.clause).filter((z) => z !== source);
+  const targets = inClause.length ? inClause : timeZonesNamedIn(own).filter((z) => z !== source);
   return targets.length === 1 ? { time, source, target: targets[0]! } : null;
 }
 
