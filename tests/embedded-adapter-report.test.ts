@@ -288,6 +288,9 @@ describe('the embedded adapter on what nobody tuned for (issue 63)', () => {
     // "from" in the question is where the asker is, not the source; the place the action points to ("there") is its sentence's.
     const travelling = "The Singapore distributor's call is at 16:00 Singapore time. I'm working from Dubai next week - what time is that for me there?";
     expect(conv(travelling)).toEqual({ time: '16:00', source: 'Asia/Singapore', target: 'Asia/Dubai' });
+    // The tool converts a time of today: which day it is there is no answer of it where the request names the day.
+    expect(conv("It's 21:00 on Tuesday in Bogota. Which day is it in Manila then?")).toBeNull();
+    expect(conv("It's 21:00 in Bogota. What time is it in Manila?")).toEqual({ time: '21:00', source: 'America/Bogota', target: 'Asia/Manila' });
     // A place written with its accents is the zone written without them.
     expect(conv('The handover is at 01:30 in Dhaka. What time is that in São Paulo?')).toEqual({
       time: '01:30',

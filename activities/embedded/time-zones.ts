@@ -10,6 +10,7 @@
 // other place the action names; so the model cannot swap the two, nor write the time wrong.
 import { sentencesOf } from '../../domain/text/analyze.ts';
 import { escapeRegExp } from '../../domain/text/escape-regexp.ts';
+import { namesADay } from './written-dates.ts';
 
 /** A property that takes a time zone, by its name. */
 export const isTimeZoneKey = (key: string) => /time_?zone$|^tz$/i.test(key);
@@ -93,6 +94,8 @@ export function conversionOf(input: string, action: { clause: string; sentence: 
   const own = sentences[action.sentence] ?? action.clause;
   const stating = statedTimes(own).length ? own : (sentences[action.sentence - 1] ?? '');
   const text = stating === own ? own : `${stating} ${own}`;
+  // A conversion tool converts a time of today: the day it gives is no answer where the request names another.
+  if (/\b(?:day|date)\b/i.test(action.clause) && namesADay(text)) return null;
   const times = statedTimes(text);
   const named = zonesAt(text);
   if (times.length !== 1 || !named.length) return null;

@@ -27,3 +27,11 @@ const DATE = new RegExp(
 export function withoutDates(text: string): string {
   return text.replace(DATE, 'date');
 }
+
+const WEEKDAYS = Array.from({ length: 7 }, (_, d) => new Intl.DateTimeFormat('en', { weekday: 'long', timeZone: 'UTC' }).format(Date.UTC(2000, 0, 2 + d)));
+const NAMES_A_DAY = new RegExp(`\\b(?:${WEEKDAYS.join('|')}|tomorrow|yesterday)\\b`, 'i');
+
+/** Whether the text names a day: a weekday (the platform's names), tomorrow or yesterday, or a written date. */
+export function namesADay(text: string): boolean {
+  return NAMES_A_DAY.test(text) || withoutDates(text) !== text;
+}
