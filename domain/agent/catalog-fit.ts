@@ -34,6 +34,9 @@ const toolNameWords = (ref: ServerToolRef) => wordsOfName(ref.tool);
 /** Whether the tool takes a path or an address among its required arguments. */
 export const takesLocation = (ref: ServerToolRef) => requiredArgs(ref).some((arg) => LOCATION_ARG.test(arg));
 
+/** Whether a word of an argument's name says only that it is a place ("path" of repo_path). */
+export const namesLocation = (word: string) => LOCATION_ARG.test(word);
+
 /** Whether the action gives what the tool requires: a path or address for every location argument. */
 function givesRequired(ref: ServerToolRef, action: RequestedAction): boolean {
   return !takesLocation(ref) || namesOpenable(scopeOf(action));

@@ -15,7 +15,7 @@ import { stemOf, wordsOf } from '../text/analyze.ts';
 import { STOPWORDS } from '../text/stopwords.ts';
 import { PATH_LIKE } from '../text/find-in-text.ts';
 import { isToolId, type ServerToolCatalog, type ServerToolRef, TOOLS } from '../tools.ts';
-import { fittingServerTools, takesLocation, wordsOfName } from './catalog-fit.ts';
+import { fittingServerTools, namesLocation, takesLocation, wordsOfName } from './catalog-fit.ts';
 
 export const ANSWER = 'answer';
 export const UNRESOLVED = 'unresolved';
@@ -30,8 +30,6 @@ export interface ActionOptions {
 
 /** Name words too general to say what a tool does. */
 const GENERAL = new Set(['get', 'set', 'text', 'data', 'info', 'item', 'items', 'tool', 'run', 'do', 'make', 'use', 'new']);
-/** Words of an argument's name that say only that it is a place ("path" of repo_path). */
-const LOCATION_WORDS = new Set(['path', 'dir', 'directory', 'folder', 'file', 'location', 'uri', 'url', 'id']);
 
 /** The words of a tool's own name (`files__write_file` → write, file; `listDirectory` → list, directory). */
 export function nameWords(tool: string, serverTools: ServerToolCatalog): string[] {
@@ -163,7 +161,7 @@ function namesFixedPlace(ref: ServerToolRef, asked: ReadonlySet<string>): boolea
   if (asked.has(stemOf(ref.server))) return true;
   const named = Object.keys(ref.fixed ?? {})
     .flatMap(wordsOfName)
-    .filter((w) => w.length >= 3 && !GENERAL.has(w) && !LOCATION_WORDS.has(w));
+    .filter((w) => w.length >= 3 && !GENERAL.has(w) && !namesLocation(w));
   return named.some((w) => [...asked].some((a) => a === w || (w.length >= 4 && a.startsWith(w))));
 }
 
